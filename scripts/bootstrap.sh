@@ -1,0 +1,67 @@
+# Sourced by bin/switchyard and bin/test: makes sure a Node >= 22.19, the locked
+# dependencies and a Chromium are present, then exports PATH and CHROME_PATH.
+# Idempotent: a second run only checks stamps and returns in well under a second.
+
+SWITCHYARD_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SWITCHYARD_NODE_VERSION="24.21.0"
+
+say() { printf 'switchyard: %s\n' "$*" >&2; }
+
+node_ok() { # is "$1" a Node >= 22.19?
+  "$1" -e 'const [a,b]=process.versions.node.split(".").map(Number);process.exit(a>22||(a===22&&b>=19)?0:1)' 2>/dev/null
+}
+
+ensure_node() {
+  if command -v node >/dev/null 2>&1 && node_ok "$(command -v node)"; then return 0; fi
+  local arch
+  case "$(uname -m)" in
+    x86_64) arch=x64 ;;
+    aarch64 | arm64) arch=arm64 ;;
+    *) say "no Node >= 22.19 and no prebuilt Node for $(uname -m); install Node 24 and retry"; return 1 ;;
+  esac
+  local dir="$SWITCHYARD_ROOT/.tools/node"
+  local bin="$dir/node_modules/node-linux-$arch/bin"
+  if ! node_ok "$bin/node"; then
+    command -v npm >/dev/null 2>&1 || { say "npm is needed to fetch Node $SWITCHYARD_NODE_VERSION"; return 1; }
+    say "system Node is older than 22.19: fetching Node $SWITCHYARD_NODE_VERSION from the npm registry"
+    mkdir -p "$dir"
+    npm install --prefix "$dir" --no-save --no-audit --no-fund --loglevel=error \
+      "node-linux-$arch@$SWITCHYARD_NODE_VERSION" >&2 || return 1
+  fi
+  export PATH="$bin:$PATH"
+  # native builds must compile against this Node's headers, not the system one's
+  export npm_config_nodedir="$(dirname "$bin")"
+}
+
+ensure_deps() {
+  local stamp="$SWITCHYARD_ROOT/node_modules/.switchyard-lock"
+  local want
+  want="$(node -p 'process.versions.node' 2>/dev/null)-$(cksum <"$SWITCHYARD_ROOT/package-lock.json")"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
+  say "installing dependencies (npm ci)"
+  (cd "$SWITCHYARD_ROOT" && SCARF_ANALYTICS=false npm ci --no-audit --no-fund --loglevel=error >&2) || return 1
+  printf '%s' "$want" >"$stamp"
+}
+
+ensure_chromium() {
+  if [ -n "${CHROME_PATH:-}" ]; then
+    [ -x "$CHROME_PATH" ] && return 0
+    say "CHROME_PATH=$CHROME_PATH is not an executable file"; return 1
+  fi
+  local c
+  for c in chromium chromium-browser google-chrome-stable google-chrome; do
+    if command -v "$c" >/dev/null 2>&1; then export CHROME_PATH="$(command -v "$c")"; return 0; fi
+  done
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "no Chromium found: installing Debian's chromium package"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >&2 || return 1
+    export CHROME_PATH=/usr/bin/chromium
+    return 0
+  fi
+  say "no Chromium found. Install one (Debian/Ubuntu: sudo apt-get install chromium) or set CHROME_PATH to its binary."
+  return 1
+}
+
+switchyard_bootstrap() {
+  ensure_node && ensure_deps && ensure_chromium
+}

@@ -1,0 +1,75 @@
+/**
+ * The automation engine contract. An engine is a Layer built inside a Sandbox lease: building it connects a client
+ * to the session's running browser, releasing it disconnects that client and never stops the browser.
+ */
+import { Context, type Effect, Schema } from "effect"
+import type { EngineError, EngineKind } from "./EngineError.ts"
+
+export type { EngineKind } from "./EngineError.ts"
+
+/** A concrete page action in Stagehand's observe-result shape, so one engine's observe can drive another's act. */
+export const Action = Schema.Struct({
+  selector: Schema.String,
+  method: Schema.String,
+  arguments: Schema.Array(Schema.String),
+  description: Schema.String
+})
+export type Action = typeof Action.Type
+
+/** Where the session's page is: captured before an engine switch and restored after it. */
+export interface PageState {
+  readonly url: string
+  readonly title: string
+  readonly scrollX: number
+  readonly scrollY: number
+  readonly timestamp: string
+}
+
+/** What an engine can serve, so the cascade and the router can route or mask calls without trying them. */
+export interface Capabilities {
+  /** How `act`/`observe` understand a plain instruction: a fixed grammar, natural language via a model, or not. */
+  readonly instructions: "grammar" | "natural-language" | "none"
+  /** `act` accepts an `Action` and runs it without a model. */
+  readonly actions: boolean
+  /** `extract` fills any JSON schema, or only schemas made of page facts. */
+  readonly extract: "any-schema" | "page-facts"
+  readonly observe: boolean
+  /** Works from screenshots (coordinates) rather than the DOM. */
+  readonly vision: boolean
+}
+
+export interface NavigateResult {
+  readonly url: string
+  readonly title: string
+  readonly status: number | null
+}
+
+export interface ActResult {
+  readonly success: true
+  /** What was done, in words a person reads in a log. */
+  readonly description: string
+  /** The concrete action that was run, when the engine knows it. */
+  readonly action?: Action
+}
+
+export interface ScreenshotOptions {
+  readonly fullPage?: boolean
+}
+
+export class Engine extends Context.Service<
+  Engine,
+  {
+    readonly kind: EngineKind
+    /** The engine's mode (`dom` or `cua` for Stagehand); absent when an engine has one mode. */
+    readonly mode?: string
+    readonly capabilities: Capabilities
+    readonly navigate: (url: string) => Effect.Effect<NavigateResult, EngineError>
+    readonly act: (input: string | Action) => Effect.Effect<ActResult, EngineError>
+    readonly extract: (instruction: string, jsonSchema?: unknown) => Effect.Effect<unknown, EngineError>
+    readonly observe: (instruction: string) => Effect.Effect<ReadonlyArray<Action>, EngineError>
+    readonly screenshot: (options?: ScreenshotOptions) => Effect.Effect<Uint8Array, EngineError>
+    readonly pageState: () => Effect.Effect<PageState, EngineError>
+    /** Whether the engine's client is still connected; checked before each operation. */
+    readonly connected: () => Effect.Effect<boolean>
+  }
+>()("switchyard/Engine") {}

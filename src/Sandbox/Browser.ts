@@ -1,0 +1,41 @@
+/**
+ * The browser side of a session: a provider starts (or attaches to) a browser for a scope, and engines receive the
+ * running browser as `BrowserSession` when the Sandbox connects them.
+ */
+import { Context, type Effect, type Scope } from "effect"
+import type { EngineError } from "../Engine/EngineError.ts"
+
+/** A browser that is running for as long as the scope that provided it stays open. */
+export interface RunningBrowser {
+  /** The full `ws://host:port/devtools/browser/<id>` URL: the one form every client library accepts. */
+  readonly wsEndpoint: string
+  /** `http://host:port`, for the DevTools JSON endpoints. */
+  readonly httpEndpoint: string
+  /** The browser's process id when this service started it, else null. */
+  readonly pid: number | null
+  /** Cheap liveness check: the process has not exited and the endpoint answers. */
+  readonly alive: Effect.Effect<boolean>
+}
+
+export class BrowserProvider extends Context.Service<
+  BrowserProvider,
+  {
+    readonly name: "local" | "cdp" | "adspower"
+    /** Whether a dead browser can be replaced by launching a new one (only for browsers this service starts). */
+    readonly canRelaunch: boolean
+    /** Starts or attaches; closing the scope stops what was started and only detaches from what was attached. */
+    readonly acquire: Effect.Effect<RunningBrowser, EngineError, Scope.Scope>
+  }
+>()("switchyard/BrowserProvider") {}
+
+/** What an engine layer needs: the running browser and the page target the session works on. */
+export class BrowserSession extends Context.Service<
+  BrowserSession,
+  {
+    readonly wsEndpoint: string
+    readonly httpEndpoint: string
+    readonly pid: number | null
+    /** CDP target id of the session's page: every engine drives this page, so a switch keeps the agent's place. */
+    readonly targetId: string
+  }
+>()("switchyard/BrowserSession") {}

@@ -1,0 +1,266 @@
+/**
+ * Browser provider that launches a local Chromium for the session: offline-safe flags, a fresh temp profile, the
+ * DevTools URL read from stderr, and a process that dies with the service even when the service is SIGKILLed.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { accessSync, constants, existsSync } from "node:fs"
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { delimiter, join } from "node:path"
+import { Effect, Layer } from "effect"
+import { BrowserLaunchFailed } from "../Engine/EngineError.ts"
+import { BrowserProvider, type RunningBrowser } from "./Browser.ts"
+import * as Cdp from "./Cdp.ts"
+
+export interface LocalChromiumOptions {
+  /** Chromium binary; default `$CHROME_PATH`, else the first of chromium/chrome found on PATH. */
+  readonly executablePath?: string
+  readonly headless?: boolean
+  /** A persistent profile directory; when absent each launch gets a fresh temp profile that is removed on close. */
+  readonly profileDir?: string
+  readonly windowSize?: { readonly width: number; readonly height: number }
+  /** X display for a headed browser (the VNC display). */
+  readonly display?: string
+  readonly extraArgs?: ReadonlyArray<string>
+  readonly launchTimeoutMs?: number
+  /** How long a graceful close may take before the process group is killed. */
+  readonly closeTimeoutMs?: number
+}
+
+/** Temp profiles carry this prefix so a later run (or a test) can find what a crashed run left behind. */
+export const profilePrefix = "switchyard-profile-"
+
+const candidates = ["chromium", "chromium-browser", "google-chrome-stable", "google-chrome"]
+
+const isExecutable = (path: string) => {
+  try {
+    accessSync(path, constants.X_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** The Chromium binary to run, or a launch error that says how to get one. */
+export const findExecutable = (explicit?: string): Effect.Effect<string, BrowserLaunchFailed> =>
+  Effect.suspend(() => {
+    const configured = explicit ?? process.env.CHROME_PATH
+    if (configured !== undefined && configured !== "") {
+      return isExecutable(configured)
+        ? Effect.succeed(configured)
+        : Effect.fail(
+            new BrowserLaunchFailed({
+              executable: configured,
+              retryable: false,
+              message: `Chromium binary "${configured}" does not exist or is not executable (set CHROME_PATH to a Chromium or Chrome binary)`
+            })
+          )
+    }
+    for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+      for (const name of candidates) {
+        const path = join(dir, name)
+        if (dir !== "" && isExecutable(path)) return Effect.succeed(path)
+      }
+    }
+    return Effect.fail(
+      new BrowserLaunchFailed({
+        retryable: false,
+        message: "no Chromium found: set CHROME_PATH, or install one (Debian/Ubuntu: apt-get install chromium)"
+      })
+    )
+  })
+
+/** Flags that keep Chromium quiet on a machine with no network beyond loopback. */
+export const baseArgs = (options: LocalChromiumOptions, profileDir: string): Array<string> => {
+  const size = options.windowSize ?? { width: 1280, height: 800 }
+  return [
+    ...(options.headless === false ? [] : ["--headless"]),
+    ...(process.getuid?.() === 0 ? ["--no-sandbox"] : []),
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-breakpad",
+    "--disable-features=Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider",
+    "--password-store=basic",
+    "--use-mock-keychain",
+    "--mute-audio",
+    `--window-size=${size.width},${size.height}`,
+    `--user-data-dir=${profileDir}`,
+    "--remote-debugging-address=127.0.0.1",
+    "--remote-debugging-port=0",
+    ...(options.extraArgs ?? []),
+    "about:blank"
+  ]
+}
+
+// setpriv makes the kernel SIGKILL Chromium when this process dies, however it dies.
+const setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].find(existsSync)
+
+interface Launched {
+  readonly child: ChildProcess
+  readonly wsEndpoint: string
+  readonly profileDir: string
+  readonly ownsProfile: boolean
+  readonly exited: () => boolean
+  readonly exit: Promise<void>
+}
+
+const launch = (options: LocalChromiumOptions) =>
+  Effect.gen(function* () {
+    const executable = yield* findExecutable(options.executablePath)
+    const ownsProfile = options.profileDir === undefined
+    const profileDir =
+      options.profileDir ??
+      (yield* Effect.tryPromise({
+        try: () => mkdtemp(join(tmpdir(), profilePrefix)),
+        catch: (cause) =>
+          new BrowserLaunchFailed({ retryable: false, message: `cannot create a temp profile: ${String(cause)}` })
+      }))
+    const args = baseArgs(options, profileDir)
+    const timeoutMs = options.launchTimeoutMs ?? 30_000
+    return yield* Effect.tryPromise({
+      try: () => start(executable, args, profileDir, ownsProfile, options, timeoutMs),
+      catch: (cause) =>
+        new BrowserLaunchFailed({
+          executable,
+          retryable: true,
+          message: `Chromium at ${executable} did not start: ${(cause as Error).message}`
+        })
+    }).pipe(Effect.tapError(() => (ownsProfile ? removeProfile(profileDir) : Effect.void)))
+  })
+
+const start = (
+  executable: string,
+  args: ReadonlyArray<string>,
+  profileDir: string,
+  ownsProfile: boolean,
+  options: LocalChromiumOptions,
+  timeoutMs: number
+) =>
+  new Promise<Launched>((resolve, reject) => {
+    const [command, argv] = setpriv
+      ? [setpriv, ["--pdeathsig", "SIGKILL", "--", executable, ...args]]
+      : [executable, [...args]]
+    const env = { ...process.env, ...(options.display ? { DISPLAY: options.display } : {}) }
+    // Own process group, so release can kill renderers and helpers along with the browser.
+    const child = spawn(command, argv, { detached: true, stdio: ["ignore", "ignore", "pipe"], env })
+    let exited = false
+    const exit = new Promise<void>((done) => {
+      child.once("exit", () => {
+        exited = true
+        done()
+      })
+    })
+    const tail: Array<string> = []
+    let buffer = ""
+    let found = false
+    const timer = setTimeout(() => {
+      killGroup(child)
+      reject(new Error(`no DevTools endpoint within ${timeoutMs} ms; stderr: ${tail.join(" | ")}`))
+    }, timeoutMs)
+    child.once("error", (error) => {
+      clearTimeout(timer)
+      reject(error)
+    })
+    child.once("exit", (code, signal) => {
+      if (found) return
+      clearTimeout(timer)
+      reject(new Error(`exited (${signal ?? `code ${code}`}) before DevTools was ready; stderr: ${tail.join(" | ")}`))
+    })
+    // Keep draining stderr for the browser's whole life: a full pipe would block Chromium.
+    child.stderr?.setEncoding("utf8")
+    child.stderr?.on("data", (chunk: string) => {
+      if (found) return
+      buffer += chunk
+      const lines = buffer.split("\n")
+      buffer = lines.pop() ?? ""
+      for (const line of lines) {
+        tail.push(line.trim())
+        if (tail.length > 8) tail.shift()
+        const match = /DevTools listening on (ws:\/\/\S+)/.exec(line)
+        if (match?.[1]) {
+          found = true
+          clearTimeout(timer)
+          resolve({ child, wsEndpoint: match[1], profileDir, ownsProfile, exited: () => exited, exit })
+          return
+        }
+      }
+    })
+  })
+
+const killGroup = (child: ChildProcess) => {
+  if (child.pid === undefined) return
+  try {
+    process.kill(-child.pid, "SIGKILL")
+  } catch {
+    try {
+      child.kill("SIGKILL")
+    } catch {
+      // already gone
+    }
+  }
+}
+
+// Chromium's helpers can hold files in the profile for a moment after the browser exits.
+const removeProfile = (dir: string) =>
+  Effect.promise(() =>
+    rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }).catch(() => undefined)
+  )
+
+const waitExit = (launched: Launched, ms: number) =>
+  Effect.promise(
+    () =>
+      new Promise<void>((done) => {
+        const timer = setTimeout(done, ms)
+        void launched.exit.then(() => {
+          clearTimeout(timer)
+          done()
+        })
+      })
+  )
+
+/** Graceful `Browser.close`, then SIGKILL of the whole process group, then the temp profile is removed. */
+const close = (launched: Launched, closeTimeoutMs: number) =>
+  Effect.gen(function* () {
+    if (!launched.exited()) {
+      yield* Effect.scoped(
+        Cdp.connect(launched.wsEndpoint, 1_000).pipe(Effect.flatMap((cdp) => cdp.send("Browser.close")))
+      ).pipe(Effect.timeoutOption(1_000), Effect.ignore)
+      yield* waitExit(launched, closeTimeoutMs)
+    }
+    killGroup(launched.child) // renderers and helpers too, even when the browser itself went first
+    yield* waitExit(launched, 2_000)
+    if (launched.ownsProfile) yield* removeProfile(launched.profileDir)
+  })
+
+export const make = (options: LocalChromiumOptions = {}): BrowserProvider["Service"] =>
+  BrowserProvider.of({
+    name: "local",
+    canRelaunch: true,
+    acquire: Effect.acquireRelease(launch(options), (launched) =>
+      close(launched, options.closeTimeoutMs ?? 3_000)
+    ).pipe(
+      Effect.map((launched): RunningBrowser => {
+        const httpEndpoint = `http://${new URL(launched.wsEndpoint).host}`
+        return {
+          wsEndpoint: launched.wsEndpoint,
+          httpEndpoint,
+          pid: launched.child.pid ?? null,
+          alive: Effect.suspend(() =>
+            launched.exited()
+              ? Effect.succeed(false)
+              : Cdp.version(httpEndpoint, 2_000).pipe(
+                  Effect.as(true),
+                  Effect.orElseSucceed(() => false)
+                )
+          )
+        }
+      })
+    )
+  })
+
+export const layer = (options: LocalChromiumOptions = {}) => Layer.succeed(BrowserProvider, make(options))

@@ -1,0 +1,36 @@
+/**
+ * Every browser the suite starts keeps its temp profile under one run directory. After the last test, no process
+ * may still run from it and no profile may be left in it; otherwise the run fails, naming what was left.
+ */
+import { mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { processesMatching } from "./support/Processes.ts"
+
+export default function setup() {
+  const root = mkdtempSync(join(tmpdir(), "switchyard-test-run-"))
+  // Workers inherit this, so os.tmpdir() in every test process points here.
+  process.env.TMPDIR = root
+  process.env.SWITCHYARD_TEST_RUN_DIR = root
+  return async () => {
+    let left = processesMatching(root)
+    for (let i = 0; i < 30 && left.length > 0; i++) {
+      await new Promise((r) => setTimeout(r, 100))
+      left = processesMatching(root)
+    }
+    const profiles = readdirSync(root, { recursive: true, encoding: "utf8" }).filter((p) =>
+      p.split("/").pop()?.startsWith("switchyard-profile-")
+    )
+    for (const p of left) {
+      try {
+        process.kill(p.pid, "SIGKILL")
+      } catch {}
+    }
+    rmSync(root, { recursive: true, force: true })
+    const problems = [
+      ...left.map((p) => `process ${p.pid} still running: ${p.cmdline.slice(0, 200)}`),
+      ...profiles.map((p) => `temp profile left behind: ${p}`)
+    ]
+    if (problems.length > 0) throw new Error(`the test run left orphans:\n${problems.join("\n")}`)
+  }
+}

@@ -1,0 +1,41 @@
+/** Finds live processes by command line, for the no-orphans checks (zombies awaiting their reaper are ignored). */
+import { readdirSync, readFileSync } from "node:fs"
+
+export interface ProcessInfo {
+  readonly pid: number
+  readonly cmdline: string
+}
+
+const state = (pid: string) => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3)
+  } catch {
+    return "X"
+  }
+}
+
+/** Live processes whose command line contains `needle`. */
+export const processesMatching = (needle: string): Array<ProcessInfo> => {
+  const found: Array<ProcessInfo> = []
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue
+    let cmdline: string
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ")
+    } catch {
+      continue
+    }
+    if (cmdline.includes(needle) && !["Z", "X"].includes(state(pid))) found.push({ pid: Number(pid), cmdline })
+  }
+  return found
+}
+
+export const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return !["Z", "X"].includes(state(String(pid)))
+  } catch {
+    return false
+  }
+}

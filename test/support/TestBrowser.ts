@@ -1,0 +1,22 @@
+/** A real Chromium for a test's scope, offered as the `BrowserSession` engines need. */
+import { Effect, Layer } from "effect"
+import { BrowserSession } from "../../src/Sandbox/Browser.ts"
+import * as Cdp from "../../src/Sandbox/Cdp.ts"
+import * as LocalChromium from "../../src/Sandbox/LocalChromium.ts"
+
+export const launchSession = (options: LocalChromium.LocalChromiumOptions = {}) =>
+  Effect.gen(function* () {
+    const browser = yield* LocalChromium.make(options).acquire
+    const targets = yield* Cdp.listTargets(browser.httpEndpoint)
+    const page = targets.find((t) => t.type === "page")
+    if (page === undefined) return yield* Effect.die(new Error("Chromium started without a page"))
+    return BrowserSession.of({
+      wsEndpoint: browser.wsEndpoint,
+      httpEndpoint: browser.httpEndpoint,
+      pid: browser.pid,
+      targetId: page.id
+    })
+  })
+
+export const layer = (options: LocalChromium.LocalChromiumOptions = {}) =>
+  Layer.effect(BrowserSession, launchSession(options))
