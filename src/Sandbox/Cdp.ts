@@ -2,7 +2,7 @@
  * Minimal raw CDP: the DevTools HTTP endpoints and a short-lived WebSocket for a few commands. It carries no page
  * semantics; the Sandbox uses it when no engine is connected or the connected one is broken.
  */
-import { Effect, type Scope } from "effect"
+import { Effect, Fiber, type Scope } from "effect"
 import { CdpClosed, EndpointUnreachable, InvalidEndpoint } from "../Engine/EngineError.ts"
 
 export interface TargetInfo {
@@ -74,6 +74,8 @@ export interface CdpConnection {
     params?: Record<string, unknown>,
     sessionId?: string
   ) => Effect.Effect<A, CdpClosed>
+  /** Waits for the next event named `method` (on `sessionId` when given). */
+  readonly nextEvent: (method: string, sessionId?: string) => Effect.Effect<unknown, CdpClosed>
 }
 
 interface Pending {
@@ -108,13 +110,30 @@ export const connect = (wsEndpoint: string, timeoutMs = 5_000): Effect.Effect<Cd
 const makeConnection = (socket: WebSocket): CdpConnection => {
   let nextId = 1
   const pending = new Map<number, Pending>()
+  const waiting = new Set<{ method: string; sessionId: string | undefined; pending: Pending }>()
   const failAll = (reason: string) => {
     for (const p of pending.values()) p.reject(new Error(reason))
+    for (const w of waiting) w.pending.reject(new Error(reason))
     pending.clear()
+    waiting.clear()
   }
   socket.addEventListener("message", (event) => {
-    const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: { message: string } }
-    if (message.id === undefined) return
+    const message = JSON.parse(String(event.data)) as {
+      id?: number
+      method?: string
+      sessionId?: string
+      params?: unknown
+      result?: unknown
+      error?: { message: string }
+    }
+    if (message.id === undefined) {
+      for (const w of waiting) {
+        if (w.method !== message.method || (w.sessionId !== undefined && w.sessionId !== message.sessionId)) continue
+        waiting.delete(w)
+        w.pending.resolve(message.params)
+      }
+      return
+    }
     const p = pending.get(message.id)
     if (p === undefined) return
     pending.delete(message.id)
@@ -133,6 +152,17 @@ const makeConnection = (socket: WebSocket): CdpConnection => {
             socket.send(JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) }))
           }),
         catch: (cause) => new CdpClosed({ message: `CDP ${method} failed: ${(cause as Error).message}` })
+      }),
+    nextEvent: (method, sessionId) =>
+      Effect.tryPromise({
+        try: () => {
+          let entry: { method: string; sessionId: string | undefined; pending: Pending } | undefined
+          return new Promise<unknown>((resolve, reject) => {
+            entry = { method, sessionId, pending: { resolve, reject } }
+            waiting.add(entry)
+          }).finally(() => entry && waiting.delete(entry))
+        },
+        catch: (cause) => new CdpClosed({ message: `waiting for ${method}: ${(cause as Error).message}` })
       })
   }
 }
@@ -167,4 +197,16 @@ export const evaluate = <A>(wsEndpoint: string, targetId: string, expression: st
             : Effect.succeed(r.result.value as A)
         )
       )
+  )
+
+/** Navigates a page target and waits for its load event: used to restore the URL in a relaunched browser. */
+export const navigate = (wsEndpoint: string, targetId: string, url: string) =>
+  withTarget(wsEndpoint, targetId, (cdp, sessionId) =>
+    Effect.gen(function* () {
+      yield* cdp.send("Page.enable", {}, sessionId)
+      const loaded = yield* Effect.forkChild(cdp.nextEvent("Page.loadEventFired", sessionId))
+      const result = yield* cdp.send<{ errorText?: string }>("Page.navigate", { url }, sessionId)
+      if (result.errorText) return yield* new CdpClosed({ message: `navigation to ${url} failed: ${result.errorText}` })
+      yield* Fiber.join(loaded)
+    })
   )

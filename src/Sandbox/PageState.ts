@@ -1,0 +1,47 @@
+/**
+ * Engine-independent page state: read and restore the session page's URL, title and scroll through raw CDP, for
+ * when no engine is connected or the connected one is too broken to answer.
+ */
+import { Effect } from "effect"
+import type { PageState } from "../Engine/Engine.ts"
+import type { CdpClosed, EndpointUnreachable } from "../Engine/EngineError.ts"
+import * as Cdp from "./Cdp.ts"
+
+export type { PageState } from "../Engine/Engine.ts"
+
+interface Target {
+  readonly wsEndpoint: string
+  readonly httpEndpoint: string
+  readonly targetId: string
+}
+
+const scrollExpression = "JSON.stringify([window.scrollX, window.scrollY])"
+
+/** URL and title from `/json/list`; scroll from the page when it still evaluates, else 0,0 (seed 001 §4 step 3). */
+export const capture = (target: Target): Effect.Effect<PageState, EndpointUnreachable> =>
+  Effect.gen(function* () {
+    const targets = yield* Cdp.listTargets(target.httpEndpoint)
+    const page = targets.find((t) => t.id === target.targetId) ?? targets.find((t) => t.type === "page")
+    const [scrollX, scrollY] = yield* Cdp.evaluate<string>(target.wsEndpoint, target.targetId, scrollExpression).pipe(
+      Effect.map((json) => JSON.parse(json) as [number, number]),
+      Effect.timeoutOption(1_000),
+      Effect.map((o) => (o._tag === "Some" ? o.value : ([0, 0] as const))),
+      Effect.orElseSucceed(() => [0, 0] as const)
+    )
+    return {
+      url: page?.url ?? "about:blank",
+      title: page?.title ?? "",
+      scrollX,
+      scrollY,
+      timestamp: new Date().toISOString()
+    }
+  })
+
+export const restoreScroll = (target: Target, x: number, y: number): Effect.Effect<void, CdpClosed> =>
+  x === 0 && y === 0
+    ? Effect.void
+    : Cdp.evaluate(target.wsEndpoint, target.targetId, `window.scrollTo(${Number(x)}, ${Number(y)})`).pipe(Effect.asVoid)
+
+/** Pages worth restoring: a fresh browser already shows about:blank. */
+export const isRestorable = (url: string | undefined): url is string =>
+  url !== undefined && url !== "" && url !== "about:blank"

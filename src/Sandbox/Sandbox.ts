@@ -1,0 +1,469 @@
+/**
+ * One browser session and the single automation client connected to it: lazy browser start, a one-client lease,
+ * the engine switch protocol (seed 001 §4), health checks with relaunch, idle shutdown and status (seed 002).
+ */
+import { Clock, Context, Effect, Exit, Fiber, FiberHandle, Layer, Option, Scope, Semaphore } from "effect"
+import { Engine, type PageState } from "../Engine/Engine.ts"
+import {
+  BrowserUnavailable,
+  type EngineError,
+  type EngineKind,
+  type ErrorInfo,
+  LeaseTimeout,
+  SessionClosed,
+  SwitchFailed,
+  toErrorInfo
+} from "../Engine/EngineError.ts"
+import { BrowserProvider, BrowserSession, type RunningBrowser } from "./Browser.ts"
+import * as Cdp from "./Cdp.ts"
+import * as Page from "./PageState.ts"
+
+/** Which engine to connect: its kind and mode name it, its Layer connects it to a `BrowserSession`. */
+export interface EngineSpec {
+  readonly kind: EngineKind
+  readonly mode?: string
+  readonly layer: Layer.Layer<Engine, EngineError, BrowserSession>
+}
+
+export interface SandboxOptions {
+  /** How long a call waits for the one-client lease before failing with `lease_timeout`. */
+  readonly leaseTimeoutMs?: number
+  /** Close the browser after this long without a call; `null` keeps it open. */
+  readonly idleTimeoutMs?: number | null
+  /** Relaunch a crashed browser once (providers that started it only) before reporting an error. */
+  readonly relaunch?: boolean
+  /** Bound on connecting an engine client. */
+  readonly connectTimeoutMs?: number
+}
+
+export interface SwitchRecord {
+  readonly from: EngineKind | "none"
+  readonly to: EngineKind
+  readonly reason: string
+  readonly pageState: PageState
+  readonly durationMs: number
+  readonly success: boolean
+  readonly failedStep?: string
+  readonly timestamp: string
+}
+
+export interface SandboxStatus {
+  readonly active: boolean
+  readonly engine: EngineKind | null
+  readonly mode: string | null
+  readonly lastUsedAt: number | null
+  readonly idleMs: number | null
+  readonly initializing: boolean
+  readonly lastError: ErrorInfo | null
+  readonly browserPid: number | null
+  readonly wsEndpoint: string | null
+}
+
+interface LiveBrowser {
+  readonly running: RunningBrowser
+  readonly scope: Scope.Closeable
+  targetId: string
+}
+
+interface LiveEngine {
+  readonly key: string
+  readonly kind: EngineKind
+  readonly mode: string | undefined
+  readonly engine: Engine["Service"]
+  readonly scope: Scope.Closeable
+}
+
+const keyOf = (spec: { readonly kind: EngineKind; readonly mode?: string | undefined }) =>
+  spec.mode === undefined ? spec.kind : `${spec.kind}:${spec.mode}`
+
+export class Sandbox extends Context.Service<
+  Sandbox,
+  {
+    /** Runs `f` on the engine `spec` names, inside the lease: starts the browser, connects or switches as needed. */
+    readonly use: <A, E>(
+      spec: EngineSpec,
+      f: (engine: Engine["Service"]) => Effect.Effect<A, E>
+    ) => Effect.Effect<A, E | EngineError>
+    /** Runs the switch protocol to `spec` even when it is already connected (a fresh client). */
+    readonly switchTo: (spec: EngineSpec, reason: string) => Effect.Effect<SwitchRecord, EngineError>
+    /** The page's state as the browser sees it, without any engine. */
+    readonly pageState: Effect.Effect<PageState, EngineError>
+    readonly status: Effect.Effect<SandboxStatus>
+    readonly history: Effect.Effect<ReadonlyArray<SwitchRecord>>
+    /** Interrupts the call holding the lease and disconnects its engine; the browser stays. */
+    readonly forceRelease: Effect.Effect<void>
+    /** Disconnects the engine and stops the browser; the next call starts a new one. Idempotent. */
+    readonly close: Effect.Effect<void>
+  }
+>()("switchyard/Sandbox") {
+  static readonly layer = (options: SandboxOptions = {}) => Layer.effect(Sandbox, make(options))
+}
+
+export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
+  const provider = yield* BrowserProvider
+  const leaseTimeoutMs = options.leaseTimeoutMs ?? 30_000
+  const idleTimeoutMs = options.idleTimeoutMs === undefined ? 5 * 60_000 : options.idleTimeoutMs
+  const relaunch = options.relaunch ?? true
+  const connectTimeoutMs = options.connectTimeoutMs ?? 30_000
+
+  const semaphore = yield* Semaphore.make(1)
+  const idleTimer = yield* FiberHandle.make<void, never>()
+  let browser: LiveBrowser | undefined
+  let engine: LiveEngine | undefined
+  let holder: Fiber.Fiber<unknown, unknown> | undefined
+  let initializing = false
+  let shutdown = false
+  let lastError: ErrorInfo | null = null
+  let lastUsedAt: number | null = null
+  let lastUrl: string | undefined
+  const history: Array<SwitchRecord> = []
+
+  const sessionOf = (live: LiveBrowser) =>
+    BrowserSession.of({
+      wsEndpoint: live.running.wsEndpoint,
+      httpEndpoint: live.running.httpEndpoint,
+      pid: live.running.pid,
+      targetId: live.targetId
+    })
+
+  // --- lease -----------------------------------------------------------------------------------------------------
+
+  const withLease = <A, E>(self: Effect.Effect<A, E>): Effect.Effect<A, E | LeaseTimeout | SessionClosed> =>
+    Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function* () {
+        if (shutdown) return yield* new SessionClosed({ message: "the session is shut down" })
+        const taken = yield* restore(semaphore.take(1)).pipe(Effect.timeoutOption(leaseTimeoutMs))
+        if (Option.isNone(taken)) {
+          return yield* new LeaseTimeout({
+            timeoutMs: leaseTimeoutMs,
+            message: `another call held the browser for more than ${leaseTimeoutMs} ms`
+          })
+        }
+        return yield* Effect.withFiber((fiber) => {
+          holder = fiber
+          return restore(self)
+        }).pipe(
+          Effect.ensuring(
+            Effect.sync(() => {
+              holder = undefined
+            }).pipe(Effect.andThen(semaphore.release(1)))
+          )
+        )
+      })
+    )
+
+  // --- engine client ---------------------------------------------------------------------------------------------
+
+  const disconnect = Effect.suspend(() => {
+    const current = engine
+    engine = undefined
+    if (current === undefined) return Effect.void
+    // A broken client may hang on close: bound it, the browser is not ours to wait on.
+    return Scope.close(current.scope, Exit.void).pipe(Effect.timeoutOption(5_000), Effect.asVoid)
+  })
+
+  const connect = (spec: EngineSpec, live: LiveBrowser) =>
+    Effect.gen(function* () {
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(
+        spec.layer.pipe(Layer.provide(Layer.succeed(BrowserSession, sessionOf(live)))),
+        scope
+      ).pipe(
+        Effect.timeoutOrElse({
+          duration: connectTimeoutMs,
+          orElse: () =>
+            Effect.fail(
+              new SwitchFailed({
+                step: "connect",
+                retryable: true,
+                engine: spec.kind,
+                message: `${keyOf(spec)} did not connect within ${connectTimeoutMs} ms`
+              })
+            )
+        }),
+        Effect.onError(() => Scope.close(scope, Exit.void))
+      )
+      const connected: LiveEngine = {
+        key: keyOf(spec),
+        kind: spec.kind,
+        mode: spec.mode,
+        engine: Context.get(context, Engine),
+        scope
+      }
+      engine = connected
+      return connected
+    })
+
+  // --- browser ---------------------------------------------------------------------------------------------------
+
+  const stopBrowser = Effect.gen(function* () {
+    yield* disconnect
+    const current = browser
+    browser = undefined
+    if (current !== undefined) yield* Scope.close(current.scope, Exit.void)
+  })
+
+  const pageTarget = (running: RunningBrowser, preferred?: string) =>
+    Effect.gen(function* () {
+      const targets = yield* Cdp.listTargets(running.httpEndpoint)
+      const pages = targets.filter((t) => t.type === "page")
+      const page = pages.find((t) => t.id === preferred) ?? pages[0]
+      if (page !== undefined) return page.id
+      // Every page was closed: open one so the session still has a page to work on.
+      return yield* Effect.scoped(
+        Cdp.connect(running.wsEndpoint).pipe(
+          Effect.flatMap((cdp) => cdp.send<{ targetId: string }>("Target.createTarget", { url: "about:blank" })),
+          Effect.map((r) => r.targetId)
+        )
+      )
+    })
+
+  const startBrowser = Effect.gen(function* () {
+    initializing = true
+    const scope = yield* Scope.make()
+    return yield* Effect.gen(function* () {
+      const running = yield* provider.acquire.pipe(Scope.provide(scope))
+      const targetId = yield* pageTarget(running)
+      const live: LiveBrowser = { running, scope, targetId }
+      browser = live
+      return live
+    }).pipe(
+      Effect.onError(() => Scope.close(scope, Exit.void)),
+      Effect.ensuring(
+        Effect.sync(() => {
+          initializing = false
+        })
+      )
+    )
+  })
+
+  /** Health check before each call: a dead browser is relaunched once (URL restored) or reported. */
+  const ensureBrowser = Effect.gen(function* () {
+    const current = browser
+    if (current === undefined) return yield* startBrowser
+    if (yield* current.running.alive) return current
+    yield* Effect.logWarning("browser is not responding", { pid: current.running.pid })
+    yield* stopBrowser
+    if (!(relaunch && provider.canRelaunch)) {
+      return yield* new BrowserUnavailable({
+        message: relaunch
+          ? `the ${provider.name} browser is gone and cannot be relaunched by Switchyard`
+          : "the browser died and relaunch is disabled"
+      })
+    }
+    const fresh = yield* startBrowser
+    if (Page.isRestorable(lastUrl)) {
+      yield* Cdp.navigate(fresh.running.wsEndpoint, fresh.targetId, lastUrl).pipe(
+        Effect.timeoutOption(30_000),
+        Effect.catch((error) => Effect.logWarning("could not restore the page after relaunch", error.message))
+      )
+    }
+    yield* Effect.logInfo("browser relaunched", { pid: fresh.running.pid, url: lastUrl })
+    return fresh
+  })
+
+  // --- switch protocol (seed 001 §4, steps 3-8) -------------------------------------------------------------------
+
+  const captureState = (live: LiveBrowser) =>
+    Effect.gen(function* () {
+      const fromEngine = engine
+        ? yield* engine.engine.pageState().pipe(Effect.timeoutOption(3_000), Effect.orElseSucceed(Option.none))
+        : Option.none<PageState>()
+      if (Option.isSome(fromEngine)) return fromEngine.value
+      return yield* Page.capture({ ...sessionOf(live) }).pipe(
+        Effect.orElseSucceed(
+          (): PageState => ({
+            url: lastUrl ?? "about:blank",
+            title: "",
+            scrollX: 0,
+            scrollY: 0,
+            timestamp: new Date().toISOString()
+          })
+        )
+      )
+    })
+
+  const runSwitch = (spec: EngineSpec, reason: string, live: LiveBrowser) =>
+    Effect.gen(function* () {
+      const started = yield* Clock.currentTimeMillis
+      const from: EngineKind | "none" = engine?.kind ?? "none"
+      const record = (pageState: PageState, success: boolean, failedStep?: string) =>
+        Effect.gen(function* () {
+          const entry: SwitchRecord = {
+            from,
+            to: spec.kind,
+            reason,
+            pageState,
+            durationMs: (yield* Clock.currentTimeMillis) - started,
+            success,
+            ...(failedStep === undefined ? {} : { failedStep }),
+            timestamp: new Date().toISOString()
+          }
+          history.push(entry)
+          yield* Effect.logInfo("engine_switch", entry)
+          return entry
+        })
+
+      const state = yield* captureState(live) // 3
+      yield* disconnect // 4
+      if (!(yield* live.running.alive)) {
+        // 5: nothing to switch to; the caller must start over
+        yield* record(state, false, "verify_browser")
+        return yield* new SwitchFailed({
+          step: "verify_browser",
+          retryable: false,
+          engine: spec.kind,
+          message: `the browser stopped answering during a switch from ${from} to ${spec.kind}`
+        })
+      }
+      const connectAndVerify = Effect.gen(function* () {
+        const connected = yield* connect(spec, live) // 6
+        const seen = yield* connected.engine.pageState() // 7
+        return { connected, seen }
+      })
+      const verified = yield* connectAndVerify.pipe(
+        Effect.catch(() => disconnect.pipe(Effect.andThen(connectAndVerify))), // 7: retry connect once
+        Effect.tapError(() => record(state, false, "connect"))
+      )
+      // 8: resume where the agent was; a failure here is logged, the page is usable as it is
+      if (Page.isRestorable(state.url) && verified.seen.url !== state.url) {
+        yield* verified.connected.engine
+          .navigate(state.url)
+          .pipe(Effect.catch((e) => Effect.logWarning("switch: could not restore URL", e.message)))
+      }
+      if (state.scrollX !== verified.seen.scrollX || state.scrollY !== verified.seen.scrollY) {
+        yield* Page.restoreScroll(sessionOf(live), state.scrollX, state.scrollY).pipe(
+          Effect.catch((e) => Effect.logWarning("switch: could not restore scroll", e.message))
+        )
+      }
+      return yield* record(state, true)
+    })
+
+  // --- calls -----------------------------------------------------------------------------------------------------
+
+  const touch = Effect.gen(function* () {
+    lastUsedAt = yield* Clock.currentTimeMillis
+    if (idleTimeoutMs !== null) {
+      yield* FiberHandle.run(
+        idleTimer,
+        Effect.sleep(idleTimeoutMs).pipe(
+          Effect.andThen(withLease(stopBrowser)),
+          Effect.andThen(Effect.logInfo("browser closed after idle timeout", { idleTimeoutMs })),
+          Effect.ignore
+        )
+      )
+    }
+  })
+
+  const track = (live: LiveBrowser) =>
+    Cdp.listTargets(live.running.httpEndpoint).pipe(
+      Effect.map((targets) => {
+        const page = targets.find((t) => t.id === live.targetId)
+        if (page !== undefined) lastUrl = page.url
+      }),
+      Effect.ignore
+    )
+
+  const remember = <A, E>(self: Effect.Effect<A, E>) =>
+    self.pipe(
+      Effect.tapError((error) =>
+        Effect.sync(() => {
+          if (typeof error === "object" && error !== null && "type" in error && "retryable" in error) {
+            lastError = toErrorInfo(error as unknown as EngineError)
+          }
+        })
+      ),
+      Effect.tap(() =>
+        Effect.sync(() => {
+          lastError = null
+        })
+      )
+    )
+
+  const use = <A, E>(spec: EngineSpec, f: (engine: Engine["Service"]) => Effect.Effect<A, E>) =>
+    withLease(
+      Effect.gen(function* () {
+        const live = yield* ensureBrowser
+        let current = engine
+        if (current !== undefined && current.key === keyOf(spec) && !(yield* current.engine.connected())) {
+          // A dead CDP session on a live browser: drop the client and connect a fresh one.
+          yield* Effect.logWarning("engine client lost its connection; reconnecting", { engine: current.key })
+          yield* disconnect
+          current = undefined
+        }
+        if (current === undefined) current = yield* connect(spec, live)
+        else if (current.key !== keyOf(spec)) {
+          yield* runSwitch(spec, `${keyOf(spec)} requested`, live)
+          current = engine!
+        }
+        const connected = current
+        return yield* f(connected.engine).pipe(
+          Effect.ensuring(track(live).pipe(Effect.andThen(touch))),
+          Effect.tapError(() =>
+            // A client whose connection dropped mid-call is useless: the next call reconnects.
+            connected.engine.connected().pipe(Effect.flatMap((ok) => (ok ? Effect.void : disconnect)))
+          )
+        )
+      })
+    ).pipe(remember)
+
+  const switchTo = (spec: EngineSpec, reason: string) =>
+    withLease(
+      Effect.gen(function* () {
+        const live = yield* ensureBrowser
+        const entry = yield* runSwitch(spec, reason, live)
+        yield* touch
+        return entry
+      })
+    ).pipe(remember)
+
+  const forceRelease = Effect.gen(function* () {
+    const fiber = holder
+    const self = yield* Effect.fiber
+    if (fiber !== undefined && fiber !== self) yield* Fiber.interrupt(fiber)
+    yield* disconnect
+  })
+
+  const status = Effect.gen(function* () {
+    const now = yield* Clock.currentTimeMillis
+    return {
+      active: browser !== undefined,
+      engine: engine?.kind ?? null,
+      mode: engine?.mode ?? null,
+      lastUsedAt,
+      idleMs: lastUsedAt === null ? null : now - lastUsedAt,
+      initializing,
+      lastError,
+      browserPid: browser?.running.pid ?? null,
+      wsEndpoint: browser?.running.wsEndpoint ?? null
+    } satisfies SandboxStatus
+  })
+
+  const close = Effect.gen(function* () {
+    yield* forceRelease
+    yield* FiberHandle.clear(idleTimer)
+    yield* withLease(stopBrowser).pipe(Effect.ignore)
+  })
+
+  yield* Effect.addFinalizer(() =>
+    Effect.gen(function* () {
+      yield* close
+      shutdown = true
+    })
+  )
+
+  return Sandbox.of({
+    use,
+    switchTo,
+    pageState: Effect.suspend(
+      (): Effect.Effect<PageState, EngineError> =>
+        browser === undefined
+          ? Effect.fail(new BrowserUnavailable({ message: "no browser is running in this session" }))
+          : Page.capture(sessionOf(browser))
+    ),
+    status,
+    history: Effect.sync(() => [...history]),
+    forceRelease,
+    close
+  })
+})

@@ -1,0 +1,231 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Deferred, Effect, Exit, Fiber, Layer } from "effect"
+import { TestClock } from "effect/testing"
+import { BrowserProvider } from "../../src/Sandbox/Browser.ts"
+import * as Cdp from "../../src/Sandbox/Cdp.ts"
+import * as LocalChromium from "../../src/Sandbox/LocalChromium.ts"
+import { type EngineSpec, Sandbox, type SandboxOptions } from "../../src/Sandbox/Sandbox.ts"
+import * as SiteServer from "../fixtures/SiteServer.ts"
+import * as ProbeEngine from "../support/ProbeEngine.ts"
+import { isAlive } from "../support/Processes.ts"
+
+/** A local Chromium provider that counts launches. */
+const countingProvider = (counter: { launches: number }, options: LocalChromium.LocalChromiumOptions = {}) => {
+  const local = LocalChromium.make(options)
+  return Layer.succeed(
+    BrowserProvider,
+    BrowserProvider.of({
+      ...local,
+      acquire: Effect.sync(() => counter.launches++).pipe(Effect.andThen(local.acquire))
+    })
+  )
+}
+
+const sandbox = (options: SandboxOptions = {}, counter = { launches: 0 }, chromium?: LocalChromium.LocalChromiumOptions) =>
+  Layer.build(Sandbox.layer(options).pipe(Layer.provide(countingProvider(counter, chromium)))).pipe(
+    Effect.map((context) => Context.get(context, Sandbox))
+  )
+
+const probe = (log: ProbeEngine.ProbeLog, name = "probe"): EngineSpec => ({
+  kind: "playwright",
+  mode: name,
+  layer: ProbeEngine.layer(log, name)
+})
+
+describe("Sandbox", () => {
+  it.live("starts no browser until the first call, then exactly one for many concurrent first calls", () =>
+    Effect.gen(function* () {
+      const counter = { launches: 0 }
+      const sb = yield* sandbox({}, counter)
+      const before = yield* sb.status
+      assert.strictEqual(before.active, false)
+      assert.strictEqual(before.browserPid, null)
+      assert.strictEqual(counter.launches, 0)
+
+      const log = ProbeEngine.makeLog()
+      const pids = yield* Effect.forEach(
+        Array.from({ length: 5 }, () => sb.use(probe(log), () => sb.status.pipe(Effect.map((s) => s.browserPid)))),
+        (e) => e,
+        { concurrency: "unbounded" }
+      )
+      assert.strictEqual(counter.launches, 1)
+      assert.strictEqual(new Set(pids).size, 1)
+      const after = yield* sb.status
+      assert.strictEqual(after.active, true)
+      assert.isTrue(after.wsEndpoint?.startsWith("ws://127.0.0.1:"))
+      assert.isTrue(isAlive(after.browserPid!))
+      assert.strictEqual(log.connects, 1, "the same engine is reused across calls")
+    })
+  )
+
+  it.live("serializes two concurrent connects of different engines: never two clients at once", () =>
+    Effect.gen(function* () {
+      const sb = yield* sandbox()
+      const log = ProbeEngine.makeLog()
+      const a = probe(log, "a")
+      const b = probe(log, "b")
+      yield* Effect.forEach([a, b, a, b], (spec) => sb.use(spec, (engine) => engine.pageState()), {
+        concurrency: "unbounded"
+      })
+      assert.strictEqual(log.maxConnected, 1)
+      assert.isAtLeast(log.connects, 2)
+      const history = yield* sb.history
+      assert.isTrue(history.length >= 1 && history.every((h) => h.success))
+    })
+  )
+
+  it.effect("fails an acquire that waits past its timeout with lease_timeout and leaks no permit", () =>
+    Effect.gen(function* () {
+      const sb = yield* sandbox({ leaseTimeoutMs: 30_000 })
+      const log = ProbeEngine.makeLog()
+      const hold = yield* Deferred.make<void>()
+      const entered = yield* Deferred.make<void>()
+      const holder = yield* Effect.forkChild(
+        sb.use(probe(log), () => Deferred.succeed(entered, undefined).pipe(Effect.andThen(Deferred.await(hold))))
+      )
+      yield* Deferred.await(entered)
+      const waiter = yield* Effect.forkChild(sb.use(probe(log), () => Effect.succeed("ran")))
+      yield* TestClock.adjust("29 seconds")
+      assert.isUndefined(waiter.pollUnsafe())
+      yield* TestClock.adjust("2 seconds")
+      const exit = yield* Fiber.await(waiter)
+      assert.isTrue(Exit.isFailure(exit))
+      const error = Exit.isFailure(exit) ? exit.cause.reasons[0] : undefined
+      assert.strictEqual(error?._tag, "Fail")
+      assert.deepInclude(error?._tag === "Fail" ? error.error : {}, { type: "lease_timeout", retryable: true })
+
+      yield* Deferred.succeed(hold, undefined)
+      yield* Fiber.join(holder)
+      // The timed-out waiter took no permit with it: the next call gets the lease at once.
+      const next = yield* Effect.forkChild(sb.use(probe(log), () => Effect.succeed("after")))
+      assert.strictEqual(yield* Fiber.join(next), "after")
+    })
+  )
+
+  it.effect("closes the browser after 5 idle minutes; every call resets the timer", () =>
+    Effect.gen(function* () {
+      const sb = yield* sandbox()
+      const log = ProbeEngine.makeLog()
+      yield* sb.use(probe(log), (e) => e.pageState())
+      const pid = (yield* sb.status).browserPid!
+      yield* TestClock.adjust("4 minutes")
+      yield* sb.use(probe(log), (e) => e.pageState())
+      yield* TestClock.adjust("4 minutes")
+      assert.strictEqual((yield* sb.status).active, true, "the second call reset the idle timer")
+      assert.strictEqual((yield* sb.status).idleMs, 4 * 60_000)
+      yield* TestClock.adjust("1 minute")
+      // The shutdown runs on its own fiber and waits for the real browser to exit.
+      yield* Effect.promise(() => waitFor(() => !isAlive(pid)))
+      const status = yield* sb.status
+      assert.strictEqual(status.active, false)
+      assert.strictEqual(status.engine, null)
+      assert.strictEqual(log.connected, 0, "the engine client was disconnected first")
+      // The next call starts a fresh browser lazily.
+      yield* sb.use(probe(log), (e) => e.pageState())
+      assert.notStrictEqual((yield* sb.status).browserPid, pid)
+    })
+  )
+
+  it.live("relaunches a killed Chromium once and restores the last URL before answering", () =>
+    Effect.gen(function* () {
+      const site = yield* SiteServer.start
+      const counter = { launches: 0 }
+      const sb = yield* sandbox({}, counter)
+      const log = ProbeEngine.makeLog()
+      const url = site.url("/plain.html")
+      yield* sb.use(probe(log), (e) => e.navigate(url))
+      const pid = (yield* sb.status).browserPid!
+      process.kill(pid, "SIGKILL")
+      yield* Effect.promise(() => waitFor(() => !isAlive(pid)))
+      const state = yield* sb.use(probe(log), (e) => e.pageState())
+      assert.strictEqual(state.url, url)
+      assert.strictEqual(counter.launches, 2)
+      const status = yield* sb.status
+      assert.notStrictEqual(status.browserPid, pid)
+      assert.isTrue(isAlive(status.browserPid!))
+    })
+  )
+
+  it.live("reports a killed Chromium as browser_unavailable when relaunch is disabled", () =>
+    Effect.gen(function* () {
+      const sb = yield* sandbox({ relaunch: false })
+      const log = ProbeEngine.makeLog()
+      yield* sb.use(probe(log), (e) => e.pageState())
+      const pid = (yield* sb.status).browserPid!
+      process.kill(pid, "SIGKILL")
+      yield* Effect.promise(() => waitFor(() => !isAlive(pid)))
+      const error = yield* Effect.flip(sb.use(probe(log), (e) => e.pageState()))
+      assert.strictEqual(error.type, "browser_unavailable")
+      assert.isFalse(error.retryable)
+      assert.match(error.message, /relaunch is disabled/)
+      assert.strictEqual((yield* sb.status).lastError?.type, "browser_unavailable")
+    })
+  )
+
+  it.live("reconnects a fresh client when the engine's CDP socket dies but the browser lives", () =>
+    Effect.gen(function* () {
+      const sb = yield* sandbox()
+      const log = ProbeEngine.makeLog()
+      yield* sb.use(probe(log), (e) => e.pageState())
+      const pid = (yield* sb.status).browserPid
+      log.sever()
+      yield* sb.use(probe(log), (e) => e.pageState())
+      assert.strictEqual(log.connects, 2, "a fresh client was connected")
+      assert.strictEqual(log.connected, 1, "the dead client was released")
+      assert.strictEqual((yield* sb.status).browserPid, pid, "the browser was not restarted")
+    })
+  )
+
+  it.live("forceRelease interrupts the call holding the lease and frees it", () =>
+    Effect.gen(function* () {
+      const sb = yield* sandbox()
+      const log = ProbeEngine.makeLog()
+      const entered = yield* Deferred.make<void>()
+      const stuck = yield* Effect.forkChild(
+        sb.use(probe(log), () => Deferred.succeed(entered, undefined).pipe(Effect.andThen(Effect.never)))
+      )
+      yield* Deferred.await(entered)
+      yield* sb.forceRelease
+      const exit = yield* Fiber.await(stuck)
+      assert.isTrue(Exit.hasInterrupts(exit))
+      const state = yield* sb.use(probe(log), (e) => e.pageState())
+      assert.strictEqual(state.url, "about:blank")
+    })
+  )
+
+  it.live("close is idempotent and stops the browser and its profile; the next call starts again", () =>
+    Effect.gen(function* () {
+      const sb = yield* sandbox()
+      const log = ProbeEngine.makeLog()
+      yield* sb.use(probe(log), (e) => e.pageState())
+      const { browserPid, wsEndpoint } = yield* sb.status
+      yield* sb.close
+      yield* sb.close
+      assert.isFalse(isAlive(browserPid!))
+      assert.strictEqual((yield* sb.status).active, false)
+      const origin = `http://${new URL(wsEndpoint!).host}`
+      assert.strictEqual((yield* Effect.exit(Cdp.version(origin, 500)))._tag, "Failure")
+      yield* sb.use(probe(log), (e) => e.pageState())
+      assert.strictEqual((yield* sb.status).active, true)
+    })
+  )
+
+  it.live("a missing Chromium binary is a clear, non-retryable browser_launch_failed", () =>
+    Effect.gen(function* () {
+      const sb = yield* sandbox({}, { launches: 0 }, { executablePath: "/nonexistent/chromium" })
+      const error = yield* Effect.flip(sb.use(probe(ProbeEngine.makeLog()), (e) => e.pageState()))
+      assert.strictEqual(error.type, "browser_launch_failed")
+      assert.isFalse(error.retryable)
+      assert.include(error.message, "/nonexistent/chromium")
+      assert.strictEqual((yield* sb.status).active, false)
+    })
+  )
+})
+
+const waitFor = async (condition: () => boolean, timeoutMs = 10_000) => {
+  const deadline = Date.now() + timeoutMs
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time")
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
