@@ -40,7 +40,9 @@ export const capture = (target: Target): Effect.Effect<PageState, EndpointUnreac
 export const restoreScroll = (target: Target, x: number, y: number): Effect.Effect<void, CdpClosed> =>
   x === 0 && y === 0
     ? Effect.void
-    : Cdp.evaluate(target.wsEndpoint, target.targetId, `window.scrollTo(${Number(x)}, ${Number(y)})`).pipe(Effect.asVoid)
+    : Cdp.evaluate(target.wsEndpoint, target.targetId, `window.scrollTo(${Number(x)}, ${Number(y)})`).pipe(
+        Effect.asVoid
+      )
 
 /** Pages worth restoring: a fresh browser already shows about:blank. */
 export const isRestorable = (url: string | undefined): url is string =>

@@ -357,10 +357,12 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
 
   const track = (live: LiveBrowser) =>
     Cdp.listTargets(live.running.httpEndpoint).pipe(
-      Effect.map((targets) => {
-        const page = targets.find((t) => t.id === live.targetId)
-        if (page !== undefined) lastUrl = page.url
-      }),
+      Effect.tap((targets) =>
+        Effect.sync(() => {
+          const page = targets.find((t) => t.id === live.targetId)
+          if (page !== undefined) lastUrl = page.url
+        })
+      ),
       Effect.ignore
     )
 

@@ -21,7 +21,11 @@ const countingProvider = (counter: { launches: number }, options: LocalChromium.
   )
 }
 
-const sandbox = (options: SandboxOptions = {}, counter = { launches: 0 }, chromium?: LocalChromium.LocalChromiumOptions) =>
+const sandbox = (
+  options: SandboxOptions = {},
+  counter = { launches: 0 },
+  chromium?: LocalChromium.LocalChromiumOptions
+) =>
   Layer.build(Sandbox.layer(options).pipe(Layer.provide(countingProvider(counter, chromium)))).pipe(
     Effect.map((context) => Context.get(context, Sandbox))
   )
