@@ -3,8 +3,8 @@
  * DevTools URL read from stderr, and a process that dies with the service even when the service is SIGKILLed.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { accessSync, constants, existsSync } from "node:fs"
-import { mkdtemp, rm } from "node:fs/promises"
+import { accessSync, constants, existsSync, readFileSync } from "node:fs"
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { delimiter, join } from "node:path"
 import { Effect, Layer } from "effect"
@@ -130,7 +130,16 @@ const launch = (options: LocalChromiumOptions) =>
           retryable: true,
           message: `Chromium at ${executable} did not start: ${(cause as Error).message}`
         })
-    }).pipe(Effect.tapError(() => (ownsProfile ? removeProfile(profileDir) : Effect.void)))
+    }).pipe(
+      Effect.tap((launched) =>
+        ownsProfile && launched.child.pid !== undefined
+          ? Effect.promise(() =>
+              writeFile(join(profileDir, ownerFile), String(launched.child.pid)).catch(() => undefined)
+            )
+          : Effect.void
+      ),
+      Effect.tapError(() => (ownsProfile ? removeProfile(profileDir) : Effect.void))
+    )
   })
 
 const start = (
@@ -235,6 +244,43 @@ const close = (launched: Launched, closeTimeoutMs: number) =>
     killGroup(launched.child) // renderers and helpers too, even when the browser itself went first
     yield* waitExit(launched, 2_000)
     if (launched.ownsProfile) yield* removeProfile(launched.profileDir)
+  })
+
+/** Whether a process runs; a zombie (dead, waiting for its reaper) does not. */
+const running = (pid: number) => {
+  if (!Number.isInteger(pid) || pid <= 0) return false
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(")") + 2))
+  } catch {
+    return false
+  }
+}
+
+/** Written into each temp profile: the Chromium that uses it, so a later run can tell a live profile from a stale one. */
+const ownerFile = ".switchyard-owner"
+
+/**
+ * Removes temp profiles whose Chromium is gone: what a SIGKILLed service leaves behind (its browser dies with it,
+ * but nobody is left to delete the profile). A profile is stale when its owner file names a dead process, or when it
+ * has none and is over a minute old (a launch that never got that far).
+ */
+export const reapStaleProfiles = (dir: string = tmpdir()) =>
+  Effect.promise(async () => {
+    const reaped: Array<string> = []
+    const entries = await readdir(dir).catch(() => [] as Array<string>)
+    for (const name of entries.filter((n) => n.startsWith(profilePrefix))) {
+      const path = join(dir, name)
+      const owner = await readFile(join(path, ownerFile), "utf8").catch(() => undefined)
+      const stale =
+        owner !== undefined
+          ? !running(Number(owner))
+          : Date.now() - ((await stat(path).catch(() => undefined))?.mtimeMs ?? Date.now()) > 60_000
+      if (!stale) continue
+      await rm(path, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }).catch(() => undefined)
+      reaped.push(path)
+    }
+    return reaped
   })
 
 export const make = (options: LocalChromiumOptions = {}): BrowserProvider["Service"] =>

@@ -20,7 +20,8 @@ export interface ProbeLog {
 
 export const makeLog = (): ProbeLog => ({ connected: 0, maxConnected: 0, connects: 0, events: [], sever: () => {} })
 
-const unsupported = (action: string) => Effect.fail(new Unsupported({ action, message: `probe engine has no ${action}` }))
+const unsupported = (action: string) =>
+  Effect.fail(new Unsupported({ action, message: `probe engine has no ${action}` }))
 
 export const layer = (log: ProbeLog, name = "probe") =>
   Layer.effect(
@@ -63,7 +64,12 @@ export const layer = (log: ProbeLog, name = "probe") =>
         screenshot: () => unsupported("screenshot"),
         pageState: () => Page.capture(session),
         connected: () =>
-          open ? cdp.send("Browser.getVersion").pipe(Effect.as(true), Effect.orElseSucceed(() => false)) : Effect.succeed(false)
+          open
+            ? cdp.send("Browser.getVersion").pipe(
+                Effect.as(true),
+                Effect.orElseSucceed(() => false)
+              )
+            : Effect.succeed(false)
       })
     })
   )

@@ -1,0 +1,261 @@
+/**
+ * The instruction grammar of the LLM-free engine: a handful of imperative sentences, parsed without a model.
+ * Verbs are case-insensitive; quotes ("…", '…', “…”) are optional where the sentence stays unambiguous.
+ *
+ *   click "Submit"                  click Submit, click the Submit button
+ *   double click "Row 1"            also double-click, doubleclick, dblclick
+ *   fill "Email" with "a@b.c"       also fill in …; unquoted splits at the first `with`
+ *   type "hello" into "Search"      also `in`; without a target it types into the focused element
+ *   select "Red" in "Colour"        also `from`; the option is matched by label or value
+ *   check "I agree"                 uncheck "I agree"
+ *   press Enter                     press Enter in "Search" (also `into`, `on`); keys like Control+A
+ *   hover "Menu"                    also hover over …
+ *   scroll down | up | to top | to bottom
+ *   go back | go forward
+ *
+ * Targets are phrases matched against accessible names (see AccessibilityTree.ts), not selectors.
+ */
+import { Result } from "effect"
+import { InvalidInput } from "./EngineError.ts"
+
+export type Instruction =
+  | { readonly kind: "click"; readonly target: string; readonly double: boolean }
+  | { readonly kind: "fill"; readonly target: string; readonly value: string }
+  | { readonly kind: "type"; readonly text: string; readonly target?: string }
+  | { readonly kind: "select"; readonly option: string; readonly target: string }
+  | { readonly kind: "check"; readonly target: string; readonly checked: boolean }
+  | { readonly kind: "press"; readonly key: string; readonly target?: string }
+  | { readonly kind: "hover"; readonly target: string }
+  | { readonly kind: "scroll"; readonly direction: "up" | "down" | "top" | "bottom" }
+  | { readonly kind: "history"; readonly direction: "back" | "forward" }
+
+export const acceptedForms: ReadonlyArray<string> = [
+  'click "Submit"',
+  'double click "Row 1"',
+  'fill "Email" with "a@b.c"',
+  'type "hello" into "Search"',
+  'select "Red" in "Colour"',
+  'check "I agree"',
+  'uncheck "I agree"',
+  'press Enter [in "Search"]',
+  'hover "Menu"',
+  "scroll down|up|to top|to bottom",
+  "go back",
+  "go forward"
+]
+
+interface Token {
+  readonly text: string
+  readonly quoted: boolean
+}
+
+const closing: Record<string, string> = { '"': '"', "'": "'", "“": "”", "‘": "’", "„": "“" }
+
+class ParseError {
+  readonly reason: string
+  constructor(reason: string) {
+    this.reason = reason
+  }
+}
+
+const tokenize = (input: string): Array<Token> => {
+  const tokens: Array<Token> = []
+  let i = 0
+  while (i < input.length) {
+    const c = input[i]!
+    if (/\s/.test(c)) {
+      i++
+      continue
+    }
+    const close = closing[c]
+    if (close !== undefined) {
+      const end = input.indexOf(close, i + 1)
+      if (end === -1) throw new ParseError(`the quote opened at position ${i + 1} is never closed`)
+      tokens.push({ text: input.slice(i + 1, end), quoted: true })
+      i = end + 1
+      continue
+    }
+    let j = i
+    while (j < input.length && !/\s/.test(input[j]!)) j++
+    tokens.push({ text: input.slice(i, j), quoted: false })
+    i = j
+  }
+  return tokens
+}
+
+const is = (token: Token | undefined, ...words: ReadonlyArray<string>) =>
+  token !== undefined && !token.quoted && words.includes(token.text.toLowerCase())
+
+/** The words as written: a lone quoted token keeps its spaces (`type " world"`), anything else is trimmed. */
+const phrase = (tokens: ReadonlyArray<Token>) =>
+  tokens.length === 1 && tokens[0]!.quoted
+    ? tokens[0]!.text
+    : tokens
+        .map((t) => t.text)
+        .join(" ")
+        .trim()
+
+/** Splits at an unquoted keyword (the first or the last occurrence): `[before, after]`, or undefined. */
+const splitAt = (tokens: ReadonlyArray<Token>, keywords: ReadonlyArray<string>, which: "first" | "last") => {
+  const indexes = tokens.flatMap((t, i) => (is(t, ...keywords) ? [i] : []))
+  const at = which === "first" ? indexes[0] : indexes[indexes.length - 1]
+  return at === undefined ? undefined : ([tokens.slice(0, at), tokens.slice(at + 1)] as const)
+}
+
+const required = (tokens: ReadonlyArray<Token>, what: string, example: string) => {
+  const text = phrase(tokens)
+  if (text === "") throw new ParseError(`${what} is missing (e.g. ${example})`)
+  return text
+}
+
+const keyNames: Record<string, string> = {
+  enter: "Enter",
+  return: "Enter",
+  tab: "Tab",
+  escape: "Escape",
+  esc: "Escape",
+  backspace: "Backspace",
+  delete: "Delete",
+  space: "Space",
+  home: "Home",
+  end: "End",
+  pageup: "PageUp",
+  pagedown: "PageDown",
+  arrowup: "ArrowUp",
+  arrowdown: "ArrowDown",
+  arrowleft: "ArrowLeft",
+  arrowright: "ArrowRight",
+  up: "ArrowUp",
+  down: "ArrowDown",
+  left: "ArrowLeft",
+  right: "ArrowRight",
+  control: "Control",
+  ctrl: "Control",
+  shift: "Shift",
+  alt: "Alt",
+  meta: "Meta",
+  cmd: "Meta",
+  command: "Meta"
+}
+
+/** `enter` → `Enter`, `ctrl+a` → `Control+a`: Playwright's key names, case-sensitive. */
+export const normalizeKey = (key: string) =>
+  key
+    .split("+")
+    .map((part) => keyNames[part.toLowerCase()] ?? (/^f\d{1,2}$/i.test(part) ? part.toUpperCase() : part))
+    .join("+")
+
+const scrollDirections: Record<string, "up" | "down" | "top" | "bottom"> = {
+  down: "down",
+  up: "up",
+  "to top": "top",
+  "to bottom": "bottom",
+  top: "top",
+  bottom: "bottom"
+}
+
+const parseTokens = (tokens: ReadonlyArray<Token>): Instruction => {
+  const [first, second] = tokens
+  if (first === undefined) throw new ParseError("the instruction is empty")
+  const verb = first.quoted ? "" : first.text.toLowerCase()
+
+  if (verb === "double" && is(second, "click")) {
+    return {
+      kind: "click",
+      double: true,
+      target: required(tokens.slice(2), "what to double-click", 'double click "Row 1"')
+    }
+  }
+  if (["double-click", "doubleclick", "dblclick"].includes(verb)) {
+    return {
+      kind: "click",
+      double: true,
+      target: required(tokens.slice(1), "what to double-click", 'double click "Row 1"')
+    }
+  }
+  if (verb === "click") {
+    return { kind: "click", double: false, target: required(tokens.slice(1), "what to click", 'click "Submit"') }
+  }
+  if (verb === "fill") {
+    const rest = is(second, "in") && tokens.length > 3 ? tokens.slice(2) : tokens.slice(1)
+    const split = splitAt(rest, ["with"], "first")
+    if (split === undefined) throw new ParseError('fill needs "with" before the value (fill "Email" with "a@b.c")')
+    return {
+      kind: "fill",
+      target: required(split[0], "the field to fill", 'fill "Email" with "a@b.c"'),
+      value: phrase(split[1])
+    }
+  }
+  if (verb === "type") {
+    const split = splitAt(tokens.slice(1), ["into"], "last") ?? splitAt(tokens.slice(1), ["in"], "last")
+    if (split === undefined) {
+      return { kind: "type", text: required(tokens.slice(1), "the text to type", 'type "hello" into "Search"') }
+    }
+    return {
+      kind: "type",
+      text: required(split[0], "the text to type", 'type "hello" into "Search"'),
+      target: required(split[1], "the field to type into", 'type "hello" into "Search"')
+    }
+  }
+  if (verb === "select") {
+    const split = splitAt(tokens.slice(1), ["in", "from"], "last")
+    if (split === undefined)
+      throw new ParseError('select needs "in" or "from" before the dropdown (select "Red" in "Colour")')
+    return {
+      kind: "select",
+      option: required(split[0], "the option to select", 'select "Red" in "Colour"'),
+      target: required(split[1], "the dropdown", 'select "Red" in "Colour"')
+    }
+  }
+  if (verb === "check" || verb === "uncheck") {
+    return {
+      kind: "check",
+      checked: verb === "check",
+      target: required(tokens.slice(1), `what to ${verb}`, `${verb} "I agree"`)
+    }
+  }
+  if (verb === "press") {
+    const key = tokens[1]
+    if (key === undefined || key.text.trim() === "") throw new ParseError("the key to press is missing (press Enter)")
+    const rest = tokens.slice(2)
+    if (rest.length === 0) return { kind: "press", key: normalizeKey(key.text.trim()) }
+    if (!is(rest[0], "in", "into", "on")) {
+      throw new ParseError(`press takes one key, then optionally in "<field>"; found "${phrase(rest)}" after the key`)
+    }
+    return {
+      kind: "press",
+      key: normalizeKey(key.text.trim()),
+      target: required(rest.slice(1), "the element to press the key in", 'press Enter in "Search"')
+    }
+  }
+  if (verb === "hover") {
+    const rest = is(second, "over", "on") && tokens.length > 2 ? tokens.slice(2) : tokens.slice(1)
+    return { kind: "hover", target: required(rest, "what to hover", 'hover "Menu"') }
+  }
+  if (verb === "scroll") {
+    const where = phrase(tokens.slice(1)).toLowerCase()
+    const direction = scrollDirections[where]
+    if (direction === undefined) throw new ParseError(`scroll takes down, up, to top or to bottom, not "${where}"`)
+    return { kind: "scroll", direction }
+  }
+  if (verb === "go" && tokens.length === 2 && is(second, "back", "forward")) {
+    return { kind: "history", direction: second!.text.toLowerCase() as "back" | "forward" }
+  }
+  throw new ParseError(`"${first.text}" is not a verb this engine knows`)
+}
+
+/** Parses one instruction; the failure names what was not understood and lists the accepted forms. */
+export const parse = (input: string): Result.Result<Instruction, InvalidInput> => {
+  try {
+    return Result.succeed(parseTokens(tokenize(input.trim().replace(/[.!]+$/, ""))))
+  } catch (error) {
+    if (!(error instanceof ParseError)) throw error
+    return Result.fail(
+      new InvalidInput({
+        field: "instruction",
+        engine: "playwright",
+        message: `cannot understand the instruction "${input}": ${error.reason}. Accepted forms: ${acceptedForms.join("; ")}`
+      })
+    )
+  }
+}

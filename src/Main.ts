@@ -1,0 +1,115 @@
+/**
+ * Switchyard's entry point. `serve` (the default) answers line-delimited JSON-RPC 2.0 on stdio, driving one browser
+ * session on a local Chromium (or an attached one with SWITCHYARD_CDP_URL); stdin close, SIGINT or SIGTERM shut it
+ * down and the browser with it.
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { Effect, Layer, Logger } from "effect"
+import { Router } from "./Cascade/Router.ts"
+import { InvalidInput } from "./Engine/EngineError.ts"
+import type { BrowserProvider } from "./Sandbox/Browser.ts"
+import * as CdpEndpoint from "./Sandbox/CdpEndpoint.ts"
+import * as LocalChromium from "./Sandbox/LocalChromium.ts"
+import { Sandbox } from "./Sandbox/Sandbox.ts"
+import { ErrorCode, type Handler, RpcError, serveStdio } from "./Server/JsonRpc.ts"
+
+const usage = `Usage: switchyard [serve] [--help]
+
+  serve   Answer line-delimited JSON-RPC 2.0 on stdin/stdout (default).
+          Methods: browser.navigate {url}, browser.act {instruction | action}, browser.extract {instruction, schema?},
+          browser.observe {instruction}, browser.screenshot {fullPage?}, browser.status, browser.close,
+          browserStatus, browserClose.
+
+Environment:
+  CHROME_PATH                   Chromium binary (default: chromium on PATH)
+  SWITCHYARD_CDP_URL            attach to a running browser (ws://…/devtools/browser/<id> or http://host:port)
+  SWITCHYARD_HEADLESS=false     show the browser window
+  SWITCHYARD_IDLE_TIMEOUT_MS    close the browser after this long unused (default 300000; 0 = never)
+  SWITCHYARD_LEASE_TIMEOUT_MS   how long a call waits for the browser (default 30000)
+`
+
+const numberFromEnv = (name: string, fallback: number) => {
+  const raw = process.env[name]
+  if (raw === undefined || raw === "") return fallback
+  const value = Number(raw)
+  if (!Number.isFinite(value) || value < 0) {
+    process.stderr.write(`switchyard: ${name}=${raw} is not a non-negative number of milliseconds\n`)
+    process.exit(2)
+  }
+  return value
+}
+
+const providerLayer = (): Layer.Layer<BrowserProvider> => {
+  const cdpUrl = process.env.SWITCHYARD_CDP_URL
+  if (cdpUrl) return CdpEndpoint.layer({ endpoint: cdpUrl })
+  return LocalChromium.layer({
+    ...(process.env.CHROME_PATH ? { executablePath: process.env.CHROME_PATH } : {}),
+    headless: process.env.SWITCHYARD_HEADLESS !== "false"
+  })
+}
+
+const serve = Effect.gen(function* () {
+  const router = yield* Router
+  const sandbox = yield* Sandbox
+  const handler: Handler = (method, params) => {
+    switch (method) {
+      case "browserStatus":
+        return sandbox.status
+      case "browserClose":
+        return sandbox.close.pipe(Effect.as({ status: "ok" }))
+    }
+    if (!method.startsWith("browser.")) {
+      return Effect.fail(new RpcError({ code: ErrorCode.methodNotFound, message: `Method not found: ${method}` }))
+    }
+    return router.call(method, params).pipe(
+      Effect.catchIf(
+        (e): e is InvalidInput => e instanceof InvalidInput && (e.field === "arguments" || e.field === "tool"),
+        (e) =>
+          Effect.fail(
+            e.field === "tool"
+              ? new RpcError({ code: ErrorCode.methodNotFound, message: `Method not found: ${method}` })
+              : new RpcError({
+                  code: ErrorCode.invalidParams,
+                  message: `Invalid params: ${e.message}`,
+                  data: { type: e.type, message: e.message, retryable: false }
+                })
+          )
+      )
+    )
+  }
+  process.stderr.write("switchyard: ready, JSON-RPC 2.0 on stdio (one request per line)\n")
+  yield* serveStdio(handler)
+})
+
+const main = (argv: ReadonlyArray<string>) => {
+  const command = argv.find((a) => !a.startsWith("-")) ?? "serve"
+  if (argv.includes("--help") || argv.includes("-h")) {
+    process.stdout.write(usage)
+    return
+  }
+  if (command !== "serve") {
+    process.stderr.write(`switchyard: unknown command "${command}"\n\n${usage}`)
+    process.exitCode = 2
+    return
+  }
+  const idle = numberFromEnv("SWITCHYARD_IDLE_TIMEOUT_MS", 300_000)
+  const layers = Router.layer.pipe(
+    Layer.provideMerge(
+      Sandbox.layer({
+        idleTimeoutMs: idle === 0 ? null : idle,
+        leaseTimeoutMs: numberFromEnv("SWITCHYARD_LEASE_TIMEOUT_MS", 30_000)
+      })
+    ),
+    Layer.provide(providerLayer())
+  )
+  NodeRuntime.runMain(
+    serve.pipe(
+      Effect.scoped,
+      Effect.provide(layers),
+      // stdout carries the protocol: logs go to stderr
+      Effect.provideService(Logger.LogToStderr, true)
+    )
+  )
+}
+
+main(process.argv.slice(2))

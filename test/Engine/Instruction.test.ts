@@ -1,0 +1,72 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Result } from "effect"
+import * as Instruction from "../../src/Engine/Instruction.ts"
+
+const parsed = (input: string) => {
+  const result = Instruction.parse(input)
+  if (Result.isFailure(result)) return assert.fail(`"${input}" did not parse: ${result.failure.message}`)
+  return result.success
+}
+
+const rejected = (input: string) => {
+  const result = Instruction.parse(input)
+  if (Result.isSuccess(result)) return assert.fail(`"${input}" parsed as ${JSON.stringify(result.success)}`)
+  return result.failure
+}
+
+describe("Instruction.parse", () => {
+  it("reads every documented form, with or without quotes", () => {
+    const cases: ReadonlyArray<readonly [string, Instruction.Instruction]> = [
+      ['click "Submit"', { kind: "click", double: false, target: "Submit" }],
+      ["click Submit", { kind: "click", double: false, target: "Submit" }],
+      ["Click the Submit button", { kind: "click", double: false, target: "the Submit button" }],
+      ['double click "Row 1"', { kind: "click", double: true, target: "Row 1" }],
+      ["double-click Row 1", { kind: "click", double: true, target: "Row 1" }],
+      ['fill "Email" with "a@b.c"', { kind: "fill", target: "Email", value: "a@b.c" }],
+      ["fill Full name with Grace Hopper", { kind: "fill", target: "Full name", value: "Grace Hopper" }],
+      ['fill in "Email" with ""', { kind: "fill", target: "Email", value: "" }],
+      ['fill "Sign in with" with "x"', { kind: "fill", target: "Sign in with", value: "x" }],
+      ['type "hello" into "Search"', { kind: "type", text: "hello", target: "Search" }],
+      ["type sign in into Search", { kind: "type", text: "sign in", target: "Search" }],
+      ["TYPE hello in Search", { kind: "type", text: "hello", target: "Search" }],
+      ['type "hello"', { kind: "type", text: "hello" }],
+      ['type " world"', { kind: "type", text: " world" }],
+      ['select "Red" in "Colour"', { kind: "select", option: "Red", target: "Colour" }],
+      ["select Dark red from Colour", { kind: "select", option: "Dark red", target: "Colour" }],
+      ['check "I agree"', { kind: "check", checked: true, target: "I agree" }],
+      ["uncheck I agree", { kind: "check", checked: false, target: "I agree" }],
+      ["press Enter", { kind: "press", key: "Enter" }],
+      ["press enter", { kind: "press", key: "Enter" }],
+      ["press ctrl+a", { kind: "press", key: "Control+a" }],
+      ['press Enter in "Search"', { kind: "press", key: "Enter", target: "Search" }],
+      ['hover "Menu"', { kind: "hover", target: "Menu" }],
+      ["hover over Menu", { kind: "hover", target: "Menu" }],
+      ["scroll down", { kind: "scroll", direction: "down" }],
+      ["Scroll Up", { kind: "scroll", direction: "up" }],
+      ["scroll to top", { kind: "scroll", direction: "top" }],
+      ["scroll to bottom.", { kind: "scroll", direction: "bottom" }],
+      ["go back", { kind: "history", direction: "back" }],
+      ["Go Forward", { kind: "history", direction: "forward" }],
+      ["click “Save draft”", { kind: "click", double: false, target: "Save draft" }]
+    ]
+    for (const [input, expected] of cases) assert.deepStrictEqual(parsed(input), expected, input)
+  })
+
+  it("names what it did not understand and lists the accepted forms", () => {
+    const unknownVerb = rejected("dance with the Submit button")
+    assert.strictEqual(unknownVerb._tag, "InvalidInput")
+    assert.strictEqual(unknownVerb.field, "instruction")
+    assert.include(unknownVerb.message, '"dance" is not a verb')
+    assert.include(unknownVerb.message, 'fill "Email" with "a@b.c"')
+    assert.include(unknownVerb.message, "go forward")
+
+    assert.include(rejected('fill "Email" "a@b.c"').message, 'fill needs "with"')
+    assert.include(rejected("click").message, "what to click is missing")
+    assert.include(rejected("select Red").message, 'select needs "in" or "from"')
+    assert.include(rejected("scroll sideways").message, '"sideways"')
+    assert.include(rejected('click "Submit').message, "never closed")
+    assert.include(rejected("press Enter twice").message, '"twice"')
+    assert.include(rejected("").message, "empty")
+    assert.include(rejected("go home").message, '"go"')
+  })
+})

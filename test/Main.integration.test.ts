@@ -1,0 +1,152 @@
+/**
+ * The service as users run it: a real `node src/Main.ts serve` process answering JSON-RPC on stdio, with a real
+ * Chromium behind it. What happens to that Chromium when the service ends is the point of most of these tests.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
+import { existsSync } from "node:fs"
+import { join } from "node:path"
+import { createInterface } from "node:readline"
+import { afterEach, assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as LocalChromium from "../src/Sandbox/LocalChromium.ts"
+import * as SiteServer from "./fixtures/SiteServer.ts"
+import { isAlive, processesMatching } from "./support/Processes.ts"
+
+const main = join(import.meta.dirname, "..", "src", "Main.ts")
+
+interface Service {
+  readonly child: ChildProcessWithoutNullStreams
+  readonly call: (method: string, params?: unknown) => Promise<Record<string, unknown>>
+  readonly send: (line: string) => Promise<Record<string, unknown>>
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+}
+
+const services: Array<Service> = []
+afterEach(() => {
+  for (const s of services.splice(0)) if (s.child.exitCode === null) s.child.kill("SIGKILL")
+})
+
+const startService = (env: Record<string, string> = {}): Service => {
+  const child = spawn(process.execPath, [main, "serve"], {
+    env: { ...process.env, SWITCHYARD_IDLE_TIMEOUT_MS: "0", ...env },
+    stdio: ["pipe", "pipe", "pipe"]
+  })
+  child.stderr.resume()
+  const waiting: Array<(line: Record<string, unknown>) => void> = []
+  createInterface({ input: child.stdout }).on("line", (line) => waiting.shift()?.(JSON.parse(line)))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal }))
+  )
+  let id = 0
+  const send = (line: string) =>
+    new Promise<Record<string, unknown>>((resolve) => {
+      waiting.push(resolve)
+      child.stdin.write(`${line}\n`)
+    })
+  const service: Service = {
+    child,
+    exited,
+    send,
+    call: (method, params = {}) => send(JSON.stringify({ jsonrpc: "2.0", id: ++id, method, params }))
+  }
+  services.push(service)
+  return service
+}
+
+const waitFor = async (condition: () => boolean, timeoutMs = 10_000) => {
+  const deadline = Date.now() + timeoutMs
+  while (!condition()) {
+    if (Date.now() > deadline) return false
+    await new Promise((r) => setTimeout(r, 25))
+  }
+  return true
+}
+
+const browserOf = async (service: Service) => {
+  const status = (await service.call("browserStatus")).result as { browserPid: number; wsEndpoint: string }
+  assert.isNumber(status.browserPid)
+  return status
+}
+
+describe("switchyard serve", () => {
+  it.live("navigates over JSON-RPC and reports the browser in browserStatus", () =>
+    Effect.gen(function* () {
+      const site = yield* SiteServer.start
+      const service = startService()
+      const answer = yield* Effect.promise(() => service.call("browser.navigate", { url: site.url("/plain.html") }))
+      assert.deepInclude(answer.result as object, { title: "Plain page", url: site.url("/plain.html") })
+      const status = yield* Effect.promise(() => browserOf(service))
+      assert.isTrue(isAlive(status.browserPid))
+      const closed = yield* Effect.promise(() => service.call("browserClose"))
+      assert.deepStrictEqual(closed.result, { status: "ok" })
+      assert.isTrue(yield* Effect.promise(() => waitFor(() => !isAlive(status.browserPid))))
+    })
+  )
+
+  it.live("SIGKILL of the service leaves no Chromium behind; the next start reaps its profile", () =>
+    Effect.gen(function* () {
+      const site = yield* SiteServer.start
+      const service = startService()
+      yield* Effect.promise(() => service.call("browser.navigate", { url: site.url("/plain.html") }))
+      const { browserPid } = yield* Effect.promise(() => browserOf(service))
+      const profile = readProfile(browserPid)
+      service.child.kill("SIGKILL")
+      yield* Effect.promise(() => service.exited)
+      assert.isTrue(yield* Effect.promise(() => waitFor(() => !isAlive(browserPid))), "Chromium outlived the service")
+      assert.isTrue(
+        yield* Effect.promise(() => waitFor(() => processesMatching(profile).length === 0)),
+        "Chromium helper processes outlived the service"
+      )
+      const reaped = yield* LocalChromium.reapStaleProfiles()
+      assert.include(reaped, profile)
+      assert.isFalse(existsSync(profile))
+    })
+  )
+
+  for (const [how, end] of [
+    ["SIGTERM", (s: Service) => s.child.kill("SIGTERM")],
+    ["stdin close", (s: Service) => s.child.stdin.end()]
+  ] as const) {
+    it.live(`${how} shuts down gracefully: browser closed, temp profile removed`, () =>
+      Effect.gen(function* () {
+        const site = yield* SiteServer.start
+        const service = startService()
+        yield* Effect.promise(() => service.call("browser.navigate", { url: site.url("/plain.html") }))
+        const { browserPid } = yield* Effect.promise(() => browserOf(service))
+        const profile = readProfile(browserPid)
+        end(service)
+        const exit = yield* Effect.promise(() => service.exited)
+        assert.isFalse(isAlive(browserPid))
+        assert.isFalse(existsSync(profile), "the temp profile was removed")
+        assert.isTrue(exit.code === 0 || exit.signal === "SIGTERM" || exit.code === 130 || exit.code === 143)
+      })
+    )
+  }
+
+  it.live("answers malformed lines with JSON-RPC errors and keeps serving", () =>
+    Effect.gen(function* () {
+      const service = startService()
+      const parse = yield* Effect.promise(() => service.send("{not json"))
+      assert.strictEqual((parse.error as { code: number }).code, -32700)
+      const shape = yield* Effect.promise(() => service.send(JSON.stringify({ id: 1, method: 5 })))
+      assert.strictEqual((shape.error as { code: number }).code, -32600)
+      const unknown = yield* Effect.promise(() => service.call("browser.fly"))
+      assert.strictEqual((unknown.error as { code: number }).code, -32601)
+      const params = yield* Effect.promise(() => service.call("browser.navigate", { url: 42 }))
+      const error = params.error as { code: number; message: string; data: { type: string } }
+      assert.strictEqual(error.code, -32602)
+      assert.include(error.message, "url")
+      const status = yield* Effect.promise(() => service.call("browserStatus"))
+      assert.deepInclude(status.result as object, { active: false })
+    })
+  )
+})
+
+/** The temp profile directory of a running Chromium, from its command line. */
+const readProfile = (pid: number) => {
+  const match = processesMatching("--user-data-dir=")
+    .filter((p) => p.pid === pid)
+    .map((p) => /--user-data-dir=(\S+)/.exec(p.cmdline)?.[1])[0]
+  if (match === undefined) throw new Error(`no profile found for Chromium ${pid}`)
+  return match
+}

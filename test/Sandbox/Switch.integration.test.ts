@@ -1,0 +1,95 @@
+/**
+ * The engine switch protocol with real Playwright clients on one real Chromium: what the agent had on the page must
+ * still be there after the old client disconnects and a fresh one connects.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Effect, Layer } from "effect"
+import { chromium } from "playwright-core"
+import * as PlaywrightEngine from "../../src/Engine/PlaywrightEngine.ts"
+import * as LocalChromium from "../../src/Sandbox/LocalChromium.ts"
+import { type EngineSpec, Sandbox } from "../../src/Sandbox/Sandbox.ts"
+import * as SiteServer from "../fixtures/SiteServer.ts"
+import { isAlive } from "../support/Processes.ts"
+
+const playwright: EngineSpec = { kind: "playwright", layer: PlaywrightEngine.layer }
+
+const makeSandbox = Layer.build(Sandbox.layer().pipe(Layer.provide(LocalChromium.layer()))).pipe(
+  Effect.map((context) => Context.get(context, Sandbox))
+)
+
+/** Reads the page from a separate, short-lived CDP client, the way a person checking the browser would. */
+const inspect = <A>(wsEndpoint: string, read: () => A) =>
+  Effect.promise(async () => {
+    const browser = await chromium.connectOverCDP(wsEndpoint)
+    try {
+      const page = browser.contexts()[0]!.pages()[0]!
+      return await page.evaluate(read)
+    } finally {
+      await browser.close()
+    }
+  })
+
+describe("engine switch", () => {
+  it.live("Playwright → fresh Playwright keeps URL, scroll, cookies, localStorage and typed values", () =>
+    Effect.gen(function* () {
+      const site = yield* SiteServer.start
+      const sb = yield* makeSandbox
+      const url = site.url("/forms.html")
+      yield* sb.use(playwright, (e) =>
+        Effect.gen(function* () {
+          yield* e.navigate(url)
+          yield* e.act('fill "Email" with "ada@example.com"')
+          yield* e.act("scroll to bottom")
+        })
+      )
+      const { browserPid, wsEndpoint } = yield* sb.status
+      // State the agent's session built up in the browser itself.
+      yield* inspect(wsEndpoint!, () => {
+        // biome-ignore lint/suspicious/noDocumentCookie: a page script setting a cookie is the state under test
+        document.cookie = "session=abc123; path=/"
+        localStorage.setItem("draft", "step-2")
+      })
+      const before = yield* sb.use(playwright, (e) => e.pageState())
+      assert.isAbove(before.scrollY, 0)
+
+      const record = yield* sb.switchTo(playwright, "test: fresh client")
+      assert.isTrue(record.success)
+      assert.strictEqual(record.from, "playwright")
+      assert.strictEqual(record.pageState.url, url)
+
+      const after = yield* sb.use(playwright, (e) => e.pageState())
+      assert.strictEqual(after.url, url)
+      assert.strictEqual(after.scrollY, before.scrollY)
+      const facts = (yield* sb.use(playwright, (e) => e.extract("form values"))) as {
+        fields: ReadonlyArray<{ label: string; value: string }>
+      }
+      assert.strictEqual(facts.fields.find((f) => f.label.startsWith("Email"))?.value, "ada@example.com")
+      const stored = yield* inspect(wsEndpoint!, () => ({
+        cookie: document.cookie,
+        draft: localStorage.getItem("draft")
+      }))
+      assert.deepStrictEqual(stored, { cookie: "session=abc123", draft: "step-2" })
+      const status = yield* sb.status
+      assert.strictEqual(status.browserPid, browserPid, "the same browser process served both clients")
+      assert.isTrue(isAlive(browserPid!))
+      const history = yield* sb.history
+      assert.strictEqual(history.length, 1)
+    })
+  )
+
+  it.live("after kill -9 of Chromium the next Playwright call succeeds on a relaunched browser at the same URL", () =>
+    Effect.gen(function* () {
+      const site = yield* SiteServer.start
+      const sb = yield* makeSandbox
+      const url = site.url("/forms.html")
+      yield* sb.use(playwright, (e) => e.navigate(url))
+      const { browserPid } = yield* sb.status
+      process.kill(browserPid!, "SIGKILL")
+      const result = yield* sb.use(playwright, (e) => e.act('fill "Email" with "after@crash.test"'))
+      assert.isTrue(result.success)
+      const state = yield* sb.use(playwright, (e) => e.pageState())
+      assert.strictEqual(state.url, url)
+      assert.notStrictEqual((yield* sb.status).browserPid, browserPid)
+    })
+  )
+})
