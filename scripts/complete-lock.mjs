@@ -8,7 +8,9 @@ const lock = JSON.parse(readFileSync(path, "utf8"))
 const packages = lock.packages
 
 const platformOf = (name) => {
-  const os = ["android", "darwin", "linux", "win32", "freebsd", "openharmony", "sunos", "aix"].find((o) => name.includes(o))
+  const os = ["android", "darwin", "linux", "win32", "freebsd", "openharmony", "sunos", "aix"].find((o) =>
+    name.includes(o)
+  )
   const cpu = ["arm64", "x64", "ia32", "arm", "ppc64", "riscv64", "s390x", "loong64"].find((c) => name.includes(c))
   const libc = name.includes("musl") ? "musl" : name.includes("-gnu") ? "glibc" : undefined
   return { ...(cpu ? { cpu: [cpu] } : {}), ...(libc ? { libc: [libc] } : {}), ...(os ? { os: [os] } : {}) }
