@@ -17,13 +17,18 @@ const main = join(import.meta.dirname, "..", "src", "Main.ts")
 interface Service {
   readonly child: ChildProcessWithoutNullStreams
   readonly call: (method: string, params?: unknown) => Promise<Record<string, unknown>>
-  readonly send: (line: string) => Promise<Record<string, unknown>>
+  readonly send: (line: string, key?: unknown) => Promise<Record<string, unknown>>
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
 }
 
 const services: Array<Service> = []
-afterEach(() => {
-  for (const s of services.splice(0)) if (s.child.exitCode === null) s.child.kill("SIGKILL")
+afterEach(async () => {
+  const killed = services.splice(0).filter((s) => s.child.exitCode === null)
+  for (const s of killed) s.child.kill("SIGKILL")
+  await Promise.all(killed.map((s) => s.exited))
+  // A SIGKILLed service leaves its profile for the next start to reap: reap it here.
+  if (killed.length > 0) await waitFor(() => processesMatching("--user-data-dir=").length === 0, 5_000)
+  await Effect.runPromise(LocalChromium.reapStaleProfiles())
 })
 
 const startService = (env: Record<string, string> = {}): Service => {
@@ -32,22 +37,32 @@ const startService = (env: Record<string, string> = {}): Service => {
     stdio: ["pipe", "pipe", "pipe"]
   })
   child.stderr.resume()
-  const waiting: Array<(line: Record<string, unknown>) => void> = []
-  createInterface({ input: child.stdout }).on("line", (line) => waiting.shift()?.(JSON.parse(line)))
+  // Answers come back in completion order: match them to calls by id (id-less errors go to the oldest waiter).
+  const waiting = new Map<unknown, (line: Record<string, unknown>) => void>()
+  createInterface({ input: child.stdout }).on("line", (line) => {
+    const answer = JSON.parse(line) as Record<string, unknown>
+    const key = waiting.has(answer.id) ? answer.id : waiting.keys().next().value
+    const resolve = waiting.get(key)
+    waiting.delete(key)
+    resolve?.(answer)
+  })
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once("exit", (code, signal) => resolve({ code, signal }))
   )
   let id = 0
-  const send = (line: string) =>
+  const send = (line: string, key: unknown = `raw-${++id}`) =>
     new Promise<Record<string, unknown>>((resolve) => {
-      waiting.push(resolve)
+      waiting.set(key, resolve)
       child.stdin.write(`${line}\n`)
     })
   const service: Service = {
     child,
     exited,
     send,
-    call: (method, params = {}) => send(JSON.stringify({ jsonrpc: "2.0", id: ++id, method, params }))
+    call: (method, params = {}) => {
+      const callId = ++id
+      return send(JSON.stringify({ jsonrpc: "2.0", id: callId, method, params }), callId)
+    }
   }
   services.push(service)
   return service
@@ -122,6 +137,26 @@ describe("switchyard serve", () => {
       })
     )
   }
+
+  it.live("a piped batch gets every answer before stdin close shuts the service down", () =>
+    Effect.gen(function* () {
+      const site = yield* SiteServer.start
+      const service = startService()
+      const answers = [
+        service.call("browser.navigate", { url: site.url("/plain.html") }),
+        service.call("browser.extract", { instruction: "the heading" }),
+        service.call("browserStatus")
+      ]
+      service.child.stdin.end()
+      const [navigated, extracted, status] = yield* Effect.promise(() => Promise.all(answers))
+      assert.deepInclude(navigated!.result as object, { title: "Plain page" })
+      assert.include((extracted!.result as { headings: Array<string> }).headings, "Plain page")
+      // Status does not wait for the lease: it answers at once, before the browser even starts.
+      assert.property(status!.result as object, "active")
+      const exit = yield* Effect.promise(() => service.exited)
+      assert.strictEqual(exit.code, 0)
+    })
+  )
 
   it.live("answers malformed lines with JSON-RPC errors and keeps serving", () =>
     Effect.gen(function* () {

@@ -64,10 +64,14 @@ export const handleLine = (handler: Handler, line: string): Effect.Effect<string
     return id === undefined ? undefined : response(id as Id, answer)
   })
 
-/** Serves stdin until it closes; in-flight calls are interrupted when the enclosing scope closes. */
+/**
+ * Serves stdin until it closes, then lets the calls already read finish and answer (a piped batch gets all its
+ * answers). A signal interrupts instead: in-flight calls stop when the enclosing scope closes.
+ */
 export const serveStdio = (handler: Handler) =>
   Effect.gen(function* () {
-    const run = yield* FiberSet.makeRuntime()
+    const inFlight = yield* FiberSet.make()
+    const run = yield* FiberSet.runtime(inFlight)()
     const input = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY })
     yield* Effect.addFinalizer(() => Effect.sync(() => input.close()))
     yield* Effect.callback<void>((resume) => {
@@ -83,4 +87,5 @@ export const serveStdio = (handler: Handler) =>
       })
       input.once("close", () => resume(Effect.void))
     })
+    yield* FiberSet.awaitEmpty(inFlight)
   })
