@@ -11,6 +11,7 @@ import { Effect } from "effect"
 import * as LocalChromium from "../src/Sandbox/LocalChromium.ts"
 import * as SiteServer from "./fixtures/SiteServer.ts"
 import { isAlive, processesMatching } from "./support/Processes.ts"
+import { waitFor } from "./support/Wait.ts"
 
 const main = join(import.meta.dirname, "..", "src", "Main.ts")
 
@@ -68,14 +69,15 @@ const startService = (env: Record<string, string> = {}): Service => {
   return service
 }
 
-const waitFor = async (condition: () => boolean, timeoutMs = 10_000) => {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) return false
-    await new Promise((r) => setTimeout(r, 25))
-  }
-  return true
-}
+/** A service that has navigated, so its browser runs: with that browser's pid and temp profile. */
+const startBrowsing = (env: Record<string, string> = {}) =>
+  Effect.gen(function* () {
+    const site = yield* SiteServer.start
+    const service = startService(env)
+    yield* Effect.promise(() => service.call("browser.navigate", { url: site.url("/plain.html") }))
+    const { browserPid } = yield* Effect.promise(() => browserOf(service))
+    return { service, browserPid, profile: readProfile(browserPid) }
+  })
 
 const browserOf = async (service: Service) => {
   const status = (await service.call("browserStatus")).result as { browserPid: number; wsEndpoint: string }
@@ -100,11 +102,7 @@ describe("switchyard serve", () => {
 
   it.live("SIGKILL of the service leaves no Chromium behind; the next start reaps its profile", () =>
     Effect.gen(function* () {
-      const site = yield* SiteServer.start
-      const service = startService()
-      yield* Effect.promise(() => service.call("browser.navigate", { url: site.url("/plain.html") }))
-      const { browserPid } = yield* Effect.promise(() => browserOf(service))
-      const profile = readProfile(browserPid)
+      const { service, browserPid, profile } = yield* startBrowsing()
       service.child.kill("SIGKILL")
       yield* Effect.promise(() => service.exited)
       assert.isTrue(yield* Effect.promise(() => waitFor(() => !isAlive(browserPid))), "Chromium outlived the service")
@@ -124,11 +122,7 @@ describe("switchyard serve", () => {
   ] as const) {
     it.live(`${how} shuts down gracefully: browser closed, temp profile removed`, () =>
       Effect.gen(function* () {
-        const site = yield* SiteServer.start
-        const service = startService()
-        yield* Effect.promise(() => service.call("browser.navigate", { url: site.url("/plain.html") }))
-        const { browserPid } = yield* Effect.promise(() => browserOf(service))
-        const profile = readProfile(browserPid)
+        const { service, browserPid, profile } = yield* startBrowsing()
         end(service)
         const exit = yield* Effect.promise(() => service.exited)
         assert.isFalse(isAlive(browserPid))

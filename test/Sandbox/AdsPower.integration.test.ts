@@ -1,26 +1,15 @@
-import { createServer } from "node:net"
 import { assert, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import type { ProviderError } from "../../src/Engine/EngineError.ts"
 import * as AdsPower from "../../src/Sandbox/AdsPower.ts"
 import * as Cdp from "../../src/Sandbox/Cdp.ts"
 import * as AdsPowerServer from "../fixtures/AdsPowerServer.ts"
+import { freePort } from "../support/Ports.ts"
 import { isAlive } from "../support/Processes.ts"
 
 const startPath = "/api/v1/browser/start"
 const stopPath = "/api/v1/browser/stop"
 const activePath = "/api/v1/browser/active"
-
-const freePort = Effect.promise(
-  () =>
-    new Promise<number>((resolve) => {
-      const server = createServer()
-      server.listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as { port: number }
-        server.close(() => resolve(port))
-      })
-    })
-)
 
 /** Acquire must fail with a ProviderError; returns it. */
 const providerError = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>

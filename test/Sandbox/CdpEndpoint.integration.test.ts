@@ -1,4 +1,3 @@
-import { createServer } from "node:net"
 import { assert, it, layer } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Layer } from "effect"
 import { chromium } from "playwright-core"
@@ -6,24 +5,13 @@ import { BrowserProvider, type RunningBrowser } from "../../src/Sandbox/Browser.
 import * as Cdp from "../../src/Sandbox/Cdp.ts"
 import * as CdpEndpoint from "../../src/Sandbox/CdpEndpoint.ts"
 import * as LocalChromium from "../../src/Sandbox/LocalChromium.ts"
+import { freePort } from "../support/Ports.ts"
 import { isAlive } from "../support/Processes.ts"
 
 /** A Chromium someone else runs: the browser the provider attaches to. */
 class Running extends Context.Service<Running, RunningBrowser>()("test/Running") {}
 
 const launched = Layer.effect(Running, LocalChromium.make().acquire)
-
-/** A port nothing listens on. */
-const freePort = Effect.promise(
-  () =>
-    new Promise<number>((resolve) => {
-      const server = createServer()
-      server.listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as { port: number }
-        server.close(() => resolve(port))
-      })
-    })
-)
 
 /** Opens a tab through `wsEndpoint` with Playwright and returns the target ids the launched browser now lists. */
 const openTabVia = (wsEndpoint: string, httpEndpoint: string, marker: string) =>

@@ -8,6 +8,7 @@ import { type EngineSpec, Sandbox, type SandboxOptions } from "../../src/Sandbox
 import * as SiteServer from "../fixtures/SiteServer.ts"
 import * as ProbeEngine from "../support/ProbeEngine.ts"
 import { isAlive } from "../support/Processes.ts"
+import { waitFor } from "../support/Wait.ts"
 
 /** A local Chromium provider that counts launches. */
 const countingProvider = (counter: { launches: number }, options: LocalChromium.LocalChromiumOptions = {}) => {
@@ -119,7 +120,7 @@ describe("Sandbox", () => {
       assert.strictEqual((yield* sb.status).idleMs, 4 * 60_000)
       yield* TestClock.adjust("1 minute")
       // The shutdown runs on its own fiber and waits for the real browser to exit.
-      yield* Effect.promise(() => waitFor(() => !isAlive(pid)))
+      assert.isTrue(yield* Effect.promise(() => waitFor(() => !isAlive(pid))), "Chromium exited")
       const status = yield* sb.status
       assert.strictEqual(status.active, false)
       assert.strictEqual(status.engine, null)
@@ -140,7 +141,7 @@ describe("Sandbox", () => {
       yield* sb.use(probe(log), (e) => e.navigate(url))
       const pid = (yield* sb.status).browserPid!
       process.kill(pid, "SIGKILL")
-      yield* Effect.promise(() => waitFor(() => !isAlive(pid)))
+      assert.isTrue(yield* Effect.promise(() => waitFor(() => !isAlive(pid))), "Chromium exited")
       const state = yield* sb.use(probe(log), (e) => e.pageState())
       assert.strictEqual(state.url, url)
       assert.strictEqual(counter.launches, 2)
@@ -157,7 +158,7 @@ describe("Sandbox", () => {
       yield* sb.use(probe(log), (e) => e.pageState())
       const pid = (yield* sb.status).browserPid!
       process.kill(pid, "SIGKILL")
-      yield* Effect.promise(() => waitFor(() => !isAlive(pid)))
+      assert.isTrue(yield* Effect.promise(() => waitFor(() => !isAlive(pid))), "Chromium exited")
       const error = yield* Effect.flip(sb.use(probe(log), (e) => e.pageState()))
       assert.strictEqual(error.type, "browser_unavailable")
       assert.isFalse(error.retryable)
@@ -225,11 +226,3 @@ describe("Sandbox", () => {
     })
   )
 })
-
-const waitFor = async (condition: () => boolean, timeoutMs = 10_000) => {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time")
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
