@@ -159,6 +159,32 @@ export class SwitchFailed extends Schema.TaggedError<SwitchFailed>()("SwitchFail
   readonly type = "switch_failed"
 }
 
+/** The engine client is not (or no longer) initialized: it must be reconnected before it can serve calls. */
+export class NotInitialized extends Schema.TaggedError<NotInitialized>()("NotInitialized", context) {
+  readonly type = "not_initialized"
+  readonly retryable = true
+}
+
+/** The model provider answered with an error status (500/429 are retryable, 401/403/400 are not) or not at all. */
+export class LlmError extends Schema.TaggedError<LlmError>()("LlmError", {
+  ...context,
+  provider: Schema.optional(Schema.String),
+  status: Schema.optional(Schema.Number),
+  retryable: Schema.Boolean,
+  sideEffect: Schema.optional(SideEffect)
+}) {
+  readonly type = "llm_error"
+}
+
+/** The model answered, but not in the shape the engine needs (malformed JSON, schema mismatch). */
+export class LlmBadResponse extends Schema.TaggedError<LlmBadResponse>()("LlmBadResponse", {
+  ...context,
+  sideEffect: Schema.optional(SideEffect)
+}) {
+  readonly type = "llm_bad_response"
+  readonly retryable = true
+}
+
 /** The session was closed (or is closing) while the call waited or ran. */
 export class SessionClosed extends Schema.TaggedError<SessionClosed>()("SessionClosed", context) {
   readonly type = "session_closed"
@@ -182,6 +208,9 @@ export type EngineError =
   | ProviderError
   | LeaseTimeout
   | SwitchFailed
+  | NotInitialized
+  | LlmError
+  | LlmBadResponse
   | SessionClosed
 
 /** The wire form of an error: what tools, logs and JSON-RPC `data` carry. */
@@ -223,6 +252,9 @@ const tags = new Set([
   "ProviderError",
   "LeaseTimeout",
   "SwitchFailed",
+  "NotInitialized",
+  "LlmError",
+  "LlmBadResponse",
   "SessionClosed"
 ])
 
