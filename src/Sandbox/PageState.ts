@@ -47,3 +47,18 @@ export const restoreScroll = (target: Target, x: number, y: number): Effect.Effe
 /** Pages worth restoring: a fresh browser already shows about:blank. */
 export const isRestorable = (url: string | undefined): url is string =>
   url !== undefined && url !== "" && url !== "about:blank"
+
+/** Runs in the page: a digest of what an action could change (URL, title, form state, amount of text). */
+const fingerprintExpression = `(() => {
+  const fields = Array.from(document.querySelectorAll("input, select, textarea"))
+    .map((e) => e.type === "checkbox" || e.type === "radio" ? String(e.checked) : e.value)
+  return JSON.stringify([location.href, document.title, fields, document.body ? document.body.innerText.length : 0])
+})()`
+
+/** A digest of the page, to tell whether a failed action changed anything; unreadable pages digest as "". */
+export const fingerprint = (target: Target): Effect.Effect<string> =>
+  Cdp.evaluate<string>(target.wsEndpoint, target.targetId, fingerprintExpression).pipe(
+    Effect.timeoutOption(2_000),
+    Effect.map((o) => (o._tag === "Some" ? o.value : "")),
+    Effect.orElseSucceed(() => "")
+  )

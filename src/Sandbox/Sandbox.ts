@@ -14,6 +14,7 @@ import {
   SwitchFailed,
   toErrorInfo
 } from "../Engine/EngineError.ts"
+import * as Events from "../Logging/Events.ts"
 import { BrowserProvider, BrowserSession, type RunningBrowser } from "./Browser.ts"
 import * as Cdp from "./Cdp.ts"
 import * as Page from "./PageState.ts"
@@ -88,6 +89,8 @@ export class Sandbox extends Context.Service<
     readonly switchTo: (spec: EngineSpec, reason: string) => Effect.Effect<SwitchRecord, EngineError>
     /** The page's state as the browser sees it, without any engine. */
     readonly pageState: Effect.Effect<PageState, EngineError>
+    /** A digest of the page's URL, title and form state ("" when no page is readable). */
+    readonly fingerprint: Effect.Effect<string>
     readonly status: Effect.Effect<SandboxStatus>
     readonly history: Effect.Effect<ReadonlyArray<SwitchRecord>>
     /** Interrupts the call holding the lease and disconnects its engine; the browser stays. */
@@ -154,13 +157,25 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
 
   // --- engine client ---------------------------------------------------------------------------------------------
 
-  const disconnect = Effect.suspend(() => {
-    const current = engine
-    engine = undefined
-    if (current === undefined) return Effect.void
-    // A broken client may hang on close: bound it, the browser is not ours to wait on.
-    return Scope.close(current.scope, Exit.void).pipe(Effect.timeoutOption(5_000), Effect.asVoid)
-  })
+  const disconnectFor = (reason: string) =>
+    Effect.suspend(() => {
+      const current = engine
+      engine = undefined
+      if (current === undefined) return Effect.void
+      // A broken client may hang on close: bound it, the browser is not ours to wait on.
+      return Scope.close(current.scope, Exit.void).pipe(
+        Effect.timeoutOption(5_000),
+        Effect.andThen(
+          Events.emit({
+            event: "engine_disconnected",
+            engine: current.kind,
+            ...(current.mode === undefined ? {} : { mode: current.mode }),
+            reason
+          })
+        )
+      )
+    })
+  const disconnect = disconnectFor("released")
 
   const connect = (spec: EngineSpec, live: LiveBrowser) =>
     Effect.gen(function* () {
@@ -191,6 +206,11 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
         scope
       }
       engine = connected
+      yield* Events.emit({
+        event: "engine_connected",
+        engine: spec.kind,
+        ...(spec.mode === undefined ? {} : { mode: spec.mode })
+      })
       return connected
     })
 
@@ -300,12 +320,20 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
             timestamp: new Date().toISOString()
           }
           history.push(entry)
-          yield* Effect.logInfo("engine_switch", entry)
+          yield* Events.emit({
+            event: "engine_switch",
+            from: entry.from,
+            to: entry.to,
+            reason,
+            durationMs: entry.durationMs,
+            success,
+            url: pageState.url
+          })
           return entry
         })
 
       const state = yield* captureState(live) // 3
-      yield* disconnect // 4
+      yield* disconnectFor(`switching to ${keyOf(spec)}`) // 4
       if (!(yield* live.running.alive)) {
         // 5: nothing to switch to; the caller must start over
         yield* record(state, false, "verify_browser")
@@ -389,8 +417,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
         let current = engine
         if (current !== undefined && current.key === keyOf(spec) && !(yield* current.engine.connected())) {
           // A dead CDP session on a live browser: drop the client and connect a fresh one.
-          yield* Effect.logWarning("engine client lost its connection; reconnecting", { engine: current.key })
-          yield* disconnect
+          yield* disconnectFor("the client lost its connection")
           current = undefined
         }
         if (current === undefined) current = yield* connect(spec, live)
@@ -400,10 +427,14 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
         }
         const connected = current
         return yield* f(connected.engine).pipe(
+          // An interrupted call (a timeout) may leave the SDK mid-flight: drop that client before the lease goes.
+          Effect.onInterrupt(() => disconnectFor("the call was interrupted")),
           Effect.ensuring(track(live).pipe(Effect.andThen(touch))),
           Effect.tapError(() =>
             // A client whose connection dropped mid-call is useless: the next call reconnects.
-            connected.engine.connected().pipe(Effect.flatMap((ok) => (ok ? Effect.void : disconnect)))
+            connected.engine
+              .connected()
+              .pipe(Effect.flatMap((ok) => (ok ? Effect.void : disconnectFor("the connection dropped during a call"))))
           )
         )
       })
@@ -462,6 +493,9 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
         browser === undefined
           ? Effect.fail(new BrowserUnavailable({ message: "no browser is running in this session" }))
           : Page.capture(sessionOf(browser))
+    ),
+    fingerprint: Effect.suspend(() =>
+      browser === undefined ? Effect.succeed("") : Page.fingerprint(sessionOf(browser))
     ),
     status,
     history: Effect.sync(() => [...history]),

@@ -1,0 +1,239 @@
+/**
+ * The cascade's policy on virtual time: random level configurations against random engine behaviour scripts.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Clock, Effect, Exit, Fiber, Option, Schema } from "effect"
+import { TestClock } from "effect/testing"
+import { type AttemptRef, run } from "../../src/Cascade/Cascade.ts"
+import type { CascadeConfig } from "../../src/Cascade/Policy.ts"
+import { ActionFailed, type EngineError, NotConfigured, Timeout } from "../../src/Engine/EngineError.ts"
+import * as Events from "../../src/Logging/Events.ts"
+
+const between = (minimum: number, maximum: number) => Schema.Int.check(Schema.isBetween({ minimum, maximum }))
+
+/** What an engine does on one attempt: succeed or fail after a while, or never answer. */
+const Outcome = Schema.Struct({
+  kind: Schema.Literals(["success", "retryable", "fatal", "hang"]),
+  durationMs: between(0, 4_000)
+})
+type Outcome = typeof Outcome.Type
+
+const Scenario = Schema.Struct({
+  levels: Schema.Array(
+    Schema.Struct({
+      retryCount: between(0, 3),
+      timeoutPerAttemptMs: between(100, 5_000),
+      outcomes: Schema.Array(Outcome).check(Schema.isMaxLength(5))
+    })
+  ).check(Schema.isBetweenLength(1, 4)),
+  totalTimeoutMs: between(500, 40_000)
+})
+type Scenario = typeof Scenario.Type
+
+const configOf = (s: Scenario): CascadeConfig => ({
+  totalTimeoutMs: s.totalTimeoutMs,
+  retryBaseDelayMs: 50,
+  levels: s.levels.map((l) => ({
+    engine: "playwright",
+    retryCount: l.retryCount,
+    timeoutPerAttemptMs: l.timeoutPerAttemptMs
+  }))
+})
+
+/** Attempts beyond a level's script fail retryably. */
+const outcomeAt = (s: Scenario, at: AttemptRef): Outcome =>
+  s.levels[at.index]!.outcomes[at.attempt - 1] ?? { kind: "retryable", durationMs: 10 }
+
+const simulate = (s: Scenario, isAct = false) =>
+  Effect.gen(function* () {
+    const attempts: Array<AttemptRef> = []
+    const { events, sink } = Events.memory()
+    const runner = {
+      attempt: (at: AttemptRef) =>
+        Effect.gen(function* () {
+          attempts.push(at)
+          const o = outcomeAt(s, at)
+          if (o.kind === "hang") return yield* Effect.never
+          yield* Effect.sleep(o.durationMs)
+          if (o.kind === "success") return `level ${at.index}`
+          return yield* o.kind === "retryable"
+            ? new ActionFailed({ sideEffect: "none", message: "flaky" })
+            : new NotConfigured({ message: "cannot" })
+        }),
+      skip: () => Effect.succeed(Option.none<string>()),
+      fingerprint: Effect.succeed("same")
+    }
+    const started = yield* Clock.currentTimeMillis
+    let terminals = 0
+    const fiber = yield* run<string>(configOf(s), runner, { action: "browser.act", isAct }).pipe(
+      Effect.ensuring(Effect.sync(() => terminals++)),
+      Effect.exit,
+      Effect.flatMap((exit) =>
+        Clock.currentTimeMillis.pipe(Effect.map((ended) => ({ exit, elapsed: ended - started })))
+      ),
+      Effect.provideService(Events.Events, sink),
+      Effect.forkChild
+    )
+    yield* TestClock.adjust(s.totalTimeoutMs + 60_000)
+    const { exit, elapsed } = yield* Fiber.join(fiber)
+    return { exit, elapsed, attempts, events, terminals }
+  })
+
+describe("Cascade.run", () => {
+  it.effect.prop("never exceeds its total budget on virtual time, and answers exactly once", [Scenario], ([s]) =>
+    Effect.gen(function* () {
+      const { exit, elapsed, terminals } = yield* simulate(s)
+      assert.isAtMost(elapsed, s.totalTimeoutMs)
+      assert.strictEqual(terminals, 1)
+      if (Exit.isFailure(exit) && elapsed === s.totalTimeoutMs) {
+        const error = exit.cause.reasons[0]
+        assert.strictEqual(error?._tag === "Fail" ? (error.error as EngineError).type : undefined, "timeout")
+      }
+    })
+  )
+
+  it.effect.prop(
+    "attempts per level = min(outcomes until success, retryCount + 1); fatal errors never retry",
+    [Scenario],
+    ([s]) =>
+      Effect.gen(function* () {
+        // Give every level and attempt all the time it needs: only the per-level rules shape the attempts.
+        const roomy: Scenario = {
+          ...s,
+          totalTimeoutMs: 1_000_000,
+          levels: s.levels.map((l) => ({
+            ...l,
+            outcomes: l.outcomes.map((o) => ({
+              kind: o.kind === "hang" ? ("retryable" as const) : o.kind,
+              durationMs: Math.min(o.durationMs, l.timeoutPerAttemptMs - 1)
+            }))
+          }))
+        }
+        const { exit, attempts } = yield* simulate(roomy)
+        let reached = true
+        for (const [index, level] of roomy.levels.entries()) {
+          const made = attempts.filter((a) => a.index === index).length
+          if (!reached) {
+            assert.strictEqual(made, 0, `level ${index} ran after an earlier level succeeded`)
+            continue
+          }
+          const script = Array.from({ length: level.retryCount + 1 }, (_, i) => level.outcomes[i]?.kind ?? "retryable")
+          const decisive = script.findIndex((k) => k === "success" || k === "fatal")
+          const expected = decisive >= 0 ? decisive + 1 : level.retryCount + 1
+          assert.strictEqual(made, expected, `level ${index}: ${script.join(",")}`)
+          if (decisive >= 0 && script[decisive] === "success") reached = false
+        }
+        assert.strictEqual(Exit.isSuccess(exit), !reached)
+      })
+  )
+
+  it.effect.prop("every escalation is preceded by that level's last failure", [Scenario], ([s]) =>
+    Effect.gen(function* () {
+      const { events } = yield* simulate(s)
+      for (const [i, e] of events.entries()) {
+        if (e.event !== "cascade_escalation") continue
+        const failures = events.slice(0, i).filter((f) => f.event === "engine_failure" && f.level === e.fromLevel)
+        assert.isAbove(failures.length, 0, `escalation from level ${e.fromLevel} without a failure`)
+        const laterOnSameLevel = events
+          .slice(i)
+          .some((f) => (f.event === "engine_operation" || f.event === "engine_failure") && f.level === e.fromLevel)
+        assert.isFalse(laterOnSameLevel, `level ${e.fromLevel} ran again after escalating`)
+      }
+    })
+  )
+
+  it.effect("a timed-out attempt is interrupted and reported with its level and attempt", () =>
+    Effect.gen(function* () {
+      const s: Scenario = {
+        totalTimeoutMs: 60_000,
+        levels: [
+          { retryCount: 0, timeoutPerAttemptMs: 1_000, outcomes: [{ kind: "hang", durationMs: 0 }] },
+          { retryCount: 0, timeoutPerAttemptMs: 1_000, outcomes: [{ kind: "hang", durationMs: 0 }] }
+        ]
+      }
+      const { exit, elapsed } = yield* simulate(s)
+      assert.strictEqual(elapsed, 2_000)
+      const reason = Exit.isFailure(exit) ? exit.cause.reasons[0] : undefined
+      const error = reason?._tag === "Fail" ? (reason.error as Timeout) : undefined
+      assert.instanceOf(error, Timeout)
+      assert.strictEqual(error?.level, 1)
+      assert.strictEqual(error?.attempt, 1)
+    })
+  )
+
+  it.effect("an act whose failure changed the page is not repeated, on this level or the next", () =>
+    Effect.gen(function* () {
+      let page = "before"
+      const attempts: Array<AttemptRef> = []
+      const exit = yield* run(
+        {
+          totalTimeoutMs: 60_000,
+          levels: [
+            { engine: "playwright", retryCount: 3, timeoutPerAttemptMs: 1_000 },
+            { engine: "magnitude", retryCount: 3, timeoutPerAttemptMs: 1_000 }
+          ]
+        },
+        {
+          attempt: (at) =>
+            Effect.sync(() => {
+              attempts.push(at)
+              page = "after: the form was submitted"
+            }).pipe(Effect.andThen(Effect.fail(new ActionFailed({ sideEffect: "possible", message: "click broke" })))),
+          skip: () => Effect.succeed(Option.none()),
+          fingerprint: Effect.sync(() => page)
+        },
+        { action: "browser.act", isAct: true }
+      ).pipe(Effect.exit)
+      assert.isTrue(Exit.isFailure(exit))
+      assert.strictEqual(attempts.length, 1)
+    })
+  )
+
+  it.effect("an act that failed without touching the page is retried", () =>
+    Effect.gen(function* () {
+      const attempts: Array<AttemptRef> = []
+      const fiber = yield* run(
+        { totalTimeoutMs: 60_000, levels: [{ engine: "playwright", retryCount: 2, timeoutPerAttemptMs: 1_000 }] },
+        {
+          attempt: (at) =>
+            Effect.sync(() => attempts.push(at)).pipe(
+              Effect.andThen(Effect.fail(new ActionFailed({ sideEffect: "possible", message: "missed" })))
+            ),
+          skip: () => Effect.succeed(Option.none()),
+          fingerprint: Effect.succeed("unchanged")
+        },
+        { action: "browser.act", isAct: true }
+      ).pipe(Effect.exit, Effect.forkChild)
+      yield* TestClock.adjust("10 seconds")
+      yield* Fiber.join(fiber)
+      assert.strictEqual(attempts.length, 3)
+    })
+  )
+
+  it.effect("skipped levels are reported, and with every level skipped the caller learns why", () =>
+    Effect.gen(function* () {
+      const { events, sink } = Events.memory()
+      const error = yield* run(
+        {
+          totalTimeoutMs: 60_000,
+          levels: [
+            { engine: "stagehand", mode: "dom", retryCount: 1, timeoutPerAttemptMs: 1_000 },
+            { engine: "magnitude", retryCount: 1, timeoutPerAttemptMs: 1_000 }
+          ]
+        },
+        {
+          attempt: () => Effect.succeed("never"),
+          skip: (level) => Effect.succeed(Option.some(`no API key for ${level.engine}`)),
+          fingerprint: Effect.succeed("")
+        },
+        { action: "browser.extract", isAct: false }
+      ).pipe(Effect.flip, Effect.provideService(Events.Events, sink))
+      assert.strictEqual(error.type, "not_configured")
+      assert.include(error.message, "no API key for magnitude")
+      assert.deepStrictEqual(
+        events.map((e) => e.event),
+        ["level_skipped", "level_skipped"]
+      )
+    })
+  )
+})
