@@ -5,8 +5,9 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Logger } from "effect"
-import { Router } from "./Cascade/Router.ts"
-import { InvalidInput } from "./Engine/EngineError.ts"
+import { Cascade } from "./Cascade/Cascade.ts"
+import { Engines } from "./Cascade/Engines.ts"
+import { Router, type ToolAnswer } from "./Cascade/Router.ts"
 import type { BrowserProvider } from "./Sandbox/Browser.ts"
 import * as CdpEndpoint from "./Sandbox/CdpEndpoint.ts"
 import * as LocalChromium from "./Sandbox/LocalChromium.ts"
@@ -48,6 +49,19 @@ const providerLayer = (): Layer.Layer<BrowserProvider> => {
   })
 }
 
+/** JSON-RPC's view of a tool answer: the result with its state, or an error whose data carries the same. */
+const toRpc = (answer: ToolAnswer): Effect.Effect<unknown, RpcError> => {
+  const { ok, result, error, ...rest } = answer
+  if (ok) return Effect.succeed({ result, ...rest })
+  const code =
+    error?.field === "tool"
+      ? ErrorCode.methodNotFound
+      : error?.field === "arguments"
+        ? ErrorCode.invalidParams
+        : ErrorCode.engineError
+  return Effect.fail(new RpcError({ code, message: error?.message ?? "failed", data: { ...error, ...rest } }))
+}
+
 const serve = Effect.gen(function* () {
   const router = yield* Router
   const sandbox = yield* Sandbox
@@ -61,21 +75,15 @@ const serve = Effect.gen(function* () {
     if (!method.startsWith("browser.")) {
       return Effect.fail(new RpcError({ code: ErrorCode.methodNotFound, message: `Method not found: ${method}` }))
     }
-    return router.call(method, params).pipe(
-      Effect.catchIf(
-        (e): e is InvalidInput => e instanceof InvalidInput && (e.field === "arguments" || e.field === "tool"),
-        (e) =>
-          Effect.fail(
-            e.field === "tool"
-              ? new RpcError({ code: ErrorCode.methodNotFound, message: `Method not found: ${method}` })
-              : new RpcError({
-                  code: ErrorCode.invalidParams,
-                  message: `Invalid params: ${e.message}`,
-                  data: { type: e.type, message: e.message, retryable: false }
-                })
-          )
-      )
-    )
+    const { traceId, stepId, ...args } = (typeof params === "object" && params !== null ? params : {}) as Record<
+      string,
+      unknown
+    >
+    const meta = {
+      ...(typeof traceId === "string" ? { traceId } : {}),
+      ...(typeof stepId === "string" ? { stepId } : {})
+    }
+    return router.call(method, args, meta).pipe(Effect.flatMap(toRpc))
   }
   process.stderr.write("switchyard: ready, JSON-RPC 2.0 on stdio (one request per line)\n")
   yield* serveStdio(handler)
@@ -94,6 +102,8 @@ const main = (argv: ReadonlyArray<string>) => {
   }
   const idle = numberFromEnv("SWITCHYARD_IDLE_TIMEOUT_MS", 300_000)
   const layers = Router.layer.pipe(
+    Layer.provideMerge(Cascade.layer),
+    Layer.provideMerge(Engines.layer),
     Layer.provideMerge(
       Sandbox.layer({
         idleTimeoutMs: idle === 0 ? null : idle,

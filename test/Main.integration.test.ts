@@ -91,7 +91,9 @@ describe("switchyard serve", () => {
       const site = yield* SiteServer.start
       const service = startService()
       const answer = yield* Effect.promise(() => service.call("browser.navigate", { url: site.url("/plain.html") }))
-      assert.deepInclude(answer.result as object, { title: "Plain page", url: site.url("/plain.html") })
+      const { result, state } = answer.result as { result: object; state: { url: string; engine: string } }
+      assert.deepInclude(result, { title: "Plain page", url: site.url("/plain.html") })
+      assert.deepInclude(state, { url: site.url("/plain.html"), engine: "playwright" })
       const status = yield* Effect.promise(() => browserOf(service))
       assert.isTrue(isAlive(status.browserPid))
       const closed = yield* Effect.promise(() => service.call("browserClose"))
@@ -143,8 +145,8 @@ describe("switchyard serve", () => {
       ]
       service.child.stdin.end()
       const [navigated, extracted, status] = yield* Effect.promise(() => Promise.all(answers))
-      assert.deepInclude(navigated!.result as object, { title: "Plain page" })
-      assert.include((extracted!.result as { headings: Array<string> }).headings, "Plain page")
+      assert.deepInclude((navigated!.result as { result: object }).result, { title: "Plain page" })
+      assert.include((extracted!.result as { result: { headings: Array<string> } }).result.headings, "Plain page")
       // Status does not wait for the lease: it answers at once, before the browser even starts.
       assert.property(status!.result as object, "active")
       const exit = yield* Effect.promise(() => service.exited)

@@ -13,7 +13,8 @@ import { Clock, Context, Data, Effect, Layer, Option, Schedule } from "effect"
 import type { Engine } from "../Engine/Engine.ts"
 import { type EngineError, NotConfigured, Timeout } from "../Engine/EngineError.ts"
 import * as Events from "../Logging/Events.ts"
-import { type EngineSpec, Sandbox } from "../Sandbox/Sandbox.ts"
+import { Sandbox } from "../Sandbox/Sandbox.ts"
+import { Engines } from "./Engines.ts"
 import type { CascadeConfig, Level } from "./Policy.ts"
 
 export interface AttemptRef {
@@ -185,13 +186,7 @@ export const run = <A>(
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// The service: levels run on the session's Sandbox, engines come from the registry, a breaker per level.
-
-/** Turns a level into an engine to connect, or says why it cannot run here. */
-export class Engines extends Context.Service<
-  Engines,
-  { readonly specFor: (level: Level) => Effect.Effect<EngineSpec, NotConfigured> }
->()("switchyard/Engines") {}
+// The service: levels run on the session's Sandbox, engines come from the Engines registry, a breaker per level.
 
 export interface CascadeCall<A> extends CallOptions {
   readonly config: CascadeConfig

@@ -3,7 +3,7 @@
  * the engine switch protocol (seed 001 §4), health checks with relaunch, idle shutdown and status (seed 002).
  */
 import { Clock, Context, Effect, Exit, Fiber, FiberHandle, Layer, Option, Scope, Semaphore } from "effect"
-import { Engine, type PageState } from "../Engine/Engine.ts"
+import { type Capabilities, Engine, type PageState } from "../Engine/Engine.ts"
 import {
   BrowserUnavailable,
   type EngineError,
@@ -23,6 +23,8 @@ import * as Page from "./PageState.ts"
 export interface EngineSpec {
   readonly kind: EngineKind
   readonly mode?: string
+  /** What the engine can serve, known before connecting it (for routing and masking). */
+  readonly capabilities: Capabilities
   readonly layer: Layer.Layer<Engine, EngineError, BrowserSession>
 }
 

@@ -34,6 +34,7 @@ const sandbox = (
 const probe = (log: ProbeEngine.ProbeLog, name = "probe"): EngineSpec => ({
   kind: "playwright",
   mode: name,
+  capabilities: ProbeEngine.capabilities,
   layer: ProbeEngine.layer(log, name)
 })
 

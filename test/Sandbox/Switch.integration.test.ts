@@ -11,7 +11,11 @@ import { type EngineSpec, Sandbox } from "../../src/Sandbox/Sandbox.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
 import { isAlive } from "../support/Processes.ts"
 
-const playwright: EngineSpec = { kind: "playwright", layer: PlaywrightEngine.layer }
+const playwright: EngineSpec = {
+  kind: "playwright",
+  capabilities: PlaywrightEngine.capabilities,
+  layer: PlaywrightEngine.layer
+}
 
 const makeSandbox = Layer.build(Sandbox.layer().pipe(Layer.provide(LocalChromium.layer()))).pipe(
   Effect.map((context) => Context.get(context, Sandbox))

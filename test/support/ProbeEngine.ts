@@ -23,6 +23,14 @@ export const makeLog = (): ProbeLog => ({ connected: 0, maxConnected: 0, connect
 const unsupported = (action: string) =>
   Effect.fail(new Unsupported({ action, message: `probe engine has no ${action}` }))
 
+export const capabilities = {
+  instructions: "none",
+  actions: false,
+  extract: "page-facts",
+  observe: false,
+  vision: false
+} as const
+
 export const layer = (log: ProbeLog, name = "probe") =>
   Layer.effect(
     Engine,
@@ -52,7 +60,7 @@ export const layer = (log: ProbeLog, name = "probe") =>
       }
       return Engine.of({
         kind: "playwright",
-        capabilities: { instructions: "none", actions: false, extract: "page-facts", observe: false, vision: false },
+        capabilities,
         navigate: (url) =>
           Cdp.navigate(session.wsEndpoint, session.targetId, url).pipe(
             Effect.andThen(Page.capture(session)),

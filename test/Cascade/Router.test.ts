@@ -1,0 +1,220 @@
+/**
+ * The Router's agent-facing policy (seeds 000 and 004), with the cascade scripted: which levels a call reaches,
+ * what the agent is told, and what state every answer carries.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Effect, Layer } from "effect"
+import { Cascade, type CascadeCall } from "../../src/Cascade/Cascade.ts"
+import { Engines } from "../../src/Cascade/Engines.ts"
+import { Router, type RouterOptions } from "../../src/Cascade/Router.ts"
+import { toolNames } from "../../src/Cascade/Tools.ts"
+import type { Capabilities } from "../../src/Engine/Engine.ts"
+import { type EngineError, LlmError, NotConfigured, Unsupported } from "../../src/Engine/EngineError.ts"
+import { Sandbox, type SandboxStatus } from "../../src/Sandbox/Sandbox.ts"
+
+const llm: Capabilities = {
+  instructions: "natural-language",
+  actions: true,
+  extract: "any-schema",
+  observe: true,
+  vision: false
+}
+const grammar: Capabilities = {
+  instructions: "grammar",
+  actions: true,
+  extract: "page-facts",
+  observe: true,
+  vision: false
+}
+
+interface Script {
+  /** What the Stagehand levels do, call by call. */
+  readonly stagehand: Array<EngineError | "ok">
+  readonly calls: Array<{ levels: string; action: string }>
+}
+
+const status: SandboxStatus = {
+  active: false,
+  engine: null,
+  mode: null,
+  lastUsedAt: null,
+  idleMs: null,
+  initializing: false,
+  lastError: null,
+  browserPid: null,
+  wsEndpoint: null
+}
+
+const router = (script: Script, options: RouterOptions = {}) => {
+  const cascade = Layer.succeed(
+    Cascade,
+    Cascade.of({
+      call: <A>(call: CascadeCall<A>) =>
+        Effect.suspend((): Effect.Effect<A, EngineError> => {
+          const levels = call.config.levels.map((l) => (l.mode ? `${l.engine}:${l.mode}` : l.engine)).join(",")
+          script.calls.push({ levels, action: call.action })
+          if (call.config.levels.every((l) => l.engine === "stagehand")) {
+            const next = script.stagehand.shift() ?? "ok"
+            return next === "ok" ? Effect.succeed("stagehand served" as A) : Effect.fail(next)
+          }
+          if (call.action === "browser.extract") {
+            return Effect.fail(
+              new Unsupported({ engine: "playwright", message: "the playwright engine fills page-fact schemas only" })
+            )
+          }
+          return Effect.succeed("fallback served" as A)
+        })
+    })
+  )
+  const engines = Layer.succeed(
+    Engines,
+    Engines.of({
+      specFor: (level) =>
+        level.engine === "stagehand"
+          ? Effect.succeed({
+              kind: "stagehand",
+              mode: level.mode ?? "dom",
+              capabilities: llm,
+              layer: Layer.empty as never
+            })
+          : level.engine === "playwright"
+            ? Effect.succeed({ kind: "playwright", capabilities: grammar, layer: Layer.empty as never })
+            : Effect.fail(new NotConfigured({ engine: level.engine, message: `no key for ${level.engine}` }))
+    })
+  )
+  const sandbox = Layer.mock(Sandbox)({
+    status: Effect.succeed(status),
+    close: Effect.void
+  })
+  return Layer.build(Router.layerWith(options).pipe(Layer.provide([cascade, engines, sandbox]))).pipe(
+    Effect.map((context) => Context.get(context, Router))
+  )
+}
+
+const flaky = (message = "model answered 500") =>
+  new LlmError({ engine: "stagehand", status: 500, retryable: true, message })
+
+describe("Router", () => {
+  it.effect("one-shot request: retry Stagehand once, then disable it and answer from the fallback", () =>
+    Effect.gen(function* () {
+      const script: Script = { stagehand: [flaky("first"), flaky("second")], calls: [] }
+      const r = yield* router(script)
+      const meta = { traceId: "trace-1" }
+
+      const first = yield* r.call("browser.act", { instruction: 'click "Apply"' }, meta)
+      assert.isFalse(first.ok)
+      assert.strictEqual(first.message, "Stagehand failed: first. Try Stagehand once more.")
+      assert.strictEqual(first.error?.type, "llm_error")
+      assert.deepStrictEqual(first.state.disabled, [])
+
+      const second = yield* r.call("browser.act", { instruction: 'click "Apply"' }, meta)
+      assert.isTrue(second.ok)
+      assert.strictEqual(second.result, "fallback served")
+      assert.strictEqual(second.message, "Stagehand failed again: second. Using fallback tools now.")
+      assert.deepStrictEqual(second.state.disabled, ["stagehand"])
+
+      const third = yield* r.call("browser.navigate", { url: "https://example.test/" }, meta)
+      assert.strictEqual(third.result, "fallback served")
+      assert.isUndefined(third.message)
+      assert.deepStrictEqual(
+        script.calls.map((c) => c.levels),
+        [
+          "stagehand:dom,stagehand:cua",
+          "stagehand:dom,stagehand:cua",
+          "magnitude,playwright,human",
+          "magnitude,playwright,human"
+        ]
+      )
+      assert.deepStrictEqual(
+        [first.attemptId, second.attemptId, third.attemptId],
+        ["trace-1#1", "trace-1#2", "trace-1#3"]
+      )
+    })
+  )
+
+  it.effect("multi-step flow: each step has its own retry and disable state", () =>
+    Effect.gen(function* () {
+      const script: Script = { stagehand: [flaky(), flaky(), "ok"], calls: [] }
+      const r = yield* router(script)
+      yield* r.call("browser.act", { instruction: "x" }, { traceId: "t", stepId: "s1" })
+      const disabled = yield* r.call("browser.act", { instruction: "x" }, { traceId: "t", stepId: "s1" })
+      assert.deepStrictEqual(disabled.state.disabled, ["stagehand"])
+      const otherStep = yield* r.call("browser.act", { instruction: "x" }, { traceId: "t", stepId: "s2" })
+      assert.strictEqual(otherStep.result, "stagehand served")
+      assert.deepStrictEqual(otherStep.state.disabled, [])
+      assert.strictEqual(otherStep.stepId, "s2")
+      assert.strictEqual(otherStep.attemptId, "t/s2#1")
+      const sameStepLater = yield* r.call("browser.act", { instruction: "x" }, { traceId: "t", stepId: "s1" })
+      assert.strictEqual(sameStepLater.result, "fallback served")
+    })
+  )
+
+  it.effect("a call the fallback cannot serve names the engines that could (mask, don't remove)", () =>
+    Effect.gen(function* () {
+      const script: Script = { stagehand: [flaky(), flaky()], calls: [] }
+      const r = yield* router(script)
+      const meta = { traceId: "t" }
+      yield* r.call("browser.act", { instruction: "x" }, meta)
+      yield* r.call("browser.act", { instruction: "x" }, meta)
+      const masked = yield* r.call("browser.extract", { instruction: "salary", schema: { type: "object" } }, meta)
+      assert.isFalse(masked.ok)
+      assert.strictEqual(masked.error?.type, "unsupported")
+      assert.deepStrictEqual(masked.error?.servableBy, [
+        "stagehand:dom (disabled for this request after two failures)",
+        "stagehand:cua (disabled for this request after two failures)"
+      ])
+      // The tool list itself never changes.
+      const listed = [...masked.state.tools.available, ...Object.keys(masked.state.tools.masked)].sort()
+      assert.deepStrictEqual(listed, [...toolNames].sort())
+    })
+  )
+
+  it.effect("a non-retryable Stagehand failure goes to the fallback at once", () =>
+    Effect.gen(function* () {
+      const script: Script = {
+        stagehand: [new LlmError({ engine: "stagehand", status: 401, retryable: false, message: "bad key" })],
+        calls: []
+      }
+      const r = yield* router(script)
+      const answer = yield* r.call("browser.act", { instruction: "x" }, { traceId: "t" })
+      assert.isTrue(answer.ok)
+      assert.strictEqual(answer.message, "Stagehand failed again: bad key. Using fallback tools now.")
+    })
+  )
+
+  it.effect("with fallback switched off, Stagehand's errors are final", () =>
+    Effect.gen(function* () {
+      const script: Script = { stagehand: [flaky("one"), flaky("two")], calls: [] }
+      const r = yield* router(script, { fallback: false })
+      yield* r.call("browser.act", { instruction: "x" }, { traceId: "t" })
+      const second = yield* r.call("browser.act", { instruction: "x" }, { traceId: "t" })
+      assert.isFalse(second.ok)
+      assert.strictEqual(second.error?.message, "two")
+      assert.isTrue(script.calls.every((c) => c.levels.startsWith("stagehand")))
+    })
+  )
+
+  it.effect("bad input gets a clear error naming what was wrong, with the state block", () =>
+    Effect.gen(function* () {
+      const r = yield* router({ stagehand: [], calls: [] })
+      const unknown = yield* r.call("browser.teleport", {}, { traceId: "t" })
+      assert.deepInclude(unknown.error!, { type: "invalid_input", field: "tool", retryable: false })
+      assert.include(unknown.error!.message, "browser.navigate")
+      const bad = yield* r.call("browser.navigate", { url: 7 }, { traceId: "t" })
+      assert.deepInclude(bad.error!, { type: "invalid_input", field: "arguments" })
+      assert.include(bad.error!.message, "url")
+      assert.isDefined(bad.state.tools)
+      assert.deepStrictEqual(bad.state.tools.masked["browser.handoff"]?.startsWith("no person"), true)
+    })
+  )
+
+  it.effect("a one-shot call without a traceId gets one of its own", () =>
+    Effect.gen(function* () {
+      const r = yield* router({ stagehand: ["ok"], calls: [] })
+      const answer = yield* r.call("browser.observe", { instruction: "Apply button" })
+      assert.isTrue(answer.ok)
+      assert.match(answer.traceId, /^[0-9a-f-]{36}$/)
+      assert.strictEqual(answer.attemptId, `${answer.traceId}#1`)
+    })
+  )
+})
