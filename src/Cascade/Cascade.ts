@@ -18,6 +18,8 @@ import { Engines } from "./Engines.ts"
 import type { CascadeConfig, Level } from "./Policy.ts"
 
 export interface AttemptRef {
+  /** `<call attemptId>.<n>`: the n-th engine attempt of the call. */
+  readonly id: string
   readonly level: Level
   /** Position of the level in the cascade, from 0. */
   readonly index: number
@@ -48,16 +50,25 @@ export const levelName = (level: Level) => (level.mode ? `${level.engine}:${leve
 /** A failed act changed the page: repeating it could do it twice, so the cascade stops with this error. */
 class Halt extends Data.TaggedClass("Halt")<{ readonly error: EngineError }> {}
 
-const runLevel = <A>(config: CascadeConfig, runner: Runner<A>, options: CallOptions, level: Level, index: number) =>
+const runLevel = <A>(
+  config: CascadeConfig,
+  runner: Runner<A>,
+  options: CallOptions,
+  level: Level,
+  index: number,
+  nextId: (attempt: number) => string
+) =>
   Effect.gen(function* () {
     let attempt = 0
     let before = ""
     const one = Effect.gen(function* () {
       attempt++
-      const at: AttemptRef = { level, index, attempt }
+      const at: AttemptRef = { id: nextId(attempt), level, index, attempt }
       if (options.isAct) before = yield* runner.fingerprint
-      const started = yield* Clock.currentTimeMillis
       const ref = { engine: level.engine, ...(level.mode ? { mode: level.mode } : {}), level: index, attempt }
+      const lifecycle = { attemptId: at.id, provider: level.engine, ...ref }
+      yield* Events.emit({ event: "start", ...lifecycle })
+      const started = yield* Clock.currentTimeMillis
       return yield* runner.attempt(at).pipe(
         Effect.timeoutOrElse({
           duration: level.timeoutPerAttemptMs,
@@ -77,6 +88,7 @@ const runLevel = <A>(config: CascadeConfig, runner: Runner<A>, options: CallOpti
         Effect.tap(() =>
           Effect.gen(function* () {
             const durationMs = (yield* Clock.currentTimeMillis) - started
+            yield* Events.emit({ event: "success", ...lifecycle, durationMs, outcome: "success" })
             yield* Events.emit({ event: "engine_operation", ...ref, durationMs, outcome: "success" })
             if (runner.onSuccess) yield* runner.onSuccess(at)
           })
@@ -84,6 +96,15 @@ const runLevel = <A>(config: CascadeConfig, runner: Runner<A>, options: CallOpti
         Effect.tapError((error) =>
           Effect.gen(function* () {
             const durationMs = (yield* Clock.currentTimeMillis) - started
+            yield* Events.emit({
+              event: "failure",
+              ...lifecycle,
+              durationMs,
+              outcome: "failure",
+              reason: error.message,
+              errorType: error.type,
+              retryable: error.retryable
+            })
             yield* Events.emit({
               event: "engine_operation",
               ...ref,
@@ -128,6 +149,12 @@ export const run = <A>(
 ): Effect.Effect<A, EngineError> => {
   let position = { index: 0, attempt: 0 }
   const levels = Effect.gen(function* () {
+    const call = yield* Events.CurrentCall
+    let seq = 0
+    const nextId = (attempt: number) => {
+      position = { ...position, attempt }
+      return `${call?.attemptId ?? "call"}.${++seq}`
+    }
     let last: EngineError | undefined
     const skipped: Array<string> = []
     for (const [index, level] of config.levels.entries()) {
@@ -144,19 +171,22 @@ export const run = <A>(
         })
         continue
       }
-      const outcome = yield* Effect.result(runLevel(config, runner, options, level, index))
+      const outcome = yield* Effect.result(runLevel(config, runner, options, level, index, nextId))
       if (outcome._tag === "Success") return outcome.success
       const failure = outcome.failure
       if (failure instanceof Halt) return yield* Effect.fail(failure.error)
       last = failure
       const next = config.levels.findIndex((_, i) => i > index)
+      const to = next >= 0 ? levelName(config.levels[next]!) : null
+      const reason = `${failure.type}: ${failure.message}`
+      yield* Events.emit({ event: "fallback", from: levelName(level), to, reason })
       yield* Events.emit({
         event: "cascade_escalation",
         fromLevel: index,
         from: levelName(level),
         toLevel: next >= 0 ? next : null,
-        to: next >= 0 ? levelName(config.levels[next]!) : null,
-        reason: `${failure.type}: ${failure.message}`
+        to,
+        reason
       })
     }
     return yield* Effect.fail(

@@ -3,6 +3,7 @@
  * (traceId, stepId, attemptId), gives Stagehand one retry per request or step and then routes to the fallback
  * engines, and answers every call, success or error, with the session's state so the agent can correct itself.
  */
+import { createHash } from "node:crypto"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { Capabilities } from "../Engine/Engine.ts"
 import { type EngineError, type ErrorInfo, InvalidInput, toErrorInfo } from "../Engine/EngineError.ts"
@@ -62,6 +63,9 @@ interface StepState {
   stagehandDisabled: boolean
   attempts: number
 }
+
+/** Groups identical calls in logs without writing their values. */
+const hashArgs = (args: unknown) => createHash("sha256").update(JSON.stringify(args)).digest("hex").slice(0, 16)
 
 /** Traces kept for retry/disable state; the oldest are dropped past this, so a long-lived service stays bounded. */
 const maxTraces = 2_000
@@ -196,6 +200,13 @@ export class Router extends Context.Service<
             }
             step.stagehandDisabled = true
             yield* logFallback(tool, 2, reason, "webview")
+            yield* Events.emit({ event: "disabled", provider: "stagehand", reason })
+            yield* Events.emit({
+              event: "fallback",
+              from: "stagehand",
+              to: rest.levels.map(levelName).join(" → "),
+              reason
+            })
             return {
               outcome: yield* Effect.result(onLevels(tool, args, rest)),
               message: `Stagehand failed again: ${reason}. Using fallback tools now.`,
@@ -298,6 +309,8 @@ export class Router extends Context.Service<
                   traceId,
                   attemptId: base.attemptId,
                   action: toolName,
+                  toolArgsHash: hashArgs(args),
+                  flags: step,
                   ...(meta.stepId === undefined ? {} : { stepId: meta.stepId })
                 }),
                 Effect.withSpan(`Router.${toolName}`, {

@@ -8,8 +8,13 @@ import { Context, Effect } from "effect"
 export interface CallContext {
   readonly traceId: string
   readonly stepId?: string
+  /** The call's id; engine attempts within it are numbered `<attemptId>.<n>`. */
   readonly attemptId?: string
   readonly action?: string
+  /** Hash of the tool arguments, to group identical calls without logging their values. */
+  readonly toolArgsHash?: string
+  /** The Router's per-request/step state, read when each event is stamped. */
+  readonly flags?: { readonly stagehandRetryUsed: boolean; readonly stagehandDisabled: boolean }
 }
 
 export const CurrentCall = Context.Reference<CallContext | undefined>("switchyard/CurrentCall", {
@@ -21,7 +26,28 @@ interface EngineRef {
   readonly mode?: string
 }
 
+interface AttemptRef extends EngineRef {
+  readonly attemptId: string
+  /** The engine as seed 003 names it: `stagehand`, `magnitude`, `playwright`, `human`. */
+  readonly provider: string
+  readonly level: number
+  readonly attempt: number
+}
+
+/** Attempt lifecycle (seed 003) and engine events (seed 001 §10). */
 export type EngineEvent =
+  | ({ readonly event: "start" } & AttemptRef)
+  | ({ readonly event: "success"; readonly outcome: "success"; readonly durationMs: number } & AttemptRef)
+  | ({
+      readonly event: "failure"
+      readonly outcome: "failure"
+      readonly durationMs: number
+      readonly reason: string
+      readonly errorType: string
+      readonly retryable: boolean
+    } & AttemptRef)
+  | { readonly event: "fallback"; readonly reason: string; readonly from: string; readonly to: string | null }
+  | { readonly event: "disabled"; readonly provider: string; readonly reason: string }
   | ({ readonly event: "engine_connected" } & EngineRef)
   | ({ readonly event: "engine_disconnected"; readonly reason: string } & EngineRef)
   | {
@@ -60,7 +86,12 @@ export type EngineEvent =
   | ({ readonly event: "level_skipped"; readonly level: number; readonly reason: string } & EngineRef)
   | { readonly event: "human_takeover"; readonly url: string; readonly reason: string }
 
-export type Stamped = EngineEvent & CallContext & { readonly ts: string }
+export type Stamped = EngineEvent &
+  Omit<CallContext, "flags"> & {
+    readonly ts: string
+    readonly retryUsed?: boolean
+    readonly stagehandDisabled?: boolean
+  }
 
 export interface EventSink {
   readonly emit: (event: Stamped) => Effect.Effect<void>
@@ -76,7 +107,13 @@ export const emit = (event: EngineEvent) =>
   Effect.gen(function* () {
     const sink = yield* Events
     const call = yield* CurrentCall
-    yield* sink.emit({ ...call, ...event, ts: new Date().toISOString() } as Stamped)
+    const { flags, ...ids } = call ?? ({} as Partial<CallContext>)
+    yield* sink.emit({
+      ts: new Date().toISOString(),
+      ...ids,
+      ...(flags ? { retryUsed: flags.stagehandRetryUsed, stagehandDisabled: flags.stagehandDisabled } : {}),
+      ...event
+    } as Stamped)
   })
 
 /** A sink that keeps events in memory, for tests and for the status of a running call. */
