@@ -4,10 +4,12 @@
  * down and the browser with it.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Effect, Layer, Logger } from "effect"
+import { Effect, Layer } from "effect"
 import { Cascade } from "./Cascade/Cascade.ts"
 import { Engines } from "./Cascade/Engines.ts"
 import { Router, type ToolAnswer } from "./Cascade/Router.ts"
+import * as AttemptLog from "./Logging/AttemptLog.ts"
+import * as SystemLog from "./Logging/SystemLog.ts"
 import type { BrowserProvider } from "./Sandbox/Browser.ts"
 import * as CdpEndpoint from "./Sandbox/CdpEndpoint.ts"
 import * as LocalChromium from "./Sandbox/LocalChromium.ts"
@@ -27,6 +29,8 @@ Environment:
   SWITCHYARD_HEADLESS=false     show the browser window
   SWITCHYARD_IDLE_TIMEOUT_MS    close the browser after this long unused (default 300000; 0 = never)
   SWITCHYARD_LEASE_TIMEOUT_MS   how long a call waits for the browser (default 30000)
+  SWITCHYARD_LOG_DIR            log root (alias CLAW_LOG_DIR; default ~/.switchyard/logs)
+  SWITCHYARD_SCREENSHOTS=off    no screenshot artifact per attempt
 `
 
 const numberFromEnv = (name: string, fallback: number) => {
@@ -112,14 +116,15 @@ const main = (argv: ReadonlyArray<string>) => {
     ),
     Layer.provide(providerLayer())
   )
-  NodeRuntime.runMain(
-    serve.pipe(
-      Effect.scoped,
-      Effect.provide(layers),
-      // stdout carries the protocol: logs go to stderr
-      Effect.provideService(Logger.LogToStderr, true)
-    )
-  )
+  const root = AttemptLog.defaultRoot()
+  // Attempt logs and artifacts per trace; the system log replaces console logging (stdout carries the protocol).
+  const logging = Layer.mergeAll(
+    AttemptLog.eventsLayer,
+    AttemptLog.artifactsLayer({ screenshots: process.env.SWITCHYARD_SCREENSHOTS !== "off" })
+  ).pipe(Layer.provideMerge(AttemptLog.AttemptLog.layerWith({ root })), Layer.merge(SystemLog.layer({ root })))
+  NodeRuntime.runMain(serve.pipe(Effect.scoped, Effect.provide(layers), Effect.provide(logging)), {
+    disableErrorReporting: true
+  })
 }
 
 main(process.argv.slice(2))

@@ -3,7 +3,8 @@
  * Chromium behind it. What happens to that Chromium when the service ends is the point of most of these tests.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
-import { existsSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { afterEach, assert, describe, it } from "@effect/vitest"
@@ -34,10 +35,14 @@ afterEach(async () => {
 
 const startService = (env: Record<string, string> = {}): Service => {
   const child = spawn(process.execPath, [main, "serve"], {
-    env: { ...process.env, SWITCHYARD_IDLE_TIMEOUT_MS: "0", ...env },
+    env: {
+      ...process.env,
+      SWITCHYARD_IDLE_TIMEOUT_MS: "0",
+      SWITCHYARD_LOG_DIR: mkdtempSync(join(tmpdir(), "switchyard-logs-")),
+      ...env
+    },
     stdio: ["pipe", "pipe", "pipe"]
   })
-  child.stderr.resume()
   // Answers come back in completion order: match them to calls by id (id-less errors go to the oldest waiter).
   const waiting = new Map<unknown, (line: Record<string, unknown>) => void>()
   createInterface({ input: child.stdout }).on("line", (line) => {
@@ -47,8 +52,19 @@ const startService = (env: Record<string, string> = {}): Service => {
     waiting.delete(key)
     resolve?.(answer)
   })
+  let stderr = ""
+  child.stderr.on("data", (chunk) => {
+    stderr = (stderr + String(chunk)).slice(-2_000)
+  })
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once("exit", (code, signal) => resolve({ code, signal }))
+    child.once("exit", (code, signal) => {
+      // A service that dies answers nothing: fail the calls still waiting, with what it said on stderr.
+      for (const resolveCall of waiting.values()) {
+        resolveCall({ error: { code: 0, message: `the service exited (${signal ?? code}): ${stderr}` } })
+      }
+      waiting.clear()
+      resolve({ code, signal })
+    })
   )
   let id = 0
   const send = (line: string, key: unknown = `raw-${++id}`) =>
@@ -151,6 +167,67 @@ describe("switchyard serve", () => {
       assert.property(status!.result as object, "active")
       const exit = yield* Effect.promise(() => service.exited)
       assert.strictEqual(exit.code, 0)
+    })
+  )
+
+  it.live("logs every attempt: attempt.jsonl, summary.json, a screenshot per attempt, a snapshot on failure", () =>
+    Effect.gen(function* () {
+      const site = yield* SiteServer.start
+      const logs = mkdtempSync(join(tmpdir(), "switchyard-logs-"))
+      const service = startService({ SWITCHYARD_LOG_DIR: logs })
+      const meta = { traceId: "trace-logged" }
+      yield* Effect.promise(() =>
+        service.call("browser.navigate", { url: `${site.url("/forms.html")}?token=s3cr3tQuery`, ...meta })
+      )
+      yield* Effect.promise(() =>
+        service.call("browser.act", { instruction: 'fill "Email" with "canary.person@example-mail.test"', ...meta })
+      )
+      const failed = yield* Effect.promise(() =>
+        service.call("browser.act", { instruction: 'click "No such button"', ...meta })
+      )
+      assert.strictEqual((failed.error as { data: { type: string } }).data.type, "element_not_found")
+      service.child.stdin.end()
+      yield* Effect.promise(() => service.exited)
+
+      const day = readdirSync(join(logs, "browser-automation"))[0]!
+      const dir = join(logs, "browser-automation", day, "trace-logged")
+      const lines = readFileSync(join(dir, "attempt.jsonl"), "utf8")
+        .trimEnd()
+        .split("\n")
+        .map((l) => JSON.parse(l))
+      const events = lines.map((l) => l.event)
+      assert.includeMembers(events, [
+        "start",
+        "success",
+        "failure",
+        "engine_connected",
+        "engine_operation",
+        "engine_failure"
+      ])
+      for (const l of lines) assert.strictEqual(l.traceId, "trace-logged")
+      const summary = JSON.parse(readFileSync(join(dir, "summary.json"), "utf8"))
+      assert.strictEqual(summary.totals.attempts, lines.filter((l) => l.event === "start").length)
+      assert.strictEqual(
+        summary.errorTypes.element_not_found,
+        lines.filter((l) => l.errorType === "element_not_found" && l.event === "failure").length
+      )
+      assert.strictEqual(summary.finalDecision.outcome, "failure")
+      const artifacts = readdirSync(join(dir, "artifacts"))
+      assert.strictEqual(artifacts.filter((a) => a.endsWith(".png")).length, summary.totals.attempts)
+      const snapshots = artifacts.filter((a) => a.endsWith(".snapshot.json"))
+      assert.isAtLeast(snapshots.length, 1)
+      const snapshot = JSON.parse(readFileSync(join(dir, "artifacts", snapshots[0]!), "utf8"))
+      assert.isAbove(snapshot.accessibilityTree.length, 5)
+      assert.strictEqual(snapshot.dom.looked_for, "no such button")
+      const system = readdirSync(join(logs, "system"))
+      assert.lengthOf(system, 1)
+      const everything = readdirSync(logs, { recursive: true, encoding: "utf8" })
+        .map((p) => join(logs, p))
+        .filter((p) => statSync(p).isFile() && !p.endsWith(".png"))
+        .map((p) => readFileSync(p, "utf8"))
+        .join("\n")
+      assert.notInclude(everything, "canary.person@example-mail.test")
+      assert.notInclude(everything, "s3cr3tQuery")
     })
   )
 

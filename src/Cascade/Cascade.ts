@@ -12,6 +12,7 @@
 import { Clock, Context, Data, Effect, Layer, Option, Schedule } from "effect"
 import type { Engine } from "../Engine/Engine.ts"
 import { type EngineError, NotConfigured, Timeout } from "../Engine/EngineError.ts"
+import * as Artifacts from "../Logging/Artifacts.ts"
 import * as Events from "../Logging/Events.ts"
 import { Sandbox } from "../Sandbox/Sandbox.ts"
 import { Engines } from "./Engines.ts"
@@ -237,6 +238,29 @@ export class Cascade extends Context.Service<
 
       const fingerprint = sandbox.fingerprint.pipe(Effect.orElseSucceed(() => "unknown"))
 
+      /** Best effort: artifacts never fail or change the outcome of an attempt. */
+      const capture = (at: AttemptRef, error?: EngineError) =>
+        Effect.gen(function* () {
+          const sink = yield* Artifacts.Artifacts
+          const call = yield* Events.CurrentCall
+          if (call === undefined) return
+          if (sink.screenshots) {
+            const png = yield* sandbox.artifacts.screenshot
+            if (Option.isSome(png)) yield* sink.write(call.traceId, `${at.id}.png`, png.value)
+          }
+          if (error !== undefined && sink.snapshots) {
+            const lookedFor = "target" in error ? error.target : undefined
+            const snapshot = yield* sandbox.artifacts.snapshot(lookedFor)
+            if (Option.isSome(snapshot)) {
+              yield* sink.write(call.traceId, `${at.id}.snapshot.json`, {
+                attemptId: at.id,
+                error: { type: error.type, message: error.message },
+                ...(snapshot.value as object)
+              })
+            }
+          }
+        })
+
       return Cascade.of({
         call: <A>(call: CascadeCall<A>) =>
           run<A>(
@@ -258,9 +282,12 @@ export class Cascade extends Context.Service<
                   return Option.none()
                 }),
               fingerprint,
-              onSuccess: ({ level }) => Effect.sync(() => void breakers.delete(levelName(level))),
-              onFailure: ({ level }) =>
+              onSuccess: (at) =>
+                Effect.sync(() => void breakers.delete(levelName(at.level))).pipe(Effect.andThen(capture(at))),
+              onFailure: (at, error) =>
                 Effect.gen(function* () {
+                  yield* capture(at, error)
+                  const level = at.level
                   const key = levelName(level)
                   const failures = (breakers.get(key)?.failures ?? 0) + 1
                   const now = yield* Clock.currentTimeMillis

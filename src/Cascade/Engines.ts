@@ -1,45 +1,75 @@
 /**
  * The engine registry: turns a cascade level into the engine Layer to connect, or says why that level cannot run
- * here (no model credentials, no VNC for a person) so the cascade skips it without a network call.
+ * here (no model credentials, no person to take over) so the cascade skips it without a network call.
  */
 import { Context, Effect, Layer } from "effect"
-import type { NotConfigured } from "../Engine/EngineError.ts"
-import { NotConfigured as NotConfiguredError } from "../Engine/EngineError.ts"
-import type * as Model from "../Engine/Model.ts"
+import { NotConfigured } from "../Engine/EngineError.ts"
+import * as MagnitudeEngine from "../Engine/MagnitudeEngine.ts"
+import * as Model from "../Engine/Model.ts"
 import * as PlaywrightEngine from "../Engine/PlaywrightEngine.ts"
+import * as StagehandEngine from "../Engine/StagehandEngine.ts"
 import type { EngineSpec } from "../Sandbox/Sandbox.ts"
 import type { Level } from "./Policy.ts"
 
 export interface EnginesOptions {
+  /** Models and credentials for the LLM engines (explicit config; the environment fills the rest). */
   readonly model?: Model.ModelConfig
-}
-
-export class Engines extends Context.Service<
-  Engines,
-  { readonly specFor: (level: Level) => Effect.Effect<EngineSpec, NotConfigured> }
->()("switchyard/Engines") {
-  static readonly layerWith = (_options: EnginesOptions = {}) =>
-    Layer.succeed(
-      Engines,
-      Engines.of({
-        specFor: (level) => {
-          switch (level.engine) {
-            case "playwright":
-              return Effect.succeed(playwright)
-            default:
-              return Effect.fail(
-                new NotConfiguredError({ engine: level.engine, message: `the ${level.engine} engine is not available` })
-              )
-          }
-        }
-      })
-    )
-
-  static readonly layer = Engines.layerWith()
+  /** Per-engine options beyond the model, e.g. shorter limits in tests. */
+  readonly stagehand?: Omit<StagehandEngine.StagehandEngineOptions, "mode" | "model">
+  readonly magnitude?: Omit<MagnitudeEngine.MagnitudeEngineOptions, "model">
 }
 
 const playwright: EngineSpec = {
   kind: "playwright",
   capabilities: PlaywrightEngine.capabilities,
   layer: PlaywrightEngine.layer
+}
+
+export const make = (options: EnginesOptions = {}): { readonly specFor: Engines["Service"]["specFor"] } => {
+  const model = options.model ?? {}
+  // Layers are built once per level, so a connect reuses the same Layer value.
+  const stagehand = {
+    dom: StagehandEngine.layerWith({ ...options.stagehand, mode: "dom", model }),
+    cua: StagehandEngine.layerWith({ ...options.stagehand, mode: "cua", model })
+  }
+  const magnitude = MagnitudeEngine.layerWith({ ...options.magnitude, model })
+  return {
+    specFor: (level): Effect.Effect<EngineSpec, NotConfigured> => {
+      switch (level.engine) {
+        case "playwright":
+          return Effect.succeed(playwright)
+        case "stagehand": {
+          const mode = level.mode ?? "dom"
+          return Model.resolve(mode === "dom" ? "stagehandDom" : "stagehandCua", model).pipe(
+            Effect.as<EngineSpec>({
+              kind: "stagehand",
+              mode,
+              capabilities: StagehandEngine.capabilities[mode],
+              layer: stagehand[mode]
+            })
+          )
+        }
+        case "magnitude":
+          return Model.resolve("magnitude", model).pipe(
+            Effect.as<EngineSpec>({ kind: "magnitude", capabilities: MagnitudeEngine.capabilities, layer: magnitude })
+          )
+        case "human":
+          return Effect.fail(
+            new NotConfigured({
+              engine: "human",
+              message: "human takeover is not set up on this service (it needs a VNC display)"
+            })
+          )
+      }
+    }
+  }
+}
+
+/** Declared after `make`, which its layer statics call while the class is being defined. */
+export class Engines extends Context.Service<
+  Engines,
+  { readonly specFor: (level: Level) => Effect.Effect<EngineSpec, NotConfigured> }
+>()("switchyard/Engines") {
+  static readonly layerWith = (options: EnginesOptions = {}) => Layer.succeed(Engines, make(options))
+  static readonly layer = Engines.layerWith()
 }

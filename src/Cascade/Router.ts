@@ -270,7 +270,31 @@ export class Router extends Context.Service<
             return could.length > 0 ? { ...info, servableBy: could } : info
           })
 
+        /** One system-log line per call; failures also reach stderr as a one-line summary. */
+        const logCall = (tool: string, started: number, answer: ToolAnswer) => {
+          const line = JSON.stringify({
+            event: "tool_call",
+            tool,
+            traceId: answer.traceId,
+            ...(answer.stepId === undefined ? {} : { stepId: answer.stepId }),
+            attemptId: answer.attemptId,
+            ok: answer.ok,
+            engine: answer.state.engine,
+            durationMs: Date.now() - started,
+            ...(answer.error ? { errorType: answer.error.type, reason: answer.error.message } : {})
+          })
+          return answer.ok ? Effect.logInfo(line) : Effect.logWarning(line)
+        }
+
         const call = (toolName: string, rawArgs: unknown, meta: CallMeta = {}) =>
+          Effect.suspend(() => {
+            const started = Date.now()
+            return callUnlogged(toolName, rawArgs, meta).pipe(
+              Effect.tap((answer) => logCall(toolName, started, answer))
+            )
+          })
+
+        const callUnlogged = (toolName: string, rawArgs: unknown, meta: CallMeta = {}) =>
           Effect.gen(function* () {
             const traceId = meta.traceId ?? crypto.randomUUID()
             const step = stepOf(traceId, meta.stepId)

@@ -18,6 +18,7 @@ import * as Events from "../Logging/Events.ts"
 import { BrowserProvider, BrowserSession, type RunningBrowser } from "./Browser.ts"
 import * as Cdp from "./Cdp.ts"
 import * as Page from "./PageState.ts"
+import * as Snapshot from "./Snapshot.ts"
 
 /** Which engine to connect: its kind and mode name it, its Layer connects it to a `BrowserSession`. */
 export interface EngineSpec {
@@ -93,6 +94,11 @@ export class Sandbox extends Context.Service<
     readonly pageState: Effect.Effect<PageState, EngineError>
     /** A digest of the page's URL, title and form state ("" when no page is readable). */
     readonly fingerprint: Effect.Effect<string>
+    /** Artifacts over raw CDP, whatever engine is connected: a masked screenshot, a failure snapshot. */
+    readonly artifacts: {
+      readonly screenshot: Effect.Effect<Option.Option<Uint8Array>>
+      readonly snapshot: (lookedFor?: string) => Effect.Effect<Option.Option<unknown>>
+    }
     readonly status: Effect.Effect<SandboxStatus>
     readonly history: Effect.Effect<ReadonlyArray<SwitchRecord>>
     /** Interrupts the call holding the lease and disconnects its engine; the browser stays. */
@@ -499,6 +505,25 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     fingerprint: Effect.suspend(() =>
       browser === undefined ? Effect.succeed("") : Page.fingerprint(sessionOf(browser))
     ),
+    artifacts: {
+      screenshot: Effect.suspend(() =>
+        browser === undefined
+          ? Effect.succeed(Option.none<Uint8Array>())
+          : Snapshot.screenshot(sessionOf(browser)).pipe(
+              Effect.timeoutOption(5_000),
+              Effect.orElseSucceed(() => Option.none<Uint8Array>())
+            )
+      ),
+      snapshot: (lookedFor?: string) =>
+        Effect.suspend(() =>
+          browser === undefined
+            ? Effect.succeed(Option.none<unknown>())
+            : Snapshot.failureSnapshot(sessionOf(browser), lookedFor).pipe(
+                Effect.timeoutOption(5_000),
+                Effect.orElseSucceed(() => Option.none<unknown>())
+              )
+        )
+    },
     status,
     history: Effect.sync(() => [...history]),
     forceRelease,

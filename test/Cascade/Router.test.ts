@@ -3,7 +3,7 @@
  * what the agent is told, and what state every answer carries.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { Cascade, type CascadeCall } from "../../src/Cascade/Cascade.ts"
 import { Engines } from "../../src/Cascade/Engines.ts"
 import { Router, type RouterOptions } from "../../src/Cascade/Router.ts"
@@ -84,7 +84,8 @@ const router = (script: Script, options: RouterOptions = {}) => {
   )
   const sandbox = Layer.mock(Sandbox)({
     status: Effect.succeed(status),
-    close: Effect.void
+    close: Effect.void,
+    artifacts: { screenshot: Effect.succeed(Option.none()), snapshot: () => Effect.succeed(Option.none()) }
   })
   return Layer.build(Router.layerWith(options).pipe(Layer.provide([cascade, engines, sandbox]))).pipe(
     Effect.map((context) => Context.get(context, Router))

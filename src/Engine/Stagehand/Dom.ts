@@ -1,0 +1,324 @@
+/**
+ * Stagehand in `dom` mode on the main thread, with every SDK call made cancellable: the call's abort signal reaches
+ * the model's HTTP request through model middleware, and a closed CDP transport fails the call at once.
+ */
+import { AsyncLocalStorage } from "node:async_hooks"
+import { type ModelConfiguration, Stagehand, type Action as StagehandAction } from "@browserbasehq/stagehand"
+import { DateTime, Effect, Redacted } from "effect"
+import { BrowserSession } from "../../Sandbox/Browser.ts"
+import { type Action, type ActResult, type Capabilities, Engine, type ScreenshotOptions } from "../Engine.ts"
+import {
+  CdpClosed,
+  EndpointUnreachable,
+  type EngineError,
+  InvalidInput,
+  NavigationFailed,
+  type SideEffect,
+  Timeout
+} from "../EngineError.ts"
+import * as Model from "../Model.ts"
+import type { StagehandEngineOptions } from "../StagehandEngine.ts"
+import * as Errors from "./Errors.ts"
+import * as StagehandPage from "./Page.ts"
+import * as Schema from "./Schema.ts"
+
+const engine = "stagehand" as const
+
+type Middleware = NonNullable<Extract<ModelConfiguration, { modelName: string }>["middleware"]>
+
+/** The SDK call in flight: its abort signal and how many model answers it has had (an act acts after the first). */
+interface Call {
+  readonly signal: AbortSignal
+  readonly progress: { answers: number }
+}
+
+/**
+ * The abort signal of the current call reaches every model request, and failed requests are marked not retryable:
+ * the AI SDK retries only errors marked retryable, so the caller's Schedule stays the only retry policy.
+ */
+const middlewareFor = (calls: AsyncLocalStorage<Call>): Middleware => ({
+  transformParams: async ({ params }) => {
+    const call = calls.getStore()
+    if (call === undefined) return params
+    const abortSignal =
+      params.abortSignal === undefined ? call.signal : AbortSignal.any([params.abortSignal, call.signal])
+    return { ...params, abortSignal }
+  },
+  wrapGenerate: async ({ doGenerate }) => {
+    try {
+      const result = await doGenerate()
+      const call = calls.getStore()
+      if (call !== undefined) call.progress.answers++
+      return result
+    } catch (error) {
+      if (typeof error === "object" && error !== null && "isRetryable" in error) {
+        Object.defineProperty(error, "isRetryable", { value: false })
+      }
+      throw error
+    }
+  }
+})
+
+/** The AI SDK's Anthropic provider wants `…/v1`; a configured Anthropic base URL is the origin its own SDK takes. */
+const aiSdkBaseURL = (provider: string, baseURL: string) =>
+  provider === "anthropic" && !/\/v1\/?$/.test(baseURL) ? `${baseURL.replace(/\/$/, "")}/v1` : baseURL
+
+const quote = (s: string) => JSON.stringify(s)
+
+const toAction = (a: StagehandAction): Action => ({
+  selector: a.selector,
+  method: a.method ?? "click",
+  arguments: a.arguments ?? [],
+  description: a.description
+})
+
+const describe = (a: Action) =>
+  `${a.method} ${a.description || a.selector}${a.arguments.length > 0 ? ` (${a.arguments.map(quote).join(", ")})` : ""}`
+
+/** How a failure is labelled: `after-model` means no side effect until the model has answered once. */
+interface Step {
+  readonly action: string
+  readonly timeoutMs: number
+  readonly sideEffect: SideEffect | "after-model"
+  readonly url?: string
+}
+
+export const make = Effect.fn("StagehandEngine.dom")(function* (options: StagehandEngineOptions, caps: Capabilities) {
+  const actionTimeoutMs = options.actionTimeoutMs ?? 60_000
+  const navigationTimeoutMs = options.navigationTimeoutMs ?? 30_000
+  const pageTimeoutMs = options.pageTimeoutMs ?? 10_000
+  const connectTimeoutMs = options.connectTimeoutMs ?? 15_000
+  const session = yield* BrowserSession
+  const model = yield* Model.resolve("stagehandDom", options.model)
+  const calls = new AsyncLocalStorage<Call>()
+
+  const connection = yield* Effect.acquireRelease(
+    Effect.try({
+      try: () => ({
+        ready: undefined as Promise<void> | undefined,
+        sh: new Stagehand({
+          env: "LOCAL",
+          localBrowserLaunchOptions: { cdpUrl: session.wsEndpoint, connectTimeoutMs },
+          model: {
+            modelName: model.id,
+            apiKey: Redacted.value(model.apiKey),
+            ...(model.baseURL === undefined ? {} : { baseURL: aiSdkBaseURL(model.provider, model.baseURL) }),
+            ...(model.provider === "openai" ? { openaiEndpointFormat: options.openaiEndpointFormat ?? "chat" } : {}),
+            middleware: middlewareFor(calls)
+          },
+          // A failing Action must not silently ask the model and click something else; retries are the caller's.
+          selfHeal: false,
+          ...(options.domSettleTimeoutMs === undefined ? {} : { domSettleTimeout: options.domSettleTimeoutMs }),
+          disablePino: true,
+          verbose: 0,
+          logger: () => {}
+        })
+      }),
+      catch: (cause) => Errors.connectError(cause, session.wsEndpoint, model.provider)
+    }),
+    // On an attached browser close() only disconnects; wait for a connect still under way so it is closed too.
+    ({ sh, ready }) =>
+      Effect.promise(async () => {
+        await ready?.catch(() => undefined)
+        await sh.close().catch(() => undefined)
+      }).pipe(Effect.timeoutOption(options.releaseTimeoutMs ?? 5_000))
+  )
+  const { sh } = connection
+  connection.ready = sh.init()
+  yield* Effect.tryPromise({
+    try: () => connection.ready!,
+    catch: (cause) => Errors.connectError(cause, session.wsEndpoint, model.provider)
+  }).pipe(
+    Effect.timeoutOrElse({
+      duration: connectTimeoutMs,
+      orElse: () =>
+        Effect.fail(
+          new EndpointUnreachable({
+            engine,
+            action: "connect",
+            endpoint: session.wsEndpoint,
+            message: `Stagehand did not attach to ${session.wsEndpoint} within ${connectTimeoutMs} ms`
+          })
+        )
+    })
+  )
+
+  // Stagehand drops its context when the socket closes, and a call in flight may then never settle: watch the
+  // transport and fail the call instead.
+  const context = sh.context
+  let closedBy: string | undefined
+  const waiting = new Set<() => void>()
+  const onClosed = (why: string) => {
+    closedBy = why
+    for (const wake of waiting) wake()
+    waiting.clear()
+  }
+  yield* Effect.acquireRelease(
+    Effect.sync(() => context.conn.onTransportClosed(onClosed)),
+    () => Effect.sync(() => context.conn.offTransportClosed(onClosed))
+  )
+
+  const { page, found } = yield* Effect.tryPromise({
+    try: () => StagehandPage.find(sh, session.targetId),
+    catch: (cause) => Errors.connectError(cause, session.wsEndpoint, model.provider)
+  })
+  if (found !== "target") {
+    yield* Effect.logWarning(
+      `StagehandEngine: the session's page ${session.targetId} is gone; using ${found === "first" ? "the first open page" : "a new page"}`
+    )
+  }
+
+  const isConnected = () =>
+    closedBy === undefined && (sh.context as typeof context | null) !== null && context.pages().includes(page)
+
+  const attemptOf = (step: Step, progress: { answers: number }): Errors.Attempt => ({
+    action: step.action,
+    timeoutMs: step.timeoutMs,
+    provider: model.provider,
+    sideEffect: step.sideEffect === "after-model" ? (progress.answers > 0 ? "possible" : "none") : step.sideEffect,
+    ...(step.url === undefined ? {} : { url: step.url })
+  })
+
+  const closedError = (at: Errors.Attempt) =>
+    new CdpClosed({
+      engine,
+      action: at.action,
+      sideEffect: at.sideEffect,
+      message: `the browser connection closed during ${at.action}: ${closedBy ?? "the engine is no longer connected to the page"}`
+    })
+
+  /** Fails as soon as the CDP transport closes. */
+  const whenClosed = (at: () => Errors.Attempt) =>
+    Effect.callback<never, CdpClosed>((resume) => {
+      const wake = () => resume(Effect.fail(closedError(at())))
+      if (closedBy !== undefined) return wake()
+      waiting.add(wake)
+      return Effect.sync(() => void waiting.delete(wake))
+    })
+
+  /**
+   * One SDK call, cancellable: interruption (the limit below, or the caller's own timeout) aborts the model request
+   * through the call's signal, and a closed transport wins the race at once. The SDK's promise may never settle
+   * after a browser death; nothing waits for it.
+   */
+  const run = <A>(step: Step, f: () => Promise<A>): Effect.Effect<A, EngineError> =>
+    Effect.suspend(() => {
+      const progress = { answers: 0 }
+      const at = () => attemptOf(step, progress)
+      if (!isConnected()) return Effect.fail(closedError(at()))
+      const sdk = Effect.tryPromise({
+        try: (signal) => calls.run({ signal, progress }, f),
+        catch: (cause) => Errors.toEngineError(cause, at())
+      })
+      return Effect.raceFirst(sdk, whenClosed(at)).pipe(
+        Effect.timeoutOrElse({
+          duration: step.timeoutMs,
+          orElse: () =>
+            Effect.fail(
+              new Timeout({
+                engine,
+                action: step.action,
+                timeoutMs: step.timeoutMs,
+                sideEffect: at().sideEffect,
+                message: `${step.action} did not finish within ${step.timeoutMs} ms and was stopped`
+              })
+            )
+        })
+      )
+    })
+
+  const actResult = (result: { readonly message: string; readonly actions: ReadonlyArray<StagehandAction> }) => {
+    const actions = result.actions.map(toAction)
+    const [only] = actions
+    return {
+      success: true,
+      description: actions.length > 0 ? actions.map(describe).join(", then ") : result.message,
+      ...(actions.length === 1 && only !== undefined ? { action: only } : {})
+    } satisfies ActResult
+  }
+
+  return Engine.of({
+    kind: engine,
+    mode: "dom",
+    capabilities: caps,
+
+    navigate: Effect.fn("StagehandEngine.navigate")(function* (url: string) {
+      const label = `navigate ${url}`
+      if (!URL.canParse(url)) {
+        return yield* new InvalidInput({
+          engine,
+          action: label,
+          field: "url",
+          message: `${quote(url)} is not an absolute URL (include the scheme, e.g. https://)`
+        })
+      }
+      const landed = yield* run({ action: label, timeoutMs: navigationTimeoutMs, sideEffect: "possible", url }, () =>
+        StagehandPage.navigate(page, url, navigationTimeoutMs)
+      )
+      if (landed.errorCode !== undefined) {
+        return yield* new NavigationFailed({
+          engine,
+          action: label,
+          url,
+          message: `navigation to ${url} failed: ${landed.errorCode}`
+        })
+      }
+      return { url: landed.url, title: landed.title, status: landed.status }
+    }),
+
+    act: Effect.fn("StagehandEngine.act")(function* (input: string | Action) {
+      if (typeof input === "string") {
+        const result = yield* run({ action: input, timeoutMs: actionTimeoutMs, sideEffect: "after-model" }, () =>
+          sh.act(input, { page })
+        )
+        if (!result.success) return yield* Effect.fail(Errors.failedAct(result.message, input, input))
+        return actResult(result)
+      }
+      const label = `${input.method} ${input.selector}`.trim()
+      const action = { ...input, arguments: [...input.arguments] }
+      const result = yield* run({ action: label, timeoutMs: actionTimeoutMs, sideEffect: "possible" }, () =>
+        sh.act(action, { page })
+      )
+      if (!result.success) return yield* Effect.fail(Errors.failedAct(result.message, input.selector, label))
+      return actResult(result)
+    }),
+
+    observe: Effect.fn("StagehandEngine.observe")(function* (instruction: string) {
+      const found = yield* run(
+        { action: `observe ${instruction}`, timeoutMs: actionTimeoutMs, sideEffect: "none" },
+        () => sh.observe(instruction, { page })
+      )
+      return found.map(toAction)
+    }),
+
+    extract: Effect.fn("StagehandEngine.extract")(function* (instruction: string, jsonSchema?: unknown) {
+      const step: Step = { action: `extract ${instruction}`, timeoutMs: actionTimeoutMs, sideEffect: "none" }
+      if (jsonSchema === undefined) return withoutCacheStatus(yield* run(step, () => sh.extract(instruction, { page })))
+      const schema = yield* Effect.fromResult(Schema.toZod(jsonSchema))
+      return withoutCacheStatus(yield* run(step, () => sh.extract(instruction, schema, { page })))
+    }),
+
+    screenshot: Effect.fn("StagehandEngine.screenshot")(function* (options?: ScreenshotOptions) {
+      return yield* run({ action: "screenshot", timeoutMs: pageTimeoutMs, sideEffect: "none" }, () =>
+        StagehandPage.screenshot(page, options?.fullPage ?? false)
+      )
+    }),
+
+    pageState: Effect.fn("StagehandEngine.pageState")(function* () {
+      const state = yield* run({ action: "pageState", timeoutMs: pageTimeoutMs, sideEffect: "none" }, () =>
+        StagehandPage.state(page)
+      )
+      const now = yield* DateTime.now
+      return { ...state, timestamp: DateTime.formatIso(now) }
+    }),
+
+    connected: () => Effect.sync(isConnected)
+  })
+})
+
+/** Stagehand adds `cacheStatus` when its server cache answered; it is not part of what was extracted. */
+const withoutCacheStatus = (value: unknown) => {
+  if (typeof value !== "object" || value === null || Array.isArray(value) || !("cacheStatus" in value)) return value
+  const { cacheStatus: _, ...rest } = value as Record<string, unknown>
+  return rest
+}

@@ -1,0 +1,279 @@
+/**
+ * The per-trace log of seed 003: `browser-automation/YYYY-MM-DD/<traceId>/attempt.jsonl` (every event, redacted),
+ * `summary.json` (totals, per-provider success rates, per-error-type counts, final decision) kept in step with
+ * it, and `artifacts/`. Writes run on one background fiber: a browser call never waits for the disk, and a disk
+ * that fails (read-only, full) is reported once on stderr and counted, never raised.
+ */
+import { appendFile, mkdir, rename, writeFile } from "node:fs/promises"
+import { homedir } from "node:os"
+import { join } from "node:path"
+import { Context, Effect, Fiber, Layer, Queue } from "effect"
+import * as Artifacts from "./Artifacts.ts"
+import * as Events from "./Events.ts"
+import * as Redact from "./Redact.ts"
+
+export interface AttemptLogOptions {
+  /** Log root; default `$SWITCHYARD_LOG_DIR`, else `$CLAW_LOG_DIR`, else `~/.switchyard/logs`. */
+  readonly root?: string
+  readonly redactor?: Redact.Redactor
+}
+
+export const defaultRoot = () =>
+  process.env.SWITCHYARD_LOG_DIR || process.env.CLAW_LOG_DIR || join(homedir(), ".switchyard", "logs")
+
+interface ProviderTotals {
+  attempts: number
+  successes: number
+  failures: number
+  successRate: number
+}
+
+export interface Summary {
+  traceId: string
+  startedAt: string
+  updatedAt: string
+  totals: { events: number; attempts: number; successes: number; failures: number; fallbacks: number; disabled: number }
+  providers: Record<string, ProviderTotals>
+  errorTypes: Record<string, number>
+  finalDecision: {
+    outcome: "success" | "failure"
+    provider: string
+    action: string | null
+    attemptId: string
+    errorType: string | null
+  } | null
+}
+
+const emptySummary = (traceId: string, ts: string): Summary => ({
+  traceId,
+  startedAt: ts,
+  updatedAt: ts,
+  totals: { events: 0, attempts: 0, successes: 0, failures: 0, fallbacks: 0, disabled: 0 },
+  providers: {},
+  errorTypes: {},
+  finalDecision: null
+})
+
+/** Folds one event into a trace's summary: the summary is a function of the lines written so far. */
+export const fold = (summary: Summary, event: Events.Stamped): Summary => {
+  summary.updatedAt = event.ts
+  summary.totals.events++
+  const provider = (name: string) => {
+    summary.providers[name] ??= { attempts: 0, successes: 0, failures: 0, successRate: 0 }
+    return summary.providers[name]
+  }
+  switch (event.event) {
+    case "start":
+      summary.totals.attempts++
+      provider(event.provider).attempts++
+      break
+    case "success": {
+      summary.totals.successes++
+      const p = provider(event.provider)
+      p.successes++
+      p.successRate = p.successes / Math.max(p.attempts, 1)
+      summary.finalDecision = {
+        outcome: "success",
+        provider: event.provider,
+        action: event.action ?? null,
+        attemptId: event.attemptId,
+        errorType: null
+      }
+      break
+    }
+    case "failure": {
+      summary.totals.failures++
+      const p = provider(event.provider)
+      p.failures++
+      p.successRate = p.successes / Math.max(p.attempts, 1)
+      summary.errorTypes[event.errorType] = (summary.errorTypes[event.errorType] ?? 0) + 1
+      summary.finalDecision = {
+        outcome: "failure",
+        provider: event.provider,
+        action: event.action ?? null,
+        attemptId: event.attemptId,
+        errorType: event.errorType
+      }
+      break
+    }
+    case "fallback":
+      summary.totals.fallbacks++
+      break
+    case "disabled":
+      summary.totals.disabled++
+      break
+  }
+  return summary
+}
+
+export const dateOf = (ts: string) => ts.slice(0, 10)
+
+type Job =
+  | { readonly kind: "event"; readonly event: Events.Stamped }
+  | { readonly kind: "artifact"; readonly traceId: string; readonly name: string; readonly data: Uint8Array | string }
+  | { readonly kind: "flush"; readonly done: () => void }
+
+interface Trace {
+  readonly dir: string
+  readonly summary: Summary
+  ready: boolean
+}
+
+const safeName = (id: string) => id.replaceAll(/[^A-Za-z0-9._-]/g, "_").slice(0, 128) || "_"
+
+export const make = Effect.fnUntraced(function* (options: AttemptLogOptions = {}) {
+  const root = options.root ?? defaultRoot()
+  const redactor = options.redactor ?? Redact.defaultRedactor
+  const queue = yield* Queue.unbounded<Job>()
+  const traces = new Map<string, Trace>()
+  let failed = 0
+  let reported = false
+
+  const traceDir = (traceId: string, ts = new Date().toISOString()) =>
+    join(root, "browser-automation", dateOf(ts), safeName(traceId))
+
+  const failure = (what: string, error: unknown) => {
+    failed++
+    if (reported) return
+    reported = true
+    process.stderr.write(
+      `switchyard: cannot write logs under ${root} (${what}: ${(error as Error).message}); browser calls continue, later log failures are only counted\n`
+    )
+  }
+
+  const traceOf = async (traceId: string, ts: string) => {
+    let trace = traces.get(traceId)
+    if (trace === undefined) {
+      trace = { dir: traceDir(traceId, ts), summary: emptySummary(traceId, ts), ready: false }
+      traces.set(traceId, trace)
+      // Keep memory bounded in a long-lived service: forget the oldest traces (their files stay).
+      if (traces.size > 1_000) traces.delete(traces.keys().next().value!)
+    }
+    if (!trace.ready) {
+      await mkdir(join(trace.dir, "artifacts"), { recursive: true })
+      trace.ready = true
+    }
+    return trace
+  }
+
+  /** One batch: per trace, append its lines in one write, then replace summary.json atomically. */
+  const writeBatch = async (jobs: ReadonlyArray<Job>) => {
+    const byTrace = new Map<string, Array<Events.Stamped>>()
+    for (const job of jobs) {
+      if (job.kind !== "event") continue
+      const list = byTrace.get(job.event.traceId) ?? []
+      list.push(job.event)
+      byTrace.set(job.event.traceId, list)
+    }
+    for (const [traceId, events] of byTrace) {
+      try {
+        const trace = await traceOf(traceId, events[0]!.ts)
+        const redacted = events.map((e) => redactor.value(e) as Events.Stamped)
+        await appendFile(join(trace.dir, "attempt.jsonl"), redacted.map((e) => `${JSON.stringify(e)}\n`).join(""))
+        for (const e of redacted) fold(trace.summary, e)
+        const tmp = join(trace.dir, `.summary.json.${process.pid}.tmp`)
+        await writeFile(tmp, `${JSON.stringify(trace.summary, null, 2)}\n`)
+        await rename(tmp, join(trace.dir, "summary.json"))
+      } catch (error) {
+        failure(`trace ${traceId}`, error)
+      }
+    }
+    for (const job of jobs) {
+      if (job.kind === "artifact") {
+        try {
+          const trace = await traceOf(job.traceId, new Date().toISOString())
+          await writeFile(join(trace.dir, "artifacts", safeName(job.name)), job.data)
+        } catch (error) {
+          failure(`artifact ${job.name}`, error)
+        }
+      } else if (job.kind === "flush") job.done()
+    }
+  }
+
+  const writer = yield* Effect.forkScoped(
+    Effect.forever(Queue.takeAll(queue).pipe(Effect.flatMap((jobs) => Effect.promise(() => writeBatch(jobs))))).pipe(
+      Effect.ignore
+    )
+  )
+
+  const flush = Effect.callback<void>((resume) => {
+    Queue.offerUnsafe(queue, { kind: "flush", done: () => resume(Effect.void) })
+  })
+
+  // On shutdown, what is queued reaches the disk before the scope closes.
+  yield* Effect.addFinalizer(() =>
+    flush.pipe(
+      Effect.timeoutOption(5_000),
+      Effect.andThen(Queue.shutdown(queue)),
+      Effect.andThen(Fiber.interrupt(writer))
+    )
+  )
+
+  return AttemptLog.of({
+    root,
+    traceDir,
+    record: (event) =>
+      Effect.sync(() => {
+        if (event.traceId) Queue.offerUnsafe(queue, { kind: "event", event })
+      }),
+    artifact: (traceId, name, data) =>
+      Effect.sync(() => {
+        Queue.offerUnsafe(queue, {
+          kind: "artifact",
+          traceId,
+          name,
+          data:
+            data instanceof Uint8Array
+              ? data
+              : typeof data === "string"
+                ? redactor.text(data)
+                : JSON.stringify(redactor.value(data), null, 2)
+        })
+      }),
+    flush,
+    failures: Effect.sync(() => failed)
+  })
+})
+
+export class AttemptLog extends Context.Service<
+  AttemptLog,
+  {
+    readonly root: string
+    /** Directory of a trace's log (it may not exist yet). */
+    readonly traceDir: (traceId: string, ts?: string) => string
+    /** Queues an event for its trace's log; events without a trace are ignored here. */
+    readonly record: (event: Events.Stamped) => Effect.Effect<void>
+    /** Queues an artifact for a trace, written under `artifacts/`: bytes as they are, text and JSON redacted. */
+    readonly artifact: (traceId: string, name: string, data: Uint8Array | string | object) => Effect.Effect<void>
+    /** Waits until everything queued so far is on disk (or has failed). */
+    readonly flush: Effect.Effect<void>
+    /** Writes that failed since start. */
+    readonly failures: Effect.Effect<number>
+  }
+>()("switchyard/AttemptLog") {
+  static readonly layerWith = (options: AttemptLogOptions = {}) => Layer.effect(AttemptLog, make(options))
+  static readonly layer = AttemptLog.layerWith()
+}
+
+/** The attempt log as the `Events` sink: every stamped event goes to its trace's files. */
+export const eventsLayer = Layer.effect(
+  Events.Events,
+  Effect.gen(function* () {
+    const log = yield* AttemptLog
+    return { emit: (event: Events.Stamped) => log.record(event) }
+  })
+)
+
+/** The attempt log as the artifact sink, capturing what `options` asks for. */
+export const artifactsLayer = (options: { readonly screenshots?: boolean; readonly snapshots?: boolean } = {}) =>
+  Layer.effect(
+    Artifacts.Artifacts,
+    Effect.gen(function* () {
+      const log = yield* AttemptLog
+      return {
+        screenshots: options.screenshots ?? true,
+        snapshots: options.snapshots ?? true,
+        write: (traceId: string, name: string, data: Uint8Array | object) => log.artifact(traceId, name, data)
+      }
+    })
+  )

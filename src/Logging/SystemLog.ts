@@ -1,0 +1,96 @@
+/**
+ * The service's own log (seed 000): `system/YYYY-MM-DD.log` under the log root gets every Effect log line at info
+ * and above as redacted JSON (the `stagehand_fallback` payloads among them); stderr gets only failure summaries.
+ * A log directory that cannot be written is reported once on stderr and counted; logging never fails a call.
+ */
+import { createWriteStream, mkdirSync, type WriteStream } from "node:fs"
+import { join } from "node:path"
+import { Cause, Effect, Layer, Logger, LogLevel } from "effect"
+import * as Redact from "./Redact.ts"
+
+export interface SystemLogOptions {
+  readonly root: string
+  readonly redactor?: Redact.Redactor
+  /** Failure summaries on stderr (warnings and errors); on by default. */
+  readonly stderr?: boolean
+}
+
+const text = (message: unknown): string =>
+  Array.isArray(message) ? message.map(text).join(" ") : typeof message === "string" ? message : JSON.stringify(message)
+
+/** A message that is itself a JSON payload (`{"event":"stagehand_fallback",…}`) is logged as that object. */
+const payload = (message: unknown): unknown => {
+  const parts = Array.isArray(message) ? message : [message]
+  if (parts.length === 1 && typeof parts[0] === "string" && parts[0].startsWith("{")) {
+    try {
+      return JSON.parse(parts[0])
+    } catch {
+      return parts[0]
+    }
+  }
+  return parts.length === 1 ? parts[0] : parts
+}
+
+export const make = (options: SystemLogOptions) => {
+  const redactor = options.redactor ?? Redact.defaultRedactor
+  const dir = join(options.root, "system")
+  let day = ""
+  let stream: WriteStream | undefined
+  let failures = 0
+  let reported = false
+
+  const fail = (error: Error) => {
+    failures++
+    if (reported) return
+    reported = true
+    process.stderr.write(
+      `switchyard: cannot write the system log in ${dir} (${error.message}); continuing without it\n`
+    )
+  }
+
+  const streamFor = (date: Date) => {
+    const today = date.toISOString().slice(0, 10)
+    if (today !== day || stream === undefined) {
+      stream?.end()
+      day = today
+      try {
+        mkdirSync(dir, { recursive: true })
+        stream = createWriteStream(join(dir, `${today}.log`), { flags: "a" })
+        stream.on("error", fail)
+      } catch (error) {
+        fail(error as Error)
+        stream = undefined
+      }
+    }
+    return stream
+  }
+
+  const logger = Logger.make<unknown, void>(({ message, logLevel, date, cause }) => {
+    if (LogLevel.isLessThan(logLevel, "Info")) return
+    const line = redactor.value({
+      ts: date.toISOString(),
+      level: logLevel.toLowerCase(),
+      message: payload(message),
+      ...(cause.reasons.length === 0 ? {} : { cause: Cause.pretty(cause) })
+    })
+    streamFor(date)?.write(`${JSON.stringify(line)}\n`)
+    if (options.stderr !== false && LogLevel.isGreaterThanOrEqualTo(logLevel, "Warn")) {
+      process.stderr.write(`switchyard: ${logLevel.toLowerCase()}: ${redactor.text(text(message))}\n`)
+    }
+  })
+
+  return {
+    logger,
+    failures: () => failures,
+    close: () => new Promise<void>((resolve) => (stream ? stream.end(resolve) : resolve()))
+  }
+}
+
+/** Replaces the default console logger with the system log (and stderr failure summaries) for the scope. */
+export const layer = (options: SystemLogOptions) =>
+  Layer.unwrap(
+    Effect.acquireRelease(
+      Effect.sync(() => make(options)),
+      (log) => Effect.promise(log.close)
+    ).pipe(Effect.map((log) => Logger.layer([log.logger])))
+  )

@@ -1,0 +1,120 @@
+/**
+ * Artifacts read straight from the page over raw CDP, whatever engine is (or is not) connected: a screenshot with
+ * text inputs masked before capture, and the failure snapshot of seed 003 — the full accessibility tree plus a
+ * minimal DOM JSON around the nodes next to the failure.
+ */
+import { Effect } from "effect"
+import * as Redact from "../Logging/Redact.ts"
+import * as Cdp from "./Cdp.ts"
+
+interface Target {
+  readonly wsEndpoint: string
+  readonly targetId: string
+}
+
+/** A PNG of the viewport; text inputs are masked in the page for the capture and unmasked after. */
+export const screenshot = (target: Target) =>
+  Cdp.withTarget(target.wsEndpoint, target.targetId, (cdp, sessionId) =>
+    Effect.gen(function* () {
+      yield* cdp.send("Runtime.evaluate", { expression: Redact.maskInputsScript }, sessionId)
+      const shot = yield* cdp
+        .send<{ data: string }>("Page.captureScreenshot", { format: "png" }, sessionId)
+        .pipe(
+          Effect.ensuring(
+            cdp.send("Runtime.evaluate", { expression: Redact.unmaskInputsScript }, sessionId).pipe(Effect.ignore)
+          )
+        )
+      return new Uint8Array(Buffer.from(shot.data, "base64"))
+    })
+  )
+
+interface AxNode {
+  readonly nodeId: string
+  readonly ignored?: boolean
+  readonly role?: { readonly value?: string }
+  readonly name?: { readonly value?: string }
+  readonly value?: { readonly value?: unknown }
+  readonly childIds?: ReadonlyArray<string>
+  readonly backendDOMNodeId?: number
+}
+
+/** Runs in the page: elements whose text, label or attributes mention `needle` (else the focused element), each with
+ * its parent and siblings, as small JSON; form values are left to redaction. */
+const domAroundExpression = (needle: string | undefined) => `(() => {
+  const needle = ${JSON.stringify(needle ?? "")}.toLowerCase()
+  const describe = (e) => e && e.nodeType === 1 ? {
+    tag: e.tagName.toLowerCase(),
+    id: e.id || undefined,
+    class: typeof e.className === "string" && e.className ? e.className.slice(0, 80) : undefined,
+    role: e.getAttribute("role") || undefined,
+    name: e.getAttribute("name") || undefined,
+    ariaLabel: e.getAttribute("aria-label") || undefined,
+    type: e.getAttribute("type") || undefined,
+    text: (e.innerText || e.textContent || "").trim().slice(0, 120) || undefined,
+    value: "value" in e && typeof e.value === "string" && e.value !== "" ? e.value : undefined,
+    disabled: e.disabled || undefined,
+    hidden: e.offsetParent === null && e.tagName !== "BODY" ? true : undefined
+  } : null
+  const around = (e) => ({
+    element: describe(e),
+    parent: describe(e.parentElement),
+    siblings: e.parentElement ? Array.from(e.parentElement.children).filter((s) => s !== e).slice(0, 8).map(describe) : []
+  })
+  let found = []
+  if (needle) {
+    for (const e of document.querySelectorAll("body *")) {
+      if (found.length >= 5) break
+      if (e.children.length > 3) continue
+      const hay = [e.innerText, e.getAttribute("aria-label"), e.getAttribute("placeholder"), e.getAttribute("name"), e.id, e.getAttribute("title")]
+        .filter(Boolean).join(" ").toLowerCase()
+      if (hay.includes(needle)) found.push(e)
+    }
+  }
+  const focused = document.activeElement && document.activeElement !== document.body ? document.activeElement : null
+  return JSON.stringify({
+    url: location.href,
+    looked_for: needle || null,
+    matches: found.map(around),
+    focused: focused ? around(focused) : null
+  })
+})()`
+
+/** The words a failure looked for: the quoted part of `button named "Submit"`, else the whole target. */
+export const needleOf = (target: string | undefined) => {
+  if (target === undefined || target === "") return undefined
+  const quoted = /"([^"]+)"/.exec(target)?.[1]
+  return (quoted ?? target).slice(0, 100)
+}
+
+/** The full accessibility tree (compacted) and the DOM around the failure; redacted by the writer. */
+export const failureSnapshot = (target: Target, lookedFor?: string) =>
+  Cdp.withTarget(target.wsEndpoint, target.targetId, (cdp, sessionId) =>
+    Effect.gen(function* () {
+      const tree = yield* cdp.send<{ nodes: ReadonlyArray<AxNode> }>("Accessibility.getFullAXTree", {}, sessionId).pipe(
+        Effect.map((r) => r.nodes),
+        Effect.orElseSucceed(() => [] as ReadonlyArray<AxNode>)
+      )
+      const dom = yield* cdp
+        .send<{ result: { value?: string } }>(
+          "Runtime.evaluate",
+          { expression: domAroundExpression(needleOf(lookedFor)), returnByValue: true },
+          sessionId
+        )
+        .pipe(
+          Effect.map((r) => (r.result.value ? (JSON.parse(r.result.value) as unknown) : null)),
+          Effect.orElseSucceed(() => null)
+        )
+      return {
+        accessibilityTree: tree
+          .filter((n) => !n.ignored)
+          .map((n) => ({
+            id: n.nodeId,
+            role: n.role?.value,
+            name: n.name?.value || undefined,
+            value: n.value?.value,
+            children: n.childIds?.length ? n.childIds : undefined
+          })),
+        dom
+      }
+    })
+  )
