@@ -94,6 +94,8 @@ const serve = Effect.gen(function* () {
 })
 
 const main = (argv: ReadonlyArray<string>) => {
+  // Magnitude's model client (BAML) logs to stdout, which carries the protocol.
+  process.env.BAML_LOG ??= "off"
   const command = argv.find((a) => !a.startsWith("-")) ?? "serve"
   if (argv.includes("--help") || argv.includes("-h")) {
     process.stdout.write(usage)

@@ -45,7 +45,9 @@ const toFailure = (error: unknown): WorkerFailure => {
 export const spawn = (entry: URL, data: unknown): Effect.Effect<Isolated, WorkerFailure, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.callback<{ worker: Worker; state: { dead: boolean } }, WorkerFailure>((resume) => {
-      const worker = new Worker(entry, { workerData: data })
+      // Flags meant for the host's own entry (`--input-type`, `--eval`) would stop a file-based worker from starting.
+      const execArgv = process.execArgv.filter((a) => !/^--(input-type|eval|print)\b/.test(a) && a !== "-e")
+      const worker = new Worker(entry, { workerData: data, execArgv })
       const state = { dead: false }
       const onReady = (message: Message) => {
         if (message.id !== 0) return

@@ -1,0 +1,164 @@
+/**
+ * The whole stack on one real Chromium: the Sandbox hands the page from engine to engine, and the Router falls
+ * back from a failing Stagehand (scripted through a real OpenAI-protocol server) to the Playwright engine.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Effect, Layer, Redacted } from "effect"
+import { chromium } from "playwright-core"
+import { Cascade } from "../../src/Cascade/Cascade.ts"
+import * as EnginesModule from "../../src/Cascade/Engines.ts"
+import { Engines } from "../../src/Cascade/Engines.ts"
+import type { Level, Policy } from "../../src/Cascade/Policy.ts"
+import { Router } from "../../src/Cascade/Router.ts"
+import type * as Model from "../../src/Engine/Model.ts"
+import * as LocalChromium from "../../src/Sandbox/LocalChromium.ts"
+import { Sandbox } from "../../src/Sandbox/Sandbox.ts"
+import * as LlmServer from "../fixtures/LlmServer.ts"
+import * as SiteServer from "../fixtures/SiteServer.ts"
+
+const modelFor = (llm: LlmServer.LlmServer): Model.ModelConfig => ({
+  model: "openai/gpt-4.1-mini",
+  apiKeys: { openai: Redacted.make("sk-test") },
+  baseURLs: { openai: `${llm.origin}/v1` }
+})
+
+const stack = (llm: LlmServer.LlmServer, policy?: Policy) =>
+  Layer.build(
+    Router.layerWith(policy ? { policy } : {}).pipe(
+      Layer.provideMerge(Cascade.layer),
+      Layer.provideMerge(
+        Engines.layerWith({ model: modelFor(llm), stagehand: { domSettleTimeoutMs: 100 }, magnitude: {} })
+      ),
+      Layer.provideMerge(Sandbox.layer()),
+      Layer.provide(LocalChromium.layer())
+    )
+  ).pipe(Effect.map((context) => ({ router: Context.get(context, Router), sandbox: Context.get(context, Sandbox) })))
+
+/** Reads the page through a separate short-lived client, as a person checking the browser would. */
+const inspect = <A>(wsEndpoint: string, read: () => A) =>
+  Effect.promise(async () => {
+    const browser = await chromium.connectOverCDP(wsEndpoint)
+    try {
+      return await browser.contexts()[0]!.pages()[0]!.evaluate(read)
+    } finally {
+      await browser.close()
+    }
+  })
+
+const formState = () => ({
+  url: location.href,
+  email: (document.querySelector("#email") as HTMLInputElement).value,
+  fullname: (document.querySelector("#fullname") as HTMLInputElement).value,
+  cookie: document.cookie
+})
+
+describe("engines in turn on one browser", () => {
+  it.live("Playwright → Stagehand → Magnitude → Playwright keep the same browser, URL, cookies and form values", () =>
+    Effect.gen(function* () {
+      const site = yield* SiteServer.start
+      const llm = yield* LlmServer.start()
+      const { sandbox } = yield* stack(llm)
+      const registry = EnginesModule.make({ model: modelFor(llm) })
+      const spec = (level: Level) => registry.specFor(level)
+      const playwright = yield* spec({ engine: "playwright", retryCount: 0, timeoutPerAttemptMs: 1 })
+      const stagehand = yield* spec({ engine: "stagehand", mode: "dom", retryCount: 0, timeoutPerAttemptMs: 1 })
+      const magnitude = yield* spec({ engine: "magnitude", retryCount: 0, timeoutPerAttemptMs: 1 })
+      const url = site.url("/forms.html")
+
+      yield* sandbox.use(playwright, (e) =>
+        e.navigate(url).pipe(Effect.andThen(e.act('fill "Email" with "ada@example.com"')))
+      )
+      const { browserPid, wsEndpoint } = yield* sandbox.status
+      // biome-ignore lint/suspicious/noDocumentCookie: a page script setting a cookie is the state under test
+      yield* inspect(wsEndpoint!, () => void (document.cookie = "session=relay; path=/"))
+
+      yield* sandbox.use(stagehand, (e) =>
+        e.act({
+          selector: "xpath=//*[@id='fullname']",
+          method: "fill",
+          arguments: ["Grace Hopper"],
+          description: "Full name"
+        })
+      )
+      const seenByStagehand = yield* inspect(wsEndpoint!, formState)
+      const pageFromMagnitude = yield* sandbox.use(magnitude, (e) => e.pageState())
+      const back = yield* sandbox.use(playwright, (e) => e.extract("form values"))
+
+      assert.strictEqual(pageFromMagnitude.url, url)
+      assert.deepStrictEqual(seenByStagehand, {
+        url,
+        email: "ada@example.com",
+        fullname: "Grace Hopper",
+        cookie: "session=relay"
+      })
+      const fields = (back as { fields: ReadonlyArray<{ name: string; value: string }> }).fields
+      assert.strictEqual(fields.find((f) => f.name === "email")?.value, "ada@example.com")
+      assert.strictEqual(fields.find((f) => f.name === "fullname")?.value, "Grace Hopper")
+      assert.deepStrictEqual(yield* inspect(wsEndpoint!, formState), seenByStagehand)
+      const status = yield* sandbox.status
+      assert.strictEqual(status.browserPid, browserPid)
+      const history = yield* sandbox.history
+      assert.deepStrictEqual(
+        history.map((h) => [h.from, h.to, h.success]),
+        [
+          ["playwright", "stagehand", true],
+          ["stagehand", "magnitude", true],
+          ["magnitude", "playwright", true]
+        ]
+      )
+      assert.isTrue(history.every((h) => h.pageState.url === url))
+      assert.lengthOf(llm.requests, 0, "no step here needed a model")
+    })
+  )
+})
+
+describe("Router fallback", () => {
+  it.live("Stagehand failing twice hands the task to Playwright on the same page, with one switch", () =>
+    Effect.gen(function* () {
+      const site = yield* SiteServer.start
+      // Every model call fails: Stagehand's act cannot work.
+      const llm = yield* LlmServer.start(() => ({ status: 500, error: "model overloaded" }))
+      const policy: Policy = {
+        default: {
+          totalTimeoutMs: 60_000,
+          retryBaseDelayMs: 10,
+          levels: [
+            { engine: "stagehand", mode: "dom", retryCount: 0, timeoutPerAttemptMs: 20_000 },
+            { engine: "playwright", retryCount: 0, timeoutPerAttemptMs: 20_000 }
+          ]
+        }
+      }
+      const { router, sandbox } = yield* stack(llm, policy)
+      const meta = { traceId: "apply-1" }
+      const url = site.url("/forms.html")
+
+      const opened = yield* router.call("browser.navigate", { url }, meta)
+      assert.isTrue(opened.ok, JSON.stringify(opened.error))
+      assert.strictEqual(opened.state.engine, "stagehand:dom")
+      const { wsEndpoint, browserPid } = yield* sandbox.status
+      yield* inspect(wsEndpoint!, () => {
+        ;(document.querySelector("#fullname") as HTMLInputElement).value = "Typed before the failure"
+      })
+
+      const first = yield* router.call("browser.act", { instruction: 'fill "Email" with "ada@example.com"' }, meta)
+      assert.isFalse(first.ok)
+      assert.strictEqual(first.error?.type, "llm_error")
+      assert.match(first.message!, /^Stagehand failed: .*\. Try Stagehand once more\.$/)
+
+      const second = yield* router.call("browser.act", { instruction: 'fill "Email" with "ada@example.com"' }, meta)
+      assert.isTrue(second.ok, JSON.stringify(second.error))
+      assert.match(second.message!, /^Stagehand failed again: .*\. Using fallback tools now\.$/)
+      assert.strictEqual(second.state.engine, "playwright")
+      assert.deepStrictEqual(second.state.disabled, ["stagehand"])
+
+      const page = yield* inspect(wsEndpoint!, formState)
+      assert.deepInclude(page, { url, email: "ada@example.com", fullname: "Typed before the failure" })
+      assert.strictEqual((yield* sandbox.status).browserPid, browserPid)
+      const history = yield* sandbox.history
+      assert.lengthOf(history, 1)
+      assert.deepInclude(history[0]!, { from: "stagehand", to: "playwright", success: true })
+      assert.strictEqual(history[0]!.pageState.url, url)
+      assert.lengthOf(llm.requests, 2, "one model request per Stagehand attempt: no hidden retries")
+    })
+  )
+})
