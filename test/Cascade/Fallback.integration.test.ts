@@ -70,7 +70,9 @@ describe("engines in turn on one browser", () => {
       )
       const { browserPid, wsEndpoint } = yield* sandbox.status
       // biome-ignore lint/suspicious/noDocumentCookie: a page script setting a cookie is the state under test
-      yield* inspect(wsEndpoint!, () => void (document.cookie = "session=relay; path=/"))
+      yield* inspect(wsEndpoint!, () => {
+        document.cookie = "session=relay; path=/"
+      })
 
       yield* sandbox.use(stagehand, (e) =>
         e.act({
