@@ -4,12 +4,13 @@
  * down and the browser with it.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Logger } from "effect"
 import { Cascade } from "./Cascade/Cascade.ts"
 import { Engines } from "./Cascade/Engines.ts"
 import { Router, type ToolAnswer } from "./Cascade/Router.ts"
 import * as AttemptLog from "./Logging/AttemptLog.ts"
 import * as SystemLog from "./Logging/SystemLog.ts"
+import * as Telemetry from "./Logging/Telemetry.ts"
 import type { BrowserProvider } from "./Sandbox/Browser.ts"
 import * as CdpEndpoint from "./Sandbox/CdpEndpoint.ts"
 import * as LocalChromium from "./Sandbox/LocalChromium.ts"
@@ -31,6 +32,7 @@ Environment:
   SWITCHYARD_LEASE_TIMEOUT_MS   how long a call waits for the browser (default 30000)
   SWITCHYARD_LOG_DIR            log root (alias CLAW_LOG_DIR; default ~/.switchyard/logs)
   SWITCHYARD_SCREENSHOTS=off    no screenshot artifact per attempt
+  SWITCHYARD_OTLP_URL           export traces, metrics and logs over OTLP/HTTP (e.g. http://127.0.0.1:4318)
 `
 
 const numberFromEnv = (name: string, fallback: number) => {
@@ -123,7 +125,13 @@ const main = (argv: ReadonlyArray<string>) => {
   const logging = Layer.mergeAll(
     AttemptLog.eventsLayer,
     AttemptLog.artifactsLayer({ screenshots: process.env.SWITCHYARD_SCREENSHOTS !== "off" })
-  ).pipe(Layer.provideMerge(AttemptLog.AttemptLog.layerWith({ root })), Layer.merge(SystemLog.layer({ root })))
+  ).pipe(
+    Layer.provideMerge(AttemptLog.AttemptLog.layerWith({ root })),
+    // OTLP's logger joins the system log's, so it is built where that logger is already in place.
+    Layer.merge(Telemetry.layerFromEnv().pipe(Layer.provideMerge(SystemLog.layer({ root })))),
+    // Whatever still logs to the console writes to stderr: stdout carries the protocol.
+    Layer.merge(Layer.succeed(Logger.LogToStderr, true))
+  )
   NodeRuntime.runMain(serve.pipe(Effect.scoped, Effect.provide(layers), Effect.provide(logging)), {
     disableErrorReporting: true
   })

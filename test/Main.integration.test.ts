@@ -2,88 +2,18 @@
  * The service as users run it: a real `node src/Main.ts serve` process answering JSON-RPC on stdio, with a real
  * Chromium behind it. What happens to that Chromium when the service ends is the point of most of these tests.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { createInterface } from "node:readline"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as LocalChromium from "../src/Sandbox/LocalChromium.ts"
 import * as SiteServer from "./fixtures/SiteServer.ts"
 import { isAlive, processesMatching } from "./support/Processes.ts"
+import { type Service, startService, stopServices } from "./support/Service.ts"
 import { waitFor } from "./support/Wait.ts"
 
-const main = join(import.meta.dirname, "..", "src", "Main.ts")
-
-interface Service {
-  readonly child: ChildProcessWithoutNullStreams
-  readonly call: (method: string, params?: unknown) => Promise<Record<string, unknown>>
-  readonly send: (line: string, key?: unknown) => Promise<Record<string, unknown>>
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
-}
-
-const services: Array<Service> = []
-afterEach(async () => {
-  const killed = services.splice(0).filter((s) => s.child.exitCode === null)
-  for (const s of killed) s.child.kill("SIGKILL")
-  await Promise.all(killed.map((s) => s.exited))
-  // A SIGKILLed service leaves its profile for the next start to reap: reap it here.
-  if (killed.length > 0) await waitFor(() => processesMatching("--user-data-dir=").length === 0, 5_000)
-  await Effect.runPromise(LocalChromium.reapStaleProfiles())
-})
-
-const startService = (env: Record<string, string> = {}): Service => {
-  const child = spawn(process.execPath, [main, "serve"], {
-    env: {
-      ...process.env,
-      SWITCHYARD_IDLE_TIMEOUT_MS: "0",
-      SWITCHYARD_LOG_DIR: mkdtempSync(join(tmpdir(), "switchyard-logs-")),
-      ...env
-    },
-    stdio: ["pipe", "pipe", "pipe"]
-  })
-  // Answers come back in completion order: match them to calls by id (id-less errors go to the oldest waiter).
-  const waiting = new Map<unknown, (line: Record<string, unknown>) => void>()
-  createInterface({ input: child.stdout }).on("line", (line) => {
-    const answer = JSON.parse(line) as Record<string, unknown>
-    const key = waiting.has(answer.id) ? answer.id : waiting.keys().next().value
-    const resolve = waiting.get(key)
-    waiting.delete(key)
-    resolve?.(answer)
-  })
-  let stderr = ""
-  child.stderr.on("data", (chunk) => {
-    stderr = (stderr + String(chunk)).slice(-2_000)
-  })
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once("exit", (code, signal) => {
-      // A service that dies answers nothing: fail the calls still waiting, with what it said on stderr.
-      for (const resolveCall of waiting.values()) {
-        resolveCall({ error: { code: 0, message: `the service exited (${signal ?? code}): ${stderr}` } })
-      }
-      waiting.clear()
-      resolve({ code, signal })
-    })
-  )
-  let id = 0
-  const send = (line: string, key: unknown = `raw-${++id}`) =>
-    new Promise<Record<string, unknown>>((resolve) => {
-      waiting.set(key, resolve)
-      child.stdin.write(`${line}\n`)
-    })
-  const service: Service = {
-    child,
-    exited,
-    send,
-    call: (method, params = {}) => {
-      const callId = ++id
-      return send(JSON.stringify({ jsonrpc: "2.0", id: callId, method, params }), callId)
-    }
-  }
-  services.push(service)
-  return service
-}
+afterEach(stopServices)
 
 /** A service that has navigated, so its browser runs: with that browser's pid and temp profile. */
 const startBrowsing = (env: Record<string, string> = {}) =>

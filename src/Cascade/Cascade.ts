@@ -14,6 +14,7 @@ import type { Engine } from "../Engine/Engine.ts"
 import { type EngineError, NotConfigured, Timeout } from "../Engine/EngineError.ts"
 import * as Artifacts from "../Logging/Artifacts.ts"
 import * as Events from "../Logging/Events.ts"
+import * as Telemetry from "../Logging/Telemetry.ts"
 import { Sandbox } from "../Sandbox/Sandbox.ts"
 import { Engines } from "./Engines.ts"
 import type { CascadeConfig, Level } from "./Policy.ts"
@@ -90,6 +91,7 @@ const runLevel = <A>(
           Effect.gen(function* () {
             const durationMs = (yield* Clock.currentTimeMillis) - started
             yield* Events.emit({ event: "success", ...lifecycle, durationMs, outcome: "success" })
+            yield* Telemetry.recordOperation(levelName(level), "success", durationMs)
             yield* Events.emit({ event: "engine_operation", ...ref, durationMs, outcome: "success" })
             if (runner.onSuccess) yield* runner.onSuccess(at)
           })
@@ -106,6 +108,7 @@ const runLevel = <A>(
               errorType: error.type,
               retryable: error.retryable
             })
+            yield* Telemetry.recordOperation(levelName(level), "failure", durationMs, error.type)
             yield* Events.emit({
               event: "engine_operation",
               ...ref,
@@ -122,7 +125,16 @@ const runLevel = <A>(
             })
             if (runner.onFailure) yield* runner.onFailure(at, error)
           })
-        )
+        ),
+        Effect.withSpan("Cascade.attempt", {
+          attributes: {
+            attemptId: at.id,
+            engine: levelName(level),
+            level: index,
+            attempt,
+            action: options.action
+          }
+        })
       )
     })
 

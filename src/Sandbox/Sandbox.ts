@@ -15,6 +15,7 @@ import {
   toErrorInfo
 } from "../Engine/EngineError.ts"
 import * as Events from "../Logging/Events.ts"
+import * as Telemetry from "../Logging/Telemetry.ts"
 import { BrowserProvider, BrowserSession, type RunningBrowser } from "./Browser.ts"
 import * as Cdp from "./Cdp.ts"
 import * as Page from "./PageState.ts"
@@ -328,6 +329,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
             timestamp: new Date().toISOString()
           }
           history.push(entry)
+          yield* Telemetry.recordSwitch(entry.from, entry.to, success, entry.durationMs)
           yield* Events.emit({
             event: "engine_switch",
             from: entry.from,

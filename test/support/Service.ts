@@ -1,0 +1,90 @@
+/** The service as users run it, for tests: a real `node src/Main.ts serve` process speaking JSON-RPC on stdio. */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { createInterface } from "node:readline"
+import { Effect } from "effect"
+import * as LocalChromium from "../../src/Sandbox/LocalChromium.ts"
+import { processesMatching } from "./Processes.ts"
+import { waitFor } from "./Wait.ts"
+
+const main = join(import.meta.dirname, "..", "..", "src", "Main.ts")
+
+export interface Service {
+  readonly child: ChildProcessWithoutNullStreams
+  readonly call: (method: string, params?: unknown) => Promise<Record<string, unknown>>
+  readonly send: (line: string, key?: unknown) => Promise<Record<string, unknown>>
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+}
+
+const services: Array<Service> = []
+
+/** For `afterEach`: kills services a test left running and reaps the profiles their browsers left. */
+export const stopServices = async () => {
+  const killed = services.splice(0).filter((s) => s.child.exitCode === null)
+  for (const s of killed) s.child.kill("SIGKILL")
+  await Promise.all(killed.map((s) => s.exited))
+  // A SIGKILLed service leaves its profile for the next start to reap: reap it here.
+  if (killed.length > 0) await waitFor(() => processesMatching("--user-data-dir=").length === 0, 5_000)
+  await Effect.runPromise(LocalChromium.reapStaleProfiles())
+}
+
+/** Starts `node src/Main.ts serve` with its own log root; `call` sends a JSON-RPC request and awaits its answer. */
+export const startService = (env: Record<string, string> = {}): Service => {
+  const child = spawn(process.execPath, [main, "serve"], {
+    env: {
+      ...process.env,
+      SWITCHYARD_IDLE_TIMEOUT_MS: "0",
+      SWITCHYARD_LOG_DIR: mkdtempSync(join(tmpdir(), "switchyard-logs-")),
+      ...env
+    },
+    stdio: ["pipe", "pipe", "pipe"]
+  })
+  // Answers come back in completion order: match them to calls by id (id-less errors go to the oldest waiter).
+  const waiting = new Map<unknown, (line: Record<string, unknown>) => void>()
+  createInterface({ input: child.stdout }).on("line", (line) => {
+    let answer: Record<string, unknown>
+    try {
+      answer = JSON.parse(line) as Record<string, unknown>
+    } catch {
+      // stdout is the protocol channel: anything else there breaks every client.
+      answer = { error: { code: 0, message: `stdout carried a line that is not JSON-RPC: ${line.slice(0, 200)}` } }
+    }
+    const key = waiting.has(answer.id) ? answer.id : waiting.keys().next().value
+    const resolve = waiting.get(key)
+    waiting.delete(key)
+    resolve?.(answer)
+  })
+  let stderr = ""
+  child.stderr.on("data", (chunk) => {
+    stderr = (stderr + String(chunk)).slice(-2_000)
+  })
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => {
+      // A service that dies answers nothing: fail the calls still waiting, with what it said on stderr.
+      for (const resolveCall of waiting.values()) {
+        resolveCall({ error: { code: 0, message: `the service exited (${signal ?? code}): ${stderr}` } })
+      }
+      waiting.clear()
+      resolve({ code, signal })
+    })
+  )
+  let id = 0
+  const send = (line: string, key: unknown = `raw-${++id}`) =>
+    new Promise<Record<string, unknown>>((resolve) => {
+      waiting.set(key, resolve)
+      child.stdin.write(`${line}\n`)
+    })
+  const service: Service = {
+    child,
+    exited,
+    send,
+    call: (method, params = {}) => {
+      const callId = ++id
+      return send(JSON.stringify({ jsonrpc: "2.0", id: callId, method, params }), callId)
+    }
+  }
+  services.push(service)
+  return service
+}
