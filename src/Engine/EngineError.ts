@@ -185,6 +185,45 @@ export class LlmBadResponse extends Schema.TaggedError<LlmBadResponse>()("LlmBad
   readonly retryable = true
 }
 
+/** A person was asked to take over and did not finish in time. */
+export class HumanTimeout extends Schema.TaggedError<HumanTimeout>()("HumanTimeout", {
+  ...context,
+  timeoutMs: Schema.Number
+}) {
+  readonly type = "human_timeout"
+  readonly retryable = false
+}
+
+/** A person has the browser: automation waits until they hand it back. */
+export class HumanInControl extends Schema.TaggedError<HumanInControl>()("HumanInControl", {
+  ...context,
+  url: Schema.optional(Schema.String)
+}) {
+  readonly type = "human_in_control"
+  readonly retryable = true
+}
+
+/** The service is shutting down: the call was stopped and will not be retried by it. */
+export class ShuttingDown extends Schema.TaggedError<ShuttingDown>()("ShuttingDown", context) {
+  readonly type = "shutting_down"
+  readonly retryable = true
+}
+
+/** Too many sessions or queued calls: the caller should back off and retry. */
+export class Busy extends Schema.TaggedError<Busy>()("Busy", context) {
+  readonly type = "busy"
+  readonly retryable = true
+}
+
+/** The call was refused by policy (a URL scheme or host that is not allowed). */
+export class PolicyRejected extends Schema.TaggedError<PolicyRejected>()("PolicyRejected", {
+  ...context,
+  field: Schema.optional(Schema.String)
+}) {
+  readonly type = "rejected_by_policy"
+  readonly retryable = false
+}
+
 /** The session was closed (or is closing) while the call waited or ran. */
 export class SessionClosed extends Schema.TaggedError<SessionClosed>()("SessionClosed", context) {
   readonly type = "session_closed"
@@ -211,6 +250,11 @@ export type EngineError =
   | NotInitialized
   | LlmError
   | LlmBadResponse
+  | HumanTimeout
+  | HumanInControl
+  | ShuttingDown
+  | Busy
+  | PolicyRejected
   | SessionClosed
 
 /** The wire form of an error: what tools, logs and JSON-RPC `data` carry. */
@@ -255,6 +299,11 @@ const tags = new Set([
   "NotInitialized",
   "LlmError",
   "LlmBadResponse",
+  "HumanTimeout",
+  "HumanInControl",
+  "ShuttingDown",
+  "Busy",
+  "PolicyRejected",
   "SessionClosed"
 ])
 
