@@ -13,6 +13,7 @@ import { Cascade, levelName } from "./Cascade.ts"
 import { Engines } from "./Engines.ts"
 import { type CascadeConfig, cascadeFor, defaultPolicy, type Level, type Policy } from "./Policy.ts"
 import { engineTools, isToolName, type ToolName, toolNames, tools } from "./Tools.ts"
+import * as UrlPolicy from "./UrlPolicy.ts"
 
 export interface CallMeta {
   /** The agent's request; one is made up when absent (a one-shot call). */
@@ -56,6 +57,10 @@ export interface RouterOptions {
   readonly fallback?: boolean
   /** Error types that earn Stagehand its one retry; others go to the fallback at once. Default: any retryable. */
   readonly retryOn?: ReadonlyArray<string>
+  /** Which URLs `browser.navigate` may open. */
+  readonly urlPolicy?: UrlPolicy.UrlPolicy
+  /** Largest tool-argument payload accepted, as JSON bytes. */
+  readonly maxArgumentBytes?: number
 }
 
 interface StepState {
@@ -100,6 +105,8 @@ export class Router extends Context.Service<
         const cascade = yield* Cascade
         const engines = yield* Engines
         const policy = options.policy ?? defaultPolicy
+        const urlPolicy = options.urlPolicy ?? UrlPolicy.defaultUrlPolicy
+        const maxArgumentBytes = options.maxArgumentBytes ?? 256 * 1024
         const fallbackEnabled = options.fallback ?? true
         const steps = new Map<string, StepState>()
         let lastUrl: string | undefined
@@ -314,6 +321,16 @@ export class Router extends Context.Service<
                 message: `unknown tool "${toolName}"; the tools are ${toolNames.join(", ")}`
               })
             }
+            const size = Buffer.byteLength(JSON.stringify(rawArgs ?? {}) ?? "")
+            if (size > maxArgumentBytes) {
+              return yield* fail({
+                type: "invalid_input",
+                retryable: false,
+                action: toolName,
+                field: "arguments",
+                message: `arguments for ${toolName} are ${size} bytes; the limit is ${maxArgumentBytes}`
+              })
+            }
             const decoded = yield* Effect.result(
               Schema.decodeUnknownEffect(tools[toolName] as Schema.Codec<unknown>)(rawArgs)
             )
@@ -327,6 +344,10 @@ export class Router extends Context.Service<
               })
             }
             const args = decoded.success as Record<string, unknown>
+            if (toolName === "browser.navigate") {
+              const allowed = yield* Effect.result(UrlPolicy.check(args.url as string, urlPolicy))
+              if (allowed._tag === "Failure") return yield* fail(toErrorInfo(allowed.failure))
+            }
             const scoped = <A, E>(self: Effect.Effect<A, E>) =>
               self.pipe(
                 Effect.provideService(Events.CurrentCall, {

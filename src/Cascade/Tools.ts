@@ -65,3 +65,52 @@ export const engineTools: ReadonlyArray<ToolName> = [
   "browser.observe",
   "browser.screenshot"
 ]
+
+/** Arguments every tool takes besides its own: which browser session, and the caller's request and step. */
+const common = {
+  session: {
+    type: "string",
+    description: "Browser session to use; omit for the default one. Workers use one name each."
+  },
+  traceId: {
+    type: "string",
+    description: "Your request's id: Stagehand's retry and fallback state is kept per request."
+  },
+  stepId: { type: "string", description: "The step of a multi-step flow, when state should be kept per step." }
+} as const
+
+/**
+ * The JSON schema of each tool's arguments as an MCP `inputSchema`: always one object at the top (a union's
+ * alternatives merged, the choice explained in the description), plus the common arguments.
+ */
+export const inputSchemas: Record<ToolName, Record<string, unknown>> = Object.fromEntries(
+  toolNames.map((name) => {
+    const doc = Schema.toJsonSchemaDocument(tools[name] as Schema.Top).schema as {
+      type?: string
+      properties?: Record<string, unknown>
+      required?: ReadonlyArray<string>
+      anyOf?: ReadonlyArray<{ properties?: Record<string, unknown> }>
+    }
+    const alternatives = doc.anyOf ?? []
+    const properties = {
+      ...(doc.properties ?? {}),
+      ...Object.assign({}, ...alternatives.map((a) => a.properties ?? {})),
+      ...common
+    }
+    return [
+      name,
+      {
+        type: "object",
+        properties,
+        ...(doc.required && doc.required.length > 0 ? { required: doc.required } : {}),
+        ...(alternatives.length > 0
+          ? {
+              description:
+                "Give exactly one of: " +
+                alternatives.map((a) => Object.keys(a.properties ?? {}).join(" + ")).join(" or ")
+            }
+          : {})
+      }
+    ]
+  })
+) as unknown as Record<ToolName, Record<string, unknown>>

@@ -25,6 +25,12 @@ export interface LocalChromiumOptions {
   readonly launchTimeoutMs?: number
   /** How long a graceful close may take before the process group is killed. */
   readonly closeTimeoutMs?: number
+  /** Told about each browser started and stopped, so a later run can reap what a crashed one left. */
+  readonly registry?: {
+    /** `profileDir` is "" for a configured profile, which is not ours to remove. */
+    readonly started: (pid: number, profileDir: string) => void
+    readonly stopped: (pid: number) => void
+  }
 }
 
 /** Temp profiles carry this prefix so a later run (or a test) can find what a crashed run left behind. */
@@ -131,6 +137,12 @@ const launch = (options: LocalChromiumOptions) =>
           message: `Chromium at ${executable} did not start: ${(cause as Error).message}`
         })
     }).pipe(
+      // A configured (persistent) profile is never reported: a later reaper must not remove it.
+      Effect.tap((launched) =>
+        Effect.sync(
+          () => launched.child.pid && options.registry?.started(launched.child.pid, ownsProfile ? profileDir : "")
+        )
+      ),
       Effect.tap((launched) =>
         ownsProfile && launched.child.pid !== undefined
           ? Effect.promise(() =>

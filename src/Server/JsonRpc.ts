@@ -4,7 +4,10 @@
  */
 import { createInterface } from "node:readline"
 import { Data, Effect, FiberSet } from "effect"
+import type { ToolAnswer } from "../Cascade/Router.ts"
+import { isToolName, toolNames } from "../Cascade/Tools.ts"
 import { type EngineError, isEngineError, toErrorInfo } from "../Engine/EngineError.ts"
+import { Sessions } from "./Sessions.ts"
 
 export const ErrorCode = {
   parseError: -32700,
@@ -65,16 +68,16 @@ export const handleLine = (handler: Handler, line: string): Effect.Effect<string
   })
 
 /**
- * Serves stdin until it closes, then lets the calls already read finish and answer (a piped batch gets all its
- * answers). A signal interrupts instead: in-flight calls stop when the enclosing scope closes.
+ * Serves stdin until it closes or `stop` completes; then `shutdown` runs (calls in flight answer `shutting_down`)
+ * and the answers still owed are written before it returns.
  */
-export const serveStdio = (handler: Handler) =>
+export const serveStdio = (handler: Handler, stop: Effect.Effect<void>, shutdown: Effect.Effect<void>) =>
   Effect.gen(function* () {
     const inFlight = yield* FiberSet.make()
     const run = yield* FiberSet.runtime(inFlight)()
     const input = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY })
     yield* Effect.addFinalizer(() => Effect.sync(() => input.close()))
-    yield* Effect.callback<void>((resume) => {
+    const closed = Effect.callback<void>((resume) => {
       input.on("line", (line) => {
         if (line.trim() === "") return
         run(
@@ -87,5 +90,49 @@ export const serveStdio = (handler: Handler) =>
       })
       input.once("close", () => resume(Effect.void))
     })
-    yield* FiberSet.awaitEmpty(inFlight)
+    yield* Effect.raceFirst(closed, stop)
+    yield* shutdown
+    yield* FiberSet.awaitEmpty(inFlight).pipe(Effect.timeoutOption(10_000))
   })
+
+/** The sidecar's methods: the `browser.*` tools on the Sessions (a `session` param picks one), plus seed 002's
+ * `browserStatus` and `browserClose`. */
+export const serveSessions = (stop: Effect.Effect<void>) =>
+  Effect.gen(function* () {
+    const sessions = yield* Sessions
+    const handler: Handler = (method, params) => {
+      const { session, traceId, stepId, ...args } = (
+        typeof params === "object" && params !== null && !Array.isArray(params) ? params : {}
+      ) as Record<string, unknown>
+      const name = session === undefined ? undefined : String(session)
+      switch (method) {
+        case "browserStatus":
+          return sessions.status(name)
+        case "browserClose":
+          return sessions.close(name).pipe(Effect.as({ status: "ok" }))
+      }
+      if (!isToolName(method)) {
+        return Effect.fail(
+          new RpcError({
+            code: ErrorCode.methodNotFound,
+            message: `Method not found: ${method}; methods: ${toolNames.join(", ")}, browserStatus, browserClose`
+          })
+        )
+      }
+      const meta = {
+        ...(typeof traceId === "string" ? { traceId } : {}),
+        ...(typeof stepId === "string" ? { stepId } : {})
+      }
+      return sessions.call(name, method, args, meta).pipe(Effect.flatMap(toRpc))
+    }
+    process.stderr.write("switchyard: ready, JSON-RPC 2.0 on stdio (one request per line)\n")
+    yield* serveStdio(handler, stop, sessions.shutdown)
+  })
+
+/** JSON-RPC's view of a tool answer: the result with its state, or an error whose `data` carries the same. */
+const toRpc = (answer: ToolAnswer): Effect.Effect<unknown, RpcError> => {
+  const { ok, result, error, ...rest } = answer
+  if (ok) return Effect.succeed({ result, ...rest })
+  const code = error?.field === "arguments" ? ErrorCode.invalidParams : ErrorCode.engineError
+  return Effect.fail(new RpcError({ code, message: error?.message ?? "failed", data: { ...error, ...rest } }))
+}

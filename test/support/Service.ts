@@ -16,6 +16,10 @@ export interface Service {
   readonly call: (method: string, params?: unknown) => Promise<Record<string, unknown>>
   readonly send: (line: string, key?: unknown) => Promise<Record<string, unknown>>
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+  /** Calls still without an answer. */
+  readonly unanswered: () => number
+  /** Lines on stdout that answered no call: a duplicate or unsolicited answer. */
+  readonly extra: () => number
 }
 
 const services: Array<Service> = []
@@ -31,8 +35,8 @@ export const stopServices = async () => {
 }
 
 /** Starts `node src/Main.ts serve` with its own log root; `call` sends a JSON-RPC request and awaits its answer. */
-export const startService = (env: Record<string, string> = {}): Service => {
-  const child = spawn(process.execPath, [main, "serve"], {
+export const startService = (env: Record<string, string> = {}, args?: ReadonlyArray<string>): Service => {
+  const child = spawn(process.execPath, [main, "serve", ...(args ?? ["--jsonrpc"])], {
     env: {
       ...process.env,
       SWITCHYARD_IDLE_TIMEOUT_MS: "0",
@@ -43,6 +47,7 @@ export const startService = (env: Record<string, string> = {}): Service => {
   })
   // Answers come back in completion order: match them to calls by id (id-less errors go to the oldest waiter).
   const waiting = new Map<unknown, (line: Record<string, unknown>) => void>()
+  let extra = 0
   createInterface({ input: child.stdout }).on("line", (line) => {
     let answer: Record<string, unknown>
     try {
@@ -54,7 +59,8 @@ export const startService = (env: Record<string, string> = {}): Service => {
     const key = waiting.has(answer.id) ? answer.id : waiting.keys().next().value
     const resolve = waiting.get(key)
     waiting.delete(key)
-    resolve?.(answer)
+    if (resolve) resolve(answer)
+    else extra++
   })
   let stderr = ""
   child.stderr.on("data", (chunk) => {
@@ -80,6 +86,8 @@ export const startService = (env: Record<string, string> = {}): Service => {
     child,
     exited,
     send,
+    unanswered: () => waiting.size,
+    extra: () => extra,
     call: (method, params = {}) => {
       const callId = ++id
       return send(JSON.stringify({ jsonrpc: "2.0", id: callId, method, params }), callId)

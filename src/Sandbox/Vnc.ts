@@ -1,0 +1,472 @@
+/**
+ * A private VNC stack per session, so a person can take over its browser: Xvfb on a free display, x11vnc on it with a
+ * one-time password, websockify serving the noVNC client. Every process stops with the scope, and with this process.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { accessSync, constants, existsSync } from "node:fs"
+import { mkdtemp, rm, writeFile } from "node:fs/promises"
+import { type AddressInfo, createServer } from "node:net"
+import { hostname, tmpdir } from "node:os"
+import { delimiter, join } from "node:path"
+import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { BrowserLaunchFailed, NotConfigured } from "../Engine/EngineError.ts"
+import { BrowserProvider } from "./Browser.ts"
+import * as LocalChromium from "./LocalChromium.ts"
+
+export interface VncOptions {
+  /** Screen size of the private display; the VNC Chromium's window fills it. Default 1280×800. */
+  readonly width?: number
+  readonly height?: number
+  /** Interface websockify (the noVNC page and its WebSocket) listens on; default 127.0.0.1. x11vnc is loopback-only. */
+  readonly host?: string
+  /** Host name in the noVNC URL, as the person's browser reaches it; default `host` (this machine's name for 0.0.0.0). */
+  readonly publicHost?: string
+  /** Port for the noVNC page and its WebSocket; default a free one. */
+  readonly websocketPort?: number
+  /** Directory holding noVNC's `vnc.html`; default /usr/share/novnc (Debian's novnc package). */
+  readonly webRoot?: string
+  /** Binaries; default the first `Xvfb`, `x11vnc`, `websockify` on PATH. */
+  readonly executables?: { readonly xvfb?: string; readonly x11vnc?: string; readonly websockify?: string }
+  /** Bound on each process becoming ready; default 15 s. */
+  readonly startTimeoutMs?: number
+  /** How long each process may take to exit on SIGTERM before its process group is killed; default 2 s. */
+  readonly stopTimeoutMs?: number
+}
+
+export interface VncProcesses {
+  readonly xvfb: number
+  readonly x11vnc: number
+  readonly websockify: number
+}
+
+export class Vnc extends Context.Service<
+  Vnc,
+  {
+    /** The X display the session's browser runs on, e.g. `:3`. */
+    readonly display: string
+    readonly size: { readonly width: number; readonly height: number }
+    /** The noVNC page that connects at once; it carries no password (noVNC asks for it), so it may be logged. */
+    readonly url: string
+    /** The session's VNC password (VNC uses 8 characters): show it to the person, never log it. */
+    readonly password: Redacted.Redacted<string>
+    readonly websocketPort: number
+    /** x11vnc's RFB port, on 127.0.0.1 only. */
+    readonly vncPort: number
+    readonly pids: VncProcesses
+    /** Whether Xvfb, x11vnc and websockify all still run. */
+    readonly alive: Effect.Effect<boolean>
+  }
+>()("switchyard/Vnc") {
+  static readonly layer = (options: VncOptions = {}): Layer.Layer<Vnc, NotConfigured | BrowserLaunchFailed> =>
+    Layer.effect(Vnc, make(options))
+
+  /** The session's browser provider for a VNC session: a headed local Chromium filling the VNC display. */
+  static readonly localChromium = (
+    options: Omit<LocalChromium.LocalChromiumOptions, "headless" | "display"> = {}
+  ): Layer.Layer<BrowserProvider, never, Vnc> =>
+    Layer.effect(
+      BrowserProvider,
+      Effect.gen(function* () {
+        const vnc = yield* Vnc
+        return LocalChromium.make({
+          ...options,
+          headless: false,
+          display: vnc.display,
+          windowSize: options.windowSize ?? vnc.size,
+          // No window manager places the window: put it at the screen's corner, where the person's view starts.
+          extraArgs: ["--window-position=0,0", ...(options.extraArgs ?? [])]
+        })
+      })
+    )
+}
+
+/** The noVNC URL with the password in it, for the person only (one click, no prompt): keep it out of logs. */
+export const urlWithPassword = (vnc: Pick<Vnc["Service"], "url" | "password">): Redacted.Redacted<string> =>
+  Redacted.make(`${vnc.url}&password=${encodeURIComponent(Redacted.value(vnc.password))}`)
+
+// ---------------------------------------------------------------------------------------------------------------
+// Tools: what is missing, and which Debian package brings it.
+
+export interface MissingTool {
+  readonly tool: string
+  readonly package: string
+}
+
+const defaultWebRoot = "/usr/share/novnc"
+
+const isExecutable = (path: string) => {
+  try {
+    accessSync(path, constants.X_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const onPath = (name: string) =>
+  (process.env.PATH ?? "")
+    .split(delimiter)
+    .filter((dir) => dir !== "")
+    .map((dir) => join(dir, name))
+    .find(isExecutable)
+
+const binaries = [
+  { key: "xvfb", name: "Xvfb", package: "xvfb" },
+  { key: "x11vnc", name: "x11vnc", package: "x11vnc" },
+  { key: "websockify", name: "websockify", package: "websockify" }
+] as const
+
+const resolveBinaries = (options: VncOptions) => {
+  const found: Partial<Record<(typeof binaries)[number]["key"], string>> = {}
+  const missing: Array<MissingTool> = []
+  for (const b of binaries) {
+    const explicit = options.executables?.[b.key]
+    const path = explicit === undefined ? onPath(b.name) : isExecutable(explicit) ? explicit : undefined
+    if (path === undefined) missing.push({ tool: explicit ?? b.name, package: b.package })
+    else found[b.key] = path
+  }
+  const webRoot = options.webRoot ?? defaultWebRoot
+  if (!existsSync(join(webRoot, "vnc.html")))
+    missing.push({ tool: `noVNC (${join(webRoot, "vnc.html")})`, package: "novnc" })
+  return { found, missing, webRoot }
+}
+
+/** The tools a VNC stack needs that this machine lacks (empty when it can run one). */
+export const missingTools = (options: VncOptions = {}): ReadonlyArray<MissingTool> => resolveBinaries(options).missing
+
+// ---------------------------------------------------------------------------------------------------------------
+// Processes: each in its own process group, killed by the kernel when this process dies (setpriv --pdeathsig).
+
+const setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].find(existsSync)
+
+interface Proc {
+  readonly name: string
+  readonly executable: string
+  readonly child: ChildProcess
+  readonly exited: () => boolean
+  readonly exit: Promise<void>
+  /** How it ended, for error messages. */
+  readonly status: () => string
+  /** The last lines it wrote, for error messages. */
+  readonly output: () => string
+}
+
+const spawnGroup = (name: string, executable: string, args: ReadonlyArray<string>, displayFd = false): Proc => {
+  const [command, argv] = setpriv
+    ? [setpriv, ["--pdeathsig", "SIGKILL", "--", executable, ...args]]
+    : [executable, [...args]]
+  // Own process group (detached), so stopping reaches whatever the process forked (websockify forks per client).
+  const child = spawn(command, argv, {
+    detached: true,
+    stdio: displayFd ? ["ignore", "pipe", "pipe", "pipe"] : ["ignore", "pipe", "pipe"]
+  })
+  let exited = false
+  let status = "running"
+  const exit = new Promise<void>((done) => {
+    child.once("exit", (code, signal) => {
+      exited = true
+      status = signal ?? `code ${code}`
+      done()
+    })
+    child.once("error", (error) => {
+      exited = true
+      status = error.message
+      done()
+    })
+  })
+  // Keep draining both pipes for the process's whole life: a full pipe would block it.
+  const tail: Array<string> = []
+  const keep = (chunk: string) => {
+    for (const line of chunk.split("\n")) {
+      if (line.trim() === "") continue
+      tail.push(line.trim())
+      if (tail.length > 6) tail.shift()
+    }
+  }
+  for (const stream of [child.stdout, child.stderr]) {
+    stream?.setEncoding("utf8")
+    stream?.on("data", keep)
+  }
+  return {
+    name,
+    executable,
+    child,
+    exited: () => exited,
+    exit,
+    status: () => status,
+    output: () => tail.join(" | ")
+  }
+}
+
+const signalGroup = (proc: Proc, signal: NodeJS.Signals) => {
+  const pid = proc.child.pid
+  if (pid === undefined) return
+  try {
+    process.kill(-pid, signal)
+  } catch {
+    try {
+      proc.child.kill(signal)
+    } catch {
+      // already gone
+    }
+  }
+}
+
+const exitWithin = (proc: Proc, ms: number) =>
+  new Promise<void>((done) => {
+    const timer = setTimeout(done, ms)
+    void proc.exit.then(() => {
+      clearTimeout(timer)
+      done()
+    })
+  })
+
+/** SIGTERM, then SIGKILL of the whole group (helpers too, and a process that ignored SIGTERM); bounded. */
+const stop = (proc: Proc, graceMs: number) =>
+  Effect.promise(async () => {
+    if (!proc.exited()) {
+      signalGroup(proc, "SIGTERM")
+      await exitWithin(proc, graceMs)
+    }
+    signalGroup(proc, "SIGKILL")
+    await exitWithin(proc, 2_000)
+  })
+
+/**
+ * Resolves with what `watch` reports, or rejects when the process exits first or the time runs out. Timers are real
+ * ones, not Effect's clock: starting a stack must not wait on a test's TestClock.
+ */
+const whenReady = <A>(
+  proc: Proc,
+  timeoutMs: number,
+  signal: AbortSignal,
+  watch: (ready: (value: A) => void) => () => void
+) =>
+  new Promise<A>((resolve, reject) => {
+    let settled = false
+    let unwatch = () => {}
+    const finish = (error: Error | undefined, value?: A) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      unwatch()
+      signal.removeEventListener("abort", aborted)
+      if (error) reject(error)
+      else resolve(value as A)
+    }
+    const aborted = () => finish(new Error("interrupted"))
+    const timer = setTimeout(() => finish(new Error(`not ready within ${timeoutMs} ms`)), timeoutMs)
+    signal.addEventListener("abort", aborted)
+    void proc.exit.then(() => finish(new Error(`exited (${proc.status()}) before it was ready`)))
+    unwatch = watch((value) => finish(undefined, value))
+  })
+
+/** A started process: stopped with the current scope, whatever happens next. */
+const started = (name: string, executable: string, args: ReadonlyArray<string>, graceMs: number, displayFd = false) =>
+  Effect.acquireRelease(
+    Effect.sync(() => spawnGroup(name, executable, args, displayFd)),
+    (proc) => stop(proc, graceMs)
+  )
+
+const launchFailed = (proc: Proc, cause: unknown) =>
+  new BrowserLaunchFailed({
+    engine: "human",
+    executable: proc.executable,
+    retryable: true,
+    message: `${proc.name} did not start: ${cause instanceof Error ? cause.message : String(cause)}${proc.output() === "" ? "" : `; it said: ${proc.output()}`}`
+  })
+
+const ready = <A>(proc: Proc, timeoutMs: number, watch: (ready: (value: A) => void) => () => void) =>
+  Effect.tryPromise({
+    try: (signal) => whenReady(proc, timeoutMs, signal, watch),
+    catch: (cause) => launchFailed(proc, cause)
+  })
+
+const freePort = (host: string) =>
+  Effect.tryPromise({
+    try: () =>
+      new Promise<number>((resolve, reject) => {
+        const server = createServer()
+        server.once("error", reject)
+        server.listen(0, host, () => {
+          const { port } = server.address() as AddressInfo
+          server.close(() => resolve(port))
+        })
+      }),
+    catch: (cause) =>
+      new BrowserLaunchFailed({
+        engine: "human",
+        retryable: false,
+        message: `cannot listen on ${host}: ${cause instanceof Error ? cause.message : String(cause)}`
+      })
+  })
+
+const portTaken = /could not obtain listening port|address already in use/i
+
+/**
+ * Starts a process on a port picked just before (another process may take it in between): tries again with a fresh
+ * port when it reports the port taken. Each attempt's process lives in its own scope, closed when the attempt fails.
+ */
+const onFreePort = <A>(
+  host: string,
+  fixed: number | undefined,
+  attempt: (port: number) => Effect.Effect<A, BrowserLaunchFailed, Scope.Scope>
+) =>
+  Effect.gen(function* () {
+    const parent = yield* Effect.scope
+    for (let tries = 1; ; tries++) {
+      const port = fixed ?? (yield* freePort(host))
+      const scope = yield* Scope.fork(parent)
+      const result = yield* Effect.exit(attempt(port).pipe(Scope.provide(scope)))
+      if (Exit.isSuccess(result)) return result.value
+      yield* Scope.close(scope, Exit.void)
+      const error = result.cause.reasons[0]
+      const taken = error?._tag === "Fail" && portTaken.test(error.error.message)
+      if (!taken || fixed !== undefined || tries >= 3) return yield* Effect.failCause(result.cause)
+    }
+  })
+
+// ---------------------------------------------------------------------------------------------------------------
+// The stack.
+
+/** VNC authentication uses the first 8 characters of a password; these are random letters and digits. */
+const newPassword = () => {
+  const alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789"
+  return Array.from(randomBytes(8), (b) => alphabet[b % alphabet.length]).join("")
+}
+
+/** Starts the stack for the current scope; closing the scope stops websockify, x11vnc and Xvfb, in that order. */
+export const make = Effect.fnUntraced(function* (options: VncOptions = {}) {
+  const { found, missing, webRoot } = resolveBinaries(options)
+  if (missing.length > 0) {
+    return yield* new NotConfigured({
+      engine: "human",
+      message: `human takeover over VNC needs ${missing.map((m) => m.tool).join(", ")}, which ${missing.length === 1 ? "is" : "are"} not installed: apt-get install ${[...new Set(missing.map((m) => m.package))].join(" ")}`
+    })
+  }
+  const width = options.width ?? 1280
+  const height = options.height ?? 800
+  const host = options.host ?? "127.0.0.1"
+  const startTimeoutMs = options.startTimeoutMs ?? 15_000
+  const graceMs = options.stopTimeoutMs ?? 2_000
+
+  // Xvfb picks a free display itself and writes its number to fd 3 once it accepts clients.
+  const xvfb = yield* started(
+    "Xvfb",
+    found.xvfb!,
+    ["-displayfd", "3", "-screen", "0", `${width}x${height}x24`, "-nolisten", "tcp", "-noreset"],
+    graceMs,
+    true
+  )
+  const displayNumber = yield* ready<number>(xvfb, startTimeoutMs, (done) => {
+    let text = ""
+    const stream = xvfb.child.stdio[3] as NodeJS.ReadableStream | null
+    const onData = (chunk: Buffer | string) => {
+      text += String(chunk)
+      const match = /^(\d+)\s/.exec(text)
+      if (match) done(Number(match[1]))
+    }
+    stream?.on("data", onData)
+    return () => stream?.off("data", onData)
+  })
+  const display = `:${displayNumber}`
+
+  // The password reaches x11vnc through a private file it deletes once read (never its command line).
+  const dir = yield* Effect.acquireRelease(
+    Effect.tryPromise({
+      try: () => mkdtemp(join(tmpdir(), "switchyard-vnc-")),
+      catch: (cause) =>
+        new BrowserLaunchFailed({ engine: "human", retryable: false, message: `cannot create a temp dir: ${cause}` })
+    }),
+    (path) => Effect.promise(() => rm(path, { recursive: true, force: true }).catch(() => undefined))
+  )
+  const password = Redacted.make(newPassword())
+
+  const { proc: x11vnc, port: vncPort } = yield* onFreePort("127.0.0.1", undefined, (port) =>
+    Effect.gen(function* () {
+      const file = join(dir, `passwd-${port}`)
+      yield* Effect.promise(() => writeFile(file, `${Redacted.value(password)}\n`, { mode: 0o600 }))
+      const proc = yield* started(
+        "x11vnc",
+        found.x11vnc!,
+        [
+          ...["-display", display, "-rfbport", String(port), "-localhost", "-noipv6", "-passwdfile", `rm:${file}`],
+          ...["-forever", "-shared", "-norc", "-nolookup", "-noremote", "-nocmds", "-quiet"]
+        ],
+        graceMs
+      )
+      // x11vnc prints PORT=<n> on stdout once it listens.
+      const listening = yield* ready<number>(proc, startTimeoutMs, (done) => {
+        let text = ""
+        const onData = (chunk: string) => {
+          text += chunk
+          const match = /PORT=(\d+)/.exec(text)
+          if (match) done(Number(match[1]))
+        }
+        proc.child.stdout?.on("data", onData)
+        return () => proc.child.stdout?.off("data", onData)
+      })
+      return { proc, port: listening }
+    })
+  )
+
+  const { proc: websockify, port: websocketPort } = yield* onFreePort(host, options.websocketPort, (port) =>
+    Effect.gen(function* () {
+      const proc = yield* started(
+        "websockify",
+        found.websockify!,
+        [`--web=${webRoot}`, `${host}:${port}`, `127.0.0.1:${vncPort}`],
+        graceMs
+      )
+      const probeHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host
+      const page = `http://${probeHost.includes(":") ? `[${probeHost}]` : probeHost}:${port}/vnc.html`
+      // Ready when it serves the noVNC page.
+      yield* ready<void>(proc, startTimeoutMs, (done) => {
+        let polling = true
+        const poll = async () => {
+          while (polling) {
+            const ok = await fetch(page, { signal: AbortSignal.timeout(1_000) })
+              .then(async (r) => {
+                await r.body?.cancel()
+                return r.ok
+              })
+              .catch(() => false)
+            if (ok) return done()
+            await new Promise((r) => setTimeout(r, 50))
+          }
+        }
+        void poll()
+        return () => {
+          polling = false
+        }
+      })
+      return { proc, port }
+    })
+  )
+
+  const urlHost = options.publicHost ?? (host === "0.0.0.0" || host === "::" ? hostname() : host)
+  const authority = `${urlHost.includes(":") ? `[${urlHost}]` : urlHost}:${websocketPort}`
+  const query = new URLSearchParams({
+    autoconnect: "true",
+    host: urlHost,
+    port: String(websocketPort),
+    path: "websockify",
+    resize: "scale"
+  })
+  const url = `http://${authority}/vnc.html?${query}`
+  const procs = [xvfb, x11vnc, websockify]
+  yield* Effect.logInfo("VNC stack started", { display, url, vncPort, websocketPort })
+  yield* Effect.addFinalizer(() => Effect.logDebug("VNC stack stopping", { display }))
+
+  return Vnc.of({
+    display,
+    size: { width, height },
+    url,
+    password,
+    websocketPort,
+    vncPort,
+    pids: { xvfb: xvfb.child.pid ?? -1, x11vnc: x11vnc.child.pid ?? -1, websockify: websockify.child.pid ?? -1 },
+    alive: Effect.sync(() => procs.every((p) => !p.exited()))
+  })
+})

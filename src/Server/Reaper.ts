@@ -1,0 +1,94 @@
+/**
+ * What a crashed run leaves behind, found through the log root: each running service keeps
+ * `<logRoot>/run/<pid>.json` listing the browsers it started (pid, profile). At start, files whose service is gone
+ * are reaped: their browsers' process groups killed and their temp profiles removed.
+ */
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { Effect } from "effect"
+
+interface RunState {
+  readonly pid: number
+  readonly started: string
+  readonly browsers: Record<string, string>
+}
+
+const alive = (pid: number) => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(")") + 2))
+  } catch {
+    return false
+  }
+}
+
+const kill = (pid: number) => {
+  for (const target of [-pid, pid]) {
+    try {
+      process.kill(target, "SIGKILL")
+    } catch {
+      // gone already
+    }
+  }
+}
+
+/** Reaps the run files of dead services under `root`; returns what it removed, for the log. */
+export const reap = (root: string) =>
+  Effect.sync(() => {
+    const dir = join(root, "run")
+    const reaped: Array<string> = []
+    let files: Array<string> = []
+    try {
+      files = readdirSync(dir).filter((f) => f.endsWith(".json"))
+    } catch {
+      return reaped
+    }
+    for (const file of files) {
+      let state: RunState
+      try {
+        state = JSON.parse(readFileSync(join(dir, file), "utf8")) as RunState
+      } catch {
+        rmSync(join(dir, file), { force: true })
+        continue
+      }
+      if (state.pid === process.pid || alive(state.pid)) continue
+      for (const [pid, profile] of Object.entries(state.browsers)) {
+        if (alive(Number(pid))) kill(Number(pid))
+        if (profile !== "") rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
+        reaped.push(`browser ${pid}${profile ? ` (${profile})` : ""}`)
+      }
+      rmSync(join(dir, file), { force: true })
+    }
+    return reaped
+  })
+
+/** This service's run file, kept current as browsers start and stop; removed on a clean exit. */
+export const register = (root: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const dir = join(root, "run")
+      const file = join(dir, `${process.pid}.json`)
+      const state: RunState = { pid: process.pid, started: new Date().toISOString(), browsers: {} }
+      const write = () => {
+        try {
+          mkdirSync(dir, { recursive: true })
+          writeFileSync(file, JSON.stringify(state))
+        } catch {
+          // An unwritable log root only loses the reaping of a crash; the system log reports the root.
+        }
+      }
+      write()
+      return {
+        file,
+        started: (pid: number, profileDir: string) => {
+          state.browsers[String(pid)] = profileDir
+          write()
+        },
+        stopped: (pid: number) => {
+          delete state.browsers[String(pid)]
+          write()
+        }
+      }
+    }),
+    ({ file }) => Effect.sync(() => rmSync(file, { force: true }))
+  )

@@ -1,0 +1,136 @@
+/**
+ * The long-lived service: builds every layer from the configuration (logging, engines, sessions), reaps what a
+ * crashed run left, serves one surface, and shuts down gracefully on SIGTERM, SIGINT or stdin close (calls in
+ * flight answer `shutting_down`, engines disconnect, browsers close, logs flush); a second signal forces exit.
+ */
+import { Deferred, Effect, Layer, Logger, Redacted } from "effect"
+import { Cascade } from "../Cascade/Cascade.ts"
+import { Engines } from "../Cascade/Engines.ts"
+import * as Policy from "../Cascade/Policy.ts"
+import { Router } from "../Cascade/Router.ts"
+import * as AttemptLog from "../Logging/AttemptLog.ts"
+import * as SystemLog from "../Logging/SystemLog.ts"
+import * as Telemetry from "../Logging/Telemetry.ts"
+import * as AdsPower from "../Sandbox/AdsPower.ts"
+import type { BrowserProvider } from "../Sandbox/Browser.ts"
+import * as CdpEndpoint from "../Sandbox/CdpEndpoint.ts"
+import * as LocalChromium from "../Sandbox/LocalChromium.ts"
+import { Sandbox } from "../Sandbox/Sandbox.ts"
+import * as Config from "./Config.ts"
+import * as Reaper from "./Reaper.ts"
+import { Sessions } from "./Sessions.ts"
+
+type Registry = Effect.Success<ReturnType<typeof Reaper.register>>
+
+const provider = (config: Config.ServiceConfig, registry: Registry): Layer.Layer<BrowserProvider> => {
+  const browser = config.browser ?? {}
+  const kind = browser.provider ?? (browser.cdpUrl ? "cdp" : "local")
+  if (kind === "cdp" && browser.cdpUrl) return CdpEndpoint.layer({ endpoint: browser.cdpUrl })
+  if (kind === "adspower" && browser.adspower) {
+    const a = browser.adspower
+    return AdsPower.layer({
+      ...(a.url ? { baseUrl: a.url } : {}),
+      ...(a.userId ? { userId: a.userId } : {}),
+      ...(a.serialNumber ? { serialNumber: a.serialNumber } : {}),
+      ...(a.apiKey ? { apiKey: Redacted.make(a.apiKey) } : {})
+    })
+  }
+  return LocalChromium.layer({
+    ...(browser.chromePath ? { executablePath: browser.chromePath } : {}),
+    ...(browser.profileDir ? { profileDir: browser.profileDir } : {}),
+    headless: browser.headless ?? true,
+    registry
+  })
+}
+
+const policyOf = (config: Config.ServiceConfig) =>
+  typeof config.cascade === "string"
+    ? Policy.load(config.cascade)
+    : Effect.succeed(config.cascade ?? Policy.defaultPolicy)
+
+/** Every layer the surfaces need, from one validated configuration. */
+export const layer = (config: Config.ServiceConfig) =>
+  Layer.unwrap(
+    Effect.gen(function* () {
+      const root = config.logDir ?? AttemptLog.defaultRoot()
+      const reaped = yield* Reaper.reap(root)
+      if (reaped.length > 0) yield* Effect.logWarning(`reaped what a crashed run left: ${reaped.join(", ")}`)
+      const registry = yield* Reaper.register(root)
+      const policy = yield* policyOf(config)
+      const sessions = config.sessions ?? {}
+      const idle = sessions.idleTimeoutMs ?? 300_000
+      const engines = Engines.layerWith({ model: Config.modelConfig(config) })
+      const session = () =>
+        Router.layerWith({
+          policy,
+          fallback: config.fallback ?? true,
+          urlPolicy: {
+            schemes: config.urls?.schemes ?? ["http", "https"],
+            privateNetworks: config.urls?.privateNetworks ?? true
+          },
+          maxArgumentBytes: config.limits?.maxArgumentBytes ?? Config.defaultMaxArgumentBytes
+        }).pipe(
+          Layer.provideMerge(Cascade.layer),
+          Layer.provideMerge(
+            Sandbox.layer({
+              idleTimeoutMs: idle === 0 ? null : idle,
+              leaseTimeoutMs: sessions.leaseTimeoutMs ?? 30_000
+            })
+          ),
+          Layer.provide(engines),
+          Layer.provide(provider(config, registry))
+        )
+      const logging = Layer.mergeAll(
+        AttemptLog.eventsLayer,
+        AttemptLog.artifactsLayer({
+          screenshots: config.artifacts?.screenshots ?? true,
+          snapshots: config.artifacts?.snapshots ?? true
+        })
+      ).pipe(
+        Layer.provideMerge(AttemptLog.AttemptLog.layerWith({ root })),
+        // OTLP's logger joins the system log's, so it is built where that logger is already in place.
+        Layer.merge(Telemetry.layerFromEnv().pipe(Layer.provideMerge(SystemLog.layer({ root })))),
+        // Whatever still logs to the console writes to stderr: stdout carries the protocol.
+        Layer.merge(Layer.succeed(Logger.LogToStderr, true))
+      )
+      return Sessions.layer({
+        maxBrowsers: sessions.maxBrowsers ?? Config.defaultMaxBrowsers(),
+        queue: sessions.queue ?? 16,
+        maxPendingPerSession: sessions.maxPendingPerSession ?? 64,
+        slotTimeoutMs: sessions.leaseTimeoutMs ?? 30_000,
+        idleTimeoutMs: idle === 0 ? null : idle,
+        session
+      }).pipe(Layer.provideMerge(logging))
+    })
+  )
+
+/**
+ * Runs `surface` until it ends (stdin closed) or a signal arrives. The surface gets `stop` to watch; on the first
+ * SIGINT/SIGTERM it completes, the surface answers what is in flight and returns; a second signal exits at once.
+ */
+export const run = <E, R>(surface: (stop: Effect.Effect<void>) => Effect.Effect<void, E, R>) =>
+  Effect.gen(function* () {
+    const stop = yield* Deferred.make<void>()
+    let signals = 0
+    const onSignal = (signal: NodeJS.Signals) => {
+      signals++
+      if (signals > 1) {
+        process.stderr.write(`switchyard: ${signal} again: exiting now\n`)
+        process.exit(130)
+      }
+      process.stderr.write(`switchyard: ${signal}: shutting down (send it again to exit at once)\n`)
+      Deferred.doneUnsafe(stop, Effect.void)
+    }
+    yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        process.on("SIGINT", onSignal)
+        process.on("SIGTERM", onSignal)
+      }),
+      () =>
+        Effect.sync(() => {
+          process.off("SIGINT", onSignal)
+          process.off("SIGTERM", onSignal)
+        })
+    )
+    yield* surface(Deferred.await(stop))
+  })

@@ -1,0 +1,236 @@
+/**
+ * Browser sessions behind the surfaces: a default session for one agent and named sessions for workers, each with
+ * its own browser, Sandbox and Router. A cap on sessions (browsers) with a bounded queue in front of it, a bound on
+ * calls waiting on one session, and `busy` past either; on shutdown, calls still running answer `shutting_down`.
+ */
+import { Clock, Context, Deferred, Effect, Exit, Layer, Option, Schedule, Scope, Semaphore } from "effect"
+import type { CallMeta, ToolAnswer } from "../Cascade/Router.ts"
+import { Router } from "../Cascade/Router.ts"
+import { toolNames } from "../Cascade/Tools.ts"
+import { Busy, type EngineError, InvalidInput, ShuttingDown, toErrorInfo } from "../Engine/EngineError.ts"
+import { Sandbox, type SandboxStatus } from "../Sandbox/Sandbox.ts"
+
+export const defaultSession = "default"
+
+export interface SessionsOptions {
+  /** Sessions (each with a browser) at once. */
+  readonly maxBrowsers: number
+  /** Calls that may wait for a session slot before `busy`. */
+  readonly queue: number
+  /** Calls that may wait on one session before `busy`. */
+  readonly maxPendingPerSession: number
+  /** How long a call waits for a session slot. */
+  readonly slotTimeoutMs: number
+  /** Named sessions unused this long are closed, freeing their slot; `null` keeps them. */
+  readonly idleTimeoutMs: number | null
+  /** Builds one session's stack: its Router and Sandbox (browser provider, engines, cascade). */
+  readonly session: (name: string) => Layer.Layer<Router | Sandbox, never>
+}
+
+interface Live {
+  readonly name: string
+  readonly scope: Scope.Closeable
+  readonly router: Router["Service"]
+  readonly sandbox: Sandbox["Service"]
+  pending: number
+  lastUsed: number
+}
+
+export interface SessionStatus extends SandboxStatus {
+  readonly session: string
+}
+
+const sessionName = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+
+export class Sessions extends Context.Service<
+  Sessions,
+  {
+    readonly call: (
+      session: string | undefined,
+      tool: string,
+      args: unknown,
+      meta?: CallMeta
+    ) => Effect.Effect<ToolAnswer>
+    readonly status: (session?: string) => Effect.Effect<SessionStatus>
+    readonly close: (session?: string) => Effect.Effect<void>
+    readonly list: Effect.Effect<ReadonlyArray<SessionStatus>>
+    /** Stops taking calls; calls in flight answer `shutting_down`. */
+    readonly shutdown: Effect.Effect<void>
+  }
+>()("switchyard/Sessions") {
+  static readonly layer = (options: SessionsOptions) => Layer.effect(Sessions, make(options))
+}
+
+const idle: SandboxStatus = {
+  active: false,
+  engine: null,
+  mode: null,
+  lastUsedAt: null,
+  idleMs: null,
+  initializing: false,
+  lastError: null,
+  browserPid: null,
+  wsEndpoint: null
+}
+
+export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
+  const slots = yield* Semaphore.make(options.maxBrowsers)
+  /** Sessions being opened: a second call for the same name waits for the first to finish opening it. */
+  const opening = new Map<string, Deferred.Deferred<Live, Busy>>()
+  const stopping = yield* Deferred.make<void>()
+  const sessions = new Map<string, Live>()
+  let waiting = 0
+
+  /** An answer for a call no session took: the same shape as any other, with an empty state. */
+  const refuse = (error: EngineError, meta: CallMeta): ToolAnswer => {
+    const traceId = meta.traceId ?? crypto.randomUUID()
+    return {
+      ok: false,
+      error: toErrorInfo(error),
+      traceId,
+      ...(meta.stepId === undefined ? {} : { stepId: meta.stepId }),
+      attemptId: `${traceId}#0`,
+      state: {
+        engine: null,
+        level: null,
+        disabled: [],
+        url: null,
+        title: null,
+        tools: { available: toolNames, masked: {} }
+      }
+    }
+  }
+
+  const sessionFor = (name: string): Effect.Effect<Live, Busy> =>
+    Effect.suspend(() => {
+      // Claimed synchronously, so two first calls for one name open one session.
+      const live = sessions.get(name)
+      if (live) return Effect.succeed(live)
+      const pending = opening.get(name)
+      if (pending) return Deferred.await(pending)
+      const claim = Deferred.makeUnsafe<Live, Busy>()
+      opening.set(name, claim)
+      return open(name).pipe(
+        Effect.exit,
+        Effect.tap((exit) => Effect.sync(() => opening.delete(name)).pipe(Effect.andThen(Deferred.done(claim, exit)))),
+        Effect.flatten
+      )
+    })
+
+  const open = (name: string) =>
+    Effect.gen(function* () {
+      if (waiting >= options.queue) {
+        return yield* new Busy({
+          message: `${sessions.size} sessions are open (the limit is ${options.maxBrowsers}) and ${waiting} calls already wait for one; retry later or close a session`
+        })
+      }
+      waiting++
+      const slot = yield* slots
+        .take(1)
+        .pipe(Effect.timeoutOption(options.slotTimeoutMs), Effect.ensuring(Effect.sync(() => void waiting--)))
+      if (Option.isNone(slot)) {
+        return yield* new Busy({
+          message: `no session slot freed within ${options.slotTimeoutMs} ms (${options.maxBrowsers} sessions are open)`
+        })
+      }
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(options.session(name), scope)
+      const live: Live = {
+        name,
+        scope,
+        router: Context.get(context, Router),
+        sandbox: Context.get(context, Sandbox),
+        pending: 0,
+        lastUsed: yield* Clock.currentTimeMillis
+      }
+      sessions.set(name, live)
+      return live
+    })
+
+  const closeSession = (name: string) =>
+    Effect.gen(function* () {
+      const live = sessions.get(name)
+      if (!live) return
+      sessions.delete(name)
+      yield* Scope.close(live.scope, Exit.void)
+      yield* slots.release(1)
+    })
+
+  const checkName = (session: string | undefined) =>
+    session === undefined || sessionName.test(session)
+      ? Effect.succeed(session ?? defaultSession)
+      : Effect.fail(
+          new InvalidInput({
+            field: "session",
+            message: `session names are 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit; got "${String(session).slice(0, 80)}"`
+          })
+        )
+
+  const call = (session: string | undefined, tool: string, args: unknown, meta: CallMeta = {}) =>
+    Effect.gen(function* () {
+      if (yield* Deferred.isDone(stopping))
+        return refuse(new ShuttingDown({ message: "the service is shutting down" }), meta)
+      const name = yield* checkName(session)
+      const live = yield* sessionFor(name)
+      if (live.pending >= options.maxPendingPerSession) {
+        return yield* new Busy({
+          message: `session "${name}" already has ${live.pending} calls waiting (the limit is ${options.maxPendingPerSession}); calls on one session run one at a time`
+        })
+      }
+      live.pending++
+      live.lastUsed = yield* Clock.currentTimeMillis
+      const answer = yield* live.router
+        .call(tool, args, meta)
+        .pipe(
+          Effect.raceFirst(
+            Deferred.await(stopping).pipe(
+              Effect.as(
+                refuse(
+                  new ShuttingDown({ action: tool, message: "the service is shutting down; the call was stopped" }),
+                  meta
+                )
+              )
+            )
+          ),
+          Effect.ensuring(Effect.sync(() => void live.pending--))
+        )
+      live.lastUsed = yield* Clock.currentTimeMillis
+      return answer
+    }).pipe(Effect.catch((error: EngineError) => Effect.succeed(refuse(error, meta))))
+
+  const status = (session?: string) =>
+    Effect.gen(function* () {
+      const name = session ?? defaultSession
+      const live = sessions.get(name)
+      return { session: name, ...(live ? yield* live.sandbox.status : idle) }
+    })
+
+  // Named sessions left unused give their slot back.
+  if (options.idleTimeoutMs !== null) {
+    const limit = options.idleTimeoutMs
+    yield* Effect.forkScoped(
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        for (const live of [...sessions.values()]) {
+          if (live.name !== defaultSession && live.pending === 0 && now - live.lastUsed > limit) {
+            yield* closeSession(live.name)
+          }
+        }
+      }).pipe(Effect.repeat(Schedule.spaced(Math.max(1_000, Math.min(60_000, limit / 2)))), Effect.ignore)
+    )
+  }
+
+  yield* Effect.addFinalizer(() =>
+    Deferred.succeed(stopping, undefined).pipe(
+      Effect.andThen(Effect.forEach([...sessions.keys()], closeSession, { concurrency: "unbounded", discard: true }))
+    )
+  )
+
+  return Sessions.of({
+    call,
+    status,
+    close: (session) => closeSession(session ?? defaultSession),
+    list: Effect.forEach([...sessions.keys()], (name) => status(name)),
+    shutdown: Deferred.succeed(stopping, undefined).pipe(Effect.asVoid)
+  })
+})

@@ -1,0 +1,77 @@
+/**
+ * `switchyard status`: what this machine and configuration can run — the browser, each cascade level's engine (or
+ * why it would be skipped), the log root and the services running on it. Reads only; starts nothing.
+ */
+import { readdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { Effect, Option } from "effect"
+import { levelName } from "../Cascade/Cascade.ts"
+import * as Engines from "../Cascade/Engines.ts"
+import * as Policy from "../Cascade/Policy.ts"
+import * as AttemptLog from "../Logging/AttemptLog.ts"
+import * as LocalChromium from "../Sandbox/LocalChromium.ts"
+import * as Config from "./Config.ts"
+
+const services = (root: string) => {
+  try {
+    return readdirSync(join(root, "run"))
+      .filter((f) => f.endsWith(".json"))
+      .map(
+        (f) =>
+          JSON.parse(readFileSync(join(root, "run", f), "utf8")) as {
+            pid: number
+            started: string
+            browsers: Record<string, string>
+          }
+      )
+      .filter((s) => {
+        try {
+          process.kill(s.pid, 0)
+          return true
+        } catch {
+          return false
+        }
+      })
+  } catch {
+    return []
+  }
+}
+
+export const report = (config: Config.ServiceConfig) =>
+  Effect.gen(function* () {
+    const root = config.logDir ?? AttemptLog.defaultRoot()
+    const lines: Array<string> = ["Switchyard status", ""]
+    const browser = config.browser ?? {}
+    const kind = browser.provider ?? (browser.cdpUrl ? "cdp" : "local")
+    if (kind === "local") {
+      const chromium = yield* Effect.result(LocalChromium.findExecutable(browser.chromePath))
+      lines.push(
+        `browser      local Chromium: ${chromium._tag === "Success" ? chromium.success : chromium.failure.message}`
+      )
+    } else {
+      lines.push(
+        `browser      ${kind}: ${kind === "cdp" ? browser.cdpUrl : (browser.adspower?.url ?? "http://127.0.0.1:50325")}`
+      )
+    }
+    const policy =
+      typeof config.cascade === "string" ? yield* Policy.load(config.cascade) : (config.cascade ?? Policy.defaultPolicy)
+    const registry = Engines.make({ model: Config.modelConfig(config) })
+    lines.push("cascade      (default policy; Workday pages start with Magnitude)")
+    for (const [i, level] of policy.default.levels.entries()) {
+      const spec = yield* Effect.option(registry.specFor(level))
+      const why = Option.isSome(spec) ? "ready" : (yield* Effect.flip(registry.specFor(level))).message
+      lines.push(`  ${i}. ${levelName(level).padEnd(15)} ${why}`)
+    }
+    const sessions = config.sessions ?? {}
+    lines.push(
+      `sessions     up to ${sessions.maxBrowsers ?? Config.defaultMaxBrowsers()} browsers, ${sessions.queue ?? 16} calls queued, idle close after ${sessions.idleTimeoutMs ?? 300_000} ms`
+    )
+    lines.push(`log root     ${root}`)
+    const running = services(root)
+    lines.push(
+      running.length === 0
+        ? "services     none running on this log root"
+        : `services     ${running.map((s) => `pid ${s.pid} since ${s.started} (${Object.keys(s.browsers).length} browsers)`).join("; ")}`
+    )
+    return lines.join("\n")
+  })
