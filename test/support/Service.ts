@@ -16,6 +16,9 @@ export interface Service {
   readonly call: (method: string, params?: unknown) => Promise<Record<string, unknown>>
   readonly send: (line: string, key?: unknown) => Promise<Record<string, unknown>>
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+  readonly stderr: () => string
+  /** Resolves with the first capture group of `pattern` once the service prints it on stderr. */
+  readonly stderrLine: (pattern: RegExp) => Promise<string>
   /** Calls still without an answer. */
   readonly unanswered: () => number
   /** Lines on stdout that answered no call: a duplicate or unsolicited answer. */
@@ -63,14 +66,22 @@ export const startService = (env: Record<string, string> = {}, args?: ReadonlyAr
     else extra++
   })
   let stderr = ""
+  const watchers: Array<{ pattern: RegExp; resolve: (match: string) => void }> = []
   child.stderr.on("data", (chunk) => {
-    stderr = (stderr + String(chunk)).slice(-2_000)
+    stderr = (stderr + String(chunk)).slice(-20_000)
+    for (const w of [...watchers]) {
+      const match = w.pattern.exec(stderr)
+      if (match) {
+        watchers.splice(watchers.indexOf(w), 1)
+        w.resolve(match[1] ?? match[0])
+      }
+    }
   })
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once("exit", (code, signal) => {
       // A service that dies answers nothing: fail the calls still waiting, with what it said on stderr.
       for (const resolveCall of waiting.values()) {
-        resolveCall({ error: { code: 0, message: `the service exited (${signal ?? code}): ${stderr}` } })
+        resolveCall({ error: { code: 0, message: `the service exited (${signal ?? code}): ${stderr.slice(-2_000)}` } })
       }
       waiting.clear()
       resolve({ code, signal })
@@ -87,6 +98,16 @@ export const startService = (env: Record<string, string> = {}, args?: ReadonlyAr
     exited,
     send,
     unanswered: () => waiting.size,
+    stderr: () => stderr,
+    stderrLine: (pattern) =>
+      new Promise((resolve, reject) => {
+        const match = pattern.exec(stderr)
+        if (match) return resolve(match[1] ?? match[0])
+        watchers.push({ pattern, resolve })
+        void exited.then(() =>
+          reject(new Error(`the service exited before printing ${pattern}: ${stderr.slice(-2_000)}`))
+        )
+      }),
     extra: () => extra,
     call: (method, params = {}) => {
       const callId = ++id

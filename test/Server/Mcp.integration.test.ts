@@ -1,0 +1,123 @@
+/**
+ * The MCP surface driven by the official TypeScript SDK client, over stdio and over Streamable HTTP, against a real
+ * `switchyard serve` process and a real Chromium.
+ */
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterEach, assert, describe, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { Effect } from "effect"
+import { toolNames } from "../../src/Cascade/Tools.ts"
+import * as SiteServer from "../fixtures/SiteServer.ts"
+import { startService, stopServices } from "../support/Service.ts"
+
+afterEach(stopServices)
+
+const main = join(import.meta.dirname, "..", "..", "src", "Main.ts")
+
+type Text = { type: "text"; text: string }
+type Image = { type: "image"; data: string; mimeType: string }
+type Result = { content: Array<Text | Image>; isError?: boolean }
+
+const parse = (result: Result) => JSON.parse((result.content.find((c) => c.type === "text") as Text).text)
+
+/** The scenario a user runs: list, navigate, act, extract, screenshot, status, close. */
+const session = (client: Client, url: string) =>
+  Effect.promise(async () => {
+    const { tools } = await client.listTools()
+    assert.deepStrictEqual(tools.map((t) => t.name).sort(), [...toolNames].sort())
+    for (const tool of tools) {
+      assert.strictEqual(tool.inputSchema.type, "object")
+      assert.isAbove(tool.description?.length ?? 0, 30, `${tool.name} teaches an LLM when to use it`)
+    }
+    const call = (name: string, args: Record<string, unknown> = {}) =>
+      client.callTool({ name, arguments: { traceId: "mcp-trace", ...args } }) as Promise<Result>
+
+    const navigated = await call("browser.navigate", { url })
+    assert.isNotTrue(navigated.isError, JSON.stringify(navigated))
+    assert.strictEqual(parse(navigated).result.title, "Sign up")
+    assert.strictEqual(parse(navigated).state.url, url)
+
+    const acted = await call("browser.act", { instruction: 'fill "Email" with "mcp@example.test"' })
+    assert.isNotTrue(acted.isError, JSON.stringify(acted))
+
+    const extracted = parse(await call("browser.extract", { instruction: "the form" }))
+    assert.strictEqual(
+      extracted.result.fields.find((f: { name: string }) => f.name === "email").value,
+      "mcp@example.test"
+    )
+
+    const shot = await call("browser.screenshot")
+    const image = shot.content.find((c) => c.type === "image") as Image
+    assert.strictEqual(image.mimeType, "image/png")
+    assert.strictEqual(Buffer.from(image.data, "base64").subarray(1, 4).toString(), "PNG")
+
+    const missing = await call("browser.act", { instruction: 'click "No such thing"' })
+    assert.isTrue(missing.isError)
+    assert.strictEqual(parse(missing).error.type, "element_not_found")
+    assert.isDefined(parse(missing).state.tools)
+
+    const status = parse(await call("browser.status"))
+    assert.isTrue(status.result.active)
+    assert.isNumber(status.result.browserPid)
+    const closed = parse(await call("browser.close"))
+    assert.deepStrictEqual(closed.result, { status: "ok" })
+    return status.result.browserPid as number
+  })
+
+describe("MCP", () => {
+  it.live("over stdio with the official SDK client", () =>
+    Effect.gen(function* () {
+      const site = yield* SiteServer.start
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [main, "serve"],
+        env: {
+          ...(process.env as Record<string, string>),
+          SWITCHYARD_LOG_DIR: mkdtempSync(join(tmpdir(), "switchyard-logs-")),
+          SWITCHYARD_IDLE_TIMEOUT_MS: "0"
+        },
+        stderr: "ignore"
+      })
+      const client = new Client({ name: "switchyard-test", version: "1.0.0" })
+      yield* Effect.acquireRelease(
+        Effect.promise(() => client.connect(transport)),
+        () => Effect.promise(() => client.close())
+      )
+      yield* session(client, site.url("/forms.html"))
+    })
+  )
+
+  it.live("over Streamable HTTP with the official SDK client, with a bearer token", () =>
+    Effect.gen(function* () {
+      const site = yield* SiteServer.start
+      const service = startService({ SWITCHYARD_HTTP_TOKEN: "t0ken-for-test" }, ["--http", "--port", "0"])
+      const url = yield* Effect.promise(() => service.stderrLine(/MCP over HTTP at (\S+)/))
+      const refused = yield* Effect.promise(() =>
+        fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })
+      )
+      assert.strictEqual(refused.status, 401)
+      const client = new Client({ name: "switchyard-test", version: "1.0.0" })
+      const transport = new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: { headers: { authorization: "Bearer t0ken-for-test" } }
+      })
+      yield* Effect.acquireRelease(
+        Effect.promise(() => client.connect(transport)),
+        () => Effect.promise(() => client.close())
+      )
+      yield* session(client, site.url("/forms.html"))
+    })
+  )
+
+  it.live("refuses to listen beyond 127.0.0.1 without a token", () =>
+    Effect.gen(function* () {
+      const service = startService({}, ["--http", "--host", "0.0.0.0", "--port", "0"])
+      const exit = yield* Effect.promise(() => service.exited)
+      assert.strictEqual(exit.code, 2)
+      assert.match(service.stderr(), /needs a bearer token/)
+    })
+  )
+})

@@ -1,0 +1,107 @@
+/**
+ * The person in a takeover test: a second, headless Chromium showing the noVNC page and clicking and typing on its
+ * canvas. Where to click comes from the session page's element boxes, its window offset and the canvas's scale.
+ */
+import { Effect, type Scope } from "effect"
+import { type Browser, chromium, type Page } from "playwright-core"
+import * as Cdp from "../../src/Sandbox/Cdp.ts"
+
+/** A point on the VNC display (the remote screen), in its pixels. */
+export interface ScreenPoint {
+  readonly x: number
+  readonly y: number
+}
+
+export interface Viewer {
+  /** Clicks `point` of the remote screen through the noVNC canvas. */
+  readonly click: (point: ScreenPoint) => Effect.Effect<void>
+  /** Types into whatever has the remote keyboard focus. */
+  readonly type: (text: string) => Effect.Effect<void>
+  /** Presses a key or a chord (`Enter`, `Control+l`). */
+  readonly press: (key: string) => Effect.Effect<void>
+  /** The canvas's on-screen size over the remote screen's size (below 1 when noVNC scales the screen down). */
+  readonly scale: number
+}
+
+/** Chromium flags that keep it quiet offline (stack-facts). */
+const offline = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync"
+]
+
+const connected = async (page: Page, url: string) => {
+  await page.goto(url)
+  await page.waitForFunction(() => document.documentElement.classList.contains("noVNC_connected"), undefined, {
+    timeout: 15_000
+  })
+  const canvas = page.locator("#noVNC_container canvas")
+  await page.waitForFunction(
+    () => ((document.querySelector("#noVNC_container canvas") as HTMLCanvasElement | null)?.width ?? 0) > 0
+  )
+  const box = await canvas.boundingBox()
+  const size = await canvas.evaluate((c: HTMLCanvasElement) => ({ width: c.width, height: c.height }))
+  if (box === null) throw new Error("the noVNC canvas is not visible")
+  return { box, size }
+}
+
+/** Opens `url` (the noVNC page with its password) in a headless Chromium and waits until noVNC is connected. */
+export const open = (url: string, viewport = { width: 1024, height: 768 }): Effect.Effect<Viewer, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const browser = yield* Effect.acquireRelease(
+      Effect.promise(() => chromium.launch({ executablePath: process.env.CHROME_PATH ?? "/usr/bin/chromium", args: offline })),
+      (b: Browser) => Effect.promise(() => b.close().catch(() => undefined))
+    )
+    const page = yield* Effect.promise(() => browser.newPage({ viewport }))
+    const { box, size } = yield* Effect.promise(() => connected(page, url))
+    const scale = box.width / size.width
+    return {
+      scale,
+      click: (point) =>
+        Effect.promise(() => page.mouse.click(box.x + point.x * scale, box.y + point.y * (box.height / size.height))),
+      type: (text) => Effect.promise(() => page.keyboard.type(text)),
+      press: (key) => Effect.promise(() => page.keyboard.press(key))
+    } satisfies Viewer
+  })
+
+interface Target {
+  readonly wsEndpoint: string
+  readonly targetId: string
+}
+
+/**
+ * The centre of `selector`'s element on the remote screen: its box in the page, plus where the page's viewport sits
+ * on the screen (window position and browser chrome above it), in device pixels.
+ */
+export const screenPoint = (target: Target, selector: string) =>
+  Cdp.evaluate<ScreenPoint | null>(
+    target.wsEndpoint,
+    target.targetId,
+    `(() => {
+      const el = document.querySelector(${JSON.stringify(selector)})
+      if (!el) return null
+      const r = el.getBoundingClientRect()
+      const left = window.screenX + (window.outerWidth - window.innerWidth) / 2
+      const top = window.screenY + (window.outerHeight - window.innerHeight)
+      return { x: (left + r.left + r.width / 2) * devicePixelRatio, y: (top + r.top + r.height / 2) * devicePixelRatio }
+    })()`
+  ).pipe(
+    Effect.flatMap((p) => (p === null ? Effect.die(new Error(`no ${selector} on the session page`)) : Effect.succeed(p)))
+  )
+
+/** Reads the session page with `expression` until `ok` holds (real time, never the TestClock); dies after timeoutMs. */
+export const until = <A>(target: Target, expression: string, ok: (a: A) => boolean, timeoutMs = 10_000) =>
+  Effect.gen(function* () {
+    const deadline = Date.now() + timeoutMs
+    let last: A | undefined
+    while (Date.now() < deadline) {
+      last = yield* Cdp.evaluate<A>(target.wsEndpoint, target.targetId, expression).pipe(Effect.orDie)
+      if (ok(last)) return last
+      yield* Effect.promise(() => new Promise((r) => setTimeout(r, 50)))
+    }
+    return yield* Effect.die(new Error(`${expression} never held within ${timeoutMs} ms; last: ${JSON.stringify(last)}`))
+  })
