@@ -4,7 +4,7 @@
  * on a bundled page through the cascade).
  */
 import { NodeServices } from "@effect/platform-node"
-import { Cause, Console, Effect, Option, Redacted } from "effect"
+import { Cause, Console, Effect, Logger, Option, Redacted } from "effect"
 import { Command, Flag } from "effect/cli"
 import * as Config from "./Server/Config.ts"
 import * as Demo from "./Server/Demo.ts"
@@ -115,7 +115,9 @@ const program = Command.run(root, { version: "0.1.0" }).pipe(
       process.exitCode = 2
     })
   ),
-  Effect.provide(NodeServices.layer)
+  Effect.provide(NodeServices.layer),
+  // stdout may carry a protocol: anything logged before the service's own loggers are in place goes to stderr.
+  Effect.provideService(Logger.LogToStderr, true)
 )
 
 // Signals are the service's to handle (graceful first, forced on the second), so no runtime-level handlers here.

@@ -3,6 +3,8 @@
  * Chromium behind it. What happens to that Chromium when the service ends is the point of most of these tests.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
@@ -167,6 +169,50 @@ describe("switchyard serve", () => {
     })
   )
 
+  it.live("SIGTERM mid-call: the call in flight answers shutting_down, the service exits cleanly", () =>
+    Effect.gen(function* () {
+      const { service, browserPid } = yield* startBrowsing()
+      // A page that never finishes loading keeps the navigate in flight.
+      const slow = yield* slowServer
+      const hanging = service.call("browser.navigate", { url: `http://127.0.0.1:${slow.port}/` })
+      yield* Effect.promise(() => slow.requested)
+      service.child.kill("SIGTERM")
+      const answer = yield* Effect.promise(() => hanging)
+      assert.strictEqual((answer.error as { data: { type: string } }).data.type, "shutting_down")
+      const exit = yield* Effect.promise(() => service.exited)
+      assert.strictEqual(exit.code, 0)
+      assert.isFalse(isAlive(browserPid))
+    })
+  )
+
+  it.live("a second signal forces the exit at once", () =>
+    Effect.gen(function* () {
+      const { service, browserPid } = yield* startBrowsing()
+      service.child.kill("SIGINT")
+      service.child.kill("SIGINT")
+      const exit = yield* Effect.promise(() => service.exited)
+      assert.include([0, 130], exit.code)
+      assert.isTrue(yield* Effect.promise(() => waitFor(() => !isAlive(browserPid))), "Chromium died with the service")
+    })
+  )
+
+  it.live("a start reaps what a crashed run on the same log root left", () =>
+    Effect.gen(function* () {
+      const logs = mkdtempSync(join(tmpdir(), "switchyard-logs-"))
+      const { service, browserPid, profile } = yield* startBrowsing({ SWITCHYARD_LOG_DIR: logs })
+      service.child.kill("SIGKILL")
+      yield* Effect.promise(() => service.exited)
+      assert.isTrue(yield* Effect.promise(() => waitFor(() => !isAlive(browserPid))))
+      assert.isTrue(existsSync(profile), "the crashed run left its profile")
+      assert.lengthOf(readdirSync(join(logs, "run")), 1)
+      const next = startService({ SWITCHYARD_LOG_DIR: logs })
+      const answered = yield* Effect.promise(() => next.call("browserStatus"))
+      assert.isDefined(answered.result, JSON.stringify(answered))
+      assert.isFalse(existsSync(profile), "the next start removed it")
+      assert.deepStrictEqual(readdirSync(join(logs, "run")), [`${next.child.pid}.json`])
+    })
+  )
+
   it.live("answers malformed lines with JSON-RPC errors and keeps serving", () =>
     Effect.gen(function* () {
       const service = startService()
@@ -185,6 +231,26 @@ describe("switchyard serve", () => {
     })
   )
 })
+
+/** A server that takes requests and never answers (a page that never loads); `requested` tells when one came. */
+const slowServer = Effect.acquireRelease(
+  Effect.promise(
+    () =>
+      new Promise<{ server: ReturnType<typeof createServer>; requested: Promise<void> }>((resolve) => {
+        let seen = () => {}
+        const requested = new Promise<void>((r) => {
+          seen = r
+        })
+        const server = createServer(() => seen())
+        server.listen(0, "127.0.0.1", () => resolve({ server, requested }))
+      })
+  ),
+  ({ server }) =>
+    Effect.sync(() => {
+      server.closeAllConnections()
+      server.close()
+    })
+).pipe(Effect.map(({ server, requested }) => ({ port: (server.address() as AddressInfo).port, requested })))
 
 /** The temp profile directory of a running Chromium, from its command line. */
 const readProfile = (pid: number) => {

@@ -136,6 +136,7 @@ export const fromEnv = (env: Record<string, string | undefined> = process.env) =
       sessions: {
         maxBrowsers: yield* int("SWITCHYARD_MAX_BROWSERS", env.SWITCHYARD_MAX_BROWSERS),
         queue: yield* int("SWITCHYARD_QUEUE", env.SWITCHYARD_QUEUE),
+        maxPendingPerSession: yield* int("SWITCHYARD_MAX_PENDING_PER_SESSION", env.SWITCHYARD_MAX_PENDING_PER_SESSION),
         idleTimeoutMs: yield* int("SWITCHYARD_IDLE_TIMEOUT_MS", env.SWITCHYARD_IDLE_TIMEOUT_MS),
         leaseTimeoutMs: yield* int("SWITCHYARD_LEASE_TIMEOUT_MS", env.SWITCHYARD_LEASE_TIMEOUT_MS)
       },

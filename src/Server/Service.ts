@@ -53,8 +53,14 @@ export const layer = (config: Config.ServiceConfig) =>
   Layer.unwrap(
     Effect.gen(function* () {
       const root = config.logDir ?? AttemptLog.defaultRoot()
-      const reaped = yield* Reaper.reap(root)
-      if (reaped.length > 0) yield* Effect.logWarning(`reaped what a crashed run left: ${reaped.join(", ")}`)
+      // Before any browser starts, and logged where the service's logs go.
+      const reaping = Layer.effectDiscard(
+        Reaper.reap(root).pipe(
+          Effect.flatMap((reaped) =>
+            reaped.length > 0 ? Effect.logWarning(`reaped what a crashed run left: ${reaped.join(", ")}`) : Effect.void
+          )
+        )
+      )
       const registry = yield* Reaper.register(root)
       const policy = yield* policyOf(config)
       const sessions = config.sessions ?? {}
@@ -100,7 +106,7 @@ export const layer = (config: Config.ServiceConfig) =>
         slotTimeoutMs: sessions.leaseTimeoutMs ?? 30_000,
         idleTimeoutMs: idle === 0 ? null : idle,
         session
-      }).pipe(Layer.provideMerge(logging))
+      }).pipe(Layer.provide(reaping), Layer.provideMerge(logging))
     })
   )
 

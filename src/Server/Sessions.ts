@@ -119,19 +119,22 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
 
   const open = (name: string) =>
     Effect.gen(function* () {
-      if (waiting >= options.queue) {
-        return yield* new Busy({
-          message: `${sessions.size} sessions are open (the limit is ${options.maxBrowsers}) and ${waiting} calls already wait for one; retry later or close a session`
-        })
-      }
-      waiting++
-      const slot = yield* slots
-        .take(1)
-        .pipe(Effect.timeoutOption(options.slotTimeoutMs), Effect.ensuring(Effect.sync(() => void waiting--)))
-      if (Option.isNone(slot)) {
-        return yield* new Busy({
-          message: `no session slot freed within ${options.slotTimeoutMs} ms (${options.maxBrowsers} sessions are open)`
-        })
+      // A free slot is taken at once; otherwise the call queues, if the queue has room.
+      if (!(yield* slots.takeIfAvailable(1))) {
+        if (waiting >= options.queue) {
+          return yield* new Busy({
+            message: `${sessions.size} sessions are open (the limit is ${options.maxBrowsers}) and ${waiting} calls already wait for one; retry later or close a session`
+          })
+        }
+        waiting++
+        const slot = yield* slots
+          .take(1)
+          .pipe(Effect.timeoutOption(options.slotTimeoutMs), Effect.ensuring(Effect.sync(() => void waiting--)))
+        if (Option.isNone(slot)) {
+          return yield* new Busy({
+            message: `no session slot freed within ${options.slotTimeoutMs} ms (${options.maxBrowsers} sessions are open)`
+          })
+        }
       }
       const scope = yield* Scope.make()
       const context = yield* Layer.buildWithScope(options.session(name), scope)

@@ -53,7 +53,9 @@ const connected = async (page: Page, url: string) => {
 export const open = (url: string, viewport = { width: 1024, height: 768 }): Effect.Effect<Viewer, never, Scope.Scope> =>
   Effect.gen(function* () {
     const browser = yield* Effect.acquireRelease(
-      Effect.promise(() => chromium.launch({ executablePath: process.env.CHROME_PATH ?? "/usr/bin/chromium", args: offline })),
+      Effect.promise(() =>
+        chromium.launch({ executablePath: process.env.CHROME_PATH ?? "/usr/bin/chromium", args: offline })
+      ),
       (b: Browser) => Effect.promise(() => b.close().catch(() => undefined))
     )
     const page = yield* Effect.promise(() => browser.newPage({ viewport }))
@@ -90,7 +92,9 @@ export const screenPoint = (target: Target, selector: string) =>
       return { x: (left + r.left + r.width / 2) * devicePixelRatio, y: (top + r.top + r.height / 2) * devicePixelRatio }
     })()`
   ).pipe(
-    Effect.flatMap((p) => (p === null ? Effect.die(new Error(`no ${selector} on the session page`)) : Effect.succeed(p)))
+    Effect.flatMap((p) =>
+      p === null ? Effect.die(new Error(`no ${selector} on the session page`)) : Effect.succeed(p)
+    )
   )
 
 /** Reads the session page with `expression` until `ok` holds (real time, never the TestClock); dies after timeoutMs. */
@@ -103,5 +107,7 @@ export const until = <A>(target: Target, expression: string, ok: (a: A) => boole
       if (ok(last)) return last
       yield* Effect.promise(() => new Promise((r) => setTimeout(r, 50)))
     }
-    return yield* Effect.die(new Error(`${expression} never held within ${timeoutMs} ms; last: ${JSON.stringify(last)}`))
+    return yield* Effect.die(
+      new Error(`${expression} never held within ${timeoutMs} ms; last: ${JSON.stringify(last)}`)
+    )
   })

@@ -1,0 +1,190 @@
+/**
+ * What a production service must survive: malformed and hostile input on both surfaces, URLs outside the policy,
+ * oversized arguments, a storm of calls on one session, more sessions than browsers — each answered with a clear
+ * error while the service keeps serving — plus configuration errors that name the bad key.
+ */
+import { writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterEach, assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as Config from "../../src/Server/Config.ts"
+import * as SiteServer from "../fixtures/SiteServer.ts"
+import { type Service, startService, stopServices } from "../support/Service.ts"
+
+afterEach(stopServices)
+
+const errorOf = (answer: Record<string, unknown>) =>
+  answer.error as { code: number; message: string; data?: { type: string; retryable: boolean } }
+
+const stillServing = (service: Service) =>
+  Effect.promise(async () => {
+    const status = await service.call("browserStatus")
+    assert.property(status.result as object, "active", JSON.stringify(status))
+  })
+
+describe("bad input over JSON-RPC", () => {
+  it.live("URLs outside the policy are refused, the service keeps serving", () =>
+    Effect.gen(function* () {
+      const site = yield* SiteServer.start
+      const service = startService({ SWITCHYARD_PRIVATE_NETWORKS: "off" })
+      for (const url of [
+        "file:///etc/passwd",
+        "javascript:alert(1)",
+        "data:text/html,<h1>x</h1>",
+        "chrome://settings"
+      ]) {
+        const answer = yield* Effect.promise(() => service.call("browser.navigate", { url }))
+        const error = errorOf(answer)
+        assert.strictEqual(error.data?.type, "rejected_by_policy", url)
+        assert.include(error.message, "not allowed")
+      }
+      const local = errorOf(
+        yield* Effect.promise(() => service.call("browser.navigate", { url: site.url("/plain.html") }))
+      )
+      assert.strictEqual(local.data?.type, "rejected_by_policy")
+      assert.include(local.message, "private-network")
+      const notUrl = errorOf(yield* Effect.promise(() => service.call("browser.navigate", { url: "example.com" })))
+      assert.strictEqual(notUrl.data?.type, "invalid_input")
+      yield* stillServing(service)
+    })
+  )
+
+  it.live("oversized arguments get invalid params naming the limit", () =>
+    Effect.gen(function* () {
+      const service = startService({ SWITCHYARD_MAX_ARGUMENT_BYTES: "4096" })
+      const answer = yield* Effect.promise(() => service.call("browser.act", { instruction: "x".repeat(10_000) }))
+      const error = errorOf(answer)
+      assert.strictEqual(error.code, -32602)
+      assert.include(error.message, "the limit is 4096")
+      yield* stillServing(service)
+    })
+  )
+
+  it.live("a storm of calls on one session: each answered once, the excess with a typed busy", () =>
+    Effect.gen(function* () {
+      const site = yield* SiteServer.start
+      const service = startService({ SWITCHYARD_MAX_PENDING_PER_SESSION: "4" })
+      const calls = Array.from({ length: 30 }, () => service.call("browser.navigate", { url: site.url("/plain.html") }))
+      const answers = yield* Effect.promise(() => Promise.all(calls))
+      const busy = answers.filter((a) => errorOf(a)?.data?.type === "busy")
+      const served = answers.filter((a) => a.result !== undefined)
+      assert.strictEqual(
+        busy.length + served.length,
+        30,
+        JSON.stringify(answers.find((a) => !a.result && errorOf(a)?.data?.type !== "busy"))
+      )
+      assert.isAbove(busy.length, 0)
+      assert.isAtLeast(served.length, 4)
+      assert.isTrue(busy.every((a) => errorOf(a).data?.retryable === true))
+      assert.strictEqual(service.extra(), 0, "no call was answered twice")
+      yield* stillServing(service)
+    })
+  )
+
+  it.live("more sessions than browsers: the queue holds what it can, the rest get busy; closing frees a slot", () =>
+    Effect.gen(function* () {
+      const site = yield* SiteServer.start
+      const service = startService({ SWITCHYARD_MAX_BROWSERS: "1", SWITCHYARD_QUEUE: "0" })
+      const url = site.url("/plain.html")
+      const first = yield* Effect.promise(() => service.call("browser.navigate", { url, session: "worker-1" }))
+      assert.isDefined(first.result, JSON.stringify(first))
+      const second = errorOf(
+        yield* Effect.promise(() => service.call("browser.navigate", { url, session: "worker-2" }))
+      )
+      assert.strictEqual(second.data?.type, "busy")
+      assert.include(second.message, "limit is 1")
+      yield* Effect.promise(() => service.call("browserClose", { session: "worker-1" }))
+      const third = yield* Effect.promise(() => service.call("browser.navigate", { url, session: "worker-2" }))
+      assert.isDefined(third.result, JSON.stringify(third))
+      const badName = errorOf(yield* Effect.promise(() => service.call("browser.status", { session: "../etc" })))
+      assert.strictEqual(badName.data?.type, "invalid_input")
+    })
+  )
+
+  it.live("random bytes and random JSON never stop the service; each line gets one clear answer", () =>
+    Effect.gen(function* () {
+      const service = startService()
+      const lines = randomLines(120)
+      const answers = yield* Effect.promise(() => Promise.all(lines.map((line, i) => service.send(line, `line-${i}`))))
+      for (const answer of answers) {
+        const error = answer.error as { code: number; message: string } | undefined
+        assert.isTrue(
+          answer.result !== undefined || (typeof error?.code === "number" && error.message.length > 0),
+          JSON.stringify(answer)
+        )
+      }
+      yield* stillServing(service)
+      assert.strictEqual(service.extra(), 0)
+    })
+  )
+})
+
+describe("configuration", () => {
+  it.effect("a config file with an unknown or mistyped key is refused, naming it", () =>
+    Effect.gen(function* () {
+      const path = join(tmpdir(), `switchyard-config-${process.pid}.json`)
+      writeFileSync(path, JSON.stringify({ sessions: { maxBrowsers: "four" }, browsr: {} }))
+      const error = yield* Effect.flip(Config.resolve({ file: path, env: {} }))
+      assert.include(error.message, path)
+      assert.match(error.message, /maxBrowsers|browsr/)
+      const fromEnv = yield* Effect.flip(Config.resolve({ env: { SWITCHYARD_MAX_BROWSERS: "many" } }))
+      assert.include(fromEnv.message, "SWITCHYARD_MAX_BROWSERS")
+    })
+  )
+
+  it.effect("flags beat the environment, which beats the file", () =>
+    Effect.gen(function* () {
+      const path = join(tmpdir(), `switchyard-config-ok-${process.pid}.json`)
+      writeFileSync(path, JSON.stringify({ logDir: "/from-file", sessions: { maxBrowsers: 2, queue: 3 } }))
+      const config = yield* Config.resolve({
+        file: path,
+        env: { SWITCHYARD_LOG_DIR: "/from-env", SWITCHYARD_MAX_BROWSERS: "5" },
+        flags: { sessions: { maxBrowsers: 7 } }
+      })
+      assert.strictEqual(config.logDir, "/from-env")
+      assert.deepStrictEqual(config.sessions, { maxBrowsers: 7, queue: 3 })
+    })
+  )
+})
+
+/** Garbage of every kind a broken client or an attacker sends: bytes, JSON of the wrong shape, wrong params. */
+const randomLines = (n: number) => {
+  let seed = 42
+  const random = () => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31
+    return seed / 2 ** 31
+  }
+  const pick = <A>(xs: ReadonlyArray<A>) => xs[Math.floor(random() * xs.length)]!
+  const value = (depth: number): unknown =>
+    depth > 2
+      ? pick([null, 1, -3.5, "x", true])
+      : pick([
+          () => null,
+          () => Math.floor(random() * 1e6) - 5e5,
+          () => "s".repeat(Math.floor(random() * 20)),
+          () => random() > 0.5,
+          () => Array.from({ length: Math.floor(random() * 3) }, () => value(depth + 1)),
+          () =>
+            Object.fromEntries(Array.from({ length: Math.floor(random() * 3) }, (_, i) => [`k${i}`, value(depth + 1)]))
+        ])()
+  const methods = ["browser.navigate", "browser.act", "browser.extract", "browserStatus", "nope", "", "browser.observe"]
+  return Array.from({ length: n }, (_, i) => {
+    switch (i % 4) {
+      case 0:
+        return `#${Buffer.from(Array.from({ length: 1 + Math.floor(random() * 40) }, () => Math.floor(random() * 256)))
+          .toString("latin1")
+          .replaceAll(/[\r\n\u2028\u2029]/g, " ")}`
+      case 1:
+        return JSON.stringify(value(0))
+      case 2:
+        return JSON.stringify({ jsonrpc: "2.0", id: i, method: pick(methods), params: value(1) })
+      default:
+        return JSON.stringify({
+          jsonrpc: pick(["2.0", "1.0", 2]),
+          id: pick([i, null, {}, "x"]),
+          method: pick([...methods, 7])
+        })
+    }
+  })
+}
