@@ -12,6 +12,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { Effect } from "effect"
 import { toolNames } from "../../src/Cascade/Tools.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
+import { randomLines } from "../support/Garbage.ts"
 import { startService, stopServices } from "../support/Service.ts"
 
 afterEach(stopServices)
@@ -109,6 +110,36 @@ describe("MCP", () => {
         () => Effect.promise(() => client.close())
       )
       yield* session(client, site.url("/forms.html"))
+    })
+  )
+
+  it.live("random bodies over HTTP get JSON-RPC errors; the server keeps serving real clients", () =>
+    Effect.gen(function* () {
+      const site = yield* SiteServer.start
+      const service = startService({}, ["--http", "--port", "0"])
+      const url = yield* Effect.promise(() => service.stderrLine(/MCP over HTTP at (\S+)/))
+      for (const body of randomLines(60, 7)) {
+        const response = yield* Effect.promise(() =>
+          fetch(url, {
+            method: "POST",
+            headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+            body
+          })
+        )
+        assert.isAtLeast(response.status, 400, body)
+        assert.isBelow(response.status, 500, body)
+        const answer = (yield* Effect.promise(() => response.json())) as { error?: { code: number; message: string } }
+        assert.isNumber(answer.error?.code)
+      }
+      const client = new Client({ name: "switchyard-test", version: "1.0.0" })
+      yield* Effect.acquireRelease(
+        Effect.promise(() => client.connect(new StreamableHTTPClientTransport(new URL(url)))),
+        () => Effect.promise(() => client.close())
+      )
+      const answer = (yield* Effect.promise(() =>
+        client.callTool({ name: "browser.navigate", arguments: { url: site.url("/plain.html") } })
+      )) as Result
+      assert.strictEqual(parse(answer).result.title, "Plain page")
     })
   )
 
