@@ -182,6 +182,20 @@ describe("Sandbox", () => {
     })
   )
 
+  it.effect("a call stopped by a timeout drops its engine client before the next call runs", () =>
+    Effect.gen(function* () {
+      const sb = yield* sandbox()
+      const log = ProbeEngine.makeLog()
+      const stuck = yield* Effect.forkChild(sb.use(probe(log), () => Effect.never).pipe(Effect.timeout("5 seconds")))
+      yield* Effect.promise(() => waitFor(() => log.connected === 1))
+      yield* TestClock.adjust("5 seconds")
+      assert.isTrue(Exit.isFailure(yield* Fiber.await(stuck)))
+      assert.strictEqual(log.connected, 0, "the timed-out call's client was disconnected")
+      yield* sb.use(probe(log), (e) => e.pageState())
+      assert.strictEqual(log.connects, 2, "the next call got a fresh client")
+    })
+  )
+
   it.live("forceRelease interrupts the call holding the lease and frees it", () =>
     Effect.gen(function* () {
       const sb = yield* sandbox()
