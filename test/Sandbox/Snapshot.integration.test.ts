@@ -1,0 +1,57 @@
+/** Artifacts read over raw CDP from a real page: masked screenshots and the failure snapshot. */
+import { assert, describe, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { BrowserSession } from "../../src/Sandbox/Browser.ts"
+import * as Cdp from "../../src/Sandbox/Cdp.ts"
+import * as Snapshot from "../../src/Sandbox/Snapshot.ts"
+import * as SiteServer from "../fixtures/SiteServer.ts"
+import * as TestBrowser from "../support/TestBrowser.ts"
+
+const evaluate = <A>(session: BrowserSession["Service"], expression: string) =>
+  Cdp.evaluate<A>(session.wsEndpoint, session.targetId, expression)
+
+layer(Layer.merge(TestBrowser.layer(), Layer.empty))("Snapshot", (it) => {
+  describe("screenshots", () => {
+    it.effect("mask typed text for the capture, then leave the page as it was", () =>
+      Effect.gen(function* () {
+        const session = yield* BrowserSession
+        const site = yield* SiteServer.start
+        yield* Cdp.navigate(session.wsEndpoint, session.targetId, site.url("/forms.html"))
+        const empty = yield* Snapshot.screenshot(session)
+        yield* evaluate(session, `document.querySelector("#email").value = "4111111111111111 secret@example.test"`)
+        const masked = yield* Snapshot.screenshot(session)
+        const raw = yield* Cdp.withTarget(session.wsEndpoint, session.targetId, (cdp, sessionId) =>
+          cdp.send<{ data: string }>("Page.captureScreenshot", { format: "png" }, sessionId)
+        )
+        assert.strictEqual(Buffer.from(masked).subarray(1, 4).toString(), "PNG")
+        assert.notDeepEqual(Buffer.from(raw.data, "base64"), Buffer.from(empty), "unmasked, the typed value shows")
+        assert.deepEqual(Buffer.from(masked), Buffer.from(empty), "masked, the typed value leaves no trace")
+        const unmasked = yield* evaluate<boolean>(session, `!document.getElementById("switchyard-mask")`)
+        assert.isTrue(unmasked, "the mask is removed after the capture")
+        const value = yield* evaluate<string>(session, `document.querySelector("#email").value`)
+        assert.include(value, "secret@example.test", "the page's own value is untouched")
+      })
+    )
+  })
+
+  describe("failure snapshot", () => {
+    it.effect("holds the accessibility tree and the DOM around what the failure looked for", () =>
+      Effect.gen(function* () {
+        const session = yield* BrowserSession
+        const site = yield* SiteServer.start
+        yield* Cdp.navigate(session.wsEndpoint, session.targetId, site.url("/forms.html"))
+        const snapshot = (yield* Snapshot.failureSnapshot(session, 'textbox named "Email"')) as {
+          accessibilityTree: Array<{ role?: string; name?: string }>
+          dom: {
+            looked_for: string
+            matches: Array<{ element: { tag: string; id?: string }; parent: object; siblings: Array<object> }>
+          }
+        }
+        assert.isTrue(snapshot.accessibilityTree.some((n) => n.role === "textbox" && n.name === "Email"))
+        assert.strictEqual(snapshot.dom.looked_for, "email")
+        assert.isTrue(snapshot.dom.matches.some((m) => m.element.id === "email" || m.element.tag === "label"))
+        assert.isAbove(snapshot.dom.matches[0]!.siblings.length, 0)
+      })
+    )
+  })
+})
