@@ -1,5 +1,6 @@
 # Sourced by bin/switchyard and bin/test: makes sure a Node >= 22.19, the locked
-# dependencies and a Chromium are present, then exports PATH and CHROME_PATH.
+# dependencies and a Chromium are present, then exports PATH and CHROME_PATH; bin/test also calls
+# ensure_vnc_tools for the human-takeover tests.
 # Idempotent: a second run only checks stamps and returns in well under a second.
 
 SWITCHYARD_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -60,6 +61,27 @@ ensure_chromium() {
   fi
   say "no Chromium found. Install one (Debian/Ubuntu: sudo apt-get install chromium) or set CHROME_PATH to its binary."
   return 1
+}
+
+# The human-takeover tests need Xvfb, x11vnc, websockify and noVNC. As root with apt they are installed; otherwise
+# this says how to get them and those tests are skipped, each naming what is missing. Never fails.
+ensure_vnc_tools() {
+  local missing=()
+  command -v Xvfb >/dev/null 2>&1 || missing+=(xvfb)
+  command -v x11vnc >/dev/null 2>&1 || missing+=(x11vnc)
+  command -v websockify >/dev/null 2>&1 || missing+=(websockify)
+  [ -f /usr/share/novnc/vnc.html ] || missing+=(novnc)
+  if [ "${#missing[@]}" -eq 0 ]; then return 0; fi
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "installing the VNC takeover tools: ${missing[*]}"
+    if (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >&2; then
+      return 0
+    fi
+    say "could not install ${missing[*]}: the VNC takeover tests will be skipped"
+    return 0
+  fi
+  say "the VNC takeover tests need ${missing[*]} (Debian/Ubuntu: sudo apt-get install ${missing[*]}); they will be skipped"
+  return 0
 }
 
 switchyard_bootstrap() {

@@ -2,7 +2,7 @@
  * The cascade's last level: a person over VNC. `Handoff` holds the session's takeover (whether a person has the
  * browser, since when, where to watch); the human engine asks the person to do a step and waits until they are done.
  */
-import { Context, DateTime, Deferred, Effect, Layer, Option } from "effect"
+import { Context, DateTime, Deferred, Effect, Exit, Layer, Option } from "effect"
 import * as Events from "../Logging/Events.ts"
 import { BrowserSession } from "../Sandbox/Browser.ts"
 import * as Cdp from "../Sandbox/Cdp.ts"
@@ -71,14 +71,15 @@ export class Handoff extends Context.Service<
 
 export const makeHandoff = Effect.fnUntraced(function* (options: HandoffOptions & { readonly url: string }) {
   const defaultTimeoutMs = options.timeoutMs ?? 120_000
-  let current: { readonly takeover: Takeover; readonly done: Deferred.Deferred<void> } | undefined
+  let current: { readonly takeover: Takeover; readonly done: Deferred.Deferred<void, HumanTimeout> } | undefined
 
-  const end = (id: string | undefined, why: string) =>
+  /** Ends the takeover (the one with `id`, when given); its waiters all see `exit`. */
+  const end = (id: string | undefined, why: string, exit: Exit.Exit<void, HumanTimeout> = Exit.void) =>
     Effect.gen(function* () {
       const ending = current
       if (ending === undefined || (id !== undefined && ending.takeover.id !== id)) return false
       current = undefined
-      yield* Deferred.succeed(ending.done, undefined)
+      yield* Deferred.done(ending.done, exit)
       yield* Effect.logInfo(`human takeover ended: ${why}`, {
         reason: ending.takeover.reason,
         url: ending.takeover.url
@@ -87,14 +88,11 @@ export const makeHandoff = Effect.fnUntraced(function* (options: HandoffOptions 
     })
 
   const start = Effect.fn("Handoff.start")(function* (reason: string) {
+    const since = DateTime.formatIso(yield* DateTime.now)
+    // From here to `current = …` nothing yields: two concurrent starts cannot both begin a takeover.
     if (current !== undefined) return current.takeover
-    const takeover: Takeover = {
-      id: crypto.randomUUID(),
-      url: options.url,
-      reason,
-      since: DateTime.formatIso(yield* DateTime.now)
-    }
-    current = { takeover, done: yield* Deferred.make<void>() }
+    const takeover: Takeover = { id: crypto.randomUUID(), url: options.url, reason, since }
+    current = { takeover, done: Deferred.makeUnsafe<void, HumanTimeout>() }
     yield* Events.emit({ event: "human_takeover", url: takeover.url, reason })
     yield* Effect.logWarning(`a person is needed: ${reason}; open ${takeover.url}`)
     return takeover
@@ -107,19 +105,18 @@ export const makeHandoff = Effect.fnUntraced(function* (options: HandoffOptions 
     yield* Deferred.await(waiting.done).pipe(
       Effect.timeoutOrElse({
         duration: timeoutMs,
-        orElse: () =>
-          end(waiting.takeover.id, `no one finished within ${timeoutMs} ms`).pipe(
-            Effect.andThen(
-              Effect.fail(
-                new HumanTimeout({
-                  engine,
-                  action: waiting.takeover.reason,
-                  timeoutMs,
-                  message: `no person finished "${waiting.takeover.reason}" within ${timeoutMs} ms (at ${waiting.takeover.url}); the takeover ended and automation has the browser again`
-                })
-              )
-            )
+        orElse: () => {
+          const timedOut = new HumanTimeout({
+            engine,
+            action: waiting.takeover.reason,
+            timeoutMs,
+            message: `no person finished "${waiting.takeover.reason}" within ${timeoutMs} ms (at ${waiting.takeover.url}); the takeover ended and automation has the browser again`
+          })
+          // Every waiter on this takeover fails alike; one that already ended some other way is left as it ended.
+          return end(waiting.takeover.id, `no one finished within ${timeoutMs} ms`, Exit.fail(timedOut)).pipe(
+            Effect.andThen(Deferred.await(waiting.done))
           )
+        }
       })
     )
   })
@@ -138,7 +135,7 @@ export const inControl = (takeover: Takeover, action?: string) =>
     engine,
     url: takeover.url,
     ...(action === undefined ? {} : { action }),
-    message: `a person has the browser since ${takeover.since} (${takeover.reason}); automation is paused until they are done: check browser.status, or call browser.resume once they have finished`
+    message: `a person has the browser since ${takeover.since} (${takeover.reason}; they work at ${takeover.url}): automation is paused until they are done. Check browser.status to see when, or call browser.resume once they have finished`
   })
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -222,14 +219,19 @@ export const make = Effect.fn("HumanEngine.make")(function* (options: HumanEngin
   const ask = (reason: string) =>
     Effect.gen(function* () {
       yield* onPage("bring the page to front", (cdp, id) => cdp.send("Page.bringToFront", {}, id)).pipe(Effect.ignore)
-      const before = yield* handoff.active
-      const takeover = yield* handoff.start(reason)
       // A takeover this call started ends with it (a cascade timeout interrupts it); one started before stays.
-      const ours = Option.isNone(before) || before.value.id !== takeover.id
-      yield* handoff
-        .await(options.timeoutMs === undefined ? undefined : { timeoutMs: options.timeoutMs })
-        .pipe(Effect.onInterrupt(() => (ours ? handoff.resume(takeover.id) : Effect.void)))
-      return takeover
+      // Uninterruptible until the wait, so an interruption cannot fall between starting and being ready to end it.
+      return yield* Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function* () {
+          const before = yield* handoff.active
+          const takeover = yield* handoff.start(reason)
+          const ours = Option.isNone(before) || before.value.id !== takeover.id
+          yield* restore(
+            handoff.await(options.timeoutMs === undefined ? undefined : { timeoutMs: options.timeoutMs })
+          ).pipe(Effect.onInterrupt(() => (ours ? handoff.resume(takeover.id) : Effect.void)))
+          return takeover
+        })
+      )
     })
 
   const readFacts = onPage("extract", (cdp, id) =>

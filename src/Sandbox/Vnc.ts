@@ -146,6 +146,8 @@ interface Proc {
   readonly child: ChildProcess
   readonly exited: () => boolean
   readonly exit: Promise<void>
+  /** Exited, and what it wrote before is read (or a moment passed: a forked helper may hold its pipes). */
+  readonly settled: Promise<void>
   /** How it ended, for error messages. */
   readonly status: () => string
   /** The last lines it wrote, for error messages. */
@@ -175,6 +177,8 @@ const spawnGroup = (name: string, executable: string, args: ReadonlyArray<string
       done()
     })
   })
+  const closed = new Promise<void>((done) => child.once("close", () => done()))
+  const settled = exit.then(() => Promise.race([closed, new Promise<void>((done) => setTimeout(done, 500))]))
   // Keep draining both pipes for the process's whole life: a full pipe would block it.
   const tail: Array<string> = []
   const keep = (chunk: string) => {
@@ -194,6 +198,7 @@ const spawnGroup = (name: string, executable: string, args: ReadonlyArray<string
     child,
     exited: () => exited,
     exit,
+    settled,
     status: () => status,
     output: () => tail.join(" | ")
   }
@@ -258,7 +263,7 @@ const whenReady = <A>(
     const aborted = () => finish(new Error("interrupted"))
     const timer = setTimeout(() => finish(new Error(`not ready within ${timeoutMs} ms`)), timeoutMs)
     signal.addEventListener("abort", aborted)
-    void proc.exit.then(() => finish(new Error(`exited (${proc.status()}) before it was ready`)))
+    void proc.settled.then(() => finish(new Error(`exited (${proc.status()}) before it was ready`)))
     unwatch = watch((value) => finish(undefined, value))
   })
 
@@ -350,6 +355,9 @@ export const make = Effect.fnUntraced(function* (options: VncOptions = {}) {
   const host = options.host ?? "127.0.0.1"
   const startTimeoutMs = options.startTimeoutMs ?? 15_000
   const graceMs = options.stopTimeoutMs ?? 2_000
+  if (setpriv === undefined) {
+    yield* Effect.logWarning("setpriv (util-linux) not found: the VNC processes would outlive a killed service")
+  }
 
   // Xvfb picks a free display itself and writes its number to fd 3 once it accepts clients.
   const xvfb = yield* started(
@@ -401,7 +409,7 @@ export const make = Effect.fnUntraced(function* (options: VncOptions = {}) {
         let text = ""
         const onData = (chunk: string) => {
           text += chunk
-          const match = /PORT=(\d+)/.exec(text)
+          const match = /PORT=(\d+)\s/.exec(text)
           if (match) done(Number(match[1]))
         }
         proc.child.stdout?.on("data", onData)
@@ -411,12 +419,15 @@ export const make = Effect.fnUntraced(function* (options: VncOptions = {}) {
     })
   )
 
+  // x11vnc has read (and removed) its password file: nothing of the stack stays on disk, even after a SIGKILL.
+  yield* Effect.promise(() => rm(dir, { recursive: true, force: true }).catch(() => undefined))
+
   const { proc: websockify, port: websocketPort } = yield* onFreePort(host, options.websocketPort, (port) =>
     Effect.gen(function* () {
       const proc = yield* started(
         "websockify",
         found.websockify!,
-        [`--web=${webRoot}`, `${host}:${port}`, `127.0.0.1:${vncPort}`],
+        [`--web=${webRoot}`, `${host.includes(":") ? `[${host}]` : host}:${port}`, `127.0.0.1:${vncPort}`],
         graceMs
       )
       const probeHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host
