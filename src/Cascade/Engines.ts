@@ -17,6 +17,8 @@ export interface EnginesOptions {
   /** Per-engine options beyond the model, e.g. shorter limits in tests. */
   readonly stagehand?: Omit<StagehandEngine.StagehandEngineOptions, "mode" | "model">
   readonly magnitude?: Omit<MagnitudeEngine.MagnitudeEngineOptions, "model">
+  /** The session's person over VNC, when the session has a VNC display. */
+  readonly human?: EngineSpec
 }
 
 const playwright: EngineSpec = {
@@ -54,12 +56,15 @@ export const make = (options: EnginesOptions = {}): { readonly specFor: Engines[
             Effect.as<EngineSpec>({ kind: "magnitude", capabilities: MagnitudeEngine.capabilities, layer: magnitude })
           )
         case "human":
-          return Effect.fail(
-            new NotConfigured({
-              engine: "human",
-              message: "human takeover is not set up on this service (it needs a VNC display)"
-            })
-          )
+          return options.human
+            ? Effect.succeed(options.human)
+            : Effect.fail(
+                new NotConfigured({
+                  engine: "human",
+                  message:
+                    "human takeover is not set up on this service (start it with SWITCHYARD_HUMAN=on; it needs a VNC display)"
+                })
+              )
       }
     }
   }

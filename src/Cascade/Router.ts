@@ -6,7 +6,8 @@
 import { createHash } from "node:crypto"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { Capabilities } from "../Engine/Engine.ts"
-import { type EngineError, type ErrorInfo, InvalidInput, toErrorInfo } from "../Engine/EngineError.ts"
+import { type EngineError, type ErrorInfo, NotConfigured, toErrorInfo } from "../Engine/EngineError.ts"
+import * as HumanEngine from "../Engine/HumanEngine.ts"
 import * as Events from "../Logging/Events.ts"
 import { Sandbox, type SandboxStatus } from "../Sandbox/Sandbox.ts"
 import { Cascade, levelName } from "./Cascade.ts"
@@ -104,6 +105,12 @@ export class Router extends Context.Service<
         const sandbox = yield* Sandbox
         const cascade = yield* Cascade
         const engines = yield* Engines
+        // Present when the session has a VNC display: a person can take the browser over.
+        const handoff = yield* Effect.serviceOption(HumanEngine.Handoff)
+        const layerScope = yield* Effect.scope
+        const takeover = Option.isSome(handoff)
+          ? handoff.value.active
+          : Effect.succeed(Option.none<HumanEngine.Takeover>())
         const policy = options.policy ?? defaultPolicy
         const urlPolicy = options.urlPolicy ?? UrlPolicy.defaultUrlPolicy
         const maxArgumentBytes = options.maxArgumentBytes ?? 256 * 1024
@@ -139,6 +146,16 @@ export class Router extends Context.Service<
             }
             if (!specs.some((s) => s.kind === "human")) {
               masked["browser.handoff"] = "no person can take over on this service (human takeover is not set up)"
+              masked["browser.resume"] = "no person can take over on this service (human takeover is not set up)"
+            }
+            const person = yield* takeover
+            if (Option.isSome(person)) {
+              for (const t of engineTools) {
+                masked[t] =
+                  `a person has the browser (${person.value.url}); wait for them, check browser.status, or call browser.resume when they are done`
+              }
+            } else if (masked["browser.resume"] === undefined) {
+              masked["browser.resume"] = "nobody has the browser: call browser.handoff first"
             }
             if (specs.length === 0) {
               for (const t of engineTools) masked[t] = "no engine is configured"
@@ -227,13 +244,34 @@ export class Router extends Context.Service<
               return sandbox.status
             case "browser.close":
               return sandbox.close.pipe(Effect.as({ status: "ok" }))
-            default:
-              return Effect.fail(
-                new InvalidInput({
-                  action: tool,
-                  message: `${tool} is not available: no person can take over on this service (reason given: ${String(args.reason)})`
-                })
-              )
+            default: {
+              if (Option.isNone(handoff)) {
+                return Effect.fail(
+                  new NotConfigured({
+                    engine: "human",
+                    action: tool,
+                    message: `${tool} is not available: no person can take over on this service (start it with SWITCHYARD_HUMAN=on)`
+                  })
+                )
+              }
+              const h = handoff.value
+              if (tool === "browser.resume") return h.resume().pipe(Effect.map((resumed) => ({ resumed })))
+              return Effect.gen(function* () {
+                const reason = String(args.reason)
+                const human = yield* engines.specFor({ engine: "human", retryCount: 0, timeoutPerAttemptMs: 1 })
+                // Hand the page over: the automation client disconnects and the switch is recorded.
+                yield* sandbox.switchTo(human, `handoff: ${reason}`)
+                const started = yield* h.start(reason)
+                // An open takeover ends with the person's resume or the human timeout, never stays forever.
+                yield* Effect.forkIn(h.await().pipe(Effect.ignore), layerScope)
+                return {
+                  url: started.url,
+                  since: started.since,
+                  reason: started.reason,
+                  next: "Open the URL to take over (the VNC password comes from the operator); browser.resume hands the browser back."
+                }
+              })
+            }
           }
         }
 
@@ -344,6 +382,10 @@ export class Router extends Context.Service<
               })
             }
             const args = decoded.success as Record<string, unknown>
+            const person = yield* takeover
+            if (Option.isSome(person) && engineTools.includes(toolName)) {
+              return yield* fail(toErrorInfo(HumanEngine.inControl(person.value, toolName)))
+            }
             if (toolName === "browser.navigate") {
               const allowed = yield* Effect.result(UrlPolicy.check(args.url as string, urlPolicy))
               if (allowed._tag === "Failure") return yield* fail(toErrorInfo(allowed.failure))

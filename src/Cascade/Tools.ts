@@ -35,7 +35,8 @@ export const tools = {
   "browser.screenshot": Screenshot,
   "browser.status": Empty,
   "browser.close": Empty,
-  "browser.handoff": Handoff
+  "browser.handoff": Handoff,
+  "browser.resume": Empty
 } as const
 
 export type ToolName = keyof typeof tools
@@ -54,7 +55,8 @@ export const descriptions: Record<ToolName, string> = {
   "browser.status": "Show the session: browser, engine in use, page, and which tools work right now.",
   "browser.close": "Close the session's browser. The next browser call starts a fresh one.",
   "browser.handoff":
-    "Ask a person to take over the browser (CAPTCHA, login, a judgement call). Returns where they can see it."
+    "Ask a person to take over the browser (CAPTCHA, login, a judgement call). Returns where they can see it. Automation waits until browser.resume.",
+  "browser.resume": "The person is done: hand the browser back to automation after browser.handoff."
 }
 
 /** Tools that run on an engine through the cascade; the others are answered by the session itself. */

@@ -77,6 +77,17 @@ export const ServiceConfig = Schema.Struct({
   ),
   artifacts: Schema.optional(
     Schema.Struct({ screenshots: Schema.optional(Schema.Boolean), snapshots: Schema.optional(Schema.Boolean) })
+  ),
+  /** Human takeover over VNC: each session's browser runs headed on its own VNC display. */
+  human: Schema.optional(
+    Schema.Struct({
+      enabled: Schema.optional(Schema.Boolean),
+      /** How long a person has before `human_timeout`. */
+      timeoutMs: Schema.optional(positive),
+      /** Where the noVNC page listens (default 127.0.0.1) and the host name people use to reach it. */
+      host: Schema.optional(Schema.String),
+      publicHost: Schema.optional(Schema.String)
+    })
   )
 })
 export type ServiceConfig = typeof ServiceConfig.Type
@@ -148,7 +159,13 @@ export const fromEnv = (env: Record<string, string | undefined> = process.env) =
       },
       limits: { maxArgumentBytes: yield* int("SWITCHYARD_MAX_ARGUMENT_BYTES", env.SWITCHYARD_MAX_ARGUMENT_BYTES) },
       http: { token: env.SWITCHYARD_HTTP_TOKEN || undefined },
-      artifacts: { screenshots: yield* bool("SWITCHYARD_SCREENSHOTS", env.SWITCHYARD_SCREENSHOTS) }
+      artifacts: { screenshots: yield* bool("SWITCHYARD_SCREENSHOTS", env.SWITCHYARD_SCREENSHOTS) },
+      human: {
+        enabled: yield* bool("SWITCHYARD_HUMAN", env.SWITCHYARD_HUMAN),
+        timeoutMs: yield* int("SWITCHYARD_HUMAN_TIMEOUT_MS", env.SWITCHYARD_HUMAN_TIMEOUT_MS),
+        host: env.SWITCHYARD_VNC_HOST || undefined,
+        publicHost: env.SWITCHYARD_VNC_PUBLIC_HOST || undefined
+      }
     }
     return yield* decode(prune(raw), "environment")
   })

@@ -157,11 +157,26 @@ export const serveHttp = (options: HttpOptions & { readonly maxBodyBytes: number
 
     const handle = async (req: IncomingMessage, res: ServerResponse) => {
       const url = new URL(req.url ?? "/", "http://host")
-      if (url.pathname !== "/mcp")
-        return jsonError(res, 404, -32601, `no endpoint ${url.pathname}; MCP is served at /mcp`)
+      const resume = /^\/(?:sessions\/([^/]+)\/)?resume$/.exec(url.pathname)
+      if (url.pathname !== "/mcp" && !resume) {
+        return jsonError(
+          res,
+          404,
+          -32601,
+          `no endpoint ${url.pathname}; MCP is served at /mcp, a person's "done" at POST /resume`
+        )
+      }
       if (!authorized(req, options.token)) {
         res.setHeader("www-authenticate", "Bearer")
         return jsonError(res, 401, -32001, "missing or wrong bearer token")
+      }
+      if (resume) {
+        // The person's "done" button: ends a takeover without an MCP client.
+        if (req.method !== "POST") return jsonError(res, 405, -32600, "POST to resume")
+        const session = resume[1] === undefined ? undefined : decodeURIComponent(resume[1])
+        const answer = await run(sessions.call(session, "browser.resume", {}), new AbortController().signal)
+        res.writeHead(answer.ok ? 200 : 409, { "content-type": "application/json" }).end(JSON.stringify(answer))
+        return
       }
       let body: unknown
       try {

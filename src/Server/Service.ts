@@ -8,6 +8,7 @@ import { Cascade } from "../Cascade/Cascade.ts"
 import { Engines } from "../Cascade/Engines.ts"
 import * as Policy from "../Cascade/Policy.ts"
 import { Router } from "../Cascade/Router.ts"
+import * as HumanEngine from "../Engine/HumanEngine.ts"
 import * as AttemptLog from "../Logging/AttemptLog.ts"
 import * as SystemLog from "../Logging/SystemLog.ts"
 import * as Telemetry from "../Logging/Telemetry.ts"
@@ -16,6 +17,7 @@ import type { BrowserProvider } from "../Sandbox/Browser.ts"
 import * as CdpEndpoint from "../Sandbox/CdpEndpoint.ts"
 import * as LocalChromium from "../Sandbox/LocalChromium.ts"
 import { Sandbox } from "../Sandbox/Sandbox.ts"
+import { Vnc } from "../Sandbox/Vnc.ts"
 import * as Config from "./Config.ts"
 import * as Reaper from "./Reaper.ts"
 import { Sessions } from "./Sessions.ts"
@@ -65,8 +67,10 @@ export const layer = (config: Config.ServiceConfig) =>
       const policy = yield* policyOf(config)
       const sessions = config.sessions ?? {}
       const idle = sessions.idleTimeoutMs ?? 300_000
-      const engines = Engines.layerWith({ model: Config.modelConfig(config) })
-      const session = () =>
+      const model = Config.modelConfig(config)
+      const human = config.human ?? {}
+      const humanTimeoutMs = human.timeoutMs ?? 120_000
+      const stack = <R>(engines: Layer.Layer<Engines>, browser: Layer.Layer<BrowserProvider, never, R>) =>
         Router.layerWith({
           policy,
           fallback: config.fallback ?? true,
@@ -84,8 +88,32 @@ export const layer = (config: Config.ServiceConfig) =>
             })
           ),
           Layer.provide(engines),
-          Layer.provide(provider(config, registry))
+          Layer.provide(browser)
         )
+      const plain = stack(Engines.layerWith({ model }), provider(config, registry))
+      // A session a person may take over: its own VNC display, its Chromium headed on it from the start.
+      const withPerson = Layer.unwrap(
+        Effect.gen(function* () {
+          // The engine gives up a little before the level's own limit, so the caller sees human_timeout.
+          const person = yield* HumanEngine.spec({ timeoutMs: Math.max(1_000, humanTimeoutMs - 5_000) })
+          return stack(
+            Engines.layerWith({ model, human: person }),
+            Vnc.localChromium({
+              ...(config.browser?.chromePath ? { executablePath: config.browser.chromePath } : {}),
+              registry
+            })
+          )
+        })
+      ).pipe(
+        Layer.provideMerge(HumanEngine.Handoff.layer({ timeoutMs: humanTimeoutMs })),
+        Layer.provideMerge(
+          Vnc.layer({
+            ...(human.host ? { host: human.host } : {}),
+            ...(human.publicHost ? { publicHost: human.publicHost } : {})
+          })
+        )
+      )
+      const session = () => (human.enabled ? withPerson : plain)
       const logging = Layer.mergeAll(
         AttemptLog.eventsLayer,
         AttemptLog.artifactsLayer({

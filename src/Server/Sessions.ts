@@ -24,7 +24,7 @@ export interface SessionsOptions {
   /** Named sessions unused this long are closed, freeing their slot; `null` keeps them. */
   readonly idleTimeoutMs: number | null
   /** Builds one session's stack: its Router and Sandbox (browser provider, engines, cascade). */
-  readonly session: (name: string) => Layer.Layer<Router | Sandbox, never>
+  readonly session: (name: string) => Layer.Layer<Router | Sandbox, EngineError>
 }
 
 interface Live {
@@ -76,7 +76,7 @@ const idle: SandboxStatus = {
 export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
   const slots = yield* Semaphore.make(options.maxBrowsers)
   /** Sessions being opened: a second call for the same name waits for the first to finish opening it. */
-  const opening = new Map<string, Deferred.Deferred<Live, Busy>>()
+  const opening = new Map<string, Deferred.Deferred<Live, EngineError>>()
   const stopping = yield* Deferred.make<void>()
   const sessions = new Map<string, Live>()
   let waiting = 0
@@ -101,14 +101,14 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
     }
   }
 
-  const sessionFor = (name: string): Effect.Effect<Live, Busy> =>
+  const sessionFor = (name: string): Effect.Effect<Live, EngineError> =>
     Effect.suspend(() => {
       // Claimed synchronously, so two first calls for one name open one session.
       const live = sessions.get(name)
       if (live) return Effect.succeed(live)
       const pending = opening.get(name)
       if (pending) return Deferred.await(pending)
-      const claim = Deferred.makeUnsafe<Live, Busy>()
+      const claim = Deferred.makeUnsafe<Live, EngineError>()
       opening.set(name, claim)
       return open(name).pipe(
         Effect.exit,
@@ -137,7 +137,10 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
         }
       }
       const scope = yield* Scope.make()
-      const context = yield* Layer.buildWithScope(options.session(name), scope)
+      // A session that cannot start (no VNC tools, say) gives its slot back and answers why.
+      const context = yield* Layer.buildWithScope(options.session(name), scope).pipe(
+        Effect.onError(() => Scope.close(scope, Exit.void).pipe(Effect.andThen(slots.release(1))))
+      )
       const live: Live = {
         name,
         scope,

@@ -101,6 +101,19 @@ describe("MCP", () => {
         fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })
       )
       assert.strictEqual(refused.status, 401)
+      // A person's "done" button needs no MCP client, but it does need the token.
+      const resumeUnauthorized = yield* Effect.promise(() =>
+        fetch(url.replace(/\/mcp$/, "/resume"), { method: "POST" })
+      )
+      assert.strictEqual(resumeUnauthorized.status, 401)
+      const resume = yield* Effect.promise(() =>
+        fetch(url.replace(/\/mcp$/, "/resume"), { method: "POST", headers: { authorization: "Bearer t0ken-for-test" } })
+      )
+      assert.strictEqual(resume.status, 409, "no takeover here: human takeover is not set up")
+      assert.strictEqual(
+        ((yield* Effect.promise(() => resume.json())) as { error: { type: string } }).error.type,
+        "not_configured"
+      )
       const client = new Client({ name: "switchyard-test", version: "1.0.0" })
       const transport = new StreamableHTTPClientTransport(new URL(url), {
         requestInit: { headers: { authorization: "Bearer t0ken-for-test" } }

@@ -1,0 +1,111 @@
+/**
+ * Human takeover through the running service: the cascade's last level hands the page to a person over VNC, other
+ * automation calls are masked meanwhile, and `browser.resume` (a tool, or the HTTP endpoint) gives it back.
+ */
+import { writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterEach, assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { missingTools } from "../../src/Sandbox/Vnc.ts"
+import * as SiteServer from "../fixtures/SiteServer.ts"
+import { processesMatching } from "../support/Processes.ts"
+import { startService, stopServices } from "../support/Service.ts"
+import { waitFor } from "../support/Wait.ts"
+
+afterEach(stopServices)
+
+const missing = missingTools()
+const skipReason = missing.length > 0 ? ` [skipped: needs ${missing.map((m) => m.tool).join(", ")}]` : ""
+
+/** Playwright first, then the person. */
+const policyFile = () => {
+  const path = join(tmpdir(), `switchyard-human-policy-${process.pid}.json`)
+  writeFileSync(
+    path,
+    JSON.stringify({
+      default: {
+        totalTimeoutMs: 60_000,
+        levels: [
+          { engine: "playwright", retryCount: 0, timeoutPerAttemptMs: 10_000 },
+          { engine: "human", retryCount: 0, timeoutPerAttemptMs: 30_000 }
+        ]
+      }
+    })
+  )
+  return path
+}
+
+const errorType = (answer: Record<string, unknown>) =>
+  (answer.error as { data?: { type: string } } | undefined)?.data?.type
+
+describe("human takeover in the service", () => {
+  it.live.skipIf(missing.length > 0)(
+    `the cascade's last level waits for a person; calls meanwhile are masked; resume finishes it${skipReason}`,
+    () =>
+      Effect.gen(function* () {
+        const site = yield* SiteServer.start
+        const service = startService({ SWITCHYARD_HUMAN: "on", SWITCHYARD_CASCADE: policyFile() })
+        const url = site.url("/forms.html")
+        const opened = yield* Effect.promise(() => service.call("browser.navigate", { url }))
+        assert.isDefined(opened.result, JSON.stringify(opened))
+
+        // Nothing on the page matches, so the Playwright level fails and the person is asked.
+        const waiting = service.call("browser.act", { instruction: 'click "Solve the puzzle"' })
+        yield* Effect.promise(() =>
+          waitFor(() => processesMatching("websockify").length > 0, 10_000).then(async () => {
+            for (let i = 0; i < 100; i++) {
+              const status = (await service.call("browser.status")).result as { result: { engine: string } }
+              if (status.result.engine === "human") return
+              await new Promise((r) => setTimeout(r, 50))
+            }
+          })
+        )
+        const masked = yield* Effect.promise(() => service.call("browser.extract", { instruction: "anything" }))
+        assert.strictEqual(errorType(masked), "human_in_control")
+        assert.match((masked.error as { message: string }).message, /a person has the browser/)
+
+        const resumed = yield* Effect.promise(() => service.call("browser.resume"))
+        assert.deepStrictEqual((resumed.result as { result: object }).result, { resumed: true })
+        const done = yield* Effect.promise(() => waiting)
+        assert.isDefined(done.result, JSON.stringify(done))
+        assert.strictEqual((done.result as { state: { engine: string } }).state.engine, "human")
+
+        // Afterwards automation carries on with the page as the person left it.
+        const after = yield* Effect.promise(() =>
+          service.call("browser.act", { instruction: 'fill "Email" with "back@auto.test"' })
+        )
+        assert.isDefined(after.result, JSON.stringify(after))
+        assert.strictEqual((after.result as { state: { engine: string } }).state.engine, "playwright")
+      })
+  )
+
+  it.live.skipIf(missing.length > 0)(
+    `browser.handoff gives the noVNC URL and masks automation until browser.resume${skipReason}`,
+    () =>
+      Effect.gen(function* () {
+        const site = yield* SiteServer.start
+        const service = startService({ SWITCHYARD_HUMAN: "on" }, ["--jsonrpc"])
+        yield* Effect.promise(() => service.call("browser.navigate", { url: site.url("/forms.html") }))
+        const handed = yield* Effect.promise(() => service.call("browser.handoff", { reason: "a CAPTCHA" }))
+        const result = (handed.result as { result: { url: string } }).result
+        assert.match(result.url, /^http:\/\/127\.0\.0\.1:\d+\/vnc\.html\?/)
+        assert.notInclude(result.url, "password")
+        const masked = yield* Effect.promise(() => service.call("browser.act", { instruction: "press Enter" }))
+        assert.strictEqual(errorType(masked), "human_in_control")
+        const resumed = yield* Effect.promise(() => service.call("browser.resume"))
+        assert.deepStrictEqual((resumed.result as { result: object }).result, { resumed: true })
+        const again = yield* Effect.promise(() => service.call("browser.act", { instruction: "press Enter" }))
+        assert.isDefined(again.result, JSON.stringify(again))
+      })
+  )
+
+  it.live("without human takeover set up, handoff and resume say how to enable it", () =>
+    Effect.gen(function* () {
+      const service = startService()
+      const answer = yield* Effect.promise(() => service.call("browser.handoff", { reason: "login" }))
+      assert.strictEqual(errorType(answer), "not_configured")
+      assert.include((answer.error as { message: string }).message, "SWITCHYARD_HUMAN=on")
+    })
+  )
+})
