@@ -15,11 +15,11 @@ import {
   type EngineError,
   HumanInControl,
   HumanTimeout,
-  InvalidInput,
   NotConfigured,
   Timeout,
   Unsupported
 } from "./EngineError.ts"
+import { requireAbsoluteUrl } from "./Navigation.ts"
 import * as PageFacts from "./PageFacts.ts"
 
 const engine = "human" as const
@@ -257,14 +257,7 @@ export const make = Effect.fn("HumanEngine.make")(function* (options: HumanEngin
     capabilities,
 
     navigate: Effect.fn("HumanEngine.navigate")(function* (url: string) {
-      if (!URL.canParse(url)) {
-        return yield* new InvalidInput({
-          engine,
-          action: `navigate ${url}`,
-          field: "url",
-          message: `${JSON.stringify(url)} is not an absolute URL (include the scheme, e.g. https://)`
-        })
-      }
+      yield* requireAbsoluteUrl(engine, `navigate ${url}`, url)
       yield* ask(`open ${url}`)
       const state = yield* Page.capture(session)
       return { url: state.url, title: state.title, status: null }

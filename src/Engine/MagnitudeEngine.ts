@@ -25,6 +25,7 @@ import {
 import * as Isolated from "./Isolated.ts"
 import type { ActDone, Init, LlmClient, Outcome, Problem, Started, WireAction } from "./Magnitude/Protocol.ts"
 import * as Model from "./Model.ts"
+import { requireAbsoluteUrl } from "./Navigation.ts"
 
 export interface MagnitudeEngineOptions {
   /** Which model, key and base URL; resolved when the layer is built (Model.ts), so a missing key fails first. */
@@ -340,14 +341,7 @@ export const make = Effect.fn("MagnitudeEngine.make")(function* (options: Magnit
 
     navigate: Effect.fn("MagnitudeEngine.navigate")(function* (url: string) {
       const label = `navigate ${url}`
-      if (!URL.canParse(url)) {
-        return yield* new InvalidInput({
-          engine,
-          action: label,
-          field: "url",
-          message: `${JSON.stringify(url)} is not an absolute URL (include the scheme, e.g. https://)`
-        })
-      }
+      yield* requireAbsoluteUrl(engine, label, url)
       return yield* call<{ url: string; title: string; status: number | null }>(
         at(label, init.limits.navigationTimeoutMs + 5_000, "possible"),
         "navigate",

@@ -3,7 +3,7 @@
  * instruction grammar (Instruction.ts) resolved through the accessibility tree (AccessibilityTree.ts), and page facts.
  */
 import { DateTime, Effect, Layer, Result } from "effect"
-import { type Browser, type CDPSession, chromium, errors, type Frame, type Locator, type Page } from "playwright-core"
+import { type Browser, type CDPSession, chromium, errors, type Locator, type Page } from "playwright-core"
 import { BrowserSession } from "../Sandbox/Browser.ts"
 import * as AccessibilityTree from "./AccessibilityTree.ts"
 import { type Action, type ActResult, type Capabilities, Engine, type ScreenshotOptions } from "./Engine.ts"
@@ -22,6 +22,7 @@ import {
   Unsupported
 } from "./EngineError.ts"
 import * as Instruction from "./Instruction.ts"
+import { goto, requireAbsoluteUrl } from "./Navigation.ts"
 import * as PageFacts from "./PageFacts.ts"
 
 export interface PlaywrightEngineOptions {
@@ -136,33 +137,6 @@ const findPage = async (browser: Browser, targetId: string) => {
   if (pages[0] !== undefined) return { page: pages[0], found: "first" as const }
   const context = browser.contexts()[0] ?? (await browser.newContext())
   return { page: await context.newPage(), found: "new" as const }
-}
-
-/**
- * `page.goto`, except that a network failure returns only once Chromium has committed its error page: that commit
- * lands after goto rejects and would otherwise "interrupt" the next navigation, and that one the next, and so on.
- */
-const goto = async (page: Page, url: string, timeout: number) => {
-  let committed = () => {}
-  const errorPage = new Promise<void>((resolve) => {
-    committed = resolve
-  })
-  const onNavigated = (frame: Frame) => {
-    if (frame === page.mainFrame() && frame.url().startsWith("chrome-error:")) committed()
-  }
-  page.on("framenavigated", onNavigated)
-  try {
-    return await page.goto(url, { waitUntil: "load", timeout })
-  } catch (error) {
-    if (/net::ERR_(?!ABORTED)/.test(firstLine(error))) {
-      let timer: ReturnType<typeof setTimeout> | undefined
-      await Promise.race([errorPage, new Promise((resolve) => (timer = setTimeout(resolve, 2_000)))])
-      clearTimeout(timer)
-    }
-    throw error
-  } finally {
-    page.off("framenavigated", onNavigated)
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -564,16 +538,7 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
     navigate: Effect.fn("PlaywrightEngine.navigate")(function* (url: string) {
       const label = `navigate ${url}`
       yield* ensureConnected(label)
-      if (!URL.canParse(url)) {
-        return yield* Effect.fail(
-          new InvalidInput({
-            engine,
-            action: label,
-            field: "url",
-            message: `${quote(url)} is not an absolute URL (include the scheme, e.g. https://)`
-          })
-        )
-      }
+      yield* requireAbsoluteUrl(engine, label, url)
       const response = yield* attempt({ ...at(label, "possible", navigationTimeoutMs), url }, () =>
         goto(page, url, navigationTimeoutMs)
       )

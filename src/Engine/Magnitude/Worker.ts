@@ -4,9 +4,10 @@
  */
 import { createRequire } from "node:module"
 import type { BrowserAgent, LLMClient } from "magnitude-core"
-import { type Browser, chromium, errors, type Frame, type Locator, type Page } from "playwright-core"
+import { type Browser, chromium, errors, type Locator, type Page } from "playwright-core"
 import type { SideEffect } from "../EngineError.ts"
 import { serve } from "../Isolated.ts"
+import { goto } from "../Navigation.ts"
 import { InvalidSchema, toZod, type Zod3 } from "./JsonSchema.ts"
 import type { ActDone, Init, Limits, LlmClient, Outcome, Problem, Started, WireAction } from "./Protocol.ts"
 
@@ -290,30 +291,6 @@ const runAction = async (page: Page, action: WireAction, limits: Limits): Promis
     throw new Failed(browserProblem(error, "possible"))
   })
   return `${action.method} ${target}${argument === undefined ? "" : ` ${JSON.stringify(argument)}`}`
-}
-
-/** `page.goto`; after a network failure, waits until Chromium has committed its error page so it disturbs nothing. */
-const goto = async (page: Page, url: string, timeout: number) => {
-  let committed = () => {}
-  const errorPage = new Promise<void>((resolve) => {
-    committed = resolve
-  })
-  const onNavigated = (frame: Frame) => {
-    if (frame === page.mainFrame() && frame.url().startsWith("chrome-error:")) committed()
-  }
-  page.on("framenavigated", onNavigated)
-  try {
-    return await page.goto(url, { waitUntil: "load", timeout })
-  } catch (error) {
-    if (/net::ERR_(?!ABORTED)/.test(messageOf(error))) {
-      let timer: ReturnType<typeof setTimeout> | undefined
-      await Promise.race([errorPage, new Promise((resolve) => (timer = setTimeout(resolve, 2_000)))])
-      clearTimeout(timer)
-    }
-    throw error
-  } finally {
-    page.off("framenavigated", onNavigated)
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------

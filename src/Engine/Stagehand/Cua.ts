@@ -12,7 +12,6 @@ import {
   CdpClosed,
   EndpointUnreachable,
   type EngineError,
-  InvalidInput,
   NavigationFailed,
   NotConfigured,
   NotInitialized,
@@ -22,6 +21,7 @@ import {
 } from "../EngineError.ts"
 import * as Isolated from "../Isolated.ts"
 import * as Model from "../Model.ts"
+import { requireAbsoluteUrl } from "../Navigation.ts"
 import * as PageFacts from "../PageFacts.ts"
 import type { StagehandEngineOptions } from "../StagehandEngine.ts"
 import type { CuaInit, TaskOutcome } from "./CuaWorker.ts"
@@ -34,8 +34,6 @@ const entry = new URL("./CuaWorker.ts", import.meta.url)
 const providers = ["anthropic", "openai", "google"]
 /** The size Stagehand's CUA clients assume when they cannot read the page's. */
 export const defaultViewport = { width: 1288, height: 711 } as const
-
-const quote = (s: string) => JSON.stringify(s)
 
 interface Step {
   readonly action: string
@@ -177,14 +175,7 @@ export const make = Effect.fn("StagehandEngine.cua")(function* (options: Stageha
 
     navigate: Effect.fn("StagehandEngine.navigate")(function* (url: string) {
       const label = `navigate ${url}`
-      if (!URL.canParse(url)) {
-        return yield* new InvalidInput({
-          engine,
-          action: label,
-          field: "url",
-          message: `${quote(url)} is not an absolute URL (include the scheme, e.g. https://)`
-        })
-      }
+      yield* requireAbsoluteUrl(engine, label, url)
       const step: Step = { action: label, timeoutMs: navigationTimeoutMs, sideEffect: "possible", url }
       const landed = yield* call<Navigated>(step, "navigate", url)
       if (landed.errorCode !== undefined) {

@@ -11,12 +11,12 @@ import {
   CdpClosed,
   EndpointUnreachable,
   type EngineError,
-  InvalidInput,
   NavigationFailed,
   type SideEffect,
   Timeout
 } from "../EngineError.ts"
 import * as Model from "../Model.ts"
+import { requireAbsoluteUrl } from "../Navigation.ts"
 import type { StagehandEngineOptions } from "../StagehandEngine.ts"
 import * as Errors from "./Errors.ts"
 import * as StagehandPage from "./Page.ts"
@@ -244,14 +244,7 @@ export const make = Effect.fn("StagehandEngine.dom")(function* (options: Stageha
 
     navigate: Effect.fn("StagehandEngine.navigate")(function* (url: string) {
       const label = `navigate ${url}`
-      if (!URL.canParse(url)) {
-        return yield* new InvalidInput({
-          engine,
-          action: label,
-          field: "url",
-          message: `${quote(url)} is not an absolute URL (include the scheme, e.g. https://)`
-        })
-      }
+      yield* requireAbsoluteUrl(engine, label, url)
       const landed = yield* run({ action: label, timeoutMs: navigationTimeoutMs, sideEffect: "possible", url }, () =>
         StagehandPage.navigate(page, url, navigationTimeoutMs)
       )
