@@ -31,7 +31,7 @@ const engineLayer = (options: Options = {}) =>
     Effect.gen(function* () {
       const llm = yield* Llm
       return MagnitudeEngine.layerWith({
-        elementWaitMs: 300,
+        elementWaitMs: 1_500,
         ...options,
         model: {
           magnitude: "openai/gpt-4.1-mini",
