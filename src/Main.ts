@@ -6,6 +6,7 @@
 import { NodeServices } from "@effect/platform-node"
 import { Cause, Console, Effect, Logger, Option, Redacted } from "effect"
 import { Command, Flag } from "effect/cli"
+import * as Scenarios from "./Scenario/Commands.ts"
 import * as Config from "./Server/Config.ts"
 import * as Demo from "./Server/Demo.ts"
 import * as JsonRpc from "./Server/JsonRpc.ts"
@@ -66,6 +67,11 @@ const serve = (flags: Command.Command.Config.Infer<typeof serveFlags>) =>
       ...(Option.isSome(flags.maxBrowsers) ? { sessions: { maxBrowsers: flags.maxBrowsers.value } } : {}),
       ...(Option.isSome(flags.token) ? { http: { token: Redacted.value(flags.token.value) } } : {})
     })
+    if (!flags.http) {
+      // stdout carries the protocol: libraries that print with console.log/info/debug are sent to stderr.
+      const toStderr = (...args: Array<unknown>) => console.error(...args)
+      Object.assign(console, { log: toStderr, info: toStderr, debug: toStderr })
+    }
     const limit = config.limits?.maxArgumentBytes ?? Config.defaultMaxArgumentBytes
     const surface = (stop: Effect.Effect<void>) =>
       flags.jsonrpc
@@ -105,7 +111,7 @@ const demoCommand = Command.make("demo", common, (flags) =>
 
 const root = Command.make("switchyard", serveFlags, serve).pipe(
   Command.withDescription("Reliable browser automation for AI agents"),
-  Command.withSubcommands([serveCommand, statusCommand, demoCommand])
+  Command.withSubcommands([serveCommand, statusCommand, demoCommand, Scenarios.scenarios, Scenarios.analyze])
 )
 
 const program = Command.run(root, { version: "0.1.0" }).pipe(

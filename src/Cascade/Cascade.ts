@@ -163,10 +163,11 @@ export const run = <A>(
   let position = { index: 0, attempt: 0 }
   const levels = Effect.gen(function* () {
     const call = yield* Events.CurrentCall
-    let seq = 0
+    // Numbered per call, so a call that runs the cascade twice (Stagehand, then the fallback) never reuses an id.
+    const counter = call?.attempts ?? { n: 0 }
     const nextId = (attempt: number) => {
       position = { ...position, attempt }
-      return `${call?.attemptId ?? "call"}.${++seq}`
+      return `${call?.attemptId ?? "call"}.${++counter.n}`
     }
     let last: EngineError | undefined
     const skipped: Array<string> = []

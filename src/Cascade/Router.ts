@@ -397,6 +397,8 @@ export class Router extends Context.Service<
                   attemptId: base.attemptId,
                   action: toolName,
                   toolArgsHash: hashArgs(args),
+                  toolArgs: args,
+                  attempts: { n: 0 },
                   flags: step,
                   ...(meta.stepId === undefined ? {} : { stepId: meta.stepId })
                 }),

@@ -15,6 +15,10 @@ export interface CallContext {
   readonly toolArgsHash?: string
   /** The Router's per-request/step state, read when each event is stamped. */
   readonly flags?: { readonly stagehandRetryUsed: boolean; readonly stagehandDisabled: boolean }
+  /** Engine attempts made so far in this call, across every cascade run the call makes. */
+  readonly attempts?: { n: number }
+  /** The call's arguments (redacted when written), logged once, on each attempt's `start`. */
+  readonly toolArgs?: unknown
 }
 
 export const CurrentCall = Context.Reference<CallContext | undefined>("switchyard/CurrentCall", {
@@ -87,7 +91,7 @@ export type EngineEvent =
   | { readonly event: "human_takeover"; readonly url: string; readonly reason: string }
 
 export type Stamped = EngineEvent &
-  Omit<CallContext, "flags"> & {
+  Omit<CallContext, "flags" | "attempts"> & {
     readonly ts: string
     readonly retryUsed?: boolean
     readonly stagehandDisabled?: boolean
@@ -107,11 +111,12 @@ export const emit = (event: EngineEvent) =>
   Effect.gen(function* () {
     const sink = yield* Events
     const call = yield* CurrentCall
-    const { flags, ...ids } = call ?? ({} as Partial<CallContext>)
+    const { flags, attempts: _, toolArgs, ...ids } = call ?? ({} as Partial<CallContext>)
     yield* sink.emit({
       ts: new Date().toISOString(),
       ...ids,
       ...(flags ? { retryUsed: flags.stagehandRetryUsed, stagehandDisabled: flags.stagehandDisabled } : {}),
+      ...(event.event === "start" && toolArgs !== undefined ? { toolArgs } : {}),
       ...event
     } as Stamped)
   })
