@@ -35,37 +35,48 @@ export const make = (options: EnginesOptions = {}): { readonly specFor: Engines[
     cua: StagehandEngine.layerWith({ ...options.stagehand, mode: "cua", model })
   }
   const magnitude = MagnitudeEngine.layerWith({ ...options.magnitude, model })
-  return {
-    specFor: (level): Effect.Effect<EngineSpec, NotConfigured> => {
-      switch (level.engine) {
-        case "playwright":
-          return Effect.succeed(playwright)
-        case "stagehand": {
-          const mode = level.mode ?? "dom"
-          return Model.resolve(mode === "dom" ? "stagehandDom" : "stagehandCua", model).pipe(
-            Effect.as<EngineSpec>({
-              kind: "stagehand",
-              mode,
-              capabilities: StagehandEngine.capabilities[mode],
-              layer: stagehand[mode]
-            })
-          )
-        }
-        case "magnitude":
-          return Model.resolve("magnitude", model).pipe(
-            Effect.as<EngineSpec>({ kind: "magnitude", capabilities: MagnitudeEngine.capabilities, layer: magnitude })
-          )
-        case "human":
-          return options.human
-            ? Effect.succeed(options.human)
-            : Effect.fail(
-                new NotConfigured({
-                  engine: "human",
-                  message:
-                    "human takeover is not set up on this service (start it with SWITCHYARD_HUMAN=on; it needs a VNC display)"
-                })
-              )
+  // Credentials and models do not change while the service runs: resolve each level once.
+  const resolved = new Map<string, Effect.Effect<EngineSpec, NotConfigured>>()
+  const specFor = (level: Level): Effect.Effect<EngineSpec, NotConfigured> => {
+    switch (level.engine) {
+      case "playwright":
+        return Effect.succeed(playwright)
+      case "stagehand": {
+        const mode = level.mode ?? "dom"
+        return Model.resolve(mode === "dom" ? "stagehandDom" : "stagehandCua", model).pipe(
+          Effect.as<EngineSpec>({
+            kind: "stagehand",
+            mode,
+            capabilities: StagehandEngine.capabilities[mode],
+            layer: stagehand[mode]
+          })
+        )
       }
+      case "magnitude":
+        return Model.resolve("magnitude", model).pipe(
+          Effect.as<EngineSpec>({ kind: "magnitude", capabilities: MagnitudeEngine.capabilities, layer: magnitude })
+        )
+      case "human":
+        return options.human
+          ? Effect.succeed(options.human)
+          : Effect.fail(
+              new NotConfigured({
+                engine: "human",
+                message:
+                  "human takeover is not set up on this service (start it with SWITCHYARD_HUMAN=on; it needs a VNC display)"
+              })
+            )
+    }
+  }
+  return {
+    specFor: (level) => {
+      const key = level.mode ? `${level.engine}:${level.mode}` : level.engine
+      let cached = resolved.get(key)
+      if (cached === undefined) {
+        cached = Effect.runSync(Effect.cached(specFor(level)))
+        resolved.set(key, cached)
+      }
+      return cached
     }
   }
 }

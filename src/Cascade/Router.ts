@@ -137,7 +137,7 @@ export class Router extends Context.Service<
 
         const stateBlock = (step: StepState | undefined, status: SandboxStatus, config: CascadeConfig) =>
           Effect.gen(function* () {
-            const page = status.active ? yield* Effect.option(sandbox.pageState) : Option.none()
+            const page = status.active ? yield* sandbox.location : Option.none()
             const levels = config.levels.filter((l) => !(step?.stagehandDisabled && l.engine === "stagehand"))
             const specs = (yield* Effect.forEach(levels, usable)).flatMap((o) => (Option.isSome(o) ? [o.value] : []))
             const masked: Partial<Record<ToolName, string>> = {}

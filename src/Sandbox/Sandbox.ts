@@ -93,6 +93,8 @@ export class Sandbox extends Context.Service<
     readonly switchTo: (spec: EngineSpec, reason: string) => Effect.Effect<SwitchRecord, EngineError>
     /** The page's state as the browser sees it, without any engine. */
     readonly pageState: Effect.Effect<PageState, EngineError>
+    /** The session page's URL and title from the DevTools target list: cheap, for every answer's state. */
+    readonly location: Effect.Effect<Option.Option<{ readonly url: string; readonly title: string }>>
     /** A digest of the page's URL, title and form state ("" when no page is readable). */
     readonly fingerprint: Effect.Effect<string>
     /** Artifacts over raw CDP, whatever engine is connected: a masked screenshot, a failure snapshot. */
@@ -504,6 +506,18 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
           ? Effect.fail(new BrowserUnavailable({ message: "no browser is running in this session" }))
           : Page.capture(sessionOf(browser))
     ),
+    location: Effect.suspend(() => {
+      const live = browser
+      if (live === undefined) return Effect.succeed(Option.none())
+      return Cdp.listTargets(live.running.httpEndpoint, 1_000).pipe(
+        Effect.map((targets) =>
+          Option.fromNullishOr(targets.find((t) => t.id === live.targetId)).pipe(
+            Option.map((t) => ({ url: t.url, title: t.title }))
+          )
+        ),
+        Effect.orElseSucceed(() => Option.none())
+      )
+    }),
     fingerprint: Effect.suspend(() =>
       browser === undefined ? Effect.succeed("") : Page.fingerprint(sessionOf(browser))
     ),
