@@ -126,6 +126,22 @@ const runLevel = <A>(
             if (runner.onFailure) yield* runner.onFailure(at, error)
           })
         ),
+        // An attempt stopped from outside (the total budget, shutdown, a cancelled call) still gets its terminal event.
+        Effect.onInterrupt(() =>
+          Clock.currentTimeMillis.pipe(
+            Effect.flatMap((now) =>
+              Events.emit({
+                event: "failure",
+                ...lifecycle,
+                durationMs: now - started,
+                outcome: "failure",
+                reason: "the attempt was stopped before it finished (time budget, shutdown or a cancelled call)",
+                errorType: "interrupted",
+                retryable: true
+              })
+            )
+          )
+        ),
         Effect.withSpan("Cascade.attempt", {
           attributes: {
             attemptId: at.id,

@@ -75,7 +75,11 @@ export const make = (options: SystemLogOptions) => {
     })
     streamFor(date)?.write(`${JSON.stringify(line)}\n`)
     if (options.stderr !== false && LogLevel.isGreaterThanOrEqualTo(logLevel, "Warn")) {
-      process.stderr.write(`switchyard: ${logLevel.toLowerCase()}: ${redactor.text(text(message))}\n`)
+      // Redact the payload as a value: escaped JSON would hide quoted typed text from the text rules.
+      const summary = redactor.value(payload(message))
+      process.stderr.write(
+        `switchyard: ${logLevel.toLowerCase()}: ${typeof summary === "string" ? summary : JSON.stringify(summary)}\n`
+      )
     }
   })
 

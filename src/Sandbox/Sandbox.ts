@@ -153,9 +153,17 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
             message: `another call held the browser for more than ${leaseTimeoutMs} ms`
           })
         }
-        return yield* Effect.withFiber((fiber) => {
-          holder = fiber
-          return restore(self)
+        // The call runs on its own fiber so forceRelease/close can stop it and its caller still gets an answer.
+        return yield* Effect.gen(function* () {
+          const call = yield* Effect.forkChild(restore(self))
+          holder = call
+          const exit = yield* restore(Fiber.await(call)).pipe(Effect.onInterrupt(() => Fiber.interrupt(call)))
+          if (Exit.isFailure(exit) && Exit.hasInterrupts(exit) && !Exit.hasFails(exit)) {
+            return yield* new SessionClosed({
+              message: "the session's browser was closed or released while this call ran; call again to start afresh"
+            })
+          }
+          return yield* exit
         }).pipe(
           Effect.ensuring(
             Effect.sync(() => {

@@ -104,9 +104,21 @@ export const failureSnapshot = (target: Target, lookedFor?: string) =>
           Effect.map((r) => (r.result.value ? (JSON.parse(r.result.value) as unknown) : null)),
           Effect.orElseSucceed(() => null)
         )
+      // A text field's typed value also shows as the name of its text children: keep the field, drop those.
+      const hidden = new Set<string>()
+      const byId = new Map(tree.map((n) => [n.nodeId, n]))
+      const hide = (id: string) => {
+        hidden.add(id)
+        for (const child of byId.get(id)?.childIds ?? []) hide(child)
+      }
+      for (const n of tree) {
+        if (["textbox", "searchbox", "combobox", "spinbutton"].includes(n.role?.value ?? "")) {
+          for (const child of n.childIds ?? []) hide(child)
+        }
+      }
       return {
         accessibilityTree: tree
-          .filter((n) => !n.ignored)
+          .filter((n) => !n.ignored && !hidden.has(n.nodeId))
           .map((n) => ({
             id: n.nodeId,
             role: n.role?.value,

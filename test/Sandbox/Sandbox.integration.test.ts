@@ -206,8 +206,9 @@ describe("Sandbox", () => {
       )
       yield* Deferred.await(entered)
       yield* sb.forceRelease
-      const exit = yield* Fiber.await(stuck)
-      assert.isTrue(Exit.hasInterrupts(exit))
+      // The stopped call still answers, with a typed error.
+      const error = yield* Effect.flip(Fiber.join(stuck))
+      assert.strictEqual(error.type, "session_closed")
       const state = yield* sb.use(probe(log), (e) => e.pageState())
       assert.strictEqual(state.url, "about:blank")
     })
