@@ -1,0 +1,70 @@
+/**
+ * Cold start: spawning the real service until its first `browser.navigate` is answered (Node start, modules,
+ * layers, Chromium launch, engine connect, the page load), against a fresh Node process doing a bare playwright-core
+ * launch of the same Chromium and a goto. Interleaved, alternating which goes first.
+ */
+import { spawn } from "node:child_process"
+import { join } from "node:path"
+import { createInterface } from "node:readline"
+import { Effect } from "effect"
+import * as LocalChromium from "../src/Sandbox/LocalChromium.ts"
+import * as SiteServer from "../test/fixtures/SiteServer.ts"
+import * as Service from "./Service.ts"
+import * as Stats from "./Stats.ts"
+
+export interface ColdStartResult {
+  readonly runs: number
+  readonly service: Stats.Summary
+  /** From the service's spawn to its stderr saying it is ready, before any browser. */
+  readonly serviceReady: Stats.Summary
+  readonly bare: Stats.Summary
+}
+
+const bare = (executable: string, url: string) =>
+  new Promise<number>((resolve, reject) => {
+    const started = performance.now()
+    const child = spawn(process.execPath, [join(import.meta.dirname, "BareLaunch.ts"), executable, url], {
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    let ms: number | undefined
+    createInterface({ input: child.stdout }).on("line", (line) => {
+      if (line === "ready") ms = performance.now() - started
+    })
+    child.once("exit", (code) => (ms === undefined ? reject(new Error(`bare launch exited ${code}`)) : resolve(ms)))
+  })
+
+const service = (url: string) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const started = performance.now()
+      const s = yield* Service.start()
+      const ready = yield* Effect.promise(() => s.stderrLine(/switchyard: ready/))
+      const readyMs = ready === undefined ? Number.NaN : performance.now() - started
+      yield* Effect.promise(() => Service.call(s, "browser.navigate", { url }))
+      return { total: performance.now() - started, ready: readyMs }
+    })
+  )
+
+export const run = (options: { readonly runs: number }) =>
+  Effect.gen(function* () {
+    const site = yield* SiteServer.start
+    const url = site.url("/forms.html")
+    const executable = yield* LocalChromium.findExecutable()
+    const samples = { service: [] as Array<number>, ready: [] as Array<number>, bare: [] as Array<number> }
+    for (let i = 0; i < options.runs; i++) {
+      for (const which of i % 2 === 0 ? (["service", "bare"] as const) : (["bare", "service"] as const)) {
+        if (which === "bare") samples.bare.push(yield* Effect.promise(() => bare(executable, url)))
+        else {
+          const { total, ready } = yield* service(url)
+          samples.service.push(total)
+          samples.ready.push(ready)
+        }
+      }
+    }
+    return {
+      runs: options.runs,
+      service: Stats.summarize(samples.service),
+      serviceReady: Stats.summarize(samples.ready),
+      bare: Stats.summarize(samples.bare)
+    } satisfies ColdStartResult
+  }).pipe(Effect.scoped)

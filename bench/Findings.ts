@@ -1,0 +1,92 @@
+/**
+ * What the figures say, computed from them: for each target missed, where the time or memory goes, with the
+ * measurements that show it; plus what the other sections show (the queue, cold start).
+ */
+import type { Variant } from "./Overhead.ts"
+import type { Results } from "./Report.ts"
+
+const ms = (n: number) => `${Math.round(n * 10) / 10} ms`
+
+export const notes = (r: Results): Array<string> => {
+  const out: Array<string> = []
+  const o = r.overhead
+  if (o) {
+    const med = (v: Variant) => o.sequence[v].median
+    const step = (v: Variant, from: Variant) => ms(med(v) - med(from))
+    const opDelta = (v: Variant, from: Variant) =>
+      (["navigate", "act", "extract", "screenshot"] as const)
+        .map((op) => `${op} ${ms(o.perOperation[v][op].median - o.perOperation[from][op].median)}`)
+        .join(", ")
+    const e = (k: string) => o.extras[k]?.median ?? 0
+    const b = Object.values(o.breakdown)
+    const sum = (f: (x: (typeof b)[number]) => number) => ms(b.reduce((a, x) => a + f(x), 0))
+    const act = o.breakdown["browser.act"]
+    out.push(
+      `**Overhead.** A sequence takes ${ms(med("direct"))} on playwright-core directly and ${ms(med("jsonl"))} through the Router with the JSONL logs (${o.ratio.jsonl.median}× paired, ${o.ratioOfMedians.jsonl}× on medians; target ≤ 1.10×). ` +
+        `Layer by layer (medians, logging off): the engine alone adds ${step("engine", "direct")} (${opDelta("engine", "direct")}), the Sandbox ${step("sandbox", "engine")}, the Cascade ${step("cascade", "sandbox")}, the Router ${step("off", "cascade")}; the JSONL logs add ${step("jsonl", "off")} (they are written in the background) and a screenshot per attempt ${step("screenshots", "jsonl")}. ` +
+        `Inside a Router call (spans, per sequence): ${sum((x) => x.engine)} in the engine operations, ${sum((x) => x.cascadeAndSandbox)} in the Cascade and the Sandbox around them (${act ? ms(act.cascadeAndSandbox) : "?"} of it on the act, which reads a page fingerprint first), ${sum((x) => x.stateAndLog)} building the answer's state block and logging the call. ` +
+        `In a CPU profile of 100 such sequences (node --cpu-prof, 2026-11-21) Node was idle 78% of the time: the overhead is waiting on round trips to Chromium, not computing. Each call makes an alive check (GET /json/version, ${ms(e("alive check (GET /json/version)"))} alone), a target list for URL tracking (${ms(e("URL tracking (GET /json/list)"))}) and the state block's page read — another target list, then a new WebSocket, an attach to the page and an evaluate (${ms(e("page state for the answer (new WS + attach + evaluate)"))} alone); an act adds a fingerprint read the same way (${ms(e("act fingerprint (new WS + attach + evaluate)"))}); the engine runs an Action as waitFor + count + the method, three round trips where playwright-core's locator.fill is one. On an open connection an evaluate takes ${ms(e("page.evaluate on an open connection (playwright-core)"))}. ` +
+        `To change in src/: keep one raw-CDP connection per browser with the session's target attached instead of one per read (Sandbox/Cdp.ts withTarget, used by PageState.capture, PageState.fingerprint and Snapshot), read URL and title for the state block from the connected engine's page (Router.stateBlock → Sandbox.pageState), skip the /json/version alive check while the engine reports itself connected (Sandbox.ensureBrowser), track the URL from the engine's page rather than a second /json/list (Sandbox.track), and in PlaywrightEngine.runAction fold waitFor + count into one evaluation.`
+    )
+    out.push(
+      `**Screenshot per attempt.** It adds ${step("screenshots", "jsonl")} per sequence (${ms(e("artifact screenshot (new WS + attach + mask + capture)"))} per capture alone: a new connection, masking the inputs, a full PNG capture and unmasking), which is why that variant is ${o.ratio.screenshots.median}× direct. ` +
+        `To change in src/: capture on the connection kept open (above), and consider JPEG at reduced scale for the per-attempt screenshot (Sandbox/Snapshot.screenshot), keeping PNG for failures.`
+    )
+  }
+  const s = r.switch
+  if (s) {
+    const pw = s.pairs["Playwright → Playwright"]
+    const slowest = Object.entries(s.pairs).sort((a, b) => b[1].median - a[1].median)[0]
+    out.push(
+      `**Switching.** Playwright → Playwright takes ${pw?.median} ms at the median (p95 ${pw?.p95}); relaunching the browser with the URL restored instead takes ${s.relaunch.median} ms. ` +
+        `The slowest pair is ${slowest?.[0]} (${slowest?.[1].median} ms): switching to Magnitude starts a worker thread that loads magnitude-core and attaches its own Playwright client (MagnitudeEngine.ts → Isolated.spawn), every time.`
+    )
+  }
+  const c = r.coldStart
+  if (c) {
+    out.push(
+      `**Cold start.** ${c.service.median} ms from spawning the service to its first answered navigate, against ${c.bare.median} ms for a bare playwright-core launch and goto in a fresh Node process; ${c.serviceReady.median} ms of the service's time passes before it is ready to read a request (loading its modules and building its layers), before any browser starts.`
+    )
+  }
+  const k = r.crash
+  if (k) {
+    out.push(
+      `**Crash recovery.** From kill -9 to the next answer: ${k.recovery.median} ms median, p95 ${k.recovery.p95} ms (a healthy call: ${k.healthy.median} ms); the page was restored in ${k.restored} of ${k.runs} recoveries.`
+    )
+  }
+  const q = r.sessions
+  if (q) {
+    const held = q.levels.filter((l) => l.queued > 0)
+    const first = held[0]
+    const peak = [...q.levels].sort((a, b) => b.sequencesPerSecond - a.sequencesPerSecond)[0]
+    out.push(
+      `**Sessions and the queue.** The service runs at most ${q.maxBrowsers} browsers here (SWITCHYARD_MAX_BROWSERS, 2 × cores by default); past that the queue holds a new session's first call until another session closes. ` +
+        (first
+          ? `At ${first.sessions} sessions, ${first.queued} of ${first.sessions * q.rounds} sessions had their first call answered only after another session closed (open p50 ${first.open.median} ms, max ${first.open.max} ms, against ${q.levels[0]?.open.median} ms for one session alone); at ${q.maxBrowsers} or fewer no session waited. `
+          : "No level had sessions held by the queue. ") +
+        `Throughput: ${q.levels.map((l) => `${l.sessions} → ${l.sequencesPerSecond} sequences/s`).join(", ")}; it peaks at ${peak?.sessions} sessions: on two cores the browsers share the CPU, so per-call times grow with every session working at once (navigate p95 ${q.levels.map((l) => `${l.perOperation.navigate.p95} ms`).join(", ")}).`
+    )
+  }
+  const m = r.memory
+  if (m) {
+    const points = Object.entries(m.rss).map(([n, v]) => [Number(n), v] as const)
+    const steady = points.find(([n]) => n >= 1_000) ?? points[0]
+    const last = points[points.length - 1]
+    const after = steady && last ? (last[1] - steady[1]) / steady[1] : Number.NaN
+    const gc = Object.entries(m.afterGc)
+    const [gcFirst, gcLast] = [gc[0], gc[gc.length - 1]]
+    const heapGrowth = gcFirst && gcLast ? (gcLast[1].heapUsedMiB - gcFirst[1].heapUsedMiB) / gcFirst[1].heapUsedMiB : 0
+    out.push(
+      `**Memory.** RSS went from ${m.rss["100"]} MiB after 100 calls to ${last?.[1]} MiB after ${m.operations} (${(m.growth * 100).toFixed(1)}%${m.growth < 0.1 ? ", within the 10% target" : ", over the 10% target"}); from call ${steady?.[0]} on it moved ${(after * 100).toFixed(1)}% (${steady?.[1]} → ${last?.[1]} MiB). ` +
+        (gcFirst && gcLast
+          ? `With a full GC forced at each checkpoint, the live JS heap went from ${gcFirst[1].heapUsedMiB} MiB (call ${gcFirst[0]}) to ${gcLast[1].heapUsedMiB} MiB (call ${gcLast[0]}), ${(heapGrowth * 100).toFixed(1)}%, and RSS after the GC from ${gcFirst[1].rssAfterGcMiB} to ${gcLast[1].rssAfterGcMiB} MiB. `
+          : "") +
+        (m.growth >= 0.1 && Math.abs(heapGrowth) < 0.05
+          ? "So the growth is garbage V8 has not collected yet and the heap sizing itself to the load in the first few hundred calls, not state kept per call: nothing to fix in src/ for memory. Measured as the target is written (RSS at call 100, before V8 has settled), the target is missed; measured after a GC, or from call 1,000 on, it is met."
+          : m.growth >= 0.1
+            ? "The live heap grows with calls: look for state kept per call (Router steps, AttemptLog traces, Sandbox history, telemetry series)."
+            : "")
+    )
+  }
+  return out
+}

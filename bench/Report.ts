@@ -1,0 +1,242 @@
+/** The bench's results as a console table, `bench/results.json` and `bench/RESULTS.md`, with the targets judged. */
+import type { ColdStartResult } from "./ColdStart.ts"
+import type { CrashResult } from "./Crash.ts"
+import type { MemoryResult } from "./Memory.ts"
+import { labels, type OverheadResult, variants } from "./Overhead.ts"
+import type { SessionsResult } from "./Sessions.ts"
+import type * as Stats from "./Stats.ts"
+import type { SwitchResult } from "./Switch.ts"
+
+export interface Machine {
+  readonly cpu: string
+  readonly cores: number
+  readonly memoryGiB: number
+  readonly os: string
+  readonly node: string
+  readonly chromium: string
+}
+
+export interface Results {
+  readonly machine: Machine
+  readonly startedAt: string
+  readonly durationS: number
+  /** 1-minute load averages at the start and the end: other work on the machine shows here. */
+  readonly load: { readonly start: number; readonly end: number }
+  readonly counts: Record<string, number>
+  readonly overhead?: OverheadResult
+  readonly switch?: SwitchResult
+  readonly coldStart?: ColdStartResult
+  readonly crash?: CrashResult
+  readonly sessions?: SessionsResult
+  readonly memory?: MemoryResult
+  readonly targets: ReadonlyArray<Target>
+}
+
+export interface Target {
+  readonly figure: string
+  readonly target: string
+  readonly measured: string
+  readonly met: boolean
+}
+
+export const targets = (r: Omit<Results, "targets">): Array<Target> => [
+  ...(r.overhead
+    ? [
+        {
+          figure: "overhead with JSONL logging (median of paired per-iteration ratios)",
+          target: "≤ 1.10×",
+          measured: `${r.overhead.ratio.jsonl.median}× (p95 ${r.overhead.ratio.jsonl.p95}×; ratio of medians ${r.overhead.ratioOfMedians.jsonl}×)`,
+          met: r.overhead.ratio.jsonl.median <= 1.1
+        }
+      ]
+    : []),
+  ...(r.switch
+    ? [
+        {
+          figure: "switch Playwright → Playwright, p50",
+          target: "≤ 150 ms",
+          measured: `${r.switch.pairs["Playwright → Playwright"]?.median} ms (p95 ${r.switch.pairs["Playwright → Playwright"]?.p95})`,
+          met: (r.switch.pairs["Playwright → Playwright"]?.median ?? Number.POSITIVE_INFINITY) <= 150
+        }
+      ]
+    : []),
+  ...(r.crash
+    ? [
+        {
+          figure: "crash recovery: kill -9 → next call answered (p95)",
+          target: "≤ 1.5 s",
+          measured: `${r.crash.recovery.p95} ms p95, ${r.crash.recovery.median} ms p50`,
+          met: r.crash.recovery.p95 <= 1_500
+        }
+      ]
+    : []),
+  ...(r.memory
+    ? [
+        {
+          figure: `service RSS growth, call 100 → ${r.memory.operations}`,
+          target: "< 10%",
+          measured: `${(r.memory.growth * 100).toFixed(1)}% (${r.memory.rss["100"]} → ${r.memory.rss[String(r.memory.operations)]} MiB)`,
+          met: r.memory.growth < 0.1
+        }
+      ]
+    : [])
+]
+
+/** A Markdown table with padded columns, as the formatter (Biome) writes it. */
+const md = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string | number>>) => {
+  const cells = [head, ...rows].map((row) => row.map(String))
+  const widths = head.map((_, i) => Math.max(3, ...cells.map((row) => (row[i] ?? "").length)))
+  const line = (row: ReadonlyArray<string>) => `| ${widths.map((w, i) => (row[i] ?? "").padEnd(w)).join(" | ")} |`
+  return [line(cells[0]!), line(widths.map((w) => "-".repeat(w))), ...cells.slice(1).map(line)].join("\n")
+}
+
+const cell = (s: Stats.Summary | undefined) => (s === undefined ? "–" : `${s.median} / ${s.p95} / ${s.p25}–${s.p75}`)
+const spread = "median / p95 / IQR, ms"
+
+/** The sections as Markdown tables; the console gets the same text. */
+export const sections = (r: Results): Array<string> => {
+  const out: Array<string> = []
+  out.push(
+    `## Targets\n\n${md(
+      ["figure", "target", "measured", ""],
+      r.targets.map((t) => [t.figure, t.target, t.measured, t.met ? "met" : "**missed**"])
+    )}`
+  )
+  if (r.overhead) {
+    const o = r.overhead
+    out.push(
+      `## Overhead: navigate + act(Action) + extract + screenshot (${o.iterations} interleaved iterations)\n\n${md(
+        [
+          "variant",
+          `sequence (${spread})`,
+          "paired ratio to direct (median / p95)",
+          "ratio of medians",
+          "navigate",
+          "act",
+          "extract",
+          "screenshot"
+        ],
+        variants.map((v) => [
+          labels[v],
+          cell(o.sequence[v]),
+          v === "direct" ? "1" : `${o.ratio[v].median}× / ${o.ratio[v].p95}×`,
+          v === "direct" ? "1" : `${o.ratioOfMedians[v]}×`,
+          o.perOperation[v].navigate.median,
+          o.perOperation[v].act.median,
+          o.perOperation[v].extract.median,
+          o.perOperation[v].screenshot.median
+        ])
+      )}\n\nPer-operation columns are medians in ms. The rows marked + add one layer each, logging off; the last two are the Router as the service runs it. Log writes happen in the background (attempt log flush after a sequence: ${o.flush.median} ms median); they are not in the agent's latency.\n\nThe Sandbox's raw-CDP reads around calls, timed alone on the same browser (${spread}):\n\n${md(
+        ["read", "time"],
+        Object.entries(o.extras).map(([k, v]) => [k, cell(v)])
+      )}\n\nWhere a Router call's time goes (logging off, mean ms over 10 sequences, from the spans the code opens):\n\n${md(
+        ["tool", "whole call", "engine operation", "Cascade + Sandbox around it", "state block + call log"],
+        Object.entries(o.breakdown).map(([tool, b]) => [tool, b.call, b.engine, b.cascadeAndSandbox, b.stateAndLog])
+      )}`
+    )
+  }
+  if (r.switch) {
+    const s = r.switch
+    out.push(
+      `## Engine switch on one browser (${s.rounds} rounds, each pair once per round)\n\n${md(
+        ["switch", spread],
+        [
+          ...Object.entries(s.pairs).map(([k, v]) => [k, cell(v)]),
+          ["instead: close the browser, relaunch, restore the URL, connect Playwright", cell(s.relaunch)]
+        ]
+      )}\n\nSwitches that lost the page: ${s.lostPage}.`
+    )
+  }
+  if (r.coldStart) {
+    const c = r.coldStart
+    out.push(
+      `## Cold start (${c.runs} runs each, alternating)\n\n${md(
+        ["", spread],
+        [
+          ["service spawn → first browser.navigate answered", cell(c.service)],
+          ["of which: spawn → service ready (before any browser)", cell(c.serviceReady)],
+          ["bare playwright-core launch + goto, in a fresh Node process", cell(c.bare)]
+        ]
+      )}`
+    )
+  }
+  if (r.crash) {
+    const c = r.crash
+    out.push(
+      `## Crash recovery (${c.runs} runs; phases from the service's system log, millisecond timestamps)\n\n${md(
+        ["", spread],
+        [
+          ["kill -9 of Chromium → next browser.extract answered", cell(c.recovery)],
+          ["phase 1: kill → the service sees the browser gone", cell(c.phases.detect)],
+          ["phase 2: relaunch Chromium + restore the URL", cell(c.phases.relaunchAndRestore)],
+          ["phase 3: connect the engine + the call itself", cell(c.phases.connectAndCall)],
+          ["the same call on a healthy browser", cell(c.healthy)]
+        ]
+      )}\n\nRecoveries that answered on the page the agent had open: ${c.restored} of ${c.runs}.`
+    )
+  }
+  if (r.sessions) {
+    const s = r.sessions
+    out.push(
+      `## Concurrent sessions (${s.rounds} rounds, ${s.sequencesPerLevel} sequences per level and round split among its sessions, browser cap ${s.maxBrowsers})\n\n${md(
+        [
+          "sessions",
+          "sequences/s",
+          "ops/s",
+          "navigate p50/p95",
+          "act p50/p95",
+          "extract p50/p95",
+          "screenshot p50/p95",
+          "open p50/max",
+          "held by the queue",
+          "errors"
+        ],
+        s.levels.map((l) => [
+          l.sessions,
+          l.sequencesPerSecond,
+          l.operationsPerSecond,
+          `${l.perOperation.navigate.median} / ${l.perOperation.navigate.p95}`,
+          `${l.perOperation.act.median} / ${l.perOperation.act.p95}`,
+          `${l.perOperation.extract.median} / ${l.perOperation.extract.p95}`,
+          `${l.perOperation.screenshot.median} / ${l.perOperation.screenshot.p95}`,
+          `${l.open.median} / ${l.open.max}`,
+          `${l.queued} of ${l.sessions * s.rounds}`,
+          Object.entries(l.errors)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(", ") || "none"
+        ])
+      )}\n\nThroughput counts all sequences of a level over its wall time, browser starts and queueing included. "Open" is each session's first call (browser launch, plus any wait for a slot).`
+    )
+  }
+  if (r.memory) {
+    const m = r.memory
+    out.push(
+      `## Memory: one session, ${m.operations} calls over JSON-RPC (${m.msPerOperation} ms per call, screenshot per attempt ${m.screenshotsPerAttempt ? "on" : "off"})\n\n${md(
+        ["after calls", ...Object.keys(m.rss)],
+        [["service VmRSS, MiB", ...Object.values(m.rss)]]
+      )}\n\nGrowth from call 100 to call ${m.operations}: ${(m.growth * 100).toFixed(1)}%. Errors: ${
+        Object.entries(m.errors)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(", ") || "none"
+      }.\n\nA second service, the same calls, with a full GC forced through the Node inspector at each checkpoint (the first GC also shrinks what follows, so its RSS is lower than above):\n\n${md(
+        ["after calls", "VmRSS as found, MiB", "live JS heap after GC, MiB", "VmRSS after GC, MiB"],
+        Object.entries(m.afterGc).map(([n, g]) => [n, g.rssMiB, g.heapUsedMiB, g.rssAfterGcMiB])
+      )}`
+    )
+  }
+  return out
+}
+
+export const markdown = (r: Results, notes: ReadonlyArray<string>) =>
+  [
+    "# Switchyard benchmark results",
+    "",
+    `Generated by \`npm run bench\` on ${r.startedAt} in ${r.durationS} s. Machine: ${r.machine.cpu}, ${r.machine.cores} cores, ${r.machine.memoryGiB} GiB, ${r.machine.os}, Node ${r.machine.node}, ${r.machine.chromium}. Load average (1 min) ${r.load.start} at the start, ${r.load.end} at the end: figures taken while other work shares the cores are slower and noisier.`,
+    "",
+    `Iterations: ${Object.entries(r.counts)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ")}. Every figure is measured side by side in one run, interleaved with its baseline.`,
+    "",
+    ...sections(r).flatMap((s) => [s, ""]),
+    ...(notes.length > 0 ? ["## Findings", "", ...notes.flatMap((n) => [n, ""])] : [])
+  ].join("\n")

@@ -1,0 +1,321 @@
+/**
+ * Chaos against the real service process: three sessions at work, a seeded schedule of faults (Chromium killed,
+ * CDP sockets reset, the tab closed, the page's main thread hung, the model failing or hanging, the log root
+ * unwritable) and SIGTERM mid-call at the end; then the invariants are checked from the outside and printed.
+ * Replay a run with `CHAOS_SEED=<seed> npm run chaos`; `CHAOS_DURATION_MS` sets how long faults are injected,
+ * `CHAOS_KEEP=<dir>` keeps the run's logs there, `CHAOS_STRICT=1` also fails on the known gaps it reports.
+ */
+import { cpSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as LocalChromium from "../../src/Sandbox/LocalChromium.ts"
+import * as LlmServer from "../fixtures/LlmServer.ts"
+import * as SiteServer from "../fixtures/SiteServer.ts"
+import { processesMatching } from "../support/Processes.ts"
+import { startService, stopServices } from "../support/Service.ts"
+import { waitFor } from "../support/Wait.ts"
+import * as Faults from "./Faults.ts"
+import * as Invariants from "./Invariants.ts"
+import * as Model from "./Model.ts"
+import * as Random from "./Random.ts"
+import * as Run from "./Run.ts"
+
+const seed = Random.seedFromEnv()
+const durationMs = Number(process.env.CHAOS_DURATION_MS) || 30_000
+const sessions = ["w1", "w2", "w3"]
+/**
+ * A `browser.status` slower than this, before SIGTERM, means the service stopped answering. The status path is
+ * bounded at about 3 s by design (a 2 s target list, a 1 s page read); the rest is slack for a loaded CI machine.
+ */
+const statusLimitMs = 10_000
+/**
+ * Known gaps in src/ are reported and tolerated by default (interrupted attempts without a terminal event, the
+ * snapshot's text-field leak, shared attempt ids, canaries on stderr, a close mid-call); `CHAOS_STRICT=1` fails on
+ * them, to check the fixes.
+ */
+const strict = process.env.CHAOS_STRICT === "1"
+
+/** A cascade short enough for faults to play out within the run: Stagehand (dom), then Playwright. */
+const cascade = {
+  default: {
+    totalTimeoutMs: 12_000,
+    retryBaseDelayMs: 50,
+    maxFailures: 4,
+    cooldownMs: 3_000,
+    levels: [
+      { engine: "stagehand", mode: "dom", retryCount: 0, timeoutPerAttemptMs: 5_000 },
+      { engine: "playwright", retryCount: 0, timeoutPerAttemptMs: 5_000 }
+    ]
+  }
+}
+
+const root = join(tmpdir(), `switchyard-chaos-${process.pid}`)
+afterAll(async () => {
+  await stopServices()
+  await Effect.runPromise(LocalChromium.reapStaleProfiles(join(root, "tmp")))
+  const keep = process.env.CHAOS_KEEP
+  if (keep) {
+    cpSync(root, keep, { recursive: true })
+    console.log(`chaos: the run's logs, calls and service stderr are kept in ${keep}`)
+  }
+  rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
+})
+
+const count = <A>(items: ReadonlyArray<A>, key: (a: A) => string) => {
+  const out: Record<string, number> = {}
+  for (const item of items) out[key(item)] = (out[key(item)] ?? 0) + 1
+  return out
+}
+
+const table = (title: string, rows: ReadonlyArray<readonly [string, string | number]>) => {
+  const width = Math.max(...rows.map(([k]) => k.length))
+  return [`${title}`, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)].join("\n")
+}
+
+describe("chaos", () => {
+  it.live(
+    "faults against a running service: one typed answer per call, complete attempt logs, no secrets, no orphans",
+    () =>
+      Effect.gen(function* () {
+        const logRoot = join(root, "logs")
+        const serviceTmp = join(root, "tmp")
+        mkdirSync(logRoot, { recursive: true })
+        mkdirSync(serviceTmp, { recursive: true })
+        writeFileSync(join(root, "cascade.json"), JSON.stringify(cascade))
+        console.log(`chaos seed: ${seed} (replay: CHAOS_SEED=${seed} npm run chaos), faults for ${durationMs} ms`)
+
+        const site = yield* SiteServer.start
+        const llm = yield* LlmServer.start(Model.script)
+        const service = startService({
+          TMPDIR: serviceTmp,
+          SWITCHYARD_LOG_DIR: logRoot,
+          SWITCHYARD_CASCADE: join(root, "cascade.json"),
+          SWITCHYARD_STAGEHAND_MODEL: "openai/gpt-4.1-mini",
+          SWITCHYARD_OPENAI_BASE_URL: `${llm.origin}/v1`,
+          OPENAI_API_KEY: "dummy",
+          SWITCHYARD_MAX_BROWSERS: String(sessions.length + 1)
+        })
+        const report = yield* Effect.promise(() =>
+          Run.run({
+            service,
+            site,
+            llm,
+            logRoot,
+            sessions,
+            random: Random.make(seed),
+            durationMs,
+            extraFaults: 3
+          })
+        )
+
+        writeFileSync(join(root, "service.stderr"), report.stderr())
+        writeFileSync(join(root, "calls.json"), JSON.stringify(report, null, 1))
+        // --- after the run -------------------------------------------------------------------------------------
+        yield* Effect.promise(() => waitFor(() => report.processes.survivors().length === 0, 5_000))
+        const survivors = report.processes.survivors()
+        const strays = processesMatching(root)
+        const profiles = readdirSync(serviceTmp).filter((p) => p.startsWith(LocalChromium.profilePrefix))
+
+        const outcomes = report.calls.map((c) => ({ call: c, outcome: Invariants.outcomeOf(c) }))
+        const badAnswers = outcomes.filter((o) => Invariants.isProblem(o.outcome))
+
+        // Attempt logs: traces that ran while the log root was unwritable may have lost lines.
+        const inWindow = (c: Invariants.Call) =>
+          report.logWindows.some((w) => c.sentAt <= w.to && (c.answeredAt ?? Number.POSITIVE_INFINITY) >= w.from)
+        const exempt = new Set(report.calls.filter(inWindow).flatMap((c) => (c.traceId ? [c.traceId] : [])))
+        const { attempts, badLines } = Invariants.readAttempts(logRoot)
+        const checked = attempts.filter((a) => !exempt.has(a.traceId))
+        const answerOfAttempt = new Map<string, string>()
+        for (const { call, outcome } of outcomes) {
+          const answer = call.answer as { result?: { attemptId?: string }; error?: { data?: { attemptId?: string } } }
+          const id = answer?.result?.attemptId ?? answer?.error?.data?.attemptId
+          const message = (call.answer?.error as { message?: string } | undefined)?.message ?? ""
+          if (id !== undefined) answerOfAttempt.set(id, /whole budget/.test(message) ? "budget" : outcome)
+        }
+        const stopped = new Set(outcomes.filter((o) => o.outcome === "shutting_down").map((o) => o.call.traceId))
+        /** Why an engine attempt has no terminal event: an interruption the cascade does not log, or not known. */
+        const classify = (a: Invariants.AttemptEvents) => {
+          if (a.starts === 1 && a.terminals === 0) {
+            if (answerOfAttempt.get(a.attemptId.replace(/\.\d+$/, "")) === "budget") {
+              return "interrupted by the cascade's total budget"
+            }
+            if (stopped.has(a.traceId)) return "interrupted by SIGTERM"
+          }
+          return "unexplained"
+        }
+        const incomplete = Invariants.incomplete(checked).map((a) => ({ ...a, why: classify(a) }))
+        const interrupted = incomplete.filter((a) => a.why !== "unexplained")
+        const brokenAttempts = incomplete.filter((a) => a.why === "unexplained" || strict)
+        const duplicateIds = Invariants.duplicateIds(attempts)
+
+        const scan = Invariants.canaryLeaks(logRoot, report.canaries)
+        const leaks = scan.leaks.map((l) => ({ ...l, known: Invariants.knownLeak(l.file, l.canary) }))
+        const knownLeaks = leaks.filter((l) => l.known !== undefined)
+        const unknownLeaks = leaks.filter((l) => l.known === undefined || strict)
+        const stderrLeaks = report.canaries.filter((c) => report.stderr().includes(c))
+
+        const beforeSigterm = report.probes.filter((p) => report.sigtermAt === undefined || p.sentAt < report.sigtermAt)
+        const slowProbes = beforeSigterm.filter(
+          (p) =>
+            (p.latencyMs ?? Number.POSITIVE_INFINITY) > statusLimitMs &&
+            (report.sigtermAt === undefined || p.sentAt + statusLimitMs < report.sigtermAt)
+        )
+        const failedProbes = beforeSigterm.filter(
+          (p) => p.ok === false && p.sentAt + (p.latencyMs ?? 0) < (report.sigtermAt ?? Number.POSITIVE_INFINITY)
+        )
+
+        // --- the report ----------------------------------------------------------------------------------------
+        const work = report.calls.filter((c) => c.method !== "browser.status" && c.method !== "browserStatus")
+        const pass = (ok: boolean) => (ok ? "PASS" : "FAIL")
+        const tolerated = (n: number) =>
+          n === 0 ? "" : strict ? `, ${n} known gap (strict: failing)` : `, ${n} known gap`
+        const slowest = [...beforeSigterm].sort((a, b) => (b.latencyMs ?? 0) - (a.latencyMs ?? 0)).slice(0, 3)
+        console.log(
+          [
+            table(
+              `faults (seed ${seed})`,
+              report.faults.map((f) => [
+                `${String(f.atMs).padStart(6)} ms ${f.kind}`,
+                `${f.session} ${f.injected ? "injected" : "skipped"}${f.detail ? `: ${f.detail.trim()}` : ""}`
+              ])
+            ),
+            table(
+              "fault counts",
+              Object.entries(count(report.faults, (f) => `${f.kind}${f.injected ? "" : " (skipped)"}`))
+            ),
+            table(
+              `answers: ${work.length} tool calls, ${report.probes.length} status probes`,
+              Object.entries(count(work, (c) => Invariants.outcomeOf(c))).sort((a, b) => b[1] - a[1])
+            ),
+            table(
+              "the hung page, step by step",
+              report.afterHang.map((line, i) => [`#${i + 1}`, line])
+            ),
+            table("invariants", [
+              ["one typed answer per call", pass(badAnswers.length === 0 && service.extra() === 0)],
+              [
+                "attempts: one start, one terminal",
+                `${pass(brokenAttempts.length === 0)} (${checked.length} checked, ${attempts.length - checked.length} in log-fault windows${tolerated(interrupted.length)})`
+              ],
+              [
+                "no canary under the log root",
+                `${pass(unknownLeaks.length === 0)} (${scan.files} files${tolerated(knownLeaks.length)})`
+              ],
+              [
+                "no process or profile left",
+                `${pass(survivors.length + strays.length + profiles.length === 0)} (${report.processes.seen().length} processes seen)`
+              ],
+              [
+                "browser.status answered",
+                `${pass(slowProbes.length + failedProbes.length === 0)} (slowest ${slowest.map((p) => `${p.latencyMs} ms ${p.session}@${p.sentAt}`).join(", ")})`
+              ],
+              [
+                "SIGTERM mid-call",
+                `${pass(report.exit !== "did not exit" && report.exit.code === 0)} (exit ${JSON.stringify(report.exit)} ${report.shutdownMs} ms after it, ${report.inFlightAtSigterm.length} calls in flight)`
+              ]
+            ]),
+            table("known gaps (src changes needed; CHAOS_STRICT=1 fails on them)", [
+              ...Object.entries(count(interrupted, (a) => `attempt without terminal event: ${a.why}`)),
+              ...Object.entries(count(knownLeaks, (l) => `canary leak: ${l.known}`)),
+              ["attempt ids shared by two engines in one call", duplicateIds.length],
+              ["canaries on the service's stderr (not under the log root)", stderrLeaks.join(", ") || "none"]
+            ])
+          ].join("\n")
+        )
+
+        // --- the invariants ------------------------------------------------------------------------------------
+        assert.deepStrictEqual(
+          badAnswers.map((o) => `${o.call.id} ${o.call.method}: ${o.outcome}`),
+          [],
+          "every call gets exactly one answer: a result or a typed error"
+        )
+        assert.strictEqual(service.extra(), 0, "no call was answered twice")
+        assert.strictEqual(service.unanswered(), 0)
+        assert.deepStrictEqual(badLines, [], "attempt.jsonl holds whole JSON lines")
+        assert.deepStrictEqual(
+          brokenAttempts.map(
+            (a) => `${a.attemptId} ${a.engine}: ${a.starts} starts, ${a.terminals} terminal events (${a.why})`
+          ),
+          [],
+          "every attempt has one start and one terminal event"
+        )
+        assert.isAbove(checked.length, 20, "the run logged attempts")
+        assert.deepStrictEqual(
+          unknownLeaks.map((l) => `${l.file.slice(logRoot.length)}: ${l.canary}`),
+          [],
+          "no canary secret under the log root"
+        )
+        if (strict) {
+          assert.deepStrictEqual(duplicateIds, [], "attempt ids are unique within a trace")
+          assert.deepStrictEqual(stderrLeaks, [], "no canary on stderr")
+        }
+        assert.deepStrictEqual(
+          survivors.map((p) => `${p.pid} ${p.name}`),
+          [],
+          "nothing the service started outlives it"
+        )
+        assert.deepStrictEqual(
+          strays.map((p) => p.cmdline.slice(0, 160)),
+          [],
+          "no process runs from the run's directory"
+        )
+        assert.deepStrictEqual(profiles, [], "no temp profile left")
+        assert.deepStrictEqual(
+          [...slowProbes, ...failedProbes].map((p) => `${p.session} at ${p.sentAt} ms: ${p.latencyMs} ms ok=${p.ok}`),
+          [],
+          "browser.status answers throughout"
+        )
+        assert.deepStrictEqual(report.exit, { code: 0, signal: null }, "SIGTERM ends the service cleanly")
+        assert.isAbove(report.inFlightAtSigterm.length, 0, "SIGTERM came mid-call")
+        const injected = new Set(report.faults.filter((f) => f.injected).map((f) => f.kind))
+        const unavailable = report.faults.some((f) => f.detail === "ss -K unavailable") ? ["cdp_socket"] : []
+        assert.deepStrictEqual(
+          Faults.faultKinds.filter((k) => !injected.has(k) && !unavailable.includes(k)),
+          [],
+          "every kind of fault was injected at least once"
+        )
+      }),
+    180_000
+  )
+
+  // Known gap, not in the schedule above because it breaks the first invariant: `browserClose` interrupts the call
+  // holding the browser (Sandbox.forceRelease) and that call is never answered. Runs with CHAOS_STRICT=1.
+  it.live.runIf(strict)(
+    "browserClose while a call is in flight: that call still gets an answer",
+    () =>
+      Effect.gen(function* () {
+        const site = yield* SiteServer.start
+        const silent = yield* Effect.acquireRelease(
+          Effect.promise(
+            () =>
+              new Promise<Server>((resolve) => {
+                const server = createServer(() => {})
+                server.listen(0, "127.0.0.1", () => resolve(server))
+              })
+          ),
+          (server) =>
+            Effect.sync(() => {
+              server.closeAllConnections()
+              server.close()
+            })
+        )
+        const service = startService({ TMPDIR: join(root, "tmp") })
+        yield* Effect.promise(() => service.call("browser.navigate", { url: site.url("/plain.html") }))
+        // A page that never answers keeps the navigate holding the browser.
+        const pending = service.call("browser.navigate", {
+          url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`
+        })
+        yield* Effect.sleep("1 second")
+        yield* Effect.promise(() => service.call("browserClose"))
+        const answer = yield* Effect.promise(() =>
+          Promise.race([pending, new Promise<undefined>((resolve) => setTimeout(resolve, 5_000))])
+        )
+        assert.isDefined(answer, "the navigate in flight when the browser was closed was never answered")
+      }),
+    60_000
+  )
+})

@@ -1,0 +1,207 @@
+/**
+ * What must hold after a chaos run, read from the outside: the answers the client got, the attempt logs on disk and
+ * every file under the log root. Each check returns its findings; the test decides what fails the run.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { join } from "node:path"
+
+/** The error types the service promises (README "Errors"): anything else is an untyped failure. */
+export const errorTypes: ReadonlySet<string> = new Set([
+  "element_not_found",
+  "ambiguous_target",
+  "invalid_input",
+  "unsupported",
+  "not_configured",
+  "action_failed",
+  "navigation_failed",
+  "timeout",
+  "cdp_closed",
+  "browser_unavailable",
+  "browser_launch_failed",
+  "invalid_endpoint",
+  "endpoint_unreachable",
+  "provider_error",
+  "lease_timeout",
+  "switch_failed",
+  "not_initialized",
+  "llm_error",
+  "llm_bad_response",
+  "human_timeout",
+  "human_in_control",
+  "shutting_down",
+  "busy",
+  "rejected_by_policy",
+  "session_closed"
+])
+
+export interface Call {
+  readonly id: string
+  readonly session: string
+  readonly method: string
+  readonly traceId?: string
+  readonly sentAt: number
+  answeredAt?: number
+  answer?: Record<string, unknown>
+}
+
+/** `ok`, the error's type, or why the answer is not one (`unanswered`, `untyped: …`, `wrong id`). */
+export const outcomeOf = (call: Call): string => {
+  const answer = call.answer
+  if (answer === undefined) return "unanswered"
+  if (answer.id !== call.id) return `wrong id (${JSON.stringify(answer.id)})`
+  if (answer.result !== undefined) return "ok"
+  const error = answer.error as { code?: number; message?: string; data?: { type?: unknown } } | undefined
+  const type = error?.data?.type
+  if ((error?.code === -32000 || error?.code === -32602) && typeof type === "string" && errorTypes.has(type)) {
+    return type
+  }
+  return `untyped: ${JSON.stringify(error).slice(0, 300)}`
+}
+
+export const isProblem = (outcome: string) =>
+  outcome === "unanswered" || outcome.startsWith("wrong id") || outcome.startsWith("untyped")
+
+// ---------------------------------------------------------------------------------------------------------------
+// attempt.jsonl
+
+export interface AttemptEvents {
+  readonly traceId: string
+  readonly attemptId: string
+  /** `stagehand:dom`, `playwright`, …: attempt ids are not unique across engines today (see `duplicateIds`). */
+  readonly engine: string
+  starts: number
+  terminals: number
+}
+
+const files = (dir: string): Array<string> => {
+  if (!existsSync(dir)) return []
+  return readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .map((p) => join(dir, p))
+    .filter((p) => {
+      try {
+        return statSync(p).isFile()
+      } catch {
+        return false
+      }
+    })
+}
+
+interface LifecycleEvent {
+  readonly event?: string
+  readonly traceId?: string
+  readonly attemptId?: string
+  readonly engine?: string
+  readonly mode?: string
+}
+
+/** Every engine attempt in the attempt logs under `root`, with how many `start` and terminal events it has. */
+export const readAttempts = (root: string) => {
+  const attempts = new Map<string, AttemptEvents>()
+  const badLines: Array<string> = []
+  for (const file of files(join(root, "browser-automation")).filter((f) => f.endsWith("attempt.jsonl"))) {
+    for (const line of readFileSync(file, "utf8").split("\n")) {
+      if (line.trim() === "") continue
+      let event: LifecycleEvent
+      try {
+        event = JSON.parse(line)
+      } catch {
+        badLines.push(`${file}: ${line.slice(0, 120)}`)
+        continue
+      }
+      if (event.event !== "start" && event.event !== "success" && event.event !== "failure") continue
+      const engine = event.mode ? `${event.engine}:${event.mode}` : String(event.engine)
+      const key = `${event.traceId}\u0000${event.attemptId}\u0000${engine}`
+      const entry = attempts.get(key) ?? {
+        traceId: String(event.traceId),
+        attemptId: String(event.attemptId),
+        engine,
+        starts: 0,
+        terminals: 0
+      }
+      if (event.event === "start") entry.starts++
+      else entry.terminals++
+      attempts.set(key, entry)
+    }
+  }
+  return { attempts: [...attempts.values()], badLines }
+}
+
+/** Attempts that do not have exactly one `start` and exactly one `success` or `failure`. */
+export const incomplete = (attempts: ReadonlyArray<AttemptEvents>) =>
+  attempts.filter((a) => a.starts !== 1 || a.terminals !== 1)
+
+/** Attempt ids that name attempts on more than one engine (one call, two cascade runs numbered from 1 each). */
+export const duplicateIds = (attempts: ReadonlyArray<AttemptEvents>) => {
+  const engines = new Map<string, Set<string>>()
+  for (const a of attempts) {
+    const key = `${a.traceId}\u0000${a.attemptId}`
+    engines.set(key, (engines.get(key) ?? new Set()).add(a.engine))
+  }
+  return [...engines.entries()]
+    .filter(([, set]) => set.size > 1)
+    .map(([key, set]) => `${key.split("\u0000")[1]} (${[...set].join(", ")})`)
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// secrets
+
+/** Files under `root` (screenshots aside: their text inputs are masked in the page) that contain a canary. */
+export const canaryLeaks = (root: string, canaries: ReadonlyArray<string>) => {
+  const leaks: Array<{ file: string; canary: string }> = []
+  for (const file of files(root).filter((f) => !f.endsWith(".png"))) {
+    let text: string
+    try {
+      text = readFileSync(file, "utf8")
+    } catch {
+      continue
+    }
+    for (const canary of canaries) if (text.includes(canary)) leaks.push({ file, canary })
+  }
+  return { files: files(root).length, leaks }
+}
+
+interface AxNode {
+  readonly id?: string
+  readonly role?: string
+  readonly name?: unknown
+  readonly children?: ReadonlyArray<string>
+}
+
+const editableRoles = new Set(["textbox", "searchbox", "combobox", "spinbutton"])
+
+/**
+ * A leak of a known, narrow shape (reported, tolerated unless strict): in a failure snapshot, a text field's value
+ * redacted on the field itself but repeated as the name of the StaticText/InlineTextBox nodes inside it. Any
+ * other occurrence of the canary in the file makes it an unknown leak (`undefined`).
+ */
+export const knownLeak = (file: string, canary: string): string | undefined => {
+  if (!file.endsWith(".snapshot.json")) return undefined
+  let snapshot: { accessibilityTree?: unknown }
+  try {
+    snapshot = JSON.parse(readFileSync(file, "utf8"))
+  } catch {
+    return undefined
+  }
+  const { accessibilityTree, ...rest } = snapshot
+  if (!Array.isArray(accessibilityTree) || JSON.stringify(rest).includes(canary)) return undefined
+  const tree = accessibilityTree as ReadonlyArray<AxNode>
+  const byId = new Map(tree.map((n) => [n.id, n]))
+  const parent = new Map<string, string | undefined>()
+  for (const node of tree) for (const child of node.children ?? []) parent.set(child, node.id)
+  const insideField = (id: string | undefined) => {
+    for (let p = id === undefined ? undefined : parent.get(id); p !== undefined; p = parent.get(p)) {
+      if (editableRoles.has(byId.get(p)?.role ?? "")) return true
+    }
+    return false
+  }
+  const holders = tree.filter((node) => JSON.stringify(node).includes(canary))
+  const known = holders.every(
+    (node) =>
+      (node.role === "StaticText" || node.role === "InlineTextBox") &&
+      !JSON.stringify({ ...node, name: "" }).includes(canary) &&
+      insideField(node.id)
+  )
+  return known && holders.length > 0
+    ? "failure snapshot: a text field's typed value as the name of the StaticText inside it"
+    : undefined
+}
