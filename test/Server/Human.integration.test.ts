@@ -9,9 +9,7 @@ import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { missingTools } from "../../src/Sandbox/Vnc.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
-import { processesMatching } from "../support/Processes.ts"
 import { startService, stopServices } from "../support/Service.ts"
-import { waitFor } from "../support/Wait.ts"
 
 afterEach(stopServices)
 
@@ -52,15 +50,17 @@ describe("human takeover in the service", () => {
 
         // Nothing on the page matches, so the Playwright level fails and the person is asked.
         const waiting = service.call("browser.act", { instruction: 'click "Solve the puzzle"' })
-        yield* Effect.promise(() =>
-          waitFor(() => processesMatching("websockify").length > 0, 10_000).then(async () => {
-            for (let i = 0; i < 100; i++) {
-              const status = (await service.call("browser.status")).result as { result: { engine: string } }
-              if (status.result.engine === "human") return
-              await new Promise((r) => setTimeout(r, 50))
-            }
-          })
-        )
+        // The person has the browser once the session's engine is the human one.
+        const handedOver = yield* Effect.promise(async () => {
+          const deadline = Date.now() + 45_000
+          while (Date.now() < deadline) {
+            const status = (await service.call("browser.status")).result as { result: { engine: string } }
+            if (status.result.engine === "human") return true
+            await new Promise((r) => setTimeout(r, 100))
+          }
+          return false
+        })
+        assert.isTrue(handedOver, "the cascade reached the human level")
         const masked = yield* Effect.promise(() => service.call("browser.extract", { instruction: "anything" }))
         assert.strictEqual(errorType(masked), "human_in_control")
         assert.match((masked.error as { message: string }).message, /a person has the browser/)
