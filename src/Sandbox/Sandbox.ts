@@ -64,6 +64,19 @@ export interface SandboxStatus {
   readonly wsEndpoint: string | null
 }
 
+/** The status of a session whose browser has not started (or was closed). */
+export const idleStatus: SandboxStatus = {
+  active: false,
+  engine: null,
+  mode: null,
+  lastUsedAt: null,
+  idleMs: null,
+  initializing: false,
+  lastError: null,
+  browserPid: null,
+  wsEndpoint: null
+}
+
 interface LiveBrowser {
   readonly running: RunningBrowser
   readonly scope: Scope.Closeable

@@ -8,7 +8,7 @@ import type { CallMeta, ToolAnswer } from "../Cascade/Router.ts"
 import { Router } from "../Cascade/Router.ts"
 import { toolNames } from "../Cascade/Tools.ts"
 import { Busy, type EngineError, InvalidInput, ShuttingDown, toErrorInfo } from "../Engine/EngineError.ts"
-import { Sandbox, type SandboxStatus } from "../Sandbox/Sandbox.ts"
+import { idleStatus, Sandbox, type SandboxStatus } from "../Sandbox/Sandbox.ts"
 
 export const defaultSession = "default"
 
@@ -59,18 +59,6 @@ export class Sessions extends Context.Service<
   }
 >()("switchyard/Sessions") {
   static readonly layer = (options: SessionsOptions) => Layer.effect(Sessions, make(options))
-}
-
-const idle: SandboxStatus = {
-  active: false,
-  engine: null,
-  mode: null,
-  lastUsedAt: null,
-  idleMs: null,
-  initializing: false,
-  lastError: null,
-  browserPid: null,
-  wsEndpoint: null
 }
 
 export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
@@ -208,7 +196,7 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
     Effect.gen(function* () {
       const name = session ?? defaultSession
       const live = sessions.get(name)
-      return { session: name, ...(live ? yield* live.sandbox.status : idle) }
+      return { session: name, ...(live ? yield* live.sandbox.status : idleStatus) }
     })
 
   // Named sessions left unused give their slot back.

@@ -10,7 +10,7 @@ import { Router, type RouterOptions } from "../../src/Cascade/Router.ts"
 import { toolNames } from "../../src/Cascade/Tools.ts"
 import type { Capabilities } from "../../src/Engine/Engine.ts"
 import { type EngineError, LlmError, NotConfigured, Unsupported } from "../../src/Engine/EngineError.ts"
-import { Sandbox, type SandboxStatus } from "../../src/Sandbox/Sandbox.ts"
+import { idleStatus, Sandbox, type SandboxStatus } from "../../src/Sandbox/Sandbox.ts"
 
 const llm: Capabilities = {
   instructions: "natural-language",
@@ -33,17 +33,7 @@ interface Script {
   readonly calls: Array<{ levels: string; action: string }>
 }
 
-const status: SandboxStatus = {
-  active: false,
-  engine: null,
-  mode: null,
-  lastUsedAt: null,
-  idleMs: null,
-  initializing: false,
-  lastError: null,
-  browserPid: null,
-  wsEndpoint: null
-}
+const status: SandboxStatus = idleStatus
 
 const router = (script: Script, options: RouterOptions = {}) => {
   const cascade = Layer.succeed(
