@@ -142,7 +142,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
   let shutdown = false
   let lastError: ErrorInfo | null = null
   let lastUsedAt: number | null = null
-  let lastUrl: string | undefined
+  /** Where the session page was after the last call: what a relaunch restores and what answers report. */
+  let lastLocation: { readonly url: string; readonly title: string } | undefined
   const history: Array<SwitchRecord> = []
 
   const sessionOf = (live: LiveBrowser) =>
@@ -304,6 +305,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       })
     }
     const fresh = yield* startBrowser
+    const lastUrl = lastLocation?.url
     if (Page.isRestorable(lastUrl)) {
       yield* Cdp.navigate(fresh.running.wsEndpoint, fresh.targetId, lastUrl).pipe(
         Effect.timeoutOption(30_000),
@@ -325,7 +327,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       return yield* Page.capture({ ...sessionOf(live) }).pipe(
         Effect.orElseSucceed(
           (): PageState => ({
-            url: lastUrl ?? "about:blank",
+            url: lastLocation?.url ?? "about:blank",
             title: "",
             scrollX: 0,
             scrollY: 0,
@@ -421,7 +423,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       Effect.tap((targets) =>
         Effect.sync(() => {
           const page = targets.find((t) => t.id === live.targetId)
-          if (page !== undefined) lastUrl = page.url
+          if (page !== undefined) lastLocation = { url: page.url, title: page.title }
         })
       ),
       Effect.ignore
@@ -478,6 +480,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       Effect.gen(function* () {
         const live = yield* ensureBrowser
         const entry = yield* runSwitch(spec, reason, live)
+        yield* track(live)
         yield* touch
         return entry
       })
@@ -509,6 +512,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     yield* forceRelease
     yield* FiberHandle.clear(idleTimer)
     yield* withLease(stopBrowser).pipe(Effect.ignore)
+    // A closed session starts afresh: nothing to restore or report.
+    lastLocation = undefined
   })
 
   yield* Effect.addFinalizer(() =>
@@ -527,18 +532,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
           ? Effect.fail(new BrowserUnavailable({ message: "no browser is running in this session" }))
           : Page.capture(sessionOf(browser))
     ),
-    location: Effect.suspend(() => {
-      const live = browser
-      if (live === undefined) return Effect.succeed(Option.none())
-      return Cdp.listTargets(live.running.httpEndpoint, 1_000).pipe(
-        Effect.map((targets) =>
-          Option.fromNullishOr(targets.find((t) => t.id === live.targetId)).pipe(
-            Option.map((t) => ({ url: t.url, title: t.title }))
-          )
-        ),
-        Effect.orElseSucceed(() => Option.none())
-      )
-    }),
+    // Read when each call ends (track): answers reuse it instead of asking the browser again.
+    location: Effect.sync(() => (browser === undefined ? Option.none() : Option.fromNullishOr(lastLocation))),
     fingerprint: Effect.suspend(() =>
       browser === undefined ? Effect.succeed("") : Page.fingerprint(sessionOf(browser))
     ),

@@ -23,10 +23,10 @@ const policyFile = () => {
     path,
     JSON.stringify({
       default: {
-        totalTimeoutMs: 60_000,
+        totalTimeoutMs: 120_000,
         levels: [
           { engine: "playwright", retryCount: 0, timeoutPerAttemptMs: 10_000 },
-          { engine: "human", retryCount: 0, timeoutPerAttemptMs: 30_000 }
+          { engine: "human", retryCount: 0, timeoutPerAttemptMs: 90_000 }
         ]
       }
     })
