@@ -52,7 +52,7 @@ describe("human takeover in the service", () => {
         const waiting = service.call("browser.act", { instruction: 'click "Solve the puzzle"' })
         // The person has the browser once the session's engine is the human one.
         const handedOver = yield* Effect.promise(async () => {
-          const deadline = Date.now() + 45_000
+          const deadline = Date.now() + 100_000
           while (Date.now() < deadline) {
             const status = (await service.call("browser.status")).result as { result: { engine: string } }
             if (status.result.engine === "human") return true
@@ -77,7 +77,8 @@ describe("human takeover in the service", () => {
         )
         assert.isDefined(after.result, JSON.stringify(after))
         assert.strictEqual((after.result as { state: { engine: string } }).state.engine, "playwright")
-      })
+      }),
+    150_000
   )
 
   it.live.skipIf(missing.length > 0)(
