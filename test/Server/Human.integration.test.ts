@@ -50,12 +50,14 @@ describe("human takeover in the service", () => {
 
         // Nothing on the page matches, so the Playwright level fails and the person is asked.
         const waiting = service.call("browser.act", { instruction: 'click "Solve the puzzle"' })
-        // The person has the browser once the session's engine is the human one.
+        // The person has the browser once the state block masks automation (the human engine asked for help).
         const handedOver = yield* Effect.promise(async () => {
           const deadline = Date.now() + 100_000
           while (Date.now() < deadline) {
-            const status = (await service.call("browser.status")).result as { result: { engine: string } }
-            if (status.result.engine === "human") return true
+            const status = (await service.call("browser.status")).result as {
+              state: { tools: { masked: Record<string, string> } }
+            }
+            if (/a person has the browser/.test(status.state.tools.masked["browser.extract"] ?? "")) return true
             await new Promise((r) => setTimeout(r, 100))
           }
           return false
