@@ -25,6 +25,7 @@ import * as SystemLog from "../src/Logging/SystemLog.ts"
 import { BrowserSession } from "../src/Sandbox/Browser.ts"
 import * as Cdp from "../src/Sandbox/Cdp.ts"
 import * as LocalChromium from "../src/Sandbox/LocalChromium.ts"
+import * as PageLink from "../src/Sandbox/PageLink.ts"
 import * as PageState from "../src/Sandbox/PageState.ts"
 import { Sandbox } from "../src/Sandbox/Sandbox.ts"
 import * as Snapshot from "../src/Sandbox/Snapshot.ts"
@@ -287,12 +288,18 @@ export const run = (options: { readonly iterations: number; readonly warmup: num
         }
         return Stats.summarize(ms)
       })
+    const link = yield* PageLink.make(target.wsEndpoint, { answerDialogs: Effect.succeed(true) })
+    const kept: Cdp.PageRun = (f) => link.run(targetId, f)
     const extras = {
-      "alive check (GET /json/version)": yield* timeIt(Cdp.version(http)),
-      "URL tracking (GET /json/list)": yield* timeIt(Cdp.listTargets(http)),
-      "page state for the answer (new WS + attach + evaluate)": yield* timeIt(PageState.capture(target)),
-      "act fingerprint (new WS + attach + evaluate)": yield* timeIt(PageState.fingerprint(target)),
-      "artifact screenshot (new WS + attach + mask + capture)": yield* timeIt(Snapshot.screenshot(target)),
+      "alive check after a failed call (GET /json/version)": yield* timeIt(Cdp.version(http)),
+      "alive check (Browser.getVersion, kept socket)": yield* timeIt(link.alive),
+      "URL tracking (Target.getTargetInfo, kept socket)": yield* timeIt(link.info(targetId)),
+      "page state on a switch (GET /json/list + new WS + attach + evaluate)": yield* timeIt(PageState.capture(target)),
+      "act fingerprint (kept socket: evaluate)": yield* timeIt(PageState.fingerprint(kept)),
+      "act fingerprint on a new socket (connect + attach + evaluate)": yield* timeIt(
+        PageState.fingerprint(Cdp.fresh(target))
+      ),
+      "artifact screenshot (kept socket: mask + capture)": yield* timeIt(Snapshot.screenshot(kept)),
       "page.evaluate on an open connection (playwright-core)": yield* timeIt(
         Effect.promise(() => page.evaluate(() => 1))
       )

@@ -71,6 +71,8 @@ const runLevel = <A>(
       const lifecycle = { attemptId: at.id, provider: level.engine, ...ref }
       yield* Events.emit({ event: "start", ...lifecycle })
       const started = yield* Clock.currentTimeMillis
+      // One terminal event per attempt: an interruption while a failure is being recorded adds none.
+      let ended = false
       return yield* runner.attempt(at).pipe(
         Effect.timeoutOrElse({
           duration: level.timeoutPerAttemptMs,
@@ -90,6 +92,7 @@ const runLevel = <A>(
         Effect.tap(() =>
           Effect.gen(function* () {
             const durationMs = (yield* Clock.currentTimeMillis) - started
+            ended = true
             yield* Events.emit({ event: "success", ...lifecycle, durationMs, outcome: "success" })
             yield* Telemetry.recordOperation(levelName(level), "success", durationMs)
             yield* Events.emit({ event: "engine_operation", ...ref, durationMs, outcome: "success" })
@@ -99,6 +102,7 @@ const runLevel = <A>(
         Effect.tapError((error) =>
           Effect.gen(function* () {
             const durationMs = (yield* Clock.currentTimeMillis) - started
+            ended = true
             yield* Events.emit({
               event: "failure",
               ...lifecycle,
@@ -130,15 +134,17 @@ const runLevel = <A>(
         Effect.onInterrupt(() =>
           Clock.currentTimeMillis.pipe(
             Effect.flatMap((now) =>
-              Events.emit({
-                event: "failure",
-                ...lifecycle,
-                durationMs: now - started,
-                outcome: "failure",
-                reason: "the attempt was stopped before it finished (time budget, shutdown or a cancelled call)",
-                errorType: "interrupted",
-                retryable: true
-              })
+              ended
+                ? Effect.void
+                : Events.emit({
+                    event: "failure",
+                    ...lifecycle,
+                    durationMs: now - started,
+                    outcome: "failure",
+                    reason: "the attempt was stopped before it finished (time budget, shutdown or a cancelled call)",
+                    errorType: "interrupted",
+                    retryable: true
+                  })
             )
           )
         ),

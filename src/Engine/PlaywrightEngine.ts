@@ -365,21 +365,25 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
     }
 
     const locator = page.locator(toSelector(action.selector))
-    yield* attempt(at(label, "none", elementWaitMs), () =>
-      locator.first().waitFor({ state: "attached", timeout: elementWaitMs })
-    ).pipe(
-      Effect.catchTag("Timeout", () =>
-        Effect.fail(
-          new ElementNotFound({
-            engine,
-            action: label,
-            target: action.selector,
-            message: `no element matches ${action.selector} (waited ${elementWaitMs} ms)`
-          })
+    // Usually the element is already there: one count answers; only a missing element is waited for.
+    let count = yield* attempt(at(label), () => locator.count())
+    if (count === 0) {
+      yield* attempt(at(label, "none", elementWaitMs), () =>
+        locator.first().waitFor({ state: "attached", timeout: elementWaitMs })
+      ).pipe(
+        Effect.catchTag("Timeout", () =>
+          Effect.fail(
+            new ElementNotFound({
+              engine,
+              action: label,
+              target: action.selector,
+              message: `no element matches ${action.selector} (waited ${elementWaitMs} ms)`
+            })
+          )
         )
       )
-    )
-    const count = yield* attempt(at(label), () => locator.count())
+      count = yield* attempt(at(label), () => locator.count())
+    }
     if (count > 1) {
       const candidates = yield* attempt(at(label), () => locator.evaluateAll(PageFacts.summarize))
       return yield* Effect.fail(

@@ -76,6 +76,18 @@ export interface CdpConnection {
   ) => Effect.Effect<A, CdpClosed>
   /** Waits for the next event named `method` (on `sessionId` when given). */
   readonly nextEvent: (method: string, sessionId?: string) => Effect.Effect<unknown, CdpClosed>
+  /** Calls `listener` with every event, until the socket closes. */
+  readonly onEvent: (listener: (event: CdpEvent) => void) => void
+  /** Calls `listener` once when the socket closes (at once if it already has). */
+  readonly onClose: (listener: () => void) => void
+  /** Whether the socket is still open. */
+  readonly isOpen: () => boolean
+}
+
+export interface CdpEvent {
+  readonly method: string
+  readonly params: Record<string, unknown>
+  readonly sessionId?: string
 }
 
 interface Pending {
@@ -111,6 +123,9 @@ const makeConnection = (socket: WebSocket): CdpConnection => {
   let nextId = 1
   const pending = new Map<number, Pending>()
   const waiting = new Set<{ method: string; sessionId: string | undefined; pending: Pending }>()
+  const listeners = new Set<(event: CdpEvent) => void>()
+  const closeListeners = new Set<() => void>()
+  let open = true
   const failAll = (reason: string) => {
     for (const p of pending.values()) p.reject(new Error(reason))
     for (const w of waiting) w.pending.reject(new Error(reason))
@@ -127,6 +142,14 @@ const makeConnection = (socket: WebSocket): CdpConnection => {
       error?: { message: string }
     }
     if (message.id === undefined) {
+      if (message.method !== undefined) {
+        const event = {
+          method: message.method,
+          params: (message.params ?? {}) as Record<string, unknown>,
+          ...(message.sessionId ? { sessionId: message.sessionId } : {})
+        }
+        for (const listener of listeners) listener(event)
+      }
       for (const w of waiting) {
         if (w.method !== message.method || (w.sessionId !== undefined && w.sessionId !== message.sessionId)) continue
         waiting.delete(w)
@@ -140,15 +163,34 @@ const makeConnection = (socket: WebSocket): CdpConnection => {
     if (message.error) p.reject(new Error(message.error.message))
     else p.resolve(message.result)
   })
-  socket.addEventListener("close", () => failAll("CDP socket closed"))
+  socket.addEventListener("close", () => {
+    open = false
+    failAll("CDP socket closed")
+    listeners.clear()
+    for (const listener of closeListeners) listener()
+    closeListeners.clear()
+  })
   return {
+    onEvent: (listener) => {
+      if (open) listeners.add(listener)
+    },
+    onClose: (listener) => {
+      if (open) closeListeners.add(listener)
+      else listener()
+    },
+    isOpen: () => open && socket.readyState === WebSocket.OPEN,
     send: <A>(method: string, params: Record<string, unknown> = {}, sessionId?: string) =>
       Effect.tryPromise({
-        try: () =>
+        try: (signal) =>
           new Promise<A>((resolve, reject) => {
             if (socket.readyState !== WebSocket.OPEN) return reject(new Error("CDP socket closed"))
             const id = nextId++
             pending.set(id, { resolve: resolve as (v: unknown) => void, reject })
+            // A caller that gives up (a timeout on a hung page) leaves nothing behind waiting for the answer.
+            signal.addEventListener("abort", () => {
+              pending.delete(id)
+              reject(new Error("abandoned"))
+            })
             socket.send(JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) }))
           }),
         catch: (cause) => new CdpClosed({ message: `CDP ${method} failed: ${(cause as Error).message}` })
@@ -167,6 +209,11 @@ const makeConnection = (socket: WebSocket): CdpConnection => {
   }
 }
 
+/** Runs commands on a session attached to one page, however the connection to it is kept. */
+export type PageRun = <A, E>(
+  f: (cdp: CdpConnection, sessionId: string) => Effect.Effect<A, E>
+) => Effect.Effect<A, E | CdpClosed>
+
 /** Runs `f` with a flat session attached to one page target, over a fresh connection that closes afterwards. */
 export const withTarget = <A, E>(
   wsEndpoint: string,
@@ -181,23 +228,31 @@ export const withTarget = <A, E>(
     })
   )
 
+/** A page reached over a fresh connection per use. */
+export const fresh =
+  (target: { readonly wsEndpoint: string; readonly targetId: string }): PageRun =>
+  (f) =>
+    withTarget(target.wsEndpoint, target.targetId, f)
+
+/** Evaluates an expression on an attached session and returns its JSON value. */
+export const evaluateOn = <A>(cdp: CdpConnection, sessionId: string, expression: string) =>
+  cdp
+    .send<{ result: { value?: A }; exceptionDetails?: { text: string } }>(
+      "Runtime.evaluate",
+      { expression, returnByValue: true, awaitPromise: true },
+      sessionId
+    )
+    .pipe(
+      Effect.flatMap((r) =>
+        r.exceptionDetails
+          ? Effect.fail(new CdpClosed({ message: `evaluation failed: ${r.exceptionDetails.text}` }))
+          : Effect.succeed(r.result.value as A)
+      )
+    )
+
 /** Evaluates an expression in a page target and returns its JSON value. */
 export const evaluate = <A>(wsEndpoint: string, targetId: string, expression: string) =>
-  withTarget(wsEndpoint, targetId, (cdp, sessionId) =>
-    cdp
-      .send<{ result: { value?: A }; exceptionDetails?: { text: string } }>(
-        "Runtime.evaluate",
-        { expression, returnByValue: true, awaitPromise: true },
-        sessionId
-      )
-      .pipe(
-        Effect.flatMap((r) =>
-          r.exceptionDetails
-            ? Effect.fail(new CdpClosed({ message: `evaluation failed: ${r.exceptionDetails.text}` }))
-            : Effect.succeed(r.result.value as A)
-        )
-      )
-  )
+  withTarget(wsEndpoint, targetId, (cdp, sessionId) => evaluateOn<A>(cdp, sessionId, expression))
 
 /** Navigates a page target and waits for its load event: used to restore the URL in a relaunched browser. */
 export const navigate = (wsEndpoint: string, targetId: string, url: string) =>

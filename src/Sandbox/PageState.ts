@@ -56,8 +56,8 @@ const fingerprintExpression = `(() => {
 })()`
 
 /** A digest of the page, to tell whether a failed action changed anything; unreadable pages digest as "". */
-export const fingerprint = (target: Target): Effect.Effect<string> =>
-  Cdp.evaluate<string>(target.wsEndpoint, target.targetId, fingerprintExpression).pipe(
+export const fingerprint = (page: Cdp.PageRun): Effect.Effect<string> =>
+  page((cdp, sessionId) => Cdp.evaluateOn<string>(cdp, sessionId, fingerprintExpression)).pipe(
     Effect.timeoutOption(2_000),
     Effect.map((o) => (o._tag === "Some" ? o.value : "")),
     Effect.orElseSucceed(() => "")

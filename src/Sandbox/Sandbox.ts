@@ -18,6 +18,7 @@ import * as Events from "../Logging/Events.ts"
 import * as Telemetry from "../Logging/Telemetry.ts"
 import { BrowserProvider, BrowserSession, type RunningBrowser } from "./Browser.ts"
 import * as Cdp from "./Cdp.ts"
+import * as PageLink from "./PageLink.ts"
 import * as Page from "./PageState.ts"
 import * as Snapshot from "./Snapshot.ts"
 
@@ -39,6 +40,8 @@ export interface SandboxOptions {
   readonly relaunch?: boolean
   /** Bound on connecting an engine client. */
   readonly connectTimeoutMs?: number
+  /** After a failed call, a page that cannot evaluate `1` within this long is replaced (its main thread hangs). */
+  readonly hungAfterMs?: number
 }
 
 export interface SwitchRecord {
@@ -80,6 +83,8 @@ export const idleStatus: SandboxStatus = {
 interface LiveBrowser {
   readonly running: RunningBrowser
   readonly scope: Scope.Closeable
+  /** The kept raw-CDP connection: reads around calls, target events, dialogs. */
+  readonly link: PageLink.PageLink
   targetId: string
 }
 
@@ -132,6 +137,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
   const idleTimeoutMs = options.idleTimeoutMs === undefined ? 5 * 60_000 : options.idleTimeoutMs
   const relaunch = options.relaunch ?? true
   const connectTimeoutMs = options.connectTimeoutMs ?? 30_000
+  const hungAfterMs = options.hungAfterMs ?? 2_000
 
   const semaphore = yield* Semaphore.make(1)
   const idleTimer = yield* FiberHandle.make<void, never>()
@@ -142,6 +148,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
   let shutdown = false
   let lastError: ErrorInfo | null = null
   let lastUsedAt: number | null = null
+  /** The last call failed: the next one asks the browser whether it is alive instead of trusting the kept socket. */
+  let suspect = false
   /** Where the session page was after the last call: what a relaunch restores and what answers report. */
   let lastLocation: { readonly url: string; readonly title: string } | undefined
   const history: Array<SwitchRecord> = []
@@ -153,6 +161,10 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       pid: live.running.pid,
       targetId: live.targetId
     })
+  const pageOf =
+    (live: LiveBrowser): Cdp.PageRun =>
+    (f) =>
+      live.link.run(live.targetId, f)
 
   // --- lease -----------------------------------------------------------------------------------------------------
 
@@ -276,8 +288,13 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     const scope = yield* Scope.make()
     return yield* Effect.gen(function* () {
       const running = yield* provider.acquire.pipe(Scope.provide(scope))
+      // A person in control answers the page's dialogs themselves.
+      const link = yield* PageLink.make(running.wsEndpoint, {
+        answerDialogs: Effect.sync(() => engine?.kind !== "human")
+      }).pipe(Scope.provide(scope))
       const targetId = yield* pageTarget(running)
-      const live: LiveBrowser = { running, scope, targetId }
+      yield* link.follow(targetId)
+      const live: LiveBrowser = { running, scope, link, targetId }
       browser = live
       return live
     }).pipe(
@@ -290,11 +307,47 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     )
   })
 
+  const restore = (live: LiveBrowser, why: string) =>
+    Effect.gen(function* () {
+      const lastUrl = lastLocation?.url
+      if (!Page.isRestorable(lastUrl)) return
+      yield* Cdp.navigate(live.running.wsEndpoint, live.targetId, lastUrl).pipe(
+        Effect.timeoutOption(30_000),
+        Effect.catch((error) => Effect.logWarning(`could not restore the page ${why}`, error.message))
+      )
+    })
+
+  const fateOf = (live: LiveBrowser) =>
+    Effect.gen(function* () {
+      const seen = live.link.fate(live.targetId)
+      if (seen !== undefined) return seen
+      // After a failed call, a page whose main thread no longer answers is as lost as a crashed one.
+      if (suspect && !(yield* live.link.responsive(live.targetId, hungAfterMs))) return "hung" as const
+      return undefined
+    })
+
+  /** The session's page was closed, crashed or hung: a new page at the last URL replaces it. */
+  const keepPage = (live: LiveBrowser) =>
+    Effect.gen(function* () {
+      const fate = yield* fateOf(live)
+      if (fate === undefined) return live
+      const what = { closed: "was closed", crashed: "crashed", hung: "stopped responding" }[fate]
+      yield* Effect.logWarning(`the session's page ${what}; opening a new one`, { url: lastLocation?.url })
+      yield* disconnectFor(`the session's page ${what}`)
+      const old = live.targetId
+      live.targetId = yield* live.link.openPage
+      yield* live.link.follow(live.targetId)
+      if (fate !== "closed") yield* live.link.closePage(old).pipe(Effect.timeout(5_000), Effect.ignore)
+      yield* restore(live, `after the page ${what}`)
+      return live
+    })
+
   /** Health check before each call: a dead browser is relaunched once (URL restored) or reported. */
   const ensureBrowser = Effect.gen(function* () {
     const current = browser
     if (current === undefined) return yield* startBrowser
-    if (yield* current.running.alive) return current
+    // After a good call the kept socket is asked (one round trip); after a failed one, the provider's full check.
+    if ((!suspect && (yield* current.link.alive)) || (yield* current.running.alive)) return yield* keepPage(current)
     yield* Effect.logWarning("browser is not responding", { pid: current.running.pid })
     yield* stopBrowser
     if (!(relaunch && provider.canRelaunch)) {
@@ -305,14 +358,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       })
     }
     const fresh = yield* startBrowser
-    const lastUrl = lastLocation?.url
-    if (Page.isRestorable(lastUrl)) {
-      yield* Cdp.navigate(fresh.running.wsEndpoint, fresh.targetId, lastUrl).pipe(
-        Effect.timeoutOption(30_000),
-        Effect.catch((error) => Effect.logWarning("could not restore the page after relaunch", error.message))
-      )
-    }
-    yield* Effect.logInfo("browser relaunched", { pid: fresh.running.pid, url: lastUrl })
+    yield* restore(fresh, "after relaunch")
+    yield* Effect.logInfo("browser relaunched", { pid: fresh.running.pid, url: lastLocation?.url })
     return fresh
   })
 
@@ -419,11 +466,11 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
   })
 
   const track = (live: LiveBrowser) =>
-    Cdp.listTargets(live.running.httpEndpoint).pipe(
-      Effect.tap((targets) =>
+    live.link.info(live.targetId).pipe(
+      Effect.timeout(2_000),
+      Effect.tap((page) =>
         Effect.sync(() => {
-          const page = targets.find((t) => t.id === live.targetId)
-          if (page !== undefined) lastLocation = { url: page.url, title: page.title }
+          if (Option.isSome(page)) lastLocation = { url: page.value.url, title: page.value.title }
         })
       ),
       Effect.ignore
@@ -433,6 +480,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     self.pipe(
       Effect.tapError((error) =>
         Effect.sync(() => {
+          suspect = true
           if (typeof error === "object" && error !== null && "type" in error && "retryable" in error) {
             lastError = toErrorInfo(error as unknown as EngineError)
           }
@@ -440,6 +488,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       ),
       Effect.tap(() =>
         Effect.sync(() => {
+          suspect = false
           lastError = null
         })
       )
@@ -534,14 +583,12 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     ),
     // Read when each call ends (track): answers reuse it instead of asking the browser again.
     location: Effect.sync(() => (browser === undefined ? Option.none() : Option.fromNullishOr(lastLocation))),
-    fingerprint: Effect.suspend(() =>
-      browser === undefined ? Effect.succeed("") : Page.fingerprint(sessionOf(browser))
-    ),
+    fingerprint: Effect.suspend(() => (browser === undefined ? Effect.succeed("") : Page.fingerprint(pageOf(browser)))),
     artifacts: {
       screenshot: Effect.suspend(() =>
         browser === undefined
           ? Effect.succeed(Option.none<Uint8Array>())
-          : Snapshot.screenshot(sessionOf(browser)).pipe(
+          : Snapshot.screenshot(pageOf(browser)).pipe(
               Effect.timeoutOption(5_000),
               Effect.orElseSucceed(() => Option.none<Uint8Array>())
             )
@@ -550,7 +597,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
         Effect.suspend(() =>
           browser === undefined
             ? Effect.succeed(Option.none<unknown>())
-            : Snapshot.failureSnapshot(sessionOf(browser), lookedFor).pipe(
+            : Snapshot.failureSnapshot(pageOf(browser), lookedFor).pipe(
                 Effect.timeoutOption(5_000),
                 Effect.orElseSucceed(() => Option.none<unknown>())
               )

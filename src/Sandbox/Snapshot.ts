@@ -5,16 +5,11 @@
  */
 import { Effect } from "effect"
 import * as Redact from "../Logging/Redact.ts"
-import * as Cdp from "./Cdp.ts"
-
-interface Target {
-  readonly wsEndpoint: string
-  readonly targetId: string
-}
+import type * as Cdp from "./Cdp.ts"
 
 /** A PNG of the viewport; text inputs are masked in the page for the capture and unmasked after. */
-export const screenshot = (target: Target) =>
-  Cdp.withTarget(target.wsEndpoint, target.targetId, (cdp, sessionId) =>
+export const screenshot = (page: Cdp.PageRun) =>
+  page((cdp, sessionId) =>
     Effect.gen(function* () {
       yield* cdp.send("Runtime.evaluate", { expression: Redact.maskInputsScript }, sessionId)
       const shot = yield* cdp
@@ -87,8 +82,8 @@ export const needleOf = (target: string | undefined) => {
 }
 
 /** The full accessibility tree (compacted) and the DOM around the failure; redacted by the writer. */
-export const failureSnapshot = (target: Target, lookedFor?: string) =>
-  Cdp.withTarget(target.wsEndpoint, target.targetId, (cdp, sessionId) =>
+export const failureSnapshot = (page: Cdp.PageRun, lookedFor?: string) =>
+  page((cdp, sessionId) =>
     Effect.gen(function* () {
       const tree = yield* cdp.send<{ nodes: ReadonlyArray<AxNode> }>("Accessibility.getFullAXTree", {}, sessionId).pipe(
         Effect.map((r) => r.nodes),

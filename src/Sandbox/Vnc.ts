@@ -400,7 +400,9 @@ export const make = Effect.fnUntraced(function* (options: VncOptions = {}) {
         found.x11vnc!,
         [
           ...["-display", display, "-rfbport", String(port), "-localhost", "-noipv6", "-passwdfile", `rm:${file}`],
-          ...["-forever", "-shared", "-norc", "-nolookup", "-noremote", "-nocmds", "-quiet"]
+          ...["-forever", "-shared", "-norc", "-nolookup", "-noremote", "-nocmds", "-quiet"],
+          // Shared-memory polling leaves its segments behind whenever x11vnc is killed; they add up until none are left.
+          "-noshm"
         ],
         graceMs
       )

@@ -44,7 +44,8 @@ const configOf = (s: Scenario): CascadeConfig => ({
 const outcomeAt = (s: Scenario, at: AttemptRef): Outcome =>
   s.levels[at.index]!.outcomes[at.attempt - 1] ?? { kind: "retryable", durationMs: 10 }
 
-const simulate = (s: Scenario, isAct = false) =>
+/** `slowFailureMs`: recording a failure (artifacts) takes this long, so the budget can run out in the middle of it. */
+const simulate = (s: Scenario, isAct = false, slowFailureMs = 0) =>
   Effect.gen(function* () {
     const attempts: Array<AttemptRef> = []
     const { events, sink } = Events.memory()
@@ -61,7 +62,8 @@ const simulate = (s: Scenario, isAct = false) =>
             : new NotConfigured({ message: "cannot" })
         }),
       skip: () => Effect.succeed(Option.none<string>()),
-      fingerprint: Effect.succeed("same")
+      fingerprint: Effect.succeed("same"),
+      onFailure: () => Effect.sleep(slowFailureMs)
     }
     const started = yield* Clock.currentTimeMillis
     let terminals = 0
@@ -140,6 +142,24 @@ describe("Cascade.run", () => {
         assert.isFalse(laterOnSameLevel, `level ${e.fromLevel} ran again after escalating`)
       }
     })
+  )
+
+  it.effect.prop(
+    "every attempt logs one start and one terminal event, even when the budget ends while a failure is recorded",
+    [Scenario, between(0, 3_000)],
+    ([s, slowFailureMs]) =>
+      Effect.gen(function* () {
+        const { events } = yield* simulate(s, false, slowFailureMs)
+        const byAttempt = new Map<string, Array<string>>()
+        for (const e of events as ReadonlyArray<{ event: string; attemptId?: string }>) {
+          if (e.attemptId === undefined || !["start", "success", "failure"].includes(e.event)) continue
+          byAttempt.set(e.attemptId, [...(byAttempt.get(e.attemptId) ?? []), e.event])
+        }
+        for (const [id, seen] of byAttempt) {
+          assert.strictEqual(seen[0], "start", id)
+          assert.strictEqual(seen.length, 2, `${id}: ${seen.join(", ")}`)
+        }
+      })
   )
 
   it.effect("a timed-out attempt is interrupted and reported with its level and attempt", () =>

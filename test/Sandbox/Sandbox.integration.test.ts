@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Exit, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
+import { ActionFailed } from "../../src/Engine/EngineError.ts"
 import { BrowserProvider } from "../../src/Sandbox/Browser.ts"
 import * as Cdp from "../../src/Sandbox/Cdp.ts"
 import * as LocalChromium from "../../src/Sandbox/LocalChromium.ts"
@@ -241,4 +242,118 @@ describe("Sandbox", () => {
       assert.strictEqual((yield* sb.status).active, false)
     })
   )
+
+  describe("the session's page", () => {
+    const pages = (sb: Sandbox["Service"]) =>
+      Effect.gen(function* () {
+        const status = yield* sb.status
+        const http = `http://${new URL(status.wsEndpoint!).host}`
+        return { http, ws: status.wsEndpoint!, pages: (yield* Cdp.listTargets(http)).filter((t) => t.type === "page") }
+      })
+
+    it.live("a closed tab is replaced by a new page at the last URL before the next call", () =>
+      Effect.gen(function* () {
+        const site = yield* SiteServer.start
+        const sb = yield* sandbox()
+        const log = ProbeEngine.makeLog()
+        const url = site.url("/plain.html")
+        yield* sb.use(probe(log), (e) => e.navigate(url))
+        const before = yield* pages(sb)
+        assert.strictEqual(before.pages.length, 1)
+        yield* Effect.scoped(
+          Cdp.connect(before.ws).pipe(
+            Effect.flatMap((cdp) => cdp.send("Target.closeTarget", { targetId: before.pages[0]!.id }))
+          )
+        )
+        assert.isTrue(
+          yield* Effect.promise(() => waitFor(async () => (await Effect.runPromise(pages(sb))).pages.length === 0)),
+          "the tab is closed"
+        )
+        const state = yield* sb.use(probe(log), (e) => e.pageState())
+        assert.strictEqual(state.url, url, "the agent's page is back")
+        const after = yield* pages(sb)
+        assert.strictEqual(after.pages.length, 1)
+        assert.notStrictEqual(after.pages[0]!.id, before.pages[0]!.id)
+        assert.strictEqual(log.connects, 2, "the client bound to the closed page was replaced")
+      })
+    )
+
+    it.live("a crashed renderer is replaced by a new page at the last URL before the next call", () =>
+      Effect.gen(function* () {
+        const site = yield* SiteServer.start
+        const sb = yield* sandbox()
+        const log = ProbeEngine.makeLog()
+        const url = site.url("/plain.html")
+        yield* sb.use(probe(log), (e) => e.navigate(url))
+        const before = yield* pages(sb)
+        yield* Cdp.withTarget(before.ws, before.pages[0]!.id, (cdp, sessionId) =>
+          cdp.send("Page.crash", {}, sessionId).pipe(Effect.timeoutOption(500), Effect.ignore)
+        )
+        const state = yield* sb.use(probe(log), (e) => e.pageState())
+        assert.strictEqual(state.url, url)
+        const after = yield* pages(sb)
+        assert.deepStrictEqual(
+          after.pages.map((p) => p.url),
+          [url],
+          "the crashed page was closed and one page shows the last URL"
+        )
+        assert.notStrictEqual(after.pages[0]!.id, before.pages[0]!.id)
+      })
+    )
+
+    it.live("after a failed call, a page whose main thread hangs is replaced by a new page at its URL", () =>
+      Effect.gen(function* () {
+        const site = yield* SiteServer.start
+        const sb = yield* sandbox()
+        const log = ProbeEngine.makeLog()
+        const url = site.url("/hang.html")
+        yield* sb.use(probe(log), (e) => e.navigate(url))
+        const before = yield* pages(sb)
+        const failed = yield* sb
+          .use(probe(log), () =>
+            Cdp.evaluate(
+              before.ws,
+              before.pages[0]!.id,
+              "setTimeout(() => document.getElementById('freeze').click())"
+            ).pipe(Effect.andThen(Effect.fail(new ActionFailed({ sideEffect: "possible", message: "the page froze" }))))
+          )
+          .pipe(Effect.flip)
+        assert.strictEqual(failed.type, "action_failed")
+        const state = yield* sb.use(probe(log), (e) => e.pageState())
+        assert.strictEqual(state.url, url)
+        // Chromium takes a moment to drop a closed page whose main thread hangs.
+        const gone = yield* Effect.promise(() =>
+          waitFor(async () => !(await Effect.runPromise(pages(sb))).pages.some((p) => p.id === before.pages[0]!.id))
+        )
+        assert.isTrue(gone, "the hung page was closed")
+        const after = yield* pages(sb)
+        assert.deepStrictEqual(
+          after.pages.map((p) => p.url),
+          [url]
+        )
+        const answers = yield* Cdp.evaluate<number>(after.ws, after.pages[0]!.id, "1 + 1").pipe(
+          Effect.timeoutOption(2_000)
+        )
+        assert.deepStrictEqual(answers._tag === "Some" ? answers.value : "no answer", 2, "the new page answers")
+      })
+    )
+
+    it.live("a confirm() the page opens is dismissed, so clients of the page are not stuck behind it", () =>
+      Effect.gen(function* () {
+        const site = yield* SiteServer.start
+        const sb = yield* sandbox()
+        const log = ProbeEngine.makeLog()
+        yield* sb.use(probe(log), (e) => e.navigate(site.url("/plain.html")))
+        const {
+          ws,
+          pages: [page]
+        } = yield* pages(sb)
+        // Runtime.evaluate returns only when the dialog is answered.
+        const answered = yield* sb.use(probe(log), () =>
+          Cdp.evaluate<boolean>(ws, page!.id, "confirm('Delete everything?')").pipe(Effect.timeoutOption(10_000))
+        )
+        assert.deepStrictEqual(answered._tag === "Some" ? answered.value : "still open", false)
+      })
+    )
+  })
 })

@@ -17,9 +17,9 @@ layer(Layer.merge(TestBrowser.layer(), Layer.empty))("Snapshot", (it) => {
         const session = yield* BrowserSession
         const site = yield* SiteServer.start
         yield* Cdp.navigate(session.wsEndpoint, session.targetId, site.url("/forms.html"))
-        const empty = yield* Snapshot.screenshot(session)
+        const empty = yield* Snapshot.screenshot(Cdp.fresh(session))
         yield* evaluate(session, `document.querySelector("#email").value = "4111111111111111 secret@example.test"`)
-        const masked = yield* Snapshot.screenshot(session)
+        const masked = yield* Snapshot.screenshot(Cdp.fresh(session))
         const raw = yield* Cdp.withTarget(session.wsEndpoint, session.targetId, (cdp, sessionId) =>
           cdp.send<{ data: string }>("Page.captureScreenshot", { format: "png" }, sessionId)
         )
@@ -40,7 +40,7 @@ layer(Layer.merge(TestBrowser.layer(), Layer.empty))("Snapshot", (it) => {
         const session = yield* BrowserSession
         const site = yield* SiteServer.start
         yield* Cdp.navigate(session.wsEndpoint, session.targetId, site.url("/forms.html"))
-        const snapshot = (yield* Snapshot.failureSnapshot(session, 'textbox named "Email"')) as {
+        const snapshot = (yield* Snapshot.failureSnapshot(Cdp.fresh(session), 'textbox named "Email"')) as {
           accessibilityTree: Array<{ role?: string; name?: string }>
           dom: {
             looked_for: string

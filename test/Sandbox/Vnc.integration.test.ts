@@ -11,7 +11,7 @@ import { make, missingTools, urlWithPassword, Vnc, type VncProcesses } from "../
 import * as SiteServer from "../fixtures/SiteServer.ts"
 import * as NoVncViewer from "../support/NoVncViewer.ts"
 import { ownChildren, vncProcessNames } from "../support/OwnProcesses.ts"
-import { isAlive, processesMatching } from "../support/Processes.ts"
+import { isAlive, processesMatching, sharedMemoryOf } from "../support/Processes.ts"
 import { waitFor } from "../support/Wait.ts"
 
 const missing = missingTools()
@@ -223,6 +223,8 @@ describe("Vnc", () => {
           `left running: ${JSON.stringify(processesMatching(listener))} of ${JSON.stringify(ready.pids)}`
         )
         assert.isTrue(yield* Effect.promise(() => refused(ready.vncPort)))
+        // Killed processes cannot clean up: anything they kept in System V shared memory would stay for good.
+        assert.deepStrictEqual(sharedMemoryOf(Object.values(ready.pids)), [], "shared-memory segments left behind")
       }),
     30_000
   )

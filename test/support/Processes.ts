@@ -39,3 +39,13 @@ export const isAlive = (pid: number) => {
     return false
   }
 }
+
+/** System V shared-memory segments created by `pids` that still exist (/proc/sysvipc/shm: key shmid perms size cpid …). */
+export const sharedMemoryOf = (pids: ReadonlyArray<number>): Array<{ shmid: number; cpid: number }> =>
+  readFileSync("/proc/sysvipc/shm", "utf8")
+    .split("\n")
+    .slice(1)
+    .map((line) => line.trim().split(/\s+/))
+    .filter((fields) => fields.length > 4)
+    .map((fields) => ({ shmid: Number(fields[1]), cpid: Number(fields[4]) }))
+    .filter((segment) => pids.includes(segment.cpid))

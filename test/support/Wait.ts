@@ -1,7 +1,7 @@
 /** Polls real-world conditions (a process exiting, a file vanishing) that no Effect event announces. */
-export const waitFor = async (condition: () => boolean, timeoutMs = 10_000) => {
+export const waitFor = async (condition: () => boolean | Promise<boolean>, timeoutMs = 10_000) => {
   const deadline = Date.now() + timeoutMs
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) return false
     await new Promise((r) => setTimeout(r, 20))
   }
