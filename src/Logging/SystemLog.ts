@@ -15,9 +15,6 @@ export interface SystemLogOptions {
   readonly stderr?: boolean
 }
 
-const text = (message: unknown): string =>
-  Array.isArray(message) ? message.map(text).join(" ") : typeof message === "string" ? message : JSON.stringify(message)
-
 /** A message that is itself a JSON payload (`{"event":"stagehand_fallback",…}`) is logged as that object. */
 const payload = (message: unknown): unknown => {
   const parts = Array.isArray(message) ? message : [message]

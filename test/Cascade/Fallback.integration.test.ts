@@ -69,8 +69,8 @@ describe("engines in turn on one browser", () => {
         e.navigate(url).pipe(Effect.andThen(e.act('fill "Email" with "ada@example.com"')))
       )
       const { browserPid, wsEndpoint } = yield* sandbox.status
-      // biome-ignore lint/suspicious/noDocumentCookie: a page script setting a cookie is the state under test
       yield* inspect(wsEndpoint!, () => {
+        // biome-ignore lint/suspicious/noDocumentCookie: a page script setting a cookie is the state under test
         document.cookie = "session=relay; path=/"
       })
 
