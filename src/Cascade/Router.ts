@@ -4,7 +4,7 @@
  * engines, and answers every call, success or error, with the session's state so the agent can correct itself.
  */
 import { createHash } from "node:crypto"
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import type { Capabilities } from "../Engine/Engine.ts"
 import { type EngineError, type ErrorInfo, NotConfigured, toErrorInfo } from "../Engine/EngineError.ts"
 import * as HumanEngine from "../Engine/HumanEngine.ts"
@@ -202,6 +202,7 @@ export class Router extends Context.Service<
         /** Seed 000's policy around the Stagehand levels; everything else is the plain cascade. */
         const routed = (tool: ToolName, args: Record<string, unknown>, step: StepState) =>
           Effect.gen(function* () {
+            const started = yield* Clock.currentTimeMillis
             const config = cascadeFor(policy, tool === "browser.navigate" ? (args.url as string) : lastUrl)
             const stagehand = config.levels.filter((l) => l.engine === "stagehand")
             const rest = { ...config, levels: config.levels.filter((l) => l.engine !== "stagehand") }
@@ -231,8 +232,17 @@ export class Router extends Context.Service<
               to: rest.levels.map(levelName).join(" → "),
               reason
             })
+            // One call, one budget: the fallback gets what Stagehand left of it.
+            const remaining = config.totalTimeoutMs - ((yield* Clock.currentTimeMillis) - started)
+            if (remaining <= 0) {
+              return {
+                outcome: first,
+                message: `Stagehand failed again: ${reason}. The call used its whole budget; the next call uses the fallback tools.`,
+                config
+              }
+            }
             return {
-              outcome: yield* Effect.result(onLevels(tool, args, rest)),
+              outcome: yield* Effect.result(onLevels(tool, args, { ...rest, totalTimeoutMs: remaining })),
               message: `Stagehand failed again: ${reason}. Using fallback tools now.`,
               config
             }

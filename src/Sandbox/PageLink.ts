@@ -6,12 +6,18 @@
  * forever on one): the link answers them unless told to leave them to a person. A dropped socket is reopened on the
  * next use.
  */
-import { Effect, Exit, Option, Queue, Scope, Semaphore } from "effect"
+import { Deferred, Effect, Exit, Option, Queue, Scope, Semaphore } from "effect"
 import { CdpClosed } from "../Engine/EngineError.ts"
 import * as Cdp from "./Cdp.ts"
 
 /** What happened to a page: closed (tab closed), crashed (renderer gone) or hung (main thread not answering). */
 export type Fate = "closed" | "crashed" | "hung"
+
+export const described: Record<Fate, string> = {
+  closed: "was closed",
+  crashed: "crashed",
+  hung: "stopped responding"
+}
 
 export interface PageLink {
   /** Runs `f` with a session attached to the page `targetId` on the kept connection. */
@@ -31,6 +37,8 @@ export interface PageLink {
   readonly follow: (targetId: string) => Effect.Effect<void>
   /** Whether `targetId` was closed or crashed since the link saw it. */
   readonly fate: (targetId: string) => Fate | undefined
+  /** Completes when `targetId` is closed or crashes (at once if it already has). */
+  readonly lost: (targetId: string) => Effect.Effect<Fate>
   /** Whether the page's main thread answers a trivial evaluation within `timeoutMs`. */
   readonly responsive: (targetId: string, timeoutMs: number) => Effect.Effect<boolean>
 }
@@ -57,6 +65,13 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
   const opening = yield* Semaphore.make(1)
   const dialogs = yield* Queue.unbounded<Dialog>()
   const fates = new Map<string, Fate>()
+  const watchers = new Map<string, Deferred.Deferred<Fate>>()
+  const settle = (targetId: string, fate: Fate) => {
+    fates.set(targetId, fate)
+    const watcher = watchers.get(targetId)
+    watchers.delete(targetId)
+    if (watcher !== undefined) Deferred.doneUnsafe(watcher, Effect.succeed(fate))
+  }
   let current: Open | undefined
   let followed: string | undefined
   const linkScope = yield* Effect.scope
@@ -65,11 +80,11 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
     const params = event.params
     switch (event.method) {
       case "Target.targetDestroyed":
-        fates.set(String(params.targetId), "closed")
+        settle(String(params.targetId), "closed")
         open.sessions.delete(String(params.targetId))
         break
       case "Target.targetCrashed":
-        fates.set(String(params.targetId), "crashed")
+        settle(String(params.targetId), "crashed")
         break
       case "Target.detachedFromTarget":
         for (const [targetId, sessionId] of open.sessions) {
@@ -203,6 +218,17 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
         return run(targetId, () => Effect.void).pipe(Effect.ignore)
       }),
     fate: (targetId) => fates.get(targetId),
+    lost: (targetId) =>
+      Effect.suspend(() => {
+        const seen = fates.get(targetId)
+        if (seen !== undefined) return Effect.succeed(seen)
+        let watcher = watchers.get(targetId)
+        if (watcher === undefined) {
+          watcher = Deferred.makeUnsafe<Fate>()
+          watchers.set(targetId, watcher)
+        }
+        return Deferred.await(watcher)
+      }),
     responsive: (targetId, timeoutMs) =>
       run(targetId, (cdp, sessionId) => Cdp.evaluateOn(cdp, sessionId, "1")).pipe(
         Effect.timeoutOption(timeoutMs),

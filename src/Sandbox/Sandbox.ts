@@ -6,6 +6,7 @@ import { Clock, Context, Effect, Exit, Fiber, FiberHandle, Layer, Option, Scope,
 import { type Capabilities, Engine, type PageState } from "../Engine/Engine.ts"
 import {
   BrowserUnavailable,
+  CdpClosed,
   type EngineError,
   type EngineKind,
   type ErrorInfo,
@@ -331,7 +332,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     Effect.gen(function* () {
       const fate = yield* fateOf(live)
       if (fate === undefined) return live
-      const what = { closed: "was closed", crashed: "crashed", hung: "stopped responding" }[fate]
+      const what = PageLink.described[fate]
       yield* Effect.logWarning(`the session's page ${what}; opening a new one`, { url: lastLocation?.url })
       yield* disconnectFor(`the session's page ${what}`)
       const old = live.targetId
@@ -491,6 +492,12 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
           suspect = false
           lastError = null
         })
+      ),
+      // A call stopped by its time limit is a failed call too: the page may be what stopped it.
+      Effect.onInterrupt(() =>
+        Effect.sync(() => {
+          suspect = true
+        })
       )
     )
 
@@ -510,7 +517,19 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
           current = engine!
         }
         const connected = current
+        // A page closed or crashed under a call would leave the engine waiting out its time limit: end the call now.
+        const pageLost = live.link.lost(live.targetId).pipe(
+          Effect.flatMap((fate) =>
+            Effect.fail(
+              new CdpClosed({
+                sideEffect: "possible",
+                message: `the session's page ${PageLink.described[fate]} during the call; the next call opens a new page at the last URL`
+              })
+            )
+          )
+        )
         return yield* f(connected.engine).pipe(
+          Effect.raceFirst(pageLost),
           // An interrupted call (a timeout) may leave the SDK mid-flight: drop that client before the lease goes.
           Effect.onInterrupt(() => disconnectFor("the call was interrupted")),
           Effect.ensuring(track(live).pipe(Effect.andThen(touch))),

@@ -164,3 +164,28 @@ describe("Router fallback", () => {
     })
   )
 })
+
+describe("a page whose main thread hangs", () => {
+  it.live("the call that hung it is stopped by its time limit; the next call works on a new page at that URL", () =>
+    Effect.gen(function* () {
+      const site = yield* SiteServer.start
+      const llm = yield* LlmServer.start()
+      const policy: Policy = {
+        default: {
+          totalTimeoutMs: 30_000,
+          levels: [{ engine: "playwright", retryCount: 0, timeoutPerAttemptMs: 3_000 }]
+        }
+      }
+      const { router } = yield* stack(llm, policy)
+      const meta = { traceId: "hang" }
+      const url = site.url("/hang.html")
+      assert.isTrue((yield* router.call("browser.navigate", { url }, meta)).ok)
+      const frozen = yield* router.call("browser.act", { instruction: 'click "Freeze the page"' }, meta)
+      assert.strictEqual(frozen.error?.type, "timeout")
+      const next = yield* router.call("browser.extract", { instruction: "the heading" }, meta)
+      assert.isTrue(next.ok, JSON.stringify(next.error))
+      assert.strictEqual(next.state.url, url)
+      assert.match(JSON.stringify(next.result), /Busy page/)
+    })
+  )
+})

@@ -3,7 +3,8 @@
  * what the agent is told, and what state every answer carries.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Fiber, Layer, Option } from "effect"
+import { TestClock } from "effect/testing"
 import { Cascade, type CascadeCall } from "../../src/Cascade/Cascade.ts"
 import { Engines } from "../../src/Cascade/Engines.ts"
 import { Router, type RouterOptions } from "../../src/Cascade/Router.ts"
@@ -30,7 +31,9 @@ const grammar: Capabilities = {
 interface Script {
   /** What the Stagehand levels do, call by call. */
   readonly stagehand: Array<EngineError | "ok">
-  readonly calls: Array<{ levels: string; action: string }>
+  readonly calls: Array<{ levels: string; action: string; budgetMs?: number }>
+  /** Virtual time each Stagehand cascade takes. */
+  readonly stagehandMs?: number
 }
 
 const status: SandboxStatus = idleStatus
@@ -42,10 +45,12 @@ const router = (script: Script, options: RouterOptions = {}) => {
       call: <A>(call: CascadeCall<A>) =>
         Effect.suspend((): Effect.Effect<A, EngineError> => {
           const levels = call.config.levels.map((l) => (l.mode ? `${l.engine}:${l.mode}` : l.engine)).join(",")
-          script.calls.push({ levels, action: call.action })
+          script.calls.push({ levels, action: call.action, budgetMs: call.config.totalTimeoutMs })
           if (call.config.levels.every((l) => l.engine === "stagehand")) {
             const next = script.stagehand.shift() ?? "ok"
-            return next === "ok" ? Effect.succeed("stagehand served" as A) : Effect.fail(next)
+            return Effect.sleep(script.stagehandMs ?? 0).pipe(
+              Effect.andThen(next === "ok" ? Effect.succeed("stagehand served" as A) : Effect.fail(next))
+            )
           }
           if (call.action === "browser.extract") {
             return Effect.fail(
@@ -170,6 +175,31 @@ describe("Router", () => {
       const answer = yield* r.call("browser.act", { instruction: "x" }, { traceId: "t" })
       assert.isTrue(answer.ok)
       assert.strictEqual(answer.message, "Stagehand failed again: bad key. Using fallback tools now.")
+    })
+  )
+
+  it.effect("the fallback gets what Stagehand left of the call's budget, and no fallback runs once it is spent", () =>
+    Effect.gen(function* () {
+      const fatal = () => new LlmError({ engine: "stagehand", status: 401, retryable: false, message: "bad key" })
+      const run = (stagehandMs: number) =>
+        Effect.gen(function* () {
+          const script: Script = { stagehand: [fatal()], calls: [], stagehandMs }
+          const r = yield* router(script)
+          const fiber = yield* Effect.forkChild(r.call("browser.act", { instruction: "x" }, { traceId: "t" }))
+          yield* TestClock.adjust(stagehandMs)
+          return { answer: yield* Fiber.join(fiber), script }
+        })
+      const partly = yield* run(120_000)
+      assert.isTrue(partly.answer.ok)
+      assert.deepStrictEqual(
+        partly.script.calls.map((c) => c.budgetMs),
+        [300_000, 180_000]
+      )
+      const spent = yield* run(300_000)
+      assert.isFalse(spent.answer.ok)
+      assert.strictEqual(spent.answer.error?.type, "llm_error")
+      assert.match(spent.answer.message ?? "", /used its whole budget/)
+      assert.strictEqual(spent.script.calls.length, 1, "no fallback cascade after the budget is spent")
     })
   )
 

@@ -301,6 +301,31 @@ describe("Sandbox", () => {
       })
     )
 
+    it.live("a call running when its page crashes ends at once with cdp_closed instead of waiting", () =>
+      Effect.gen(function* () {
+        const site = yield* SiteServer.start
+        const sb = yield* sandbox()
+        const log = ProbeEngine.makeLog()
+        const url = site.url("/plain.html")
+        yield* sb.use(probe(log), (e) => e.navigate(url))
+        const {
+          ws,
+          pages: [page]
+        } = yield* pages(sb)
+        const stuck = yield* Effect.forkChild(sb.use(probe(log), () => Effect.never))
+        yield* Effect.promise(() => waitFor(() => log.connected === 1))
+        yield* Cdp.withTarget(ws, page!.id, (cdp, sessionId) =>
+          cdp.send("Page.crash", {}, sessionId).pipe(Effect.timeoutOption(500), Effect.ignore)
+        )
+        const exit = yield* Fiber.await(stuck).pipe(Effect.timeoutOption(10_000))
+        assert.isTrue(exit._tag === "Some" && Exit.isFailure(exit.value), "the call ended")
+        const error = exit._tag === "Some" && Exit.isFailure(exit.value) ? exit.value.cause.reasons[0] : undefined
+        assert.strictEqual(error?._tag === "Fail" ? (error.error as { type: string }).type : undefined, "cdp_closed")
+        const state = yield* sb.use(probe(log), (e) => e.pageState())
+        assert.strictEqual(state.url, url, "the next call works on a new page")
+      })
+    )
+
     it.live("after a failed call, a page whose main thread hangs is replaced by a new page at its URL", () =>
       Effect.gen(function* () {
         const site = yield* SiteServer.start
