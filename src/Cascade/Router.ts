@@ -269,9 +269,17 @@ export class Router extends Context.Service<
               return Effect.gen(function* () {
                 const reason = String(args.reason)
                 const human = yield* engines.specFor({ engine: "human", retryCount: 0, timeoutPerAttemptMs: 1 })
-                // Hand the page over: the automation client disconnects and the switch is recorded.
-                yield* sandbox.switchTo(human, `handoff: ${reason}`)
+                // The takeover starts first, so automation calls waiting for the browser are refused, not let in.
+                const before = yield* h.active
                 const started = yield* h.start(reason)
+                // Hand the page over: the automation client disconnects and the switch is recorded.
+                yield* sandbox
+                  .switchTo(human, `handoff: ${reason}`)
+                  .pipe(
+                    Effect.tapError(() =>
+                      Option.isNone(before) || before.value.id !== started.id ? h.resume(started.id) : Effect.void
+                    )
+                  )
                 // An open takeover ends with the person's resume or the human timeout, never stays forever.
                 yield* Effect.forkIn(h.await().pipe(Effect.ignore), layerScope)
                 return {

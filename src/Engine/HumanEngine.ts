@@ -7,7 +7,7 @@ import * as Events from "../Logging/Events.ts"
 import { BrowserSession } from "../Sandbox/Browser.ts"
 import * as Cdp from "../Sandbox/Cdp.ts"
 import * as Page from "../Sandbox/PageState.ts"
-import type { EngineSpec } from "../Sandbox/Sandbox.ts"
+import { type EngineSpec, Occupant } from "../Sandbox/Sandbox.ts"
 import { Vnc } from "../Sandbox/Vnc.ts"
 import { type Action, type ActResult, type Capabilities, Engine, type ScreenshotOptions } from "./Engine.ts"
 import {
@@ -51,6 +51,8 @@ export class Handoff extends Context.Service<
     readonly resume: (id?: string) => Effect.Effect<boolean>
     /** The takeover in progress, if any. */
     readonly active: Effect.Effect<Option.Option<Takeover>>
+    /** Completes when a takeover is in progress: at once if one is, else when the next one starts. */
+    readonly arrival: Effect.Effect<Takeover>
     /**
      * Waits until the person resumes (at once when no takeover is active). After `timeoutMs` (default the layer's) it
      * ends the takeover, so automation gets the browser back, and fails with HumanTimeout.
@@ -72,6 +74,8 @@ export class Handoff extends Context.Service<
 export const makeHandoff = Effect.fnUntraced(function* (options: HandoffOptions & { readonly url: string }) {
   const defaultTimeoutMs = options.timeoutMs ?? 120_000
   let current: { readonly takeover: Takeover; readonly done: Deferred.Deferred<void, HumanTimeout> } | undefined
+  /** Completed by the next start; a new one after each end. */
+  let next = Deferred.makeUnsafe<Takeover>()
 
   /** Ends the takeover (the one with `id`, when given); its waiters all see `exit`. */
   const end = (id: string | undefined, why: string, exit: Exit.Exit<void, HumanTimeout> = Exit.void) =>
@@ -79,6 +83,7 @@ export const makeHandoff = Effect.fnUntraced(function* (options: HandoffOptions 
       const ending = current
       if (ending === undefined || (id !== undefined && ending.takeover.id !== id)) return false
       current = undefined
+      next = Deferred.makeUnsafe<Takeover>()
       yield* Deferred.done(ending.done, exit)
       yield* Effect.logInfo(`human takeover ended: ${why}`, {
         reason: ending.takeover.reason,
@@ -93,6 +98,7 @@ export const makeHandoff = Effect.fnUntraced(function* (options: HandoffOptions 
     if (current !== undefined) return current.takeover
     const takeover: Takeover = { id: crypto.randomUUID(), url: options.url, reason, since }
     current = { takeover, done: Deferred.makeUnsafe<void, HumanTimeout>() }
+    Deferred.doneUnsafe(next, Effect.succeed(takeover))
     yield* Events.emit({ event: "human_takeover", url: takeover.url, reason })
     yield* Effect.logWarning(`a person is needed: ${reason}; open ${takeover.url}`)
     return takeover
@@ -125,6 +131,7 @@ export const makeHandoff = Effect.fnUntraced(function* (options: HandoffOptions 
     start,
     resume: (id) => end(id, "the person handed the browser back"),
     active: Effect.sync(() => Option.fromNullishOr(current?.takeover)),
+    arrival: Effect.suspend(() => (current === undefined ? Deferred.await(next) : Effect.succeed(current.takeover))),
     await: wait
   })
 })
@@ -137,6 +144,18 @@ export const inControl = (takeover: Takeover, action?: string) =>
     ...(action === undefined ? {} : { action }),
     message: `a person has the browser since ${takeover.since} (${takeover.reason}; they work at ${takeover.url}): automation is paused until they are done. Check browser.status to see when, or call browser.resume once they have finished`
   })
+
+/** While a person has the browser, the Sandbox refuses automation calls with `human_in_control`, waiting ones too. */
+export const occupant: Layer.Layer<Occupant, never, Handoff> = Layer.effect(
+  Occupant,
+  Effect.gen(function* () {
+    const handoff = yield* Handoff
+    return Occupant.of({
+      current: handoff.active.pipe(Effect.map(Option.map((takeover): EngineError => inControl(takeover)))),
+      arrival: handoff.arrival.pipe(Effect.map((takeover): EngineError => inControl(takeover)))
+    })
+  })
+)
 
 // ---------------------------------------------------------------------------------------------------------------
 // The engine.

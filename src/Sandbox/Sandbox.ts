@@ -10,6 +10,7 @@ import {
   type EngineError,
   type EngineKind,
   type ErrorInfo,
+  HumanInControl,
   LeaseTimeout,
   SessionClosed,
   SwitchFailed,
@@ -100,6 +101,21 @@ interface LiveEngine {
 const keyOf = (spec: { readonly kind: EngineKind; readonly mode?: string | undefined }) =>
   spec.mode === undefined ? spec.kind : `${spec.kind}:${spec.mode}`
 
+/**
+ * Someone other than automation who can hold the browser: a person over VNC. While they do, automation calls are
+ * refused at once with their error, also calls already waiting for the lease, instead of waiting it out. Calls on
+ * their own engine (`human`) are let through.
+ */
+export class Occupant extends Context.Service<
+  Occupant,
+  {
+    /** The error automation gets while someone holds the browser now. */
+    readonly current: Effect.Effect<Option.Option<EngineError>>
+    /** Completes with that error once someone holds the browser (at once if someone does). */
+    readonly arrival: Effect.Effect<EngineError>
+  }
+>()("switchyard/Occupant") {}
+
 export class Sandbox extends Context.Service<
   Sandbox,
   {
@@ -134,6 +150,7 @@ export class Sandbox extends Context.Service<
 
 export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
   const provider = yield* BrowserProvider
+  const occupant = yield* Effect.serviceOption(Occupant)
   const leaseTimeoutMs = options.leaseTimeoutMs ?? 30_000
   const idleTimeoutMs = options.idleTimeoutMs === undefined ? 5 * 60_000 : options.idleTimeoutMs
   const relaunch = options.relaunch ?? true
@@ -169,11 +186,23 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
 
   // --- lease -----------------------------------------------------------------------------------------------------
 
-  const withLease = <A, E>(self: Effect.Effect<A, E>): Effect.Effect<A, E | LeaseTimeout | SessionClosed> =>
+  /** For automation calls: refused while someone else holds the browser, also while waiting for the lease. */
+  const gateFor = (spec: EngineSpec | undefined) =>
+    spec === undefined || spec.kind === "human" || Option.isNone(occupant) ? undefined : occupant.value
+
+  const withLease = <A, E>(
+    self: Effect.Effect<A, E>,
+    spec?: EngineSpec
+  ): Effect.Effect<A, E | LeaseTimeout | SessionClosed | EngineError> =>
     Effect.uninterruptibleMask((restore) =>
       Effect.gen(function* () {
         if (shutdown) return yield* new SessionClosed({ message: "the session is shut down" })
-        const taken = yield* restore(semaphore.take(1)).pipe(Effect.timeoutOption(leaseTimeoutMs))
+        const gate = gateFor(spec)
+        const take =
+          gate === undefined
+            ? semaphore.take(1)
+            : semaphore.take(1).pipe(Effect.raceFirst(gate.arrival.pipe(Effect.flatMap(Effect.fail))))
+        const taken = yield* restore(take).pipe(Effect.timeoutOption(leaseTimeoutMs))
         if (Option.isNone(taken)) {
           return yield* new LeaseTimeout({
             timeoutMs: leaseTimeoutMs,
@@ -182,6 +211,9 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
         }
         // The call runs on its own fiber so forceRelease/close can stop it and its caller still gets an answer.
         return yield* Effect.gen(function* () {
+          // Someone may have taken the browser while the lease was being handed over.
+          const occupied = gate === undefined ? Option.none() : yield* gate.current
+          if (Option.isSome(occupied)) return yield* Effect.fail(occupied.value)
           const call = yield* Effect.forkChild(restore(self))
           holder = call
           const exit = yield* restore(Fiber.await(call)).pipe(Effect.onInterrupt(() => Fiber.interrupt(call)))
@@ -481,6 +513,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     self.pipe(
       Effect.tapError((error) =>
         Effect.sync(() => {
+          // A call refused because a person has the browser says nothing about the browser.
+          if (error instanceof HumanInControl) return
           suspect = true
           if (typeof error === "object" && error !== null && "type" in error && "retryable" in error) {
             lastError = toErrorInfo(error as unknown as EngineError)
@@ -540,7 +574,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
               .pipe(Effect.flatMap((ok) => (ok ? Effect.void : disconnectFor("the connection dropped during a call"))))
           )
         )
-      })
+      }),
+      spec
     ).pipe(remember)
 
   const switchTo = (spec: EngineSpec, reason: string) =>
@@ -551,7 +586,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
         yield* track(live)
         yield* touch
         return entry
-      })
+      }),
+      spec
     ).pipe(remember)
 
   const forceRelease = Effect.gen(function* () {

@@ -105,6 +105,7 @@ export const layer = (config: Config.ServiceConfig) =>
           )
         })
       ).pipe(
+        Layer.provideMerge(HumanEngine.occupant),
         Layer.provideMerge(HumanEngine.Handoff.layer({ timeoutMs: humanTimeoutMs })),
         Layer.provideMerge(
           Vnc.layer({

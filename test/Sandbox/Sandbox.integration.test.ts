@@ -1,11 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Exit, Fiber, Layer } from "effect"
+import { Context, Deferred, Effect, Exit, Fiber, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { ActionFailed } from "../../src/Engine/EngineError.ts"
+import { ActionFailed, type EngineError, HumanInControl } from "../../src/Engine/EngineError.ts"
 import { BrowserProvider } from "../../src/Sandbox/Browser.ts"
 import * as Cdp from "../../src/Sandbox/Cdp.ts"
 import * as LocalChromium from "../../src/Sandbox/LocalChromium.ts"
-import { type EngineSpec, Sandbox, type SandboxOptions } from "../../src/Sandbox/Sandbox.ts"
+import { type EngineSpec, Occupant, Sandbox, type SandboxOptions } from "../../src/Sandbox/Sandbox.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
 import * as ProbeEngine from "../support/ProbeEngine.ts"
 import { isAlive } from "../support/Processes.ts"
@@ -240,6 +240,46 @@ describe("Sandbox", () => {
       assert.isFalse(error.retryable)
       assert.include(error.message, "/nonexistent/chromium")
       assert.strictEqual((yield* sb.status).active, false)
+    })
+  )
+
+  it.live("while a person holds the browser, automation calls are refused at once, waiting ones too", () =>
+    Effect.gen(function* () {
+      const arrived = yield* Deferred.make<EngineError>()
+      const occupied = new HumanInControl({ engine: "human", message: "a person has the browser" })
+      const occupant = Layer.succeed(
+        Occupant,
+        Occupant.of({
+          current: Deferred.isDone(arrived).pipe(Effect.map((done) => (done ? Option.some(occupied) : Option.none()))),
+          arrival: Deferred.await(arrived)
+        })
+      )
+      const sb = Context.get(
+        yield* Layer.build(
+          Sandbox.layer().pipe(Layer.provide(countingProvider({ launches: 0 })), Layer.provide(occupant))
+        ),
+        Sandbox
+      )
+      const log = ProbeEngine.makeLog()
+      const release = yield* Deferred.make<void>()
+      const holding = yield* Effect.forkChild(sb.use(probe(log), () => Deferred.await(release)))
+      yield* Effect.promise(() => waitFor(() => log.connected === 1))
+      const waiting = yield* Effect.forkChild(Effect.flip(sb.use(probe(log), (e) => e.pageState())))
+      yield* Deferred.succeed(arrived, occupied)
+      const refused = yield* Fiber.join(waiting).pipe(Effect.timeoutOption(5_000))
+      assert.strictEqual(
+        Option.getOrUndefined(refused)?.type,
+        "human_in_control",
+        "refused without waiting for the lease"
+      )
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holding)
+      const later = yield* Effect.flip(sb.use(probe(log), (e) => e.pageState()))
+      assert.strictEqual(later.type, "human_in_control")
+      const person: EngineSpec = { ...probe(log, "person"), kind: "human" }
+      const seen = yield* sb.use(person, (e) => e.pageState())
+      assert.isString(seen.url, "the person's own engine is let through")
+      assert.isNull((yield* sb.status).lastError, "a refused call is not a browser error")
     })
   )
 
