@@ -124,6 +124,7 @@ const safeName = (id: string) => id.replaceAll(/[^A-Za-z0-9._-]/g, "_").slice(0,
 export const make = Effect.fnUntraced(function* (options: AttemptLogOptions = {}) {
   const root = options.root ?? defaultRoot()
   const redactor = options.redactor ?? Redact.defaultRedactor
+  const gatherMs = 20
   const queue = yield* Queue.unbounded<Job>()
   const traces = new Map<string, Trace>()
   let failed = 0
@@ -190,10 +191,20 @@ export const make = Effect.fnUntraced(function* (options: AttemptLogOptions = {}
     }
   }
 
-  const writer = yield* Effect.forkScoped(
-    Effect.forever(Queue.takeAll(queue).pipe(Effect.flatMap((jobs) => Effect.promise(() => writeBatch(jobs))))).pipe(
-      Effect.ignore
+  // A call emits its events over a few milliseconds: gathering them for a moment makes one append and one summary
+  // per trace instead of one per event. Wall-clock on purpose: this paces disk writes, it decides nothing.
+  const gathered = Queue.takeAll(queue).pipe(
+    Effect.flatMap((first) =>
+      first.some((job) => job.kind === "flush")
+        ? Effect.succeed(first)
+        : Effect.promise(() => new Promise((resolve) => setTimeout(resolve, gatherMs))).pipe(
+            Effect.andThen(Queue.clear(queue)),
+            Effect.map((rest) => [...first, ...rest])
+          )
     )
+  )
+  const writer = yield* Effect.forkScoped(
+    Effect.forever(gathered.pipe(Effect.flatMap((jobs) => Effect.promise(() => writeBatch(jobs))))).pipe(Effect.ignore)
   )
 
   const flush = Effect.callback<void>((resume) => {
