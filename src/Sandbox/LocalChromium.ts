@@ -81,7 +81,8 @@ export const baseArgs = (options: LocalChromiumOptions, profileDir: string): Arr
   const size = options.windowSize ?? { width: 1280, height: 800 }
   return [
     ...(options.headless === false ? [] : ["--headless"]),
-    ...(process.getuid?.() === 0 ? ["--no-sandbox"] : []),
+    // As root Chromium runs only without its sandbox; --test-type keeps the warning bar about it off a person's screen.
+    ...(process.getuid?.() === 0 ? ["--no-sandbox", "--test-type"] : []),
     "--disable-gpu",
     "--disable-quic",
     "--no-first-run",

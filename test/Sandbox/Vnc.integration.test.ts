@@ -135,6 +135,9 @@ describe("Vnc", () => {
         yield* Cdp.navigate(browser.wsEndpoint, page.id, site.url("/forms.html"))
         const size = yield* Cdp.evaluate<string>(browser.wsEndpoint, page.id, 'screen.width + "x" + screen.height')
         assert.strictEqual(size, "1280x800", "the browser is on the VNC display")
+        // Tabs and address bar take under 100 px; Chromium's "unsupported command-line flag" bar would add ~55 more.
+        const chrome = yield* Cdp.evaluate<number>(browser.wsEndpoint, page.id, "outerHeight - innerHeight")
+        assert.isBelow(chrome, 100, "no warning bar between the person and the page")
 
         const person = yield* NoVncViewer.open(Redacted.value(urlWithPassword(vnc)))
         assert.isBelow(person.scale, 1, "noVNC scales the screen down to the viewer's window")
