@@ -10,6 +10,8 @@ import { processesMatching } from "./Processes.ts"
 import { waitFor } from "./Wait.ts"
 
 const main = join(import.meta.dirname, "..", "..", "src", "Main.ts")
+/** What bin/switchyard puts in NODE_OPTIONS, so tests and the bench run the service as users do. */
+const serviceNodeOptions = "--max-semi-space-size=16"
 
 export interface Service {
   readonly child: ChildProcessWithoutNullStreams
@@ -44,7 +46,8 @@ export const startService = (env: Record<string, string> = {}, args?: ReadonlyAr
       ...process.env,
       SWITCHYARD_IDLE_TIMEOUT_MS: "0",
       SWITCHYARD_LOG_DIR: mkdtempSync(join(tmpdir(), "switchyard-logs-")),
-      ...env
+      ...env,
+      NODE_OPTIONS: [serviceNodeOptions, env.NODE_OPTIONS ?? process.env.NODE_OPTIONS].filter(Boolean).join(" ")
     },
     stdio: ["pipe", "pipe", "pipe"]
   })
