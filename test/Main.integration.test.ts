@@ -60,8 +60,10 @@ describe("switchyard serve", () => {
         yield* Effect.promise(() => waitFor(() => processesMatching(profile).length === 0)),
         "Chromium helper processes outlived the service"
       )
+      // Any service starting meanwhile (other test files run in parallel) reaps it too; whoever comes first, it goes.
+      const leftBehind = existsSync(profile)
       const reaped = yield* LocalChromium.reapStaleProfiles()
-      assert.include(reaped, profile)
+      if (leftBehind) assert.include(reaped, profile)
       assert.isFalse(existsSync(profile))
     })
   )
