@@ -293,7 +293,6 @@ export const run = (options: { readonly iterations: number; readonly warmup: num
     const extras = {
       "alive check after a failed call (GET /json/version)": yield* timeIt(Cdp.version(http)),
       "alive check (Browser.getVersion, kept socket)": yield* timeIt(link.alive),
-      "URL tracking (Target.getTargetInfo, kept socket)": yield* timeIt(link.info(targetId)),
       "page state on a switch (GET /json/list + new WS + attach + evaluate)": yield* timeIt(PageState.capture(target)),
       "act fingerprint (kept socket: evaluate)": yield* timeIt(PageState.fingerprint(kept)),
       "act fingerprint on a new socket (connect + attach + evaluate)": yield* timeIt(

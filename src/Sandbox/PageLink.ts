@@ -25,8 +25,8 @@ export interface PageLink {
     targetId: string,
     f: (cdp: Cdp.CdpConnection, sessionId: string) => Effect.Effect<A, E>
   ) => Effect.Effect<A, E | CdpClosed>
-  /** The browser's view of a target (one round trip on the open socket); none when the target is gone. */
-  readonly info: (targetId: string) => Effect.Effect<Option.Option<Cdp.TargetInfo>, CdpClosed>
+  /** A page's URL and title as the browser last announced them (target events: no round trip). */
+  readonly location: (targetId: string) => Option.Option<{ readonly url: string; readonly title: string }>
   /** Opens a new page target and returns its id. */
   readonly openPage: Effect.Effect<string, CdpClosed>
   /** Closes a page target (a crashed one, replaced). */
@@ -65,6 +65,7 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
   const opening = yield* Semaphore.make(1)
   const dialogs = yield* Queue.unbounded<Dialog>()
   const fates = new Map<string, Fate>()
+  const locations = new Map<string, { readonly url: string; readonly title: string }>()
   const watchers = new Map<string, Deferred.Deferred<Fate>>()
   const settle = (targetId: string, fate: Fate) => {
     fates.set(targetId, fate)
@@ -79,7 +80,14 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
   const listen = (open: Open) => (event: Cdp.CdpEvent) => {
     const params = event.params
     switch (event.method) {
+      case "Target.targetCreated":
+      case "Target.targetInfoChanged": {
+        const info = params.targetInfo as { targetId: string; type: string; url: string; title: string }
+        if (info.type === "page") locations.set(info.targetId, { url: info.url, title: info.title })
+        break
+      }
       case "Target.targetDestroyed":
+        locations.delete(String(params.targetId))
         settle(String(params.targetId), "closed")
         open.sessions.delete(String(params.targetId))
         break
@@ -175,23 +183,7 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
 
   return {
     run,
-    info: (targetId) =>
-      Effect.gen(function* () {
-        const open = yield* ensure
-        const found = yield* open.cdp
-          .send<{ targetInfo: { targetId: string; type: string; url: string; title: string } }>(
-            "Target.getTargetInfo",
-            { targetId }
-          )
-          .pipe(Effect.option)
-        if (Option.isNone(found)) {
-          // An unknown target answers with an error; a dropped socket is a different failure.
-          if (!open.cdp.isOpen()) return yield* new CdpClosed({ message: "the browser connection closed" })
-          return Option.none()
-        }
-        const t = found.value.targetInfo
-        return Option.some({ id: t.targetId, type: t.type, url: t.url, title: t.title })
-      }),
+    location: (targetId) => Option.fromNullishOr(locations.get(targetId)),
     openPage: Effect.gen(function* () {
       const open = yield* ensure
       const { targetId } = yield* open.cdp.send<{ targetId: string }>("Target.createTarget", { url: "about:blank" })

@@ -499,15 +499,10 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
   })
 
   const track = (live: LiveBrowser) =>
-    live.link.info(live.targetId).pipe(
-      Effect.timeout(2_000),
-      Effect.tap((page) =>
-        Effect.sync(() => {
-          if (Option.isSome(page)) lastLocation = { url: page.value.url, title: page.value.title }
-        })
-      ),
-      Effect.ignore
-    )
+    Effect.sync(() => {
+      const page = live.link.location(live.targetId)
+      if (Option.isSome(page)) lastLocation = page.value
+    })
 
   const remember = <A, E>(self: Effect.Effect<A, E>) =>
     self.pipe(
