@@ -48,7 +48,7 @@ const counts = quick
       gcCalls: 400
     }
   : {
-      overhead: 20,
+      overhead: 50,
       warmup: 3,
       switchRounds: 6,
       coldStarts: 4,
