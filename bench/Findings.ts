@@ -91,5 +91,6 @@ export const notes = (r: Results): Array<string> => {
             : "")
     )
   }
-  return out
+  // A finding whose last clause is empty would end in a space, which the Markdown formatter rejects.
+  return out.map((note) => note.trim())
 }
