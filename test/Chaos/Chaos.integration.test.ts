@@ -248,11 +248,15 @@ describe("chaos", () => {
     () =>
       Effect.gen(function* () {
         const site = yield* SiteServer.start
+        let arrived = () => {}
+        const requested = new Promise<void>((resolve) => {
+          arrived = resolve
+        })
         const silent = yield* Effect.acquireRelease(
           Effect.promise(
             () =>
               new Promise<Server>((resolve) => {
-                const server = createServer(() => {})
+                const server = createServer(() => arrived())
                 server.listen(0, "127.0.0.1", () => resolve(server))
               })
           ),
@@ -262,18 +266,22 @@ describe("chaos", () => {
               server.close()
             })
         )
+        mkdirSync(join(root, "tmp"), { recursive: true })
         const service = startService({ TMPDIR: join(root, "tmp") })
-        yield* Effect.promise(() => service.call("browser.navigate", { url: site.url("/plain.html") }))
+        const opened = yield* Effect.promise(() => service.call("browser.navigate", { url: site.url("/plain.html") }))
+        assert.isDefined(opened.result, JSON.stringify(opened.error))
         // A page that never answers keeps the navigate holding the browser.
         const pending = service.call("browser.navigate", {
           url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`
         })
-        yield* Effect.sleep("1 second")
+        // The page's request reached the server: the navigate holds the browser now.
+        yield* Effect.promise(() => requested)
         yield* Effect.promise(() => service.call("browserClose"))
         const answer = yield* Effect.promise(() =>
           Promise.race([pending, new Promise<undefined>((resolve) => setTimeout(resolve, 5_000))])
         )
         assert.isDefined(answer, "the navigate in flight when the browser was closed was never answered")
+        assert.strictEqual((answer?.error as { data?: { type?: string } })?.data?.type, "session_closed")
       }),
     60_000
   )

@@ -3,7 +3,7 @@
  * the model's HTTP request through model middleware, and a closed CDP transport fails the call at once.
  */
 import { AsyncLocalStorage } from "node:async_hooks"
-import { type ModelConfiguration, Stagehand, type Action as StagehandAction } from "@browserbasehq/stagehand"
+import type { ModelConfiguration, Action as StagehandAction } from "@browserbasehq/stagehand"
 import { DateTime, Effect, Redacted } from "effect"
 import { BrowserSession } from "../../Sandbox/Browser.ts"
 import { type Action, type ActResult, type Capabilities, Engine, type ScreenshotOptions } from "../Engine.ts"
@@ -65,6 +65,16 @@ const aiSdkBaseURL = (provider: string, baseURL: string) =>
 
 const quote = (s: string) => JSON.stringify(s)
 
+/**
+ * The SDK (with its AI SDK, model clients and browser library) is loaded on the first Stagehand connect, once: a
+ * service without a model never pays its 300 ms of start-up or its ~60 MiB.
+ */
+let sdk: Promise<typeof import("@browserbasehq/stagehand")> | undefined
+const loadStagehand = () => {
+  sdk ??= import("@browserbasehq/stagehand")
+  return sdk
+}
+
 const toAction = (a: StagehandAction): Action => ({
   selector: a.selector,
   method: a.method ?? "click",
@@ -91,6 +101,7 @@ export const make = Effect.fn("StagehandEngine.dom")(function* (options: Stageha
   const session = yield* BrowserSession
   const model = yield* Model.resolve("stagehandDom", options.model)
   const calls = new AsyncLocalStorage<Call>()
+  const { Stagehand } = yield* Effect.promise(loadStagehand)
 
   const connection = yield* Effect.acquireRelease(
     Effect.try({
