@@ -290,15 +290,25 @@ describe("Sandbox", () => {
         const http = `http://${new URL(status.wsEndpoint!).host}`
         return { http, ws: status.wsEndpoint!, pages: (yield* Cdp.listTargets(http)).filter((t) => t.type === "page") }
       })
-
-    it.live("a closed tab is replaced by a new page at the last URL before the next call", () =>
+    /** A sandbox whose page shows `path` of the fixture site, and its pages as the browser lists them then. */
+    const onPage = (path: string) =>
       Effect.gen(function* () {
         const site = yield* SiteServer.start
         const sb = yield* sandbox()
         const log = ProbeEngine.makeLog()
-        const url = site.url("/plain.html")
+        const url = site.url(path)
         yield* sb.use(probe(log), (e) => e.navigate(url))
-        const before = yield* pages(sb)
+        return { sb, log, url, before: yield* pages(sb) }
+      })
+    /** Crashes a page's renderer (the command itself gets no answer). */
+    const crash = (ws: string, targetId: string) =>
+      Cdp.withTarget(ws, targetId, (cdp, sessionId) =>
+        cdp.send("Page.crash", {}, sessionId).pipe(Effect.timeoutOption(500), Effect.ignore)
+      )
+
+    it.live("a closed tab is replaced by a new page at the last URL before the next call", () =>
+      Effect.gen(function* () {
+        const { sb, log, url, before } = yield* onPage("/plain.html")
         assert.strictEqual(before.pages.length, 1)
         yield* Effect.scoped(
           Cdp.connect(before.ws).pipe(
@@ -320,15 +330,8 @@ describe("Sandbox", () => {
 
     it.live("a crashed renderer is replaced by a new page at the last URL before the next call", () =>
       Effect.gen(function* () {
-        const site = yield* SiteServer.start
-        const sb = yield* sandbox()
-        const log = ProbeEngine.makeLog()
-        const url = site.url("/plain.html")
-        yield* sb.use(probe(log), (e) => e.navigate(url))
-        const before = yield* pages(sb)
-        yield* Cdp.withTarget(before.ws, before.pages[0]!.id, (cdp, sessionId) =>
-          cdp.send("Page.crash", {}, sessionId).pipe(Effect.timeoutOption(500), Effect.ignore)
-        )
+        const { sb, log, url, before } = yield* onPage("/plain.html")
+        yield* crash(before.ws, before.pages[0]!.id)
         const state = yield* sb.use(probe(log), (e) => e.pageState())
         assert.strictEqual(state.url, url)
         const after = yield* pages(sb)
@@ -343,20 +346,10 @@ describe("Sandbox", () => {
 
     it.live("a call running when its page crashes ends at once with cdp_closed instead of waiting", () =>
       Effect.gen(function* () {
-        const site = yield* SiteServer.start
-        const sb = yield* sandbox()
-        const log = ProbeEngine.makeLog()
-        const url = site.url("/plain.html")
-        yield* sb.use(probe(log), (e) => e.navigate(url))
-        const {
-          ws,
-          pages: [page]
-        } = yield* pages(sb)
+        const { sb, log, url, before } = yield* onPage("/plain.html")
         const stuck = yield* Effect.forkChild(sb.use(probe(log), () => Effect.never))
         yield* Effect.promise(() => waitFor(() => log.connected === 1))
-        yield* Cdp.withTarget(ws, page!.id, (cdp, sessionId) =>
-          cdp.send("Page.crash", {}, sessionId).pipe(Effect.timeoutOption(500), Effect.ignore)
-        )
+        yield* crash(before.ws, before.pages[0]!.id)
         const exit = yield* Fiber.await(stuck).pipe(Effect.timeoutOption(10_000))
         assert.isTrue(exit._tag === "Some" && Exit.isFailure(exit.value), "the call ended")
         const error = exit._tag === "Some" && Exit.isFailure(exit.value) ? exit.value.cause.reasons[0] : undefined
@@ -368,12 +361,7 @@ describe("Sandbox", () => {
 
     it.live("after a failed call, a page whose main thread hangs is replaced by a new page at its URL", () =>
       Effect.gen(function* () {
-        const site = yield* SiteServer.start
-        const sb = yield* sandbox()
-        const log = ProbeEngine.makeLog()
-        const url = site.url("/hang.html")
-        yield* sb.use(probe(log), (e) => e.navigate(url))
-        const before = yield* pages(sb)
+        const { sb, log, url, before } = yield* onPage("/hang.html")
         const failed = yield* sb
           .use(probe(log), () =>
             Cdp.evaluate(
@@ -405,14 +393,11 @@ describe("Sandbox", () => {
 
     it.live("a confirm() the page opens is dismissed, so clients of the page are not stuck behind it", () =>
       Effect.gen(function* () {
-        const site = yield* SiteServer.start
-        const sb = yield* sandbox()
-        const log = ProbeEngine.makeLog()
-        yield* sb.use(probe(log), (e) => e.navigate(site.url("/plain.html")))
+        const { sb, log, before } = yield* onPage("/plain.html")
         const {
           ws,
           pages: [page]
-        } = yield* pages(sb)
+        } = before
         // Runtime.evaluate returns only when the dialog is answered.
         const answered = yield* sb.use(probe(log), () =>
           Cdp.evaluate<boolean>(ws, page!.id, "confirm('Delete everything?')").pipe(Effect.timeoutOption(10_000))
