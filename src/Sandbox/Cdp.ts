@@ -256,12 +256,14 @@ export const evaluate = <A>(wsEndpoint: string, targetId: string, expression: st
 
 /** Navigates a page target and waits for its load event: used to restore the URL in a relaunched browser. */
 export const navigate = (wsEndpoint: string, targetId: string, url: string) =>
-  withTarget(wsEndpoint, targetId, (cdp, sessionId) =>
-    Effect.gen(function* () {
-      yield* cdp.send("Page.enable", {}, sessionId)
-      const loaded = yield* Effect.forkChild(cdp.nextEvent("Page.loadEventFired", sessionId))
-      const result = yield* cdp.send<{ errorText?: string }>("Page.navigate", { url }, sessionId)
-      if (result.errorText) return yield* new CdpClosed({ message: `navigation to ${url} failed: ${result.errorText}` })
-      yield* Fiber.join(loaded)
-    })
-  )
+  withTarget(wsEndpoint, targetId, (cdp, sessionId) => navigateOn(cdp, sessionId, url))
+
+/** Navigates the page of an attached session and waits for its load event. */
+export const navigateOn = (cdp: CdpConnection, sessionId: string, url: string) =>
+  Effect.gen(function* () {
+    yield* cdp.send("Page.enable", {}, sessionId)
+    const loaded = yield* Effect.forkChild(cdp.nextEvent("Page.loadEventFired", sessionId))
+    const result = yield* cdp.send<{ errorText?: string }>("Page.navigate", { url }, sessionId)
+    if (result.errorText) return yield* new CdpClosed({ message: `navigation to ${url} failed: ${result.errorText}` })
+    yield* Fiber.join(loaded)
+  })

@@ -301,19 +301,11 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     if (current !== undefined) yield* Scope.close(current.scope, Exit.void)
   })
 
-  const pageTarget = (running: RunningBrowser, preferred?: string) =>
+  /** The page a new browser's session works on: its first page, or a new one when it has none. */
+  const pageTarget = (running: RunningBrowser, link: PageLink.PageLink) =>
     Effect.gen(function* () {
-      const targets = yield* Cdp.listTargets(running.httpEndpoint)
-      const pages = targets.filter((t) => t.type === "page")
-      const page = pages.find((t) => t.id === preferred) ?? pages[0]
-      if (page !== undefined) return page.id
-      // Every page was closed: open one so the session still has a page to work on.
-      return yield* Effect.scoped(
-        Cdp.connect(running.wsEndpoint).pipe(
-          Effect.flatMap((cdp) => cdp.send<{ targetId: string }>("Target.createTarget", { url: "about:blank" })),
-          Effect.map((r) => r.targetId)
-        )
-      )
+      const page = (yield* Cdp.listTargets(running.httpEndpoint)).find((t) => t.type === "page")
+      return page === undefined ? yield* link.openPage : page.id
     })
 
   const startBrowser = Effect.gen(function* () {
@@ -325,7 +317,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       const link = yield* PageLink.make(running.wsEndpoint, {
         answerDialogs: Effect.sync(() => engine?.kind !== "human")
       }).pipe(Scope.provide(scope))
-      const targetId = yield* pageTarget(running)
+      const targetId = yield* pageTarget(running, link)
       yield* link.follow(targetId)
       const live: LiveBrowser = { running, scope, link, targetId }
       browser = live
@@ -344,7 +336,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     Effect.gen(function* () {
       const lastUrl = lastLocation?.url
       if (!Page.isRestorable(lastUrl)) return
-      yield* Cdp.navigate(live.running.wsEndpoint, live.targetId, lastUrl).pipe(
+      yield* pageOf(live)((cdp, sessionId) => Cdp.navigateOn(cdp, sessionId, lastUrl)).pipe(
         Effect.timeoutOption(30_000),
         Effect.catch((error) => Effect.logWarning(`could not restore the page ${why}`, error.message))
       )
