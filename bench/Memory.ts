@@ -6,7 +6,7 @@
  * the Node inspector and reads the live heap.
  */
 import { Effect } from "effect"
-import * as Cdp from "../src/Sandbox/Cdp.ts"
+import * as Cdp from "../src/Cdp/Cdp.ts"
 import * as SiteServer from "../test/fixtures/SiteServer.ts"
 import { emailAction } from "./Sequence.ts"
 import * as Service from "./Service.ts"

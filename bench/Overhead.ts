@@ -14,19 +14,19 @@ import { Cascade } from "../src/Cascade/Cascade.ts"
 import * as Engines from "../src/Cascade/Engines.ts"
 import type { Policy } from "../src/Cascade/Policy.ts"
 import { Router } from "../src/Cascade/Router.ts"
+import * as Cdp from "../src/Cdp/Cdp.ts"
+import { BrowserSession } from "../src/Engine/BrowserSession.ts"
 import { Engine } from "../src/Engine/Engine.ts"
-import type { EngineError } from "../src/Engine/EngineError.ts"
 import * as PageFacts from "../src/Engine/PageFacts.ts"
+import * as PageState from "../src/Engine/PageState.ts"
 import * as PlaywrightEngine from "../src/Engine/PlaywrightEngine.ts"
+import type { SwitchyardError } from "../src/Errors.ts"
 import * as Artifacts from "../src/Logging/Artifacts.ts"
 import * as AttemptLog from "../src/Logging/AttemptLog.ts"
 import * as Events from "../src/Logging/Events.ts"
 import * as SystemLog from "../src/Logging/SystemLog.ts"
-import { BrowserSession } from "../src/Sandbox/Browser.ts"
-import * as Cdp from "../src/Sandbox/Cdp.ts"
 import * as LocalChromium from "../src/Sandbox/LocalChromium.ts"
 import * as PageLink from "../src/Sandbox/PageLink.ts"
-import * as PageState from "../src/Sandbox/PageState.ts"
 import { Sandbox } from "../src/Sandbox/Sandbox.ts"
 import * as Snapshot from "../src/Sandbox/Snapshot.ts"
 import * as SiteServer from "../test/fixtures/SiteServer.ts"
@@ -120,10 +120,10 @@ export const run = (options: { readonly iterations: number; readonly warmup: num
     )
 
     const stack = yield* Layer.build(
-      Router.layerWith({ policy: playwrightOnly }).pipe(
+      Router.layer({ policy: playwrightOnly }).pipe(
         Layer.provideMerge(Cascade.layer),
         Layer.provideMerge(Sandbox.layer({ idleTimeoutMs: null })),
-        Layer.provide(Engines.Engines.layer),
+        Layer.provide(Engines.Engines.layer()),
         Layer.provide(LocalChromium.layer())
       )
     )
@@ -161,7 +161,7 @@ export const run = (options: { readonly iterations: number; readonly warmup: num
       ["browser.screenshot", {}]
     ] as const
     /** The engine operation behind each tool, as the Router runs it. */
-    const onEngine = (engine: Engine["Service"], k: number): Effect.Effect<unknown, EngineError> => {
+    const onEngine = (engine: Engine["Service"], k: number): Effect.Effect<unknown, SwitchyardError> => {
       switch (k) {
         case 0:
           return engine.navigate(url)
@@ -211,7 +211,7 @@ export const run = (options: { readonly iterations: number; readonly warmup: num
     const page = browser.contexts()[0]!.pages()[0]!
     const alone = Context.get(
       yield* Layer.build(
-        PlaywrightEngine.layer.pipe(
+        PlaywrightEngine.layer().pipe(
           Layer.provide(Layer.succeed(BrowserSession, BrowserSession.of({ ...target, pid: status.browserPid })))
         )
       ),

@@ -11,13 +11,15 @@
  */
 import { Clock, Context, Data, Effect, Layer, Option, Schedule } from "effect"
 import type { Engine } from "../Engine/Engine.ts"
-import { type EngineError, NotConfigured, Timeout } from "../Engine/EngineError.ts"
+import * as EngineId from "../Engine/EngineId.ts"
+import { NotConfigured, Timeout } from "../Errors/Engine.ts"
+import type { SwitchyardError } from "../Errors.ts"
 import * as Artifacts from "../Logging/Artifacts.ts"
 import * as Events from "../Logging/Events.ts"
 import * as Telemetry from "../Logging/Telemetry.ts"
 import { Sandbox } from "../Sandbox/Sandbox.ts"
 import { Engines } from "./Engines.ts"
-import type { CascadeConfig, Level } from "./Policy.ts"
+import { type CascadeConfig, idOf, type Level } from "./Policy.ts"
 
 export interface AttemptRef {
   /** `<call attemptId>.<n>`: the n-th engine attempt of the call. */
@@ -31,13 +33,13 @@ export interface AttemptRef {
 
 /** How the cascade reaches engines: injected, so the policy can be tested on virtual time without a browser. */
 export interface Runner<A> {
-  readonly attempt: (at: AttemptRef) => Effect.Effect<A, EngineError>
+  readonly attempt: (at: AttemptRef) => Effect.Effect<A, SwitchyardError>
   /** A reason to skip a level before trying it (not configured, breaker open). */
   readonly skip: (level: Level, index: number) => Effect.Effect<Option.Option<string>>
   /** A digest of the page, compared around a failed `act` to tell whether it changed anything. */
   readonly fingerprint: Effect.Effect<string>
   readonly onSuccess?: (at: AttemptRef) => Effect.Effect<void>
-  readonly onFailure?: (at: AttemptRef, error: EngineError) => Effect.Effect<void>
+  readonly onFailure?: (at: AttemptRef, error: SwitchyardError) => Effect.Effect<void>
 }
 
 export interface CallOptions {
@@ -47,10 +49,8 @@ export interface CallOptions {
   readonly isAct: boolean
 }
 
-export const levelName = (level: Level) => (level.mode ? `${level.engine}:${level.mode}` : level.engine)
-
 /** A failed act changed the page: repeating it could do it twice, so the cascade stops with this error. */
-class Halt extends Data.TaggedClass("Halt")<{ readonly error: EngineError }> {}
+class Halt extends Data.TaggedClass("Halt")<{ readonly error: SwitchyardError }> {}
 
 const runLevel = <A>(
   config: CascadeConfig,
@@ -85,7 +85,7 @@ const runLevel = <A>(
                 level: index,
                 attempt,
                 sideEffect: options.isAct ? "possible" : "none",
-                message: `${options.action} on ${levelName(level)} (level ${index}, attempt ${attempt}) took longer than ${level.timeoutPerAttemptMs} ms and was stopped`
+                message: `${options.action} on ${EngineId.label(idOf(level))} (level ${index}, attempt ${attempt}) took longer than ${level.timeoutPerAttemptMs} ms and was stopped`
               })
             )
         }),
@@ -94,7 +94,7 @@ const runLevel = <A>(
             const durationMs = (yield* Clock.currentTimeMillis) - started
             ended = true
             yield* Events.emit({ event: "success", ...lifecycle, durationMs, outcome: "success" })
-            yield* Telemetry.recordOperation(levelName(level), "success", durationMs)
+            yield* Telemetry.recordOperation(EngineId.label(idOf(level)), "success", durationMs)
             yield* Events.emit({ event: "engine_operation", ...ref, durationMs, outcome: "success" })
             if (runner.onSuccess) yield* runner.onSuccess(at)
           })
@@ -112,7 +112,7 @@ const runLevel = <A>(
               errorType: error.type,
               retryable: error.retryable
             })
-            yield* Telemetry.recordOperation(levelName(level), "failure", durationMs, error.type)
+            yield* Telemetry.recordOperation(EngineId.label(idOf(level)), "failure", durationMs, error.type)
             yield* Events.emit({
               event: "engine_operation",
               ...ref,
@@ -151,7 +151,7 @@ const runLevel = <A>(
         Effect.withSpan("Cascade.attempt", {
           attributes: {
             attemptId: at.id,
-            engine: levelName(level),
+            engine: EngineId.label(idOf(level)),
             level: index,
             attempt,
             action: options.action
@@ -162,7 +162,7 @@ const runLevel = <A>(
 
     // A failed act that may have acted is repeated only when the page shows it did nothing.
     const checked = one.pipe(
-      Effect.catch((error): Effect.Effect<never, EngineError | Halt> => {
+      Effect.catch((error): Effect.Effect<never, SwitchyardError | Halt> => {
         const possible = "sideEffect" in error && error.sideEffect === "possible"
         if (!options.isAct || !possible || config.repeatPossibleSideEffects) return Effect.fail(error)
         return runner.fingerprint.pipe(
@@ -181,7 +181,7 @@ export const run = <A>(
   config: CascadeConfig,
   runner: Runner<A>,
   options: CallOptions
-): Effect.Effect<A, EngineError> => {
+): Effect.Effect<A, SwitchyardError> => {
   let position = { index: 0, attempt: 0 }
   const levels = Effect.gen(function* () {
     const call = yield* Events.CurrentCall
@@ -191,13 +191,13 @@ export const run = <A>(
       position = { ...position, attempt }
       return `${call?.attemptId ?? "call"}.${++counter.n}`
     }
-    let last: EngineError | undefined
+    let last: SwitchyardError | undefined
     const skipped: Array<string> = []
     for (const [index, level] of config.levels.entries()) {
       position = { index, attempt: 0 }
       const skip = yield* runner.skip(level, index)
       if (Option.isSome(skip)) {
-        skipped.push(`${levelName(level)}: ${skip.value}`)
+        skipped.push(`${EngineId.label(idOf(level))}: ${skip.value}`)
         yield* Events.emit({
           event: "level_skipped",
           engine: level.engine,
@@ -213,13 +213,13 @@ export const run = <A>(
       if (failure instanceof Halt) return yield* Effect.fail(failure.error)
       last = failure
       const next = config.levels.findIndex((_, i) => i > index)
-      const to = next >= 0 ? levelName(config.levels[next]!) : null
+      const to = next >= 0 ? EngineId.label(idOf(config.levels[next]!)) : null
       const reason = `${failure.type}: ${failure.message}`
-      yield* Events.emit({ event: "fallback", from: levelName(level), to, reason })
+      yield* Events.emit({ event: "fallback", from: EngineId.label(idOf(level)), to, reason })
       yield* Events.emit({
         event: "cascade_escalation",
         fromLevel: index,
-        from: levelName(level),
+        from: EngineId.label(idOf(level)),
         toLevel: next >= 0 ? next : null,
         to,
         reason
@@ -256,12 +256,12 @@ export const run = <A>(
 
 export interface CascadeCall<A> extends CallOptions {
   readonly config: CascadeConfig
-  readonly run: (engine: Engine["Service"]) => Effect.Effect<A, EngineError>
+  readonly run: (engine: Engine["Service"]) => Effect.Effect<A, SwitchyardError>
 }
 
 export class Cascade extends Context.Service<
   Cascade,
-  { readonly call: <A>(call: CascadeCall<A>) => Effect.Effect<A, EngineError> }
+  { readonly call: <A>(call: CascadeCall<A>) => Effect.Effect<A, SwitchyardError> }
 >()("switchyard/Cascade") {
   static readonly layer = Layer.effect(
     Cascade,
@@ -274,7 +274,7 @@ export class Cascade extends Context.Service<
       const fingerprint = sandbox.fingerprint.pipe(Effect.orElseSucceed(() => "unknown"))
 
       /** Best effort: artifacts never fail or change the outcome of an attempt. */
-      const capture = (at: AttemptRef, error?: EngineError) =>
+      const capture = (at: AttemptRef, error?: SwitchyardError) =>
         Effect.gen(function* () {
           const sink = yield* Artifacts.Artifacts
           const call = yield* Events.CurrentCall
@@ -307,7 +307,7 @@ export class Cascade extends Context.Service<
                 Effect.gen(function* () {
                   const configured = yield* Effect.result(engines.specFor(level))
                   if (configured._tag === "Failure") return Option.some(configured.failure.message)
-                  const breaker = breakers.get(levelName(level))
+                  const breaker = breakers.get(EngineId.label(idOf(level)))
                   const now = yield* Clock.currentTimeMillis
                   if (breaker !== undefined && breaker.openUntil > now) {
                     return Option.some(
@@ -318,12 +318,14 @@ export class Cascade extends Context.Service<
                 }),
               fingerprint,
               onSuccess: (at) =>
-                Effect.sync(() => void breakers.delete(levelName(at.level))).pipe(Effect.andThen(capture(at))),
+                Effect.sync(() => void breakers.delete(EngineId.label(idOf(at.level)))).pipe(
+                  Effect.andThen(capture(at))
+                ),
               onFailure: (at, error) =>
                 Effect.gen(function* () {
                   yield* capture(at, error)
                   const level = at.level
-                  const key = levelName(level)
+                  const key = EngineId.label(idOf(level))
                   const failures = (breakers.get(key)?.failures ?? 0) + 1
                   const now = yield* Clock.currentTimeMillis
                   const max = call.config.maxFailures ?? Number.POSITIVE_INFINITY

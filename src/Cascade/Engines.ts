@@ -3,38 +3,40 @@
  * here (no model credentials, no person to take over) so the cascade skips it without a network call.
  */
 import { Context, Effect, Layer } from "effect"
-import { NotConfigured } from "../Engine/EngineError.ts"
+import * as EngineId from "../Engine/EngineId.ts"
+import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import * as MagnitudeEngine from "../Engine/MagnitudeEngine.ts"
 import * as Model from "../Engine/Model.ts"
 import * as PlaywrightEngine from "../Engine/PlaywrightEngine.ts"
+import type { StagehandEngineOptions } from "../Engine/Stagehand/Options.ts"
 import * as StagehandEngine from "../Engine/StagehandEngine.ts"
-import type { EngineSpec } from "../Sandbox/Sandbox.ts"
-import type { Level } from "./Policy.ts"
+import { NotConfigured } from "../Errors/Engine.ts"
+import { idOf, type Level } from "./Policy.ts"
 
 export interface EnginesOptions {
   /** Models and credentials for the LLM engines (explicit config; the environment fills the rest). */
   readonly model?: Model.ModelConfig
   /** Per-engine options beyond the model, e.g. shorter limits in tests. */
-  readonly stagehand?: Omit<StagehandEngine.StagehandEngineOptions, "mode" | "model">
+  readonly stagehand?: Omit<StagehandEngineOptions, "mode" | "model">
   readonly magnitude?: Omit<MagnitudeEngine.MagnitudeEngineOptions, "model">
   /** The session's person over VNC, when the session has a VNC display. */
   readonly human?: EngineSpec
 }
 
 const playwright: EngineSpec = {
-  kind: "playwright",
+  id: { kind: "playwright" },
   capabilities: PlaywrightEngine.capabilities,
-  layer: PlaywrightEngine.layer
+  layer: PlaywrightEngine.layer()
 }
 
 export const make = (options: EnginesOptions = {}): { readonly specFor: Engines["Service"]["specFor"] } => {
   const model = options.model ?? {}
   // Layers are built once per level, so a connect reuses the same Layer value.
   const stagehand = {
-    dom: StagehandEngine.layerWith({ ...options.stagehand, mode: "dom", model }),
-    cua: StagehandEngine.layerWith({ ...options.stagehand, mode: "cua", model })
+    dom: StagehandEngine.layer({ ...options.stagehand, mode: "dom", model }),
+    cua: StagehandEngine.layer({ ...options.stagehand, mode: "cua", model })
   }
-  const magnitude = MagnitudeEngine.layerWith({ ...options.magnitude, model })
+  const magnitude = MagnitudeEngine.layer({ ...options.magnitude, model })
   // Credentials and models do not change while the service runs: resolve each level once.
   const resolved = new Map<string, Effect.Effect<EngineSpec, NotConfigured>>()
   const specFor = (level: Level): Effect.Effect<EngineSpec, NotConfigured> => {
@@ -45,8 +47,7 @@ export const make = (options: EnginesOptions = {}): { readonly specFor: Engines[
         const mode = level.mode ?? "dom"
         return Model.resolve(mode === "dom" ? "stagehandDom" : "stagehandCua", model).pipe(
           Effect.as<EngineSpec>({
-            kind: "stagehand",
-            mode,
+            id: { kind: "stagehand", mode },
             capabilities: StagehandEngine.capabilities[mode],
             layer: stagehand[mode]
           })
@@ -54,7 +55,11 @@ export const make = (options: EnginesOptions = {}): { readonly specFor: Engines[
       }
       case "magnitude":
         return Model.resolve("magnitude", model).pipe(
-          Effect.as<EngineSpec>({ kind: "magnitude", capabilities: MagnitudeEngine.capabilities, layer: magnitude })
+          Effect.as<EngineSpec>({
+            id: { kind: "magnitude" },
+            capabilities: MagnitudeEngine.capabilities,
+            layer: magnitude
+          })
         )
       case "human":
         return options.human
@@ -70,7 +75,7 @@ export const make = (options: EnginesOptions = {}): { readonly specFor: Engines[
   }
   return {
     specFor: (level) => {
-      const key = level.mode ? `${level.engine}:${level.mode}` : level.engine
+      const key = EngineId.label(idOf(level))
       let cached = resolved.get(key)
       if (cached === undefined) {
         cached = Effect.runSync(Effect.cached(specFor(level)))
@@ -86,6 +91,5 @@ export class Engines extends Context.Service<
   Engines,
   { readonly specFor: (level: Level) => Effect.Effect<EngineSpec, NotConfigured> }
 >()("switchyard/Engines") {
-  static readonly layerWith = (options: EnginesOptions = {}) => Layer.succeed(Engines, make(options))
-  static readonly layer = Engines.layerWith()
+  static readonly layer = (options: EnginesOptions = {}) => Layer.succeed(Engines, make(options))
 }

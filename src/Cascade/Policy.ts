@@ -4,7 +4,8 @@
  */
 import { readFile } from "node:fs/promises"
 import { Effect, Schema } from "effect"
-import { InvalidInput } from "../Engine/EngineError.ts"
+import { type EngineId, EngineKind, EngineMode } from "../Engine/EngineId.ts"
+import { InvalidInput } from "../Errors/Page.ts"
 
 export const Platform = Schema.Literals(["linkedin", "greenhouse", "lever", "workday", "unknown"])
 export type Platform = typeof Platform.Type
@@ -13,14 +14,17 @@ const positive = Schema.Number.check(Schema.isGreaterThan(0))
 const count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 export const Level = Schema.Struct({
-  engine: Schema.Literals(["stagehand", "magnitude", "playwright", "human"]),
-  mode: Schema.optional(Schema.Literals(["dom", "cua"])),
+  engine: EngineKind,
+  mode: Schema.optional(EngineMode),
   /** Retries on this level after the first attempt. */
   retryCount: count,
   timeoutPerAttemptMs: positive,
   skipForPlatforms: Schema.optional(Schema.Array(Platform))
 })
 export type Level = typeof Level.Type
+
+/** The engine a level runs: the config file says `engine` and `mode`. */
+export const idOf = (level: Level): EngineId => ({ kind: level.engine, ...(level.mode ? { mode: level.mode } : {}) })
 
 export const CascadeConfig = Schema.Struct({
   levels: Schema.Array(Level).check(Schema.isMinLength(1)),

@@ -6,13 +6,15 @@
 import { createHash } from "node:crypto"
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import type { Capabilities } from "../Engine/Engine.ts"
-import { type EngineError, type ErrorInfo, NotConfigured, toErrorInfo } from "../Engine/EngineError.ts"
-import * as HumanEngine from "../Engine/HumanEngine.ts"
+import * as EngineId from "../Engine/EngineId.ts"
+import { NotConfigured } from "../Errors/Engine.ts"
+import { type ErrorInfo, type SwitchyardError, toErrorInfo } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
 import { Sandbox, type SandboxStatus } from "../Sandbox/Sandbox.ts"
-import { Cascade, levelName } from "./Cascade.ts"
+import * as Handoff from "../Takeover/Handoff.ts"
+import { Cascade } from "./Cascade.ts"
 import { Engines } from "./Engines.ts"
-import { type CascadeConfig, cascadeFor, defaultPolicy, type Level, type Policy } from "./Policy.ts"
+import { type CascadeConfig, cascadeFor, defaultPolicy, idOf, type Level, type Policy } from "./Policy.ts"
 import { engineTools, isToolName, type ToolName, toolNames, tools } from "./Tools.ts"
 import * as UrlPolicy from "./UrlPolicy.ts"
 
@@ -98,7 +100,7 @@ export class Router extends Context.Service<
     readonly state: (meta?: CallMeta) => Effect.Effect<StateBlock>
   }
 >()("switchyard/Router") {
-  static readonly layerWith = (options: RouterOptions = {}) =>
+  static readonly layer = (options: RouterOptions = {}) =>
     Layer.effect(
       Router,
       Effect.gen(function* () {
@@ -106,11 +108,9 @@ export class Router extends Context.Service<
         const cascade = yield* Cascade
         const engines = yield* Engines
         // Present when the session has a VNC display: a person can take the browser over.
-        const handoff = yield* Effect.serviceOption(HumanEngine.Handoff)
+        const handoff = yield* Effect.serviceOption(Handoff.Handoff)
         const layerScope = yield* Effect.scope
-        const takeover = Option.isSome(handoff)
-          ? handoff.value.active
-          : Effect.succeed(Option.none<HumanEngine.Takeover>())
+        const takeover = Option.isSome(handoff) ? handoff.value.active : Effect.succeed(Option.none<Handoff.Takeover>())
         const policy = options.policy ?? defaultPolicy
         const urlPolicy = options.urlPolicy ?? UrlPolicy.defaultUrlPolicy
         const maxArgumentBytes = options.maxArgumentBytes ?? 256 * 1024
@@ -144,7 +144,7 @@ export class Router extends Context.Service<
             if (!specs.some((s) => s.capabilities.observe)) {
               masked["browser.observe"] = "no engine available now can list page elements"
             }
-            if (!specs.some((s) => s.kind === "human")) {
+            if (!specs.some((s) => s.id.kind === "human")) {
               masked["browser.handoff"] = "no person can take over on this service (human takeover is not set up)"
               masked["browser.resume"] = "no person can take over on this service (human takeover is not set up)"
             }
@@ -161,7 +161,8 @@ export class Router extends Context.Service<
               for (const t of engineTools) masked[t] = "no engine is configured"
             }
             return {
-              engine: status.engine === null ? null : status.mode ? `${status.engine}:${status.mode}` : status.engine,
+              engine:
+                status.engine === null ? null : EngineId.label({ kind: status.engine, mode: status.mode ?? undefined }),
               level: ((i) => (i >= 0 ? i : null))(
                 config.levels.findIndex((l) => l.engine === status.engine && (l.mode ?? null) === status.mode)
               ),
@@ -229,7 +230,7 @@ export class Router extends Context.Service<
             yield* Events.emit({
               event: "fallback",
               from: "stagehand",
-              to: rest.levels.map(levelName).join(" → "),
+              to: rest.levels.map((l) => EngineId.label(idOf(l))).join(" → "),
               reason
             })
             // One call, one budget: the fallback gets what Stagehand left of it.
@@ -248,7 +249,7 @@ export class Router extends Context.Service<
             }
           })
 
-        const session = (tool: ToolName, args: Record<string, unknown>): Effect.Effect<unknown, EngineError> => {
+        const session = (tool: ToolName, args: Record<string, unknown>): Effect.Effect<unknown, SwitchyardError> => {
           switch (tool) {
             case "browser.status":
               return sandbox.status
@@ -314,7 +315,12 @@ export class Router extends Context.Service<
             } satisfies ToolAnswer
           })
 
-        const describeFailure = (tool: ToolName, args: Record<string, unknown>, error: EngineError, step: StepState) =>
+        const describeFailure = (
+          tool: ToolName,
+          args: Record<string, unknown>,
+          error: SwitchyardError,
+          step: StepState
+        ) =>
           Effect.gen(function* () {
             const info: ToolError = toErrorInfo(error)
             if (error.type !== "unsupported") return info
@@ -326,8 +332,8 @@ export class Router extends Context.Service<
               if (Option.isNone(spec) || !serves(tool, args, spec.value.capabilities)) continue
               could.push(
                 step.stagehandDisabled && level.engine === "stagehand"
-                  ? `${levelName(level)} (disabled for this request after two failures)`
-                  : levelName(level)
+                  ? `${EngineId.label(idOf(level))} (disabled for this request after two failures)`
+                  : EngineId.label(idOf(level))
               )
             }
             return could.length > 0 ? { ...info, servableBy: could } : info
@@ -402,7 +408,7 @@ export class Router extends Context.Service<
             const args = decoded.success as Record<string, unknown>
             const person = yield* takeover
             if (Option.isSome(person) && engineTools.includes(toolName)) {
-              return yield* fail(toErrorInfo(HumanEngine.inControl(person.value, toolName)))
+              return yield* fail(toErrorInfo(Handoff.inControl(person.value, toolName)))
             }
             if (toolName === "browser.navigate") {
               const allowed = yield* Effect.result(UrlPolicy.check(args.url as string, urlPolicy))
@@ -448,6 +454,4 @@ export class Router extends Context.Service<
         })
       })
     )
-
-  static readonly layer = Router.layerWith()
 }

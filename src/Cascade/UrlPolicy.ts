@@ -5,7 +5,8 @@
 import { lookup } from "node:dns/promises"
 import { isIP } from "node:net"
 import { Effect } from "effect"
-import { InvalidInput, PolicyRejected } from "../Engine/EngineError.ts"
+import { InvalidInput } from "../Errors/Page.ts"
+import { PolicyRejected } from "../Errors/Service.ts"
 
 export interface UrlPolicy {
   readonly schemes: ReadonlyArray<string>

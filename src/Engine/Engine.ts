@@ -3,9 +3,10 @@
  * to the session's running browser, releasing it disconnects that client and never stops the browser.
  */
 import { Context, type Effect, Schema } from "effect"
-import type { EngineError, EngineKind } from "./EngineError.ts"
+import type { SwitchyardError } from "../Errors.ts"
+import type { EngineKind } from "./EngineId.ts"
 
-export type { EngineKind } from "./EngineError.ts"
+export type { EngineKind } from "./EngineId.ts"
 
 /** A concrete page action in Stagehand's observe-result shape, so one engine's observe can drive another's act. */
 export const Action = Schema.Struct({
@@ -63,12 +64,12 @@ export class Engine extends Context.Service<
     /** The engine's mode (`dom` or `cua` for Stagehand); absent when an engine has one mode. */
     readonly mode?: string
     readonly capabilities: Capabilities
-    readonly navigate: (url: string) => Effect.Effect<NavigateResult, EngineError>
-    readonly act: (input: string | Action) => Effect.Effect<ActResult, EngineError>
-    readonly extract: (instruction: string, jsonSchema?: unknown) => Effect.Effect<unknown, EngineError>
-    readonly observe: (instruction: string) => Effect.Effect<ReadonlyArray<Action>, EngineError>
-    readonly screenshot: (options?: ScreenshotOptions) => Effect.Effect<Uint8Array, EngineError>
-    readonly pageState: () => Effect.Effect<PageState, EngineError>
+    readonly navigate: (url: string) => Effect.Effect<NavigateResult, SwitchyardError>
+    readonly act: (input: string | Action) => Effect.Effect<ActResult, SwitchyardError>
+    readonly extract: (instruction: string, jsonSchema?: unknown) => Effect.Effect<unknown, SwitchyardError>
+    readonly observe: (instruction: string) => Effect.Effect<ReadonlyArray<Action>, SwitchyardError>
+    readonly screenshot: (options?: ScreenshotOptions) => Effect.Effect<Uint8Array, SwitchyardError>
+    readonly pageState: () => Effect.Effect<PageState, SwitchyardError>
     /** Whether the engine's client is still connected; checked before each operation. */
     readonly connected: () => Effect.Effect<boolean>
   }

@@ -16,7 +16,7 @@
  * Targets are phrases matched against accessible names (see AccessibilityTree.ts), not selectors.
  */
 import { Result } from "effect"
-import { InvalidInput } from "./EngineError.ts"
+import { InvalidInput } from "../Errors/Page.ts"
 
 export type Instruction =
   | { readonly kind: "click"; readonly target: string; readonly double: boolean }

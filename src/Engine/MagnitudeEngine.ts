@@ -3,25 +3,21 @@
  * (Magnitude/Worker.ts) so that a timeout or an interruption really stops it. Its hidden retries are turned off.
  */
 import { DateTime, Deferred, Duration, Effect, Layer, Redacted, Semaphore } from "effect"
-import { BrowserSession } from "../Sandbox/Browser.ts"
-import { type Action, type ActResult, type Capabilities, Engine, type ScreenshotOptions } from "./Engine.ts"
+import { EndpointUnreachable } from "../Errors/Browser.ts"
 import {
-  ActionFailed,
-  AmbiguousTarget,
   CdpClosed,
-  ElementNotFound,
-  EndpointUnreachable,
-  type EngineError,
-  InvalidInput,
   LlmBadResponse,
   LlmError,
-  NavigationFailed,
   NotConfigured,
   NotInitialized,
-  type SideEffect,
   Timeout,
   Unsupported
-} from "./EngineError.ts"
+} from "../Errors/Engine.ts"
+import type { SideEffect } from "../Errors/Fields.ts"
+import { ActionFailed, AmbiguousTarget, ElementNotFound, InvalidInput, NavigationFailed } from "../Errors/Page.ts"
+import type { SwitchyardError } from "../Errors.ts"
+import { BrowserSession } from "./BrowserSession.ts"
+import { type Action, type ActResult, type Capabilities, Engine, type ScreenshotOptions } from "./Engine.ts"
 import * as Isolated from "./Isolated.ts"
 import type { ActDone, Init, LlmClient, Outcome, Problem, Started, WireAction } from "./Magnitude/Protocol.ts"
 import * as Model from "./Model.ts"
@@ -84,7 +80,7 @@ const summarize = (message: string) => {
   return line.length > 300 ? `${line.slice(0, 300)}…` : line
 }
 
-const llmError = (problem: Problem, at: Attempt, provider: string): EngineError => {
+const llmError = (problem: Problem, at: Attempt, provider: string): SwitchyardError => {
   const base = { engine, action: at.action, sideEffect: problem.sideEffect }
   // BAML reports transport failures with small pseudo statuses; only real HTTP statuses count.
   const status = problem.status !== undefined && problem.status >= 100 ? problem.status : undefined
@@ -102,7 +98,7 @@ const llmError = (problem: Problem, at: Attempt, provider: string): EngineError 
   })
 }
 
-const browserError = (problem: Problem, at: Attempt): EngineError => {
+const browserError = (problem: Problem, at: Attempt): SwitchyardError => {
   const base = { engine, action: at.action }
   const text = summarize(problem.message)
   if (problem.name === "TimeoutError") {
@@ -135,7 +131,7 @@ const browserError = (problem: Problem, at: Attempt): EngineError => {
   return new ActionFailed({ ...base, sideEffect: problem.sideEffect, message: `${at.action} failed: ${text}` })
 }
 
-export const toEngineError = (problem: Problem, at: Attempt, provider: string): EngineError => {
+export const toEngineError = (problem: Problem, at: Attempt, provider: string): SwitchyardError => {
   const base = { engine, action: at.action }
   switch (problem.source) {
     case "llm":
@@ -173,7 +169,7 @@ export const toEngineError = (problem: Problem, at: Attempt, provider: string): 
 }
 
 /** The worker itself failed to start. */
-const startError = (failure: Isolated.WorkerFailure, endpoint: string): EngineError => {
+const startError = (failure: Isolated.WorkerFailure, endpoint: string): SwitchyardError => {
   const message = summarize(failure.message)
   if (closed.test(failure.message)) {
     return new CdpClosed({ engine, action: "connect", message: `the browser closed the CDP connection: ${message}` })
@@ -288,7 +284,7 @@ export const make = Effect.fn("MagnitudeEngine.make")(function* (options: Magnit
     new CdpClosed({ engine, action: at.action, sideEffect: at.sideEffect, message: `${at.action}: ${reason}` })
 
   /** One worker call: typed outcome, bounded by `at.timeoutMs`, cut short by a lost connection. */
-  const call = <A>(at: Attempt, method: string, ...args: ReadonlyArray<unknown>): Effect.Effect<A, EngineError> =>
+  const call = <A>(at: Attempt, method: string, ...args: ReadonlyArray<unknown>): Effect.Effect<A, SwitchyardError> =>
     lock.withPermits(1)(
       Effect.gen(function* () {
         if (Deferred.isDoneUnsafe(gone)) {
@@ -303,7 +299,7 @@ export const make = Effect.fn("MagnitudeEngine.make")(function* (options: Magnit
         }
         const outcome = yield* worker.call<Outcome<A>>(method, ...args).pipe(
           Effect.mapError(
-            (failure): EngineError =>
+            (failure): SwitchyardError =>
               new NotInitialized({
                 engine,
                 action: at.action,
@@ -407,7 +403,5 @@ export const make = Effect.fn("MagnitudeEngine.make")(function* (options: Magnit
   })
 })
 
-export const layerWith = (options: MagnitudeEngineOptions = {}): Layer.Layer<Engine, EngineError, BrowserSession> =>
+export const layer = (options: MagnitudeEngineOptions = {}): Layer.Layer<Engine, SwitchyardError, BrowserSession> =>
   Layer.effect(Engine, make(options))
-
-export const layer: Layer.Layer<Engine, EngineError, BrowserSession> = layerWith()

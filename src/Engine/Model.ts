@@ -4,7 +4,7 @@
  * `openai/gpt-4o`. Credentials stay `Redacted` until the moment an SDK needs them.
  */
 import { Config, Effect, Option, Redacted } from "effect"
-import { NotConfigured } from "./EngineError.ts"
+import { NotConfigured } from "../Errors/Engine.ts"
 
 /** The model-driven engines, each of which may use its own model. */
 export type ModelRole = "stagehandDom" | "stagehandCua" | "magnitude"

@@ -4,7 +4,8 @@
  */
 import { Effect } from "effect"
 import type { Frame, Page } from "playwright-core"
-import { type EngineKind, InvalidInput } from "./EngineError.ts"
+import { InvalidInput } from "../Errors/Page.ts"
+import type { EngineKind } from "./EngineId.ts"
 
 export const requireAbsoluteUrl = (
   engine: EngineKind,

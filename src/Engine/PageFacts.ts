@@ -5,7 +5,7 @@
  */
 // biome-ignore-all lint/performance/useDomNodeTextContent: visible text (innerText) is what these functions read
 import { Result } from "effect"
-import { Unsupported } from "./EngineError.ts"
+import { Unsupported } from "../Errors/Engine.ts"
 
 const quote = (s: string) => JSON.stringify(s)
 

@@ -4,23 +4,14 @@
  */
 import { DateTime, Effect, Layer, Result } from "effect"
 import { type Browser, type CDPSession, chromium, errors, type Locator, type Page } from "playwright-core"
-import { BrowserSession } from "../Sandbox/Browser.ts"
+import { EndpointUnreachable } from "../Errors/Browser.ts"
+import { CdpClosed, Timeout, Unsupported } from "../Errors/Engine.ts"
+import type { SideEffect } from "../Errors/Fields.ts"
+import { ActionFailed, AmbiguousTarget, ElementNotFound, InvalidInput, NavigationFailed } from "../Errors/Page.ts"
+import { isSwitchyardError, type SwitchyardError } from "../Errors.ts"
 import * as AccessibilityTree from "./AccessibilityTree.ts"
+import { BrowserSession } from "./BrowserSession.ts"
 import { type Action, type ActResult, type Capabilities, Engine, type ScreenshotOptions } from "./Engine.ts"
-import {
-  ActionFailed,
-  AmbiguousTarget,
-  CdpClosed,
-  ElementNotFound,
-  EndpointUnreachable,
-  type EngineError,
-  InvalidInput,
-  isEngineError,
-  NavigationFailed,
-  type SideEffect,
-  Timeout,
-  Unsupported
-} from "./EngineError.ts"
 import * as Instruction from "./Instruction.ts"
 import { goto, requireAbsoluteUrl } from "./Navigation.ts"
 import * as PageFacts from "./PageFacts.ts"
@@ -68,8 +59,8 @@ const badSelector =
 const firstLine = (cause: unknown) =>
   (cause instanceof Error ? cause.message : String(cause)).split("\n")[0]!.replace(/^[\w.]+: /, "")
 
-export const toEngineError = (cause: unknown, at: Attempt): EngineError => {
-  if (isEngineError(cause)) return cause
+export const toEngineError = (cause: unknown, at: Attempt): SwitchyardError => {
+  if (isSwitchyardError(cause)) return cause
   const message = firstLine(cause)
   const base = { engine, action: at.action }
   if (cause instanceof errors.TimeoutError) {
@@ -102,10 +93,10 @@ export const toEngineError = (cause: unknown, at: Attempt): EngineError => {
   return new ActionFailed({ ...base, sideEffect: at.sideEffect, message: `${at.action} failed: ${message}` })
 }
 
-const attempt = <A>(at: Attempt, f: () => Promise<A>): Effect.Effect<A, EngineError> =>
+const attempt = <A>(at: Attempt, f: () => Promise<A>): Effect.Effect<A, SwitchyardError> =>
   Effect.tryPromise({ try: f, catch: (cause) => toEngineError(cause, at) })
 
-const connectError = (endpoint: string, cause: unknown): EngineError => {
+const connectError = (endpoint: string, cause: unknown): SwitchyardError => {
   const message = firstLine(cause)
   return closed.test(message)
     ? new CdpClosed({ engine, action: "connect", message: `the browser closed the CDP connection: ${message}` })
@@ -603,7 +594,5 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
   })
 })
 
-export const layerWith = (options: PlaywrightEngineOptions = {}): Layer.Layer<Engine, EngineError, BrowserSession> =>
+export const layer = (options: PlaywrightEngineOptions = {}): Layer.Layer<Engine, SwitchyardError, BrowserSession> =>
   Layer.effect(Engine, make(options))
-
-export const layer: Layer.Layer<Engine, EngineError, BrowserSession> = layerWith()

@@ -262,8 +262,7 @@ export class AttemptLog extends Context.Service<
     readonly failures: Effect.Effect<number>
   }
 >()("switchyard/AttemptLog") {
-  static readonly layerWith = (options: AttemptLogOptions = {}) => Layer.effect(AttemptLog, make(options))
-  static readonly layer = AttemptLog.layerWith()
+  static readonly layer = (options: AttemptLogOptions = {}) => Layer.effect(AttemptLog, make(options))
 }
 
 /** The attempt log as the `Events` sink: every stamped event goes to its trace's files. */

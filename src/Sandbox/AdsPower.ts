@@ -3,9 +3,10 @@
  * when the scope closes. AdsPower owns the process, so there is no pid and no relaunch from here.
  */
 import { Effect, Layer, Redacted, Schema } from "effect"
-import { EndpointUnreachable, InvalidEndpoint, InvalidInput, ProviderError } from "../Engine/EngineError.ts"
+import * as Cdp from "../Cdp/Cdp.ts"
+import { EndpointUnreachable, InvalidEndpoint, ProviderError } from "../Errors/Browser.ts"
+import { InvalidInput } from "../Errors/Page.ts"
 import { BrowserProvider, type RunningBrowser } from "./Browser.ts"
-import * as Cdp from "./Cdp.ts"
 
 export interface AdsPowerOptions {
   /** The Local API address; default `http://127.0.0.1:50325`. */

@@ -1,9 +1,9 @@
 /**
- * The browser side of a session: a provider starts (or attaches to) a browser for a scope, and engines receive the
- * running browser as `BrowserSession` when the Sandbox connects them.
+ * Where a session's browser comes from: a provider starts (or attaches to) a browser for a scope. Engines receive
+ * the running browser as `BrowserSession` (Engine/BrowserSession.ts) when the Sandbox connects them.
  */
 import { Context, type Effect, type Scope } from "effect"
-import type { EngineError } from "../Engine/EngineError.ts"
+import type { SwitchyardError } from "../Errors.ts"
 
 /** A browser that is running for as long as the scope that provided it stays open. */
 export interface RunningBrowser {
@@ -24,18 +24,6 @@ export class BrowserProvider extends Context.Service<
     /** Whether a dead browser can be replaced by launching a new one (only for browsers this service starts). */
     readonly canRelaunch: boolean
     /** Starts or attaches; closing the scope stops what was started and only detaches from what was attached. */
-    readonly acquire: Effect.Effect<RunningBrowser, EngineError, Scope.Scope>
+    readonly acquire: Effect.Effect<RunningBrowser, SwitchyardError, Scope.Scope>
   }
 >()("switchyard/BrowserProvider") {}
-
-/** What an engine layer needs: the running browser and the page target the session works on. */
-export class BrowserSession extends Context.Service<
-  BrowserSession,
-  {
-    readonly wsEndpoint: string
-    readonly httpEndpoint: string
-    readonly pid: number | null
-    /** CDP target id of the session's page: every engine drives this page, so a switch keeps the agent's place. */
-    readonly targetId: string
-  }
->()("switchyard/BrowserSession") {}

@@ -3,9 +3,9 @@
  * detaches: the browser keeps running, and a dead one cannot be relaunched from here.
  */
 import { Config, Effect, Layer, Schema } from "effect"
-import { BrowserUnavailable, EndpointUnreachable, InvalidEndpoint } from "../Engine/EngineError.ts"
+import * as Cdp from "../Cdp/Cdp.ts"
+import { BrowserUnavailable, EndpointUnreachable, InvalidEndpoint } from "../Errors/Browser.ts"
 import { BrowserProvider, type RunningBrowser } from "./Browser.ts"
-import * as Cdp from "./Cdp.ts"
 
 export interface CdpEndpointOptions {
   /**

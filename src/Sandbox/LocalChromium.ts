@@ -8,9 +8,9 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promise
 import { tmpdir } from "node:os"
 import { delimiter, join } from "node:path"
 import { Effect, Layer } from "effect"
-import { BrowserLaunchFailed } from "../Engine/EngineError.ts"
+import * as Cdp from "../Cdp/Cdp.ts"
+import { BrowserLaunchFailed } from "../Errors/Browser.ts"
 import { BrowserProvider, type RunningBrowser } from "./Browser.ts"
-import * as Cdp from "./Cdp.ts"
 
 export interface LocalChromiumOptions {
   /** Chromium binary; default `$CHROME_PATH`, else the first of chromium/chrome found on PATH. */

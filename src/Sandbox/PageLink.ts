@@ -7,8 +7,8 @@
  * next use.
  */
 import { Deferred, Effect, Exit, Option, Queue, Scope, Semaphore } from "effect"
-import { CdpClosed } from "../Engine/EngineError.ts"
-import * as Cdp from "./Cdp.ts"
+import * as Cdp from "../Cdp/Cdp.ts"
+import { CdpClosed } from "../Errors/Engine.ts"
 
 /** What happened to a page: closed (tab closed), crashed (renderer gone) or hung (main thread not answering). */
 export type Fate = "closed" | "crashed" | "hung"

@@ -3,35 +3,23 @@
  * the engine switch protocol (seed 001 §4), health checks with relaunch, idle shutdown and status (seed 002).
  */
 import { Clock, Context, Effect, Exit, Fiber, FiberHandle, Layer, Option, Scope, Semaphore } from "effect"
-import { type Capabilities, Engine, type PageState } from "../Engine/Engine.ts"
-import {
-  BrowserUnavailable,
-  CdpClosed,
-  type EngineError,
-  type EngineKind,
-  type ErrorInfo,
-  HumanInControl,
-  LeaseTimeout,
-  SessionClosed,
-  SwitchFailed,
-  toErrorInfo
-} from "../Engine/EngineError.ts"
+import * as Cdp from "../Cdp/Cdp.ts"
+import { BrowserSession } from "../Engine/BrowserSession.ts"
+import { Engine, type PageState } from "../Engine/Engine.ts"
+import type { EngineKind } from "../Engine/EngineId.ts"
+import * as EngineId from "../Engine/EngineId.ts"
+import type { EngineSpec } from "../Engine/EngineSpec.ts"
+import * as Page from "../Engine/PageState.ts"
+import { BrowserUnavailable, SwitchFailed } from "../Errors/Browser.ts"
+import { CdpClosed } from "../Errors/Engine.ts"
+import { HumanInControl, LeaseTimeout, SessionClosed } from "../Errors/Service.ts"
+import { type ErrorInfo, type SwitchyardError, toErrorInfo } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
 import * as Telemetry from "../Logging/Telemetry.ts"
-import { BrowserProvider, BrowserSession, type RunningBrowser } from "./Browser.ts"
-import * as Cdp from "./Cdp.ts"
+import { Occupant } from "../Takeover/Occupant.ts"
+import { BrowserProvider, type RunningBrowser } from "./Browser.ts"
 import * as PageLink from "./PageLink.ts"
-import * as Page from "./PageState.ts"
 import * as Snapshot from "./Snapshot.ts"
-
-/** Which engine to connect: its kind and mode name it, its Layer connects it to a `BrowserSession`. */
-export interface EngineSpec {
-  readonly kind: EngineKind
-  readonly mode?: string
-  /** What the engine can serve, known before connecting it (for routing and masking). */
-  readonly capabilities: Capabilities
-  readonly layer: Layer.Layer<Engine, EngineError, BrowserSession>
-}
 
 export interface SandboxOptions {
   /** How long a call waits for the one-client lease before failing with `lease_timeout`. */
@@ -60,7 +48,7 @@ export interface SwitchRecord {
 export interface SandboxStatus {
   readonly active: boolean
   readonly engine: EngineKind | null
-  readonly mode: string | null
+  readonly mode: EngineId.EngineMode | null
   readonly lastUsedAt: number | null
   readonly idleMs: number | null
   readonly initializing: boolean
@@ -91,30 +79,10 @@ interface LiveBrowser {
 }
 
 interface LiveEngine {
-  readonly key: string
-  readonly kind: EngineKind
-  readonly mode: string | undefined
+  readonly id: EngineId.EngineId
   readonly engine: Engine["Service"]
   readonly scope: Scope.Closeable
 }
-
-const keyOf = (spec: { readonly kind: EngineKind; readonly mode?: string | undefined }) =>
-  spec.mode === undefined ? spec.kind : `${spec.kind}:${spec.mode}`
-
-/**
- * Someone other than automation who can hold the browser: a person over VNC. While they do, automation calls are
- * refused at once with their error, also calls already waiting for the lease, instead of waiting it out. Calls on
- * their own engine (`human`) are let through.
- */
-export class Occupant extends Context.Service<
-  Occupant,
-  {
-    /** The error automation gets while someone holds the browser now. */
-    readonly current: Effect.Effect<Option.Option<EngineError>>
-    /** Completes with that error once someone holds the browser (at once if someone does). */
-    readonly arrival: Effect.Effect<EngineError>
-  }
->()("switchyard/Occupant") {}
 
 export class Sandbox extends Context.Service<
   Sandbox,
@@ -123,11 +91,11 @@ export class Sandbox extends Context.Service<
     readonly use: <A, E>(
       spec: EngineSpec,
       f: (engine: Engine["Service"]) => Effect.Effect<A, E>
-    ) => Effect.Effect<A, E | EngineError>
+    ) => Effect.Effect<A, E | SwitchyardError>
     /** Runs the switch protocol to `spec` even when it is already connected (a fresh client). */
-    readonly switchTo: (spec: EngineSpec, reason: string) => Effect.Effect<SwitchRecord, EngineError>
+    readonly switchTo: (spec: EngineSpec, reason: string) => Effect.Effect<SwitchRecord, SwitchyardError>
     /** The page's state as the browser sees it, without any engine. */
-    readonly pageState: Effect.Effect<PageState, EngineError>
+    readonly pageState: Effect.Effect<PageState, SwitchyardError>
     /** The session page's URL and title from the DevTools target list: cheap, for every answer's state. */
     readonly location: Effect.Effect<Option.Option<{ readonly url: string; readonly title: string }>>
     /** A digest of the page's URL, title and form state ("" when no page is readable). */
@@ -188,12 +156,12 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
 
   /** For automation calls: refused while someone else holds the browser, also while waiting for the lease. */
   const gateFor = (spec: EngineSpec | undefined) =>
-    spec === undefined || spec.kind === "human" || Option.isNone(occupant) ? undefined : occupant.value
+    spec === undefined || spec.id.kind === "human" || Option.isNone(occupant) ? undefined : occupant.value
 
   const withLease = <A, E>(
     self: Effect.Effect<A, E>,
     spec?: EngineSpec
-  ): Effect.Effect<A, E | LeaseTimeout | SessionClosed | EngineError> =>
+  ): Effect.Effect<A, E | LeaseTimeout | SessionClosed | SwitchyardError> =>
     Effect.uninterruptibleMask((restore) =>
       Effect.gen(function* () {
         if (shutdown) return yield* new SessionClosed({ message: "the session is shut down" })
@@ -246,8 +214,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
         Effect.andThen(
           Events.emit({
             event: "engine_disconnected",
-            engine: current.kind,
-            ...(current.mode === undefined ? {} : { mode: current.mode }),
+            engine: current.id.kind,
+            ...(current.id.mode === undefined ? {} : { mode: current.id.mode }),
             reason
           })
         )
@@ -269,25 +237,23 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
               new SwitchFailed({
                 step: "connect",
                 retryable: true,
-                engine: spec.kind,
-                message: `${keyOf(spec)} did not connect within ${connectTimeoutMs} ms`
+                engine: spec.id.kind,
+                message: `${EngineId.label(spec.id)} did not connect within ${connectTimeoutMs} ms`
               })
             )
         }),
         Effect.onError(() => Scope.close(scope, Exit.void))
       )
       const connected: LiveEngine = {
-        key: keyOf(spec),
-        kind: spec.kind,
-        mode: spec.mode,
+        id: spec.id,
         engine: Context.get(context, Engine),
         scope
       }
       engine = connected
       yield* Events.emit({
         event: "engine_connected",
-        engine: spec.kind,
-        ...(spec.mode === undefined ? {} : { mode: spec.mode })
+        engine: spec.id.kind,
+        ...(spec.id.mode === undefined ? {} : { mode: spec.id.mode })
       })
       return connected
     })
@@ -315,7 +281,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       const running = yield* provider.acquire.pipe(Scope.provide(scope))
       // A person in control answers the page's dialogs themselves.
       const link = yield* PageLink.make(running.wsEndpoint, {
-        answerDialogs: Effect.sync(() => engine?.kind !== "human")
+        answerDialogs: Effect.sync(() => engine?.id.kind !== "human")
       }).pipe(Scope.provide(scope))
       const targetId = yield* pageTarget(running, link)
       yield* link.follow(targetId)
@@ -412,12 +378,12 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
   const runSwitch = (spec: EngineSpec, reason: string, live: LiveBrowser) =>
     Effect.gen(function* () {
       const started = yield* Clock.currentTimeMillis
-      const from: EngineKind | "none" = engine?.kind ?? "none"
+      const from: EngineKind | "none" = engine?.id.kind ?? "none"
       const record = (pageState: PageState, success: boolean, failedStep?: string) =>
         Effect.gen(function* () {
           const entry: SwitchRecord = {
             from,
-            to: spec.kind,
+            to: spec.id.kind,
             reason,
             pageState,
             durationMs: (yield* Clock.currentTimeMillis) - started,
@@ -440,15 +406,15 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
         })
 
       const state = yield* captureState(live) // 3
-      yield* disconnectFor(`switching to ${keyOf(spec)}`) // 4
+      yield* disconnectFor(`switching to ${EngineId.label(spec.id)}`) // 4
       if (!(yield* live.running.alive)) {
         // 5: nothing to switch to; the caller must start over
         yield* record(state, false, "verify_browser")
         return yield* new SwitchFailed({
           step: "verify_browser",
           retryable: false,
-          engine: spec.kind,
-          message: `the browser stopped answering during a switch from ${from} to ${spec.kind}`
+          engine: spec.id.kind,
+          message: `the browser stopped answering during a switch from ${from} to ${spec.id.kind}`
         })
       }
       const connectAndVerify = Effect.gen(function* () {
@@ -504,7 +470,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
           if (error instanceof HumanInControl) return
           suspect = true
           if (typeof error === "object" && error !== null && "type" in error && "retryable" in error) {
-            lastError = toErrorInfo(error as unknown as EngineError)
+            lastError = toErrorInfo(error as unknown as SwitchyardError)
           }
         })
       ),
@@ -527,14 +493,14 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       Effect.gen(function* () {
         const live = yield* ensureBrowser
         let current = engine
-        if (current !== undefined && current.key === keyOf(spec) && !(yield* current.engine.connected())) {
+        if (current !== undefined && EngineId.same(current.id, spec.id) && !(yield* current.engine.connected())) {
           // A dead CDP session on a live browser: drop the client and connect a fresh one.
           yield* disconnectFor("the client lost its connection")
           current = undefined
         }
         if (current === undefined) current = yield* connect(spec, live)
-        else if (current.key !== keyOf(spec)) {
-          yield* runSwitch(spec, `${keyOf(spec)} requested`, live)
+        else if (!EngineId.same(current.id, spec.id)) {
+          yield* runSwitch(spec, `${EngineId.label(spec.id)} requested`, live)
           current = engine!
         }
         const connected = current
@@ -588,8 +554,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     const now = yield* Clock.currentTimeMillis
     return {
       active: browser !== undefined,
-      engine: engine?.kind ?? null,
-      mode: engine?.mode ?? null,
+      engine: engine?.id.kind ?? null,
+      mode: engine?.id.mode ?? null,
       lastUsedAt,
       idleMs: lastUsedAt === null ? null : now - lastUsedAt,
       initializing,
@@ -618,7 +584,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     use,
     switchTo,
     pageState: Effect.suspend(
-      (): Effect.Effect<PageState, EngineError> =>
+      (): Effect.Effect<PageState, SwitchyardError> =>
         browser === undefined
           ? Effect.fail(new BrowserUnavailable({ message: "no browser is running in this session" }))
           : Page.capture(sessionOf(browser))

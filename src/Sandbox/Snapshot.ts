@@ -4,8 +4,8 @@
  * minimal DOM JSON around the nodes next to the failure.
  */
 import { Effect } from "effect"
+import type * as Cdp from "../Cdp/Cdp.ts"
 import * as Redact from "../Logging/Redact.ts"
-import type * as Cdp from "./Cdp.ts"
 
 /** A PNG of the viewport; text inputs are masked in the page for the capture and unmasked after. */
 export const screenshot = (page: Cdp.PageRun) =>

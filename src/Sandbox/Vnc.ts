@@ -10,7 +10,9 @@ import { type AddressInfo, createServer } from "node:net"
 import { hostname, tmpdir } from "node:os"
 import { delimiter, join } from "node:path"
 import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
-import { BrowserLaunchFailed, NotConfigured } from "../Engine/EngineError.ts"
+import { BrowserLaunchFailed } from "../Errors/Browser.ts"
+import { NotConfigured } from "../Errors/Engine.ts"
+import { Display } from "../Takeover/Display.ts"
 import { BrowserProvider } from "./Browser.ts"
 import * as LocalChromium from "./LocalChromium.ts"
 
@@ -60,6 +62,15 @@ export class Vnc extends Context.Service<
 >()("switchyard/Vnc") {
   static readonly layer = (options: VncOptions = {}): Layer.Layer<Vnc, NotConfigured | BrowserLaunchFailed> =>
     Layer.effect(Vnc, make(options))
+
+  /** What a person sees: this stack's display and noVNC page. */
+  static readonly display: Layer.Layer<Display, never, Vnc> = Layer.effect(
+    Display,
+    Effect.gen(function* () {
+      const vnc = yield* Vnc
+      return Display.of({ name: vnc.display, url: vnc.url, alive: vnc.alive })
+    })
+  )
 
   /** The session's browser provider for a VNC session: a headed local Chromium filling the VNC display. */
   static readonly localChromium = (

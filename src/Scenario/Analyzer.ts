@@ -1,14 +1,13 @@
 /**
  * Reads any log root (scenario runs or production) — each trace's `summary.json` and `attempt.jsonl` — into per-trace
- * timelines and suite-wide statistics, and writes the Markdown and HTML reports (Report.ts) from them.
+ * timelines and suite-wide statistics; Report.ts renders and writes them.
  */
-import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises"
-import { basename, dirname, extname, join, resolve } from "node:path"
+import { readdir, readFile, stat } from "node:fs/promises"
+import { basename, dirname, join, resolve } from "node:path"
 import { Data, Effect } from "effect"
 import { fold, type Summary } from "../Logging/AttemptLog.ts"
 import type * as Events from "../Logging/Events.ts"
 import * as Redact from "../Logging/Redact.ts"
-import * as Report from "./Report.ts"
 
 export class AnalyzeError extends Data.TaggedError("AnalyzeError")<{
   readonly path: string
@@ -88,7 +87,7 @@ export interface Analysis {
 /** Same rule as the attempt log's file names: artifacts are named after the attempt id. */
 const safeName = (id: string) => id.replaceAll(/[^A-Za-z0-9._-]/g, "_").slice(0, 128) || "_"
 
-const exists = (path: string) =>
+export const exists = (path: string) =>
   stat(path).then(
     () => true,
     () => false
@@ -335,57 +334,3 @@ export const analysisOf = (logs: string, traces: ReadonlyArray<TraceInfo>): Anal
     )
   }
 }
-
-// ---------------------------------------------------------------------------------------------------------------
-// The reports.
-
-export const defaultOut = "docs/ops/browser-automation-report.md"
-
-export interface AnalyzeOptions extends ReadOptions {
-  /** The log root to read (`$SWITCHYARD_LOG_DIR`, a runner's `logDir`, or its `browser-automation/` directory). */
-  readonly logs: string
-  /** Markdown report path; default `docs/ops/browser-automation-report.md`. */
-  readonly out?: string
-  /** HTML report path; default the Markdown path with `.html`. */
-  readonly html?: string
-  /** Failing traces shown with their screenshot timeline in the HTML (default 25; the newest are kept). */
-  readonly maxFailing?: number
-  /** Screenshots inlined per failing trace (default 24; the last ones are kept). */
-  readonly maxScreenshots?: number
-  readonly title?: string
-}
-
-export interface AnalyzeResult {
-  readonly analysis: Analysis
-  readonly markdown: string
-  readonly html: string
-}
-
-/** Reads a log root and writes `browser-automation-report.md` and its self-contained HTML companion. */
-export const analyze = (options: AnalyzeOptions): Effect.Effect<AnalyzeResult, AnalyzeError> =>
-  Effect.gen(function* () {
-    if (!(yield* Effect.promise(() => exists(options.logs)))) {
-      return yield* new AnalyzeError({ path: options.logs, message: "no such log directory" })
-    }
-    const traces = yield* readTraces(options.logs, options)
-    const analysis = analysisOf(options.logs, traces)
-    const markdown = resolve(options.out ?? defaultOut)
-    const html = resolve(options.html ?? `${markdown.slice(0, markdown.length - extname(markdown).length)}.html`)
-    const title = options.title ?? "Browser automation report"
-    const page = yield* Report.html(analysis, {
-      title,
-      maxFailing: options.maxFailing ?? 25,
-      maxScreenshots: options.maxScreenshots ?? 24
-    })
-    yield* Effect.tryPromise({
-      try: async () => {
-        await mkdir(dirname(markdown), { recursive: true })
-        await mkdir(dirname(html), { recursive: true })
-        await writeFile(markdown, Report.markdown(analysis, { title, htmlPath: html, markdownPath: markdown }))
-        await writeFile(html, page)
-      },
-      catch: (cause) =>
-        new AnalyzeError({ path: markdown, message: `cannot write the report: ${(cause as Error).message}` })
-    })
-    return { analysis, markdown, html }
-  })

@@ -7,8 +7,8 @@ import { join } from "node:path"
 import { Console, Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import * as AttemptLog from "../Logging/AttemptLog.ts"
-import * as Analyzer from "./Analyzer.ts"
 import * as Regression from "./Regression.ts"
+import * as Report from "./Report.ts"
 import * as Runner from "./Runner.ts"
 import * as Sampling from "./Sampling.ts"
 
@@ -112,7 +112,7 @@ export const analyze = Command.make(
     )
   },
   (flags) =>
-    Analyzer.analyze({ logs: Option.getOrElse(flags.logs, AttemptLog.defaultRoot), out: flags.out }).pipe(
+    Report.write({ logs: Option.getOrElse(flags.logs, AttemptLog.defaultRoot), out: flags.out }).pipe(
       Effect.flatMap((result) => Console.log(result.markdown.split("\n").slice(0, 30).join("\n"))),
       Effect.catchTag("AnalyzeError", (e) => fail(`${e.path}: ${e.message}`))
     )

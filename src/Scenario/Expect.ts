@@ -4,7 +4,7 @@
  * Raw CDP and a bound on every read, because a page that hangs its renderer must not hang the check.
  */
 import { Effect, Option } from "effect"
-import * as Cdp from "../Sandbox/Cdp.ts"
+import * as Cdp from "../Cdp/Cdp.ts"
 import type { Sites } from "./Sites.ts"
 import type { Expect } from "./Suite.ts"
 

@@ -1,11 +1,12 @@
 /**
- * Renders an analysis (Analyzer.ts) as the Markdown report of seed 003 and as one self-contained HTML page: tables,
- * then each failing trace's attempts as a timeline with its screenshots inlined as data URLs (no external files).
+ * Renders an analysis (Analyzer.ts) as the Markdown report of seed 003 and as one self-contained HTML page — tables,
+ * then each failing trace's attempts as a timeline with its screenshots inlined as data URLs — and writes both.
  */
-import { readFile } from "node:fs/promises"
-import { relative } from "node:path"
+import { mkdir, readFile, writeFile } from "node:fs/promises"
+import { dirname, extname, relative, resolve } from "node:path"
 import { Effect } from "effect"
 import type { Analysis, AttemptInfo, Rate, TraceInfo } from "./Analyzer.ts"
+import * as Analyzer from "./Analyzer.ts"
 
 const percent = (x: number) => `${(x * 100).toFixed(1)}%`
 const share = (n: number, total: number) => (total === 0 ? "–" : percent(n / total))
@@ -225,4 +226,63 @@ export const html = (analysis: Analysis, options: HtmlOptions): Effect.Effect<st
 </body>
 </html>
 `
+  })
+
+// ---------------------------------------------------------------------------------------------------------------
+// The reports.
+
+export const defaultOut = "docs/ops/browser-automation-report.md"
+
+export interface AnalyzeOptions extends Analyzer.ReadOptions {
+  /** The log root to read (`$SWITCHYARD_LOG_DIR`, a runner's `logDir`, or its `browser-automation/` directory). */
+  readonly logs: string
+  /** Markdown report path; default `docs/ops/browser-automation-report.md`. */
+  readonly out?: string
+  /** HTML report path; default the Markdown path with `.html`. */
+  readonly html?: string
+  /** Failing traces shown with their screenshot timeline in the HTML (default 25; the newest are kept). */
+  readonly maxFailing?: number
+  /** Screenshots inlined per failing trace (default 24; the last ones are kept). */
+  readonly maxScreenshots?: number
+  readonly title?: string
+}
+
+export interface AnalyzeResult {
+  readonly analysis: Analyzer.Analysis
+  readonly markdown: string
+  readonly html: string
+}
+
+/** Reads a log root and writes `browser-automation-report.md` and its self-contained HTML companion. */
+export const write = (options: AnalyzeOptions): Effect.Effect<AnalyzeResult, Analyzer.AnalyzeError> =>
+  Effect.gen(function* () {
+    if (!(yield* Effect.promise(() => Analyzer.exists(options.logs)))) {
+      return yield* new Analyzer.AnalyzeError({ path: options.logs, message: "no such log directory" })
+    }
+    const traces = yield* Analyzer.readTraces(options.logs, options)
+    const analysis = Analyzer.analysisOf(options.logs, traces)
+    const markdownPath = resolve(options.out ?? defaultOut)
+    const htmlPath = resolve(
+      options.html ?? `${markdownPath.slice(0, markdownPath.length - extname(markdownPath).length)}.html`
+    )
+    const title = options.title ?? "Browser automation report"
+    const page = yield* html(analysis, {
+      title,
+      maxFailing: options.maxFailing ?? 25,
+      maxScreenshots: options.maxScreenshots ?? 24
+    })
+    yield* Effect.tryPromise({
+      try: async () => {
+        await mkdir(dirname(markdownPath), { recursive: true })
+        await mkdir(dirname(htmlPath), { recursive: true })
+        await writeFile(markdownPath, markdown(analysis, { title, htmlPath, markdownPath }))
+        await writeFile(htmlPath, page)
+      },
+      catch: (cause) =>
+        new Analyzer.AnalyzeError({
+          path: markdownPath,
+          message: `cannot write the report: ${(cause as Error).message}`
+        })
+    })
+    return { analysis, markdown: markdownPath, html: htmlPath }
   })

@@ -222,10 +222,10 @@ const stack = (scenario: Suite.LoadedScenario, ctx: RunContext) => {
   const { options } = ctx
   const policy = Suite.policyOf(scenario.engines, options.limits ?? { retryCount: 0, timeoutPerAttemptMs: 8_000 })
   const model = modelConfig(options.model ?? scenario.model, ctx.scripted, scenario.seed)
-  return Router.layerWith({ policy, fallback: scenario.engines.fallback ?? true }).pipe(
+  return Router.layer({ policy, fallback: scenario.engines.fallback ?? true }).pipe(
     Layer.provideMerge(Cascade.layer),
     Layer.provideMerge(
-      Engines.layerWith({
+      Engines.layer({
         ...options.engines,
         model,
         stagehand: { domSettleTimeoutMs: 250, ...options.engines?.stagehand }
@@ -422,7 +422,7 @@ export const runSuite = (options: RunSuiteOptions): Effect.Effect<SuiteReport, S
           AttemptLog.eventsLayer,
           AttemptLog.artifactsLayer({ screenshots: options.screenshots ?? true })
         ).pipe(
-          Layer.provideMerge(AttemptLog.AttemptLog.layerWith({ root: logDir })),
+          Layer.provideMerge(AttemptLog.AttemptLog.layer({ root: logDir })),
           Layer.merge(SystemLog.layer({ root: logDir, stderr: false }))
         )
         const services = yield* Layer.build(logging)

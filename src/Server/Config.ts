@@ -7,8 +7,8 @@ import { readFile } from "node:fs/promises"
 import { cpus } from "node:os"
 import { Effect, Redacted, Schema } from "effect"
 import { Policy } from "../Cascade/Policy.ts"
-import { InvalidInput } from "../Engine/EngineError.ts"
 import type * as Model from "../Engine/Model.ts"
+import { InvalidInput } from "../Errors/Page.ts"
 
 const count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 const positive = Schema.Int.check(Schema.isGreaterThan(0))

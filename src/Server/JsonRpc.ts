@@ -6,7 +6,7 @@ import { createInterface } from "node:readline"
 import { Data, Effect, FiberSet } from "effect"
 import type { ToolAnswer } from "../Cascade/Router.ts"
 import { isToolName, toolNames } from "../Cascade/Tools.ts"
-import { type EngineError, isEngineError, toErrorInfo } from "../Engine/EngineError.ts"
+import { isSwitchyardError, type SwitchyardError, toErrorInfo } from "../Errors.ts"
 import { Sessions } from "./Sessions.ts"
 
 export const ErrorCode = {
@@ -24,15 +24,15 @@ export class RpcError extends Data.TaggedError("RpcError")<{
   readonly data?: unknown
 }> {}
 
-export type Handler = (method: string, params: unknown) => Effect.Effect<unknown, RpcError | EngineError>
+export type Handler = (method: string, params: unknown) => Effect.Effect<unknown, RpcError | SwitchyardError>
 
 type Id = string | number | null
 
 const response = (id: Id, body: { result: unknown } | { error: { code: number; message: string; data?: unknown } }) =>
   JSON.stringify({ jsonrpc: "2.0", id, ...body })
 
-const toError = (error: RpcError | EngineError) =>
-  isEngineError(error)
+const toError = (error: RpcError | SwitchyardError) =>
+  isSwitchyardError(error)
     ? { code: ErrorCode.engineError, message: error.message, data: toErrorInfo(error) }
     : { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) }
 

@@ -13,7 +13,7 @@ import { CallToolRequestSchema, isInitializeRequest, ListToolsRequestSchema } fr
 import { Effect, FiberSet } from "effect"
 import type { ToolAnswer } from "../Cascade/Router.ts"
 import { descriptions, inputSchemas, toolNames } from "../Cascade/Tools.ts"
-import { InvalidInput } from "../Engine/EngineError.ts"
+import { InvalidInput } from "../Errors/Page.ts"
 import { Sessions } from "./Sessions.ts"
 
 export const serverInfo = { name: "switchyard", version: "0.1.0" }

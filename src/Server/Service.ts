@@ -18,6 +18,8 @@ import * as CdpEndpoint from "../Sandbox/CdpEndpoint.ts"
 import * as LocalChromium from "../Sandbox/LocalChromium.ts"
 import { Sandbox } from "../Sandbox/Sandbox.ts"
 import { Vnc } from "../Sandbox/Vnc.ts"
+import { Handoff } from "../Takeover/Handoff.ts"
+import { Occupant } from "../Takeover/Occupant.ts"
 import * as Config from "./Config.ts"
 import * as Reaper from "./Reaper.ts"
 import { Sessions } from "./Sessions.ts"
@@ -71,7 +73,7 @@ export const layer = (config: Config.ServiceConfig) =>
       const human = config.human ?? {}
       const humanTimeoutMs = human.timeoutMs ?? 120_000
       const stack = <R>(engines: Layer.Layer<Engines>, browser: Layer.Layer<BrowserProvider, never, R>) =>
-        Router.layerWith({
+        Router.layer({
           policy,
           fallback: config.fallback ?? true,
           urlPolicy: {
@@ -90,14 +92,14 @@ export const layer = (config: Config.ServiceConfig) =>
           Layer.provide(engines),
           Layer.provide(browser)
         )
-      const plain = stack(Engines.layerWith({ model }), provider(config, registry))
+      const plain = stack(Engines.layer({ model }), provider(config, registry))
       // A session a person may take over: its own VNC display, its Chromium headed on it from the start.
       const withPerson = Layer.unwrap(
         Effect.gen(function* () {
           // The engine gives up a little before the level's own limit, so the caller sees human_timeout.
           const person = yield* HumanEngine.spec({ timeoutMs: Math.max(1_000, humanTimeoutMs - 5_000) })
           return stack(
-            Engines.layerWith({ model, human: person }),
+            Engines.layer({ model, human: person }),
             Vnc.localChromium({
               ...(config.browser?.chromePath ? { executablePath: config.browser.chromePath } : {}),
               registry
@@ -105,8 +107,9 @@ export const layer = (config: Config.ServiceConfig) =>
           )
         })
       ).pipe(
-        Layer.provideMerge(HumanEngine.occupant),
-        Layer.provideMerge(HumanEngine.Handoff.layer({ timeoutMs: humanTimeoutMs })),
+        Layer.provideMerge(Occupant.layer),
+        Layer.provideMerge(Handoff.layer({ timeoutMs: humanTimeoutMs })),
+        Layer.provideMerge(Vnc.display),
         Layer.provideMerge(
           Vnc.layer({
             ...(human.host ? { host: human.host } : {}),
@@ -122,7 +125,7 @@ export const layer = (config: Config.ServiceConfig) =>
           snapshots: config.artifacts?.snapshots ?? true
         })
       ).pipe(
-        Layer.provideMerge(AttemptLog.AttemptLog.layerWith({ root })),
+        Layer.provideMerge(AttemptLog.AttemptLog.layer({ root })),
         // OTLP's logger joins the system log's, so it is built where that logger is already in place.
         Layer.merge(Telemetry.layerFromEnv().pipe(Layer.provideMerge(SystemLog.layer({ root })))),
         // Whatever still logs to the console writes to stderr: stdout carries the protocol.

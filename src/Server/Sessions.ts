@@ -7,7 +7,9 @@ import { Clock, Context, Deferred, Effect, Exit, Layer, Option, Schedule, Scope,
 import type { CallMeta, ToolAnswer } from "../Cascade/Router.ts"
 import { Router } from "../Cascade/Router.ts"
 import { toolNames } from "../Cascade/Tools.ts"
-import { Busy, type EngineError, InvalidInput, ShuttingDown, toErrorInfo } from "../Engine/EngineError.ts"
+import { InvalidInput } from "../Errors/Page.ts"
+import { Busy, ShuttingDown } from "../Errors/Service.ts"
+import { type SwitchyardError, toErrorInfo } from "../Errors.ts"
 import { idleStatus, Sandbox, type SandboxStatus } from "../Sandbox/Sandbox.ts"
 
 export const defaultSession = "default"
@@ -24,7 +26,7 @@ export interface SessionsOptions {
   /** Named sessions unused this long are closed, freeing their slot; `null` keeps them. */
   readonly idleTimeoutMs: number | null
   /** Builds one session's stack: its Router and Sandbox (browser provider, engines, cascade). */
-  readonly session: (name: string) => Layer.Layer<Router | Sandbox, EngineError>
+  readonly session: (name: string) => Layer.Layer<Router | Sandbox, SwitchyardError>
 }
 
 interface Live {
@@ -64,13 +66,13 @@ export class Sessions extends Context.Service<
 export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
   const slots = yield* Semaphore.make(options.maxBrowsers)
   /** Sessions being opened: a second call for the same name waits for the first to finish opening it. */
-  const opening = new Map<string, Deferred.Deferred<Live, EngineError>>()
+  const opening = new Map<string, Deferred.Deferred<Live, SwitchyardError>>()
   const stopping = yield* Deferred.make<void>()
   const sessions = new Map<string, Live>()
   let waiting = 0
 
   /** An answer for a call no session took: the same shape as any other, with an empty state. */
-  const refuse = (error: EngineError, meta: CallMeta): ToolAnswer => {
+  const refuse = (error: SwitchyardError, meta: CallMeta): ToolAnswer => {
     const traceId = meta.traceId ?? crypto.randomUUID()
     return {
       ok: false,
@@ -89,14 +91,14 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
     }
   }
 
-  const sessionFor = (name: string): Effect.Effect<Live, EngineError> =>
+  const sessionFor = (name: string): Effect.Effect<Live, SwitchyardError> =>
     Effect.suspend(() => {
       // Claimed synchronously, so two first calls for one name open one session.
       const live = sessions.get(name)
       if (live) return Effect.succeed(live)
       const pending = opening.get(name)
       if (pending) return Deferred.await(pending)
-      const claim = Deferred.makeUnsafe<Live, EngineError>()
+      const claim = Deferred.makeUnsafe<Live, SwitchyardError>()
       opening.set(name, claim)
       return open(name).pipe(
         Effect.exit,
@@ -190,7 +192,7 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
         )
       live.lastUsed = yield* Clock.currentTimeMillis
       return answer
-    }).pipe(Effect.catch((error: EngineError) => Effect.succeed(refuse(error, meta))))
+    }).pipe(Effect.catch((error: SwitchyardError) => Effect.succeed(refuse(error, meta))))
 
   const status = (session?: string) =>
     Effect.gen(function* () {

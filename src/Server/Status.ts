@@ -5,9 +5,9 @@
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Option } from "effect"
-import { levelName } from "../Cascade/Cascade.ts"
 import * as Engines from "../Cascade/Engines.ts"
 import * as Policy from "../Cascade/Policy.ts"
+import * as EngineId from "../Engine/EngineId.ts"
 import * as AttemptLog from "../Logging/AttemptLog.ts"
 import * as LocalChromium from "../Sandbox/LocalChromium.ts"
 import * as Config from "./Config.ts"
@@ -60,7 +60,7 @@ export const report = (config: Config.ServiceConfig) =>
     for (const [i, level] of policy.default.levels.entries()) {
       const spec = yield* Effect.option(registry.specFor(level))
       const why = Option.isSome(spec) ? "ready" : (yield* Effect.flip(registry.specFor(level))).message
-      lines.push(`  ${i}. ${levelName(level).padEnd(15)} ${why}`)
+      lines.push(`  ${i}. ${EngineId.label(Policy.idOf(level)).padEnd(15)} ${why}`)
     }
     const sessions = config.sessions ?? {}
     lines.push(

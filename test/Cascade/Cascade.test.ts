@@ -6,7 +6,9 @@ import { Clock, Effect, Exit, Fiber, Option, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { type AttemptRef, run } from "../../src/Cascade/Cascade.ts"
 import type { CascadeConfig } from "../../src/Cascade/Policy.ts"
-import { ActionFailed, type EngineError, NotConfigured, Timeout } from "../../src/Engine/EngineError.ts"
+import { NotConfigured, Timeout } from "../../src/Errors/Engine.ts"
+import { ActionFailed } from "../../src/Errors/Page.ts"
+import type { SwitchyardError } from "../../src/Errors.ts"
 import * as Events from "../../src/Logging/Events.ts"
 
 const between = (minimum: number, maximum: number) => Schema.Int.check(Schema.isBetween({ minimum, maximum }))
@@ -89,7 +91,7 @@ describe("Cascade.run", () => {
       assert.strictEqual(terminals, 1)
       if (Exit.isFailure(exit) && elapsed === s.totalTimeoutMs) {
         const error = exit.cause.reasons[0]
-        assert.strictEqual(error?._tag === "Fail" ? (error.error as EngineError).type : undefined, "timeout")
+        assert.strictEqual(error?._tag === "Fail" ? (error.error as SwitchyardError).type : undefined, "timeout")
       }
     })
   )

@@ -24,10 +24,10 @@ const modelFor = (llm: LlmServer.LlmServer): Model.ModelConfig => ({
 
 const stack = (llm: LlmServer.LlmServer, policy?: Policy) =>
   Layer.build(
-    Router.layerWith(policy ? { policy } : {}).pipe(
+    Router.layer(policy ? { policy } : {}).pipe(
       Layer.provideMerge(Cascade.layer),
       Layer.provideMerge(
-        Engines.layerWith({ model: modelFor(llm), stagehand: { domSettleTimeoutMs: 100 }, magnitude: {} })
+        Engines.layer({ model: modelFor(llm), stagehand: { domSettleTimeoutMs: 100 }, magnitude: {} })
       ),
       Layer.provideMerge(Sandbox.layer()),
       Layer.provide(LocalChromium.layer())

@@ -10,7 +10,8 @@ import { Engines } from "../../src/Cascade/Engines.ts"
 import { Router, type RouterOptions } from "../../src/Cascade/Router.ts"
 import { toolNames } from "../../src/Cascade/Tools.ts"
 import type { Capabilities } from "../../src/Engine/Engine.ts"
-import { type EngineError, LlmError, NotConfigured, Unsupported } from "../../src/Engine/EngineError.ts"
+import { LlmError, NotConfigured, Unsupported } from "../../src/Errors/Engine.ts"
+import type { SwitchyardError } from "../../src/Errors.ts"
 import { idleStatus, Sandbox, type SandboxStatus } from "../../src/Sandbox/Sandbox.ts"
 
 const llm: Capabilities = {
@@ -30,7 +31,7 @@ const grammar: Capabilities = {
 
 interface Script {
   /** What the Stagehand levels do, call by call. */
-  readonly stagehand: Array<EngineError | "ok">
+  readonly stagehand: Array<SwitchyardError | "ok">
   readonly calls: Array<{ levels: string; action: string; budgetMs?: number }>
   /** Virtual time each Stagehand cascade takes. */
   readonly stagehandMs?: number
@@ -43,7 +44,7 @@ const router = (script: Script, options: RouterOptions = {}) => {
     Cascade,
     Cascade.of({
       call: <A>(call: CascadeCall<A>) =>
-        Effect.suspend((): Effect.Effect<A, EngineError> => {
+        Effect.suspend((): Effect.Effect<A, SwitchyardError> => {
           const levels = call.config.levels.map((l) => (l.mode ? `${l.engine}:${l.mode}` : l.engine)).join(",")
           script.calls.push({ levels, action: call.action, budgetMs: call.config.totalTimeoutMs })
           if (call.config.levels.every((l) => l.engine === "stagehand")) {
@@ -67,13 +68,12 @@ const router = (script: Script, options: RouterOptions = {}) => {
       specFor: (level) =>
         level.engine === "stagehand"
           ? Effect.succeed({
-              kind: "stagehand",
-              mode: level.mode ?? "dom",
+              id: { kind: "stagehand", mode: level.mode ?? "dom" },
               capabilities: llm,
               layer: Layer.empty as never
             })
           : level.engine === "playwright"
-            ? Effect.succeed({ kind: "playwright", capabilities: grammar, layer: Layer.empty as never })
+            ? Effect.succeed({ id: { kind: "playwright" }, capabilities: grammar, layer: Layer.empty as never })
             : Effect.fail(new NotConfigured({ engine: level.engine, message: `no key for ${level.engine}` }))
     })
   )
@@ -82,7 +82,7 @@ const router = (script: Script, options: RouterOptions = {}) => {
     close: Effect.void,
     artifacts: { screenshot: Effect.succeed(Option.none()), snapshot: () => Effect.succeed(Option.none()) }
   })
-  return Layer.build(Router.layerWith(options).pipe(Layer.provide([cascade, engines, sandbox]))).pipe(
+  return Layer.build(Router.layer(options).pipe(Layer.provide([cascade, engines, sandbox]))).pipe(
     Effect.map((context) => Context.get(context, Router))
   )
 }

@@ -6,7 +6,7 @@ import { execFileSync } from "node:child_process"
 import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect } from "effect"
-import * as Cdp from "../../src/Sandbox/Cdp.ts"
+import * as Cdp from "../../src/Cdp/Cdp.ts"
 
 export const faultKinds = [
   "kill_chromium",

@@ -5,14 +5,17 @@
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Exit, Fiber, Layer, Logger, Option, Redacted, References } from "effect"
 import { TestClock } from "effect/testing"
+import * as Cdp from "../../src/Cdp/Cdp.ts"
+import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
+import type { EngineSpec } from "../../src/Engine/EngineSpec.ts"
 import * as HumanEngine from "../../src/Engine/HumanEngine.ts"
 import * as PlaywrightEngine from "../../src/Engine/PlaywrightEngine.ts"
 import * as Events from "../../src/Logging/Events.ts"
-import { BrowserSession } from "../../src/Sandbox/Browser.ts"
-import * as Cdp from "../../src/Sandbox/Cdp.ts"
-import { type EngineSpec, Sandbox } from "../../src/Sandbox/Sandbox.ts"
+import { Sandbox } from "../../src/Sandbox/Sandbox.ts"
 import { missingTools, urlWithPassword, Vnc } from "../../src/Sandbox/Vnc.ts"
+import { Display } from "../../src/Takeover/Display.ts"
+import * as Handoff from "../../src/Takeover/Handoff.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
 import * as NoVncViewer from "../support/NoVncViewer.ts"
 import { ownChildren, vncProcessNames } from "../support/OwnProcesses.ts"
@@ -27,24 +30,24 @@ const skipped =
 const named = (name: string) => (skipped === undefined ? name : `${name} [skipped: ${skipped}]`)
 
 const playwright: EngineSpec = {
-  kind: "playwright",
+  id: { kind: "playwright" },
   capabilities: PlaywrightEngine.capabilities,
-  layer: PlaywrightEngine.layer
+  layer: PlaywrightEngine.layer()
 }
 
 /** One session as a VNC deployment wires it: the stack, a headed Chromium on it, the Sandbox and the Handoff. */
-const vncSession = (handoff: HumanEngine.HandoffOptions = {}) =>
+const vncSession = (handoff: Handoff.HandoffOptions = {}) =>
   Effect.gen(function* () {
     const context = yield* Layer.build(
       Layer.mergeAll(
         Sandbox.layer({ idleTimeoutMs: null }).pipe(Layer.provide(Vnc.localChromium())),
-        HumanEngine.Handoff.layer(handoff)
+        Handoff.Handoff.layer(handoff).pipe(Layer.provideMerge(Vnc.display))
       ).pipe(Layer.provideMerge(Vnc.layer()))
     )
     const human = yield* HumanEngine.spec().pipe(Effect.provide(context))
     return {
       sandbox: Context.get(context, Sandbox),
-      handoff: Context.get(context, HumanEngine.Handoff),
+      handoff: Context.get(context, Handoff.Handoff),
       vnc: Context.get(context, Vnc),
       human
     }
@@ -238,7 +241,7 @@ describe("HumanEngine", () => {
     "Handoff: one takeover at a time, resumed by id or by anyone; await returns at once when none is active",
     () =>
       Effect.gen(function* () {
-        const handoff = yield* HumanEngine.makeHandoff({ url: "http://127.0.0.1:1/vnc.html", timeoutMs: 5_000 })
+        const handoff = yield* Handoff.make({ url: "http://127.0.0.1:1/vnc.html", timeoutMs: 5_000 })
         const { events, sink } = Events.memory()
         assert.isFalse(yield* handoff.resume())
         yield* handoff.await()
@@ -265,7 +268,7 @@ describe("HumanEngine", () => {
         }
         assert.isTrue(Option.isNone(yield* handoff.active))
 
-        const error = HumanEngine.inControl(first, "browser.act")
+        const error = Handoff.inControl(first, "browser.act")
         assert.deepInclude(error, {
           type: "human_in_control",
           retryable: true,
@@ -329,14 +332,14 @@ describe("HumanEngine", () => {
   it.live.skipIf(skipped)(named("does not connect to a headless browser or without a running VNC stack"), () =>
     Effect.gen(function* () {
       const vnc = yield* Layer.build(Vnc.layer()).pipe(Effect.map((c) => Context.get(c, Vnc)))
-      const handoff = yield* HumanEngine.makeHandoff({ url: vnc.url })
+      const handoff = yield* Handoff.make({ url: vnc.url })
       const headless = yield* TestBrowser.launchSession()
       const connect = (stack: Vnc["Service"]) =>
-        Layer.build(HumanEngine.layer).pipe(
+        Layer.build(HumanEngine.layer()).pipe(
           Effect.map((c) => Context.get(c, Engine)),
           Effect.provideService(BrowserSession, headless),
-          Effect.provideService(Vnc, stack),
-          Effect.provideService(HumanEngine.Handoff, handoff),
+          Effect.provideService(Display, { name: stack.display, url: stack.url, alive: stack.alive }),
+          Effect.provideService(Handoff.Handoff, handoff),
           Effect.flip
         )
       const onHeadless = yield* connect(vnc)

@@ -9,11 +9,11 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Cause, Context, Effect, Exit, Fiber, Layer, Option, Redacted, Scope } from "effect"
+import * as Cdp from "../../src/Cdp/Cdp.ts"
+import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
-import type { EngineError } from "../../src/Engine/EngineError.ts"
 import * as MagnitudeEngine from "../../src/Engine/MagnitudeEngine.ts"
-import { BrowserSession } from "../../src/Sandbox/Browser.ts"
-import * as Cdp from "../../src/Sandbox/Cdp.ts"
+import type { SwitchyardError } from "../../src/Errors.ts"
 import * as LlmServer from "../fixtures/LlmServer.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
 import { isAlive } from "../support/Processes.ts"
@@ -30,7 +30,7 @@ const engineLayer = (options: Options = {}) =>
   Layer.unwrap(
     Effect.gen(function* () {
       const llm = yield* Llm
-      return MagnitudeEngine.layerWith({
+      return MagnitudeEngine.layer({
         elementWaitMs: 1_500,
         ...options,
         model: {
@@ -77,7 +77,7 @@ const counted = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     return { exit, requests: llm.requests.slice(before), elapsedMs: Date.now() - started }
   })
 
-const failureOf = <A>(exit: Exit.Exit<A, EngineError>): EngineError => {
+const failureOf = <A>(exit: Exit.Exit<A, SwitchyardError>): SwitchyardError => {
   if (Exit.isSuccess(exit)) return assert.fail("expected the call to fail")
   const error = Cause.findErrorOption(exit.cause)
   return Option.isSome(error) ? error.value : assert.fail(`expected a typed failure, got ${Cause.pretty(exit.cause)}`)
@@ -304,7 +304,7 @@ layer(services, { excludeTestServices: true, timeout: "60 seconds" })("Magnitude
         const llm = yield* Llm
         yield* open("/forms.html")
         yield* script([])
-        const fault = (reply: LlmServer.Reply, call: Effect.Effect<unknown, EngineError> = engine.act("sign up")) =>
+        const fault = (reply: LlmServer.Reply, call: Effect.Effect<unknown, SwitchyardError> = engine.act("sign up")) =>
           Effect.gen(function* () {
             llm.faultNext(reply)
             const { exit, requests, elapsedMs } = yield* counted(call)
@@ -530,7 +530,7 @@ const killScenario = `
 import { Context, Effect, Fiber, Layer, Redacted } from ${JSON.stringify(import.meta.resolve("effect"))}
 import { Engine } from ${JSON.stringify(new URL("../../src/Engine/Engine.ts", import.meta.url).href)}
 import * as MagnitudeEngine from ${JSON.stringify(new URL("../../src/Engine/MagnitudeEngine.ts", import.meta.url).href)}
-import { BrowserSession } from ${JSON.stringify(new URL("../../src/Sandbox/Browser.ts", import.meta.url).href)}
+import { BrowserSession } from ${JSON.stringify(new URL("../../src/Engine/BrowserSession.ts", import.meta.url).href)}
 import * as LlmServer from ${JSON.stringify(new URL("../fixtures/LlmServer.ts", import.meta.url).href)}
 import * as TestBrowser from ${JSON.stringify(new URL("../support/TestBrowser.ts", import.meta.url).href)}
 
@@ -539,7 +539,7 @@ const program = Effect.gen(function* () {
   llm.faultNext({ hang: true })
   const session = yield* TestBrowser.launchSession()
   const model = { magnitude: "openai/m", baseURLs: { openai: llm.origin + "/v1" }, apiKeys: { openai: Redacted.make("k") } }
-  const context = yield* Layer.build(MagnitudeEngine.layerWith({ model })).pipe(Effect.provideService(BrowserSession, session))
+  const context = yield* Layer.build(MagnitudeEngine.layer({ model })).pipe(Effect.provideService(BrowserSession, session))
   const fiber = yield* Effect.forkChild(Context.get(context, Engine).act("sign up"))
   while (llm.pending() === 0) yield* Effect.sleep("20 millis")
   process.kill(session.pid, "SIGKILL")

@@ -7,11 +7,11 @@ import type { AddressInfo } from "node:net"
 import { createServer } from "node:net"
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
+import * as Cdp from "../../src/Cdp/Cdp.ts"
+import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
 import type { PageFacts } from "../../src/Engine/PageFacts.ts"
 import * as PlaywrightEngine from "../../src/Engine/PlaywrightEngine.ts"
-import { BrowserSession } from "../../src/Sandbox/Browser.ts"
-import * as Cdp from "../../src/Sandbox/Cdp.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
 import { isAlive } from "../support/Processes.ts"
 import * as TestBrowser from "../support/TestBrowser.ts"
@@ -57,7 +57,7 @@ const pngSignature = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]
 const browserAndSite = Layer.mergeAll(TestBrowser.layer(), Layer.effect(Site, SiteServer.start))
 
 layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("PlaywrightEngine", (it) => {
-  it.layer(PlaywrightEngine.layerWith({ elementWaitMs: 500 }))("on the session's page", (it) => {
+  it.layer(PlaywrightEngine.layer({ elementWaitMs: 500 }))("on the session's page", (it) => {
     it.effect("navigates and reports where the page is", () =>
       Effect.gen(function* () {
         const engine = yield* Engine
@@ -420,7 +420,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Pla
       const port = yield* unusedPort
       const dead = BrowserSession.of({ ...session, wsEndpoint: `ws://127.0.0.1:${port}/devtools/browser/gone` })
       const unreachable = yield* Effect.flip(
-        Layer.build(PlaywrightEngine.layer.pipe(Layer.provide(Layer.succeed(BrowserSession, dead))))
+        Layer.build(PlaywrightEngine.layer().pipe(Layer.provide(Layer.succeed(BrowserSession, dead))))
       )
       if (unreachable._tag !== "EndpointUnreachable")
         return assert.fail(`expected EndpointUnreachable, got ${unreachable._tag}`)
@@ -428,7 +428,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Pla
 
       const gone = BrowserSession.of({ ...session, targetId: "0000GONE" })
       const fallback = Context.get(
-        yield* Layer.build(PlaywrightEngine.layer.pipe(Layer.provide(Layer.succeed(BrowserSession, gone)))),
+        yield* Layer.build(PlaywrightEngine.layer().pipe(Layer.provide(Layer.succeed(BrowserSession, gone)))),
         Engine
       )
       yield* fallback.navigate(site.url("/ambiguous.html"))
@@ -442,7 +442,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Pla
       const session = yield* BrowserSession
       const site = yield* Site
       const scope = yield* Scope.make()
-      const first = Context.get(yield* Layer.buildWithScope(PlaywrightEngine.layer, scope), Engine)
+      const first = Context.get(yield* Layer.buildWithScope(PlaywrightEngine.layer(), scope), Engine)
       yield* first.navigate(site.url("/forms.html"))
       yield* first.act('fill "Email" with "kept@example.com"')
       yield* first.act('check "I agree"')
@@ -456,7 +456,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Pla
       const closedCall = yield* Effect.flip(first.pageState())
       assert.strictEqual(closedCall._tag, "CdpClosed")
 
-      const second = Context.get(yield* Layer.build(PlaywrightEngine.layer), Engine)
+      const second = Context.get(yield* Layer.build(PlaywrightEngine.layer()), Engine)
       const facts = (yield* second.extract("")) as PageFacts
       assert.strictEqual(facts.url, site.url("/forms.html"))
       assert.strictEqual(facts.fields.find((f) => f.name === "email")?.value, "kept@example.com")

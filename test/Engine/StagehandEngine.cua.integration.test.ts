@@ -5,12 +5,13 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import * as Cdp from "../../src/Cdp/Cdp.ts"
+import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
 import type { ModelConfig } from "../../src/Engine/Model.ts"
 import type { PageFacts } from "../../src/Engine/PageFacts.ts"
+import type { StagehandEngineOptions } from "../../src/Engine/Stagehand/Options.ts"
 import * as StagehandEngine from "../../src/Engine/StagehandEngine.ts"
-import { BrowserSession } from "../../src/Sandbox/Browser.ts"
-import * as Cdp from "../../src/Sandbox/Cdp.ts"
 import * as ComputerUse from "../fixtures/ComputerUse.ts"
 import * as LlmServer from "../fixtures/LlmServer.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
@@ -57,11 +58,11 @@ const openai = (llm: LlmServer.LlmServer): ModelConfig => ({
 const withCua = <A, E, R>(
   model: ModelConfig,
   f: (engine: Engine["Service"]) => Effect.Effect<A, E, R>,
-  options: StagehandEngine.StagehandEngineOptions = {}
+  options: StagehandEngineOptions = {}
 ) =>
   Effect.gen(function* () {
     return yield* f(yield* Engine)
-  }).pipe(Effect.provide(StagehandEngine.layerWith({ mode: "cua", model, waitBetweenActionsMs: 1, ...options })))
+  }).pipe(Effect.provide(StagehandEngine.layer({ mode: "cua", model, waitBetweenActionsMs: 1, ...options })))
 
 const expectTag = <E extends { readonly _tag: string }, T extends E["_tag"]>(error: E, tag: T) => {
   if (error._tag !== tag) assert.fail(`expected ${tag}, got ${error._tag}: ${JSON.stringify(error)}`)

@@ -5,12 +5,13 @@
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import * as Cdp from "../../src/Cdp/Cdp.ts"
+import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import { type Action, Engine } from "../../src/Engine/Engine.ts"
 import * as PlaywrightEngine from "../../src/Engine/PlaywrightEngine.ts"
 import * as Errors from "../../src/Engine/Stagehand/Errors.ts"
+import type { StagehandEngineOptions } from "../../src/Engine/Stagehand/Options.ts"
 import * as StagehandEngine from "../../src/Engine/StagehandEngine.ts"
-import { BrowserSession } from "../../src/Sandbox/Browser.ts"
-import * as Cdp from "../../src/Sandbox/Cdp.ts"
 import * as LlmServer from "../fixtures/LlmServer.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
 import { freePort } from "../support/Ports.ts"
@@ -106,14 +107,12 @@ const modelFor = (llm: LlmServer.LlmServer) => ({
 const withDom = <A, E, R>(
   llm: LlmServer.LlmServer,
   f: (engine: Engine["Service"]) => Effect.Effect<A, E, R>,
-  options: StagehandEngine.StagehandEngineOptions = {}
+  options: StagehandEngineOptions = {}
 ) =>
   Effect.gen(function* () {
     return yield* f(yield* Engine)
   }).pipe(
-    Effect.provide(
-      StagehandEngine.layerWith({ mode: "dom", model: modelFor(llm), domSettleTimeoutMs: 100, ...options })
-    )
+    Effect.provide(StagehandEngine.layer({ mode: "dom", model: modelFor(llm), domSettleTimeoutMs: 100, ...options }))
   )
 
 const expectTag = <E extends { readonly _tag: string }, T extends E["_tag"]>(error: E, tag: T) => {
@@ -266,7 +265,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
       assert.strictEqual(yield* inputValue("fullname"), "Grace Hopper")
       yield* Effect.gen(function* () {
         yield* (yield* Engine).act(actions[1]!)
-      }).pipe(Effect.provide(PlaywrightEngine.layer))
+      }).pipe(Effect.provide(PlaywrightEngine.layer()))
       assert.strictEqual(yield* textOf("status"), "Submitted ")
       assert.lengthOf(llm.requests, 1, "only observe asked the model")
     })
@@ -421,7 +420,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
         Effect.gen(function* () {
           yield* Engine
         }).pipe(
-          Effect.provide(StagehandEngine.layerWith({ mode: "dom", model: { model: "openai/gpt-4.1-mini" } })),
+          Effect.provide(StagehandEngine.layer({ mode: "dom", model: { model: "openai/gpt-4.1-mini" } })),
           Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord({})))
         )
       )

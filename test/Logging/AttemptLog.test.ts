@@ -42,7 +42,7 @@ const filesUnder = (dir: string): Array<string> =>
     .filter((p) => statSync(p).isFile())
 
 const logAt = (root: string) =>
-  Layer.build(AttemptLog.AttemptLog.layerWith({ root })).pipe(
+  Layer.build(AttemptLog.AttemptLog.layer({ root })).pipe(
     Effect.map((context) => Context.get(context, AttemptLog.AttemptLog))
   )
 

@@ -1,11 +1,15 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Exit, Fiber, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { ActionFailed, type EngineError, HumanInControl } from "../../src/Engine/EngineError.ts"
+import * as Cdp from "../../src/Cdp/Cdp.ts"
+import type { EngineSpec } from "../../src/Engine/EngineSpec.ts"
+import { ActionFailed } from "../../src/Errors/Page.ts"
+import { HumanInControl } from "../../src/Errors/Service.ts"
+import type { SwitchyardError } from "../../src/Errors.ts"
 import { BrowserProvider } from "../../src/Sandbox/Browser.ts"
-import * as Cdp from "../../src/Sandbox/Cdp.ts"
 import * as LocalChromium from "../../src/Sandbox/LocalChromium.ts"
-import { type EngineSpec, Occupant, Sandbox, type SandboxOptions } from "../../src/Sandbox/Sandbox.ts"
+import { Sandbox, type SandboxOptions } from "../../src/Sandbox/Sandbox.ts"
+import { Occupant } from "../../src/Takeover/Occupant.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
 import * as ProbeEngine from "../support/ProbeEngine.ts"
 import { isAlive } from "../support/Processes.ts"
@@ -32,9 +36,16 @@ const sandbox = (
     Effect.map((context) => Context.get(context, Sandbox))
   )
 
+/** Probes with different names are different engines to the Sandbox, so using them in turn switches. */
+const probeIds: Record<string, EngineSpec["id"]> = {
+  probe: { kind: "playwright" },
+  a: { kind: "playwright", mode: "dom" },
+  b: { kind: "playwright", mode: "cua" },
+  person: { kind: "human" }
+}
+
 const probe = (log: ProbeEngine.ProbeLog, name = "probe"): EngineSpec => ({
-  kind: "playwright",
-  mode: name,
+  id: probeIds[name]!,
   capabilities: ProbeEngine.capabilities,
   layer: ProbeEngine.layer(log, name)
 })
@@ -245,7 +256,7 @@ describe("Sandbox", () => {
 
   it.live("while a person holds the browser, automation calls are refused at once, waiting ones too", () =>
     Effect.gen(function* () {
-      const arrived = yield* Deferred.make<EngineError>()
+      const arrived = yield* Deferred.make<SwitchyardError>()
       const occupied = new HumanInControl({ engine: "human", message: "a person has the browser" })
       const occupant = Layer.succeed(
         Occupant,
@@ -276,7 +287,7 @@ describe("Sandbox", () => {
       yield* Fiber.join(holding)
       const later = yield* Effect.flip(sb.use(probe(log), (e) => e.pageState()))
       assert.strictEqual(later.type, "human_in_control")
-      const person: EngineSpec = { ...probe(log, "person"), kind: "human" }
+      const person = probe(log, "person")
       const seen = yield* sb.use(person, (e) => e.pageState())
       assert.isString(seen.url, "the person's own engine is let through")
       assert.isNull((yield* sb.status).lastError, "a refused call is not a browser error")

@@ -1,8 +1,8 @@
 /** Artifacts read over raw CDP from a real page: masked screenshots and the failure snapshot. */
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { BrowserSession } from "../../src/Sandbox/Browser.ts"
-import * as Cdp from "../../src/Sandbox/Cdp.ts"
+import * as Cdp from "../../src/Cdp/Cdp.ts"
+import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import * as Snapshot from "../../src/Sandbox/Snapshot.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
 import * as TestBrowser from "../support/TestBrowser.ts"

@@ -5,16 +5,17 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { chromium } from "playwright-core"
+import type { EngineSpec } from "../../src/Engine/EngineSpec.ts"
 import * as PlaywrightEngine from "../../src/Engine/PlaywrightEngine.ts"
 import * as LocalChromium from "../../src/Sandbox/LocalChromium.ts"
-import { type EngineSpec, Sandbox } from "../../src/Sandbox/Sandbox.ts"
+import { Sandbox } from "../../src/Sandbox/Sandbox.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
 import { isAlive } from "../support/Processes.ts"
 
 const playwright: EngineSpec = {
-  kind: "playwright",
+  id: { kind: "playwright" },
   capabilities: PlaywrightEngine.capabilities,
-  layer: PlaywrightEngine.layer
+  layer: PlaywrightEngine.layer()
 }
 
 const makeSandbox = Layer.build(Sandbox.layer().pipe(Layer.provide(LocalChromium.layer()))).pipe(

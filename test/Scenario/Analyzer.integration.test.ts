@@ -9,7 +9,7 @@ import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { chromium } from "playwright-core"
-import * as Analyzer from "../../src/Scenario/Analyzer.ts"
+import * as Report from "../../src/Scenario/Report.ts"
 import * as TestBrowser from "../support/TestBrowser.ts"
 import { attempt, canaries, png, writeTrace } from "./LogRoot.ts"
 
@@ -109,7 +109,7 @@ describe("Analyzer", () => {
     Effect.gen(function* () {
       const root = logRoot()
       const out = join(root, "report", "browser-automation-report.md")
-      const { analysis, markdown, html } = yield* Analyzer.analyze({ logs: root, out })
+      const { analysis, markdown, html } = yield* Report.write({ logs: root, out })
       assert.strictEqual(html, join(root, "report", "browser-automation-report.html"))
       const { stats } = analysis
       assert.strictEqual(stats.traces, 3)
@@ -158,7 +158,7 @@ describe("Analyzer", () => {
     () =>
       Effect.gen(function* () {
         const root = logRoot()
-        const { html } = yield* Analyzer.analyze({ logs: root, out: join(root, "report.md") })
+        const { html } = yield* Report.write({ logs: root, out: join(root, "report.md") })
         const session = yield* TestBrowser.launchSession()
         const seen = yield* Effect.promise(async () => {
           const browser = await chromium.connectOverCDP(session.wsEndpoint)

@@ -9,8 +9,8 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as Analyzer from "../../src/Scenario/Analyzer.ts"
 import * as Regression from "../../src/Scenario/Regression.ts"
+import * as Report from "../../src/Scenario/Report.ts"
 import * as Runner from "../../src/Scenario/Runner.ts"
 import * as Sampling from "../../src/Scenario/Sampling.ts"
 
@@ -78,7 +78,7 @@ describe("the bundled suite", () => {
         }
 
         // The analyzer reads the same log root to the same numbers.
-        const analyzed = yield* Analyzer.analyze({ logs: logDir, out: join(logDir, "report", "report.md") })
+        const analyzed = yield* Report.write({ logs: logDir, out: join(logDir, "report", "report.md") })
         assert.deepStrictEqual(analyzed.analysis.stats, report.stats)
         assert.isTrue(existsSync(analyzed.html))
 

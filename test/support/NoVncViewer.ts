@@ -4,7 +4,7 @@
  */
 import { Effect, type Scope } from "effect"
 import { type Browser, chromium, type Page } from "playwright-core"
-import * as Cdp from "../../src/Sandbox/Cdp.ts"
+import * as Cdp from "../../src/Cdp/Cdp.ts"
 
 /** A point on the VNC display (the remote screen), in its pixels. */
 export interface ScreenPoint {

@@ -3,11 +3,11 @@
  * many clients a browser had at once. It drives the real browser; it only lacks the instruction features.
  */
 import { Effect, Layer } from "effect"
+import * as Cdp from "../../src/Cdp/Cdp.ts"
+import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
-import { Unsupported } from "../../src/Engine/EngineError.ts"
-import { BrowserSession } from "../../src/Sandbox/Browser.ts"
-import * as Cdp from "../../src/Sandbox/Cdp.ts"
-import * as Page from "../../src/Sandbox/PageState.ts"
+import * as Page from "../../src/Engine/PageState.ts"
+import { Unsupported } from "../../src/Errors/Engine.ts"
 
 export interface ProbeLog {
   connected: number

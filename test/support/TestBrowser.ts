@@ -1,7 +1,7 @@
 /** A real Chromium for a test's scope, offered as the `BrowserSession` engines need. */
 import { Effect, Layer } from "effect"
-import { BrowserSession } from "../../src/Sandbox/Browser.ts"
-import * as Cdp from "../../src/Sandbox/Cdp.ts"
+import * as Cdp from "../../src/Cdp/Cdp.ts"
+import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import * as LocalChromium from "../../src/Sandbox/LocalChromium.ts"
 
 export const launchSession = (options: LocalChromium.LocalChromiumOptions = {}) =>

@@ -1,8 +1,8 @@
 /**
  * What crosses the thread boundary between MagnitudeEngine and its worker: the start data, the typed outcome of each
- * call, and the raw facts about a failure that the engine's one error mapping turns into an EngineError.
+ * call, and the raw facts about a failure that the engine's one error mapping turns into an SwitchyardError.
  */
-import type { SideEffect } from "../EngineError.ts"
+import type { SideEffect } from "../../Errors/Fields.ts"
 
 /** The model client Magnitude talks to, in its own `LLMClient` terms (`openai-generic` for any compatible server). */
 export interface LlmClient {

@@ -5,7 +5,7 @@
 import { createRequire } from "node:module"
 import type { BrowserAgent, LLMClient } from "magnitude-core"
 import { type Browser, chromium, errors, type Locator, type Page } from "playwright-core"
-import type { SideEffect } from "../EngineError.ts"
+import type { SideEffect } from "../../Errors/Fields.ts"
 import { serve } from "../Isolated.ts"
 import { goto } from "../Navigation.ts"
 import { InvalidSchema, toZod, type Zod3 } from "./JsonSchema.ts"

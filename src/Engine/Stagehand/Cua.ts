@@ -5,27 +5,20 @@
  */
 import type { ActResult as StagehandActResult } from "@browserbasehq/stagehand"
 import { DateTime, Effect, Redacted } from "effect"
-import { BrowserSession } from "../../Sandbox/Browser.ts"
+import { EndpointUnreachable } from "../../Errors/Browser.ts"
+import { CdpClosed, NotConfigured, NotInitialized, Timeout, Unsupported } from "../../Errors/Engine.ts"
+import type { SideEffect } from "../../Errors/Fields.ts"
+import { ActionFailed, NavigationFailed } from "../../Errors/Page.ts"
+import type { SwitchyardError } from "../../Errors.ts"
+import { BrowserSession } from "../BrowserSession.ts"
 import { type Action, type ActResult, type Capabilities, Engine, type ScreenshotOptions } from "../Engine.ts"
-import {
-  ActionFailed,
-  CdpClosed,
-  EndpointUnreachable,
-  type EngineError,
-  NavigationFailed,
-  NotConfigured,
-  NotInitialized,
-  type SideEffect,
-  Timeout,
-  Unsupported
-} from "../EngineError.ts"
 import * as Isolated from "../Isolated.ts"
 import * as Model from "../Model.ts"
 import { requireAbsoluteUrl } from "../Navigation.ts"
 import * as PageFacts from "../PageFacts.ts"
-import type { StagehandEngineOptions } from "../StagehandEngine.ts"
 import type { CuaInit, TaskOutcome } from "./CuaWorker.ts"
 import * as Errors from "./Errors.ts"
+import type { StagehandEngineOptions } from "./Options.ts"
 import type { Navigated } from "./Page.ts"
 
 const engine = "stagehand" as const
@@ -92,7 +85,7 @@ export const make = Effect.fn("StagehandEngine.cua")(function* (options: Stageha
   /** Set once the worker reported the browser connection closed: the worker lives on but cannot serve. */
   let closedBy: string | undefined
 
-  const notConnected = (action: string): EngineError =>
+  const notConnected = (action: string): SwitchyardError =>
     closedBy !== undefined
       ? new CdpClosed({ engine, action, message: `${action}: the browser connection closed earlier (${closedBy})` })
       : new NotInitialized({
@@ -110,7 +103,7 @@ export const make = Effect.fn("StagehandEngine.cua")(function* (options: Stageha
   })
 
   /** One worker call; a timeout interrupts it, which terminates the worker (the only way to stop a CUA task). */
-  const call = <A>(step: Step, method: string, ...args: ReadonlyArray<unknown>): Effect.Effect<A, EngineError> =>
+  const call = <A>(step: Step, method: string, ...args: ReadonlyArray<unknown>): Effect.Effect<A, SwitchyardError> =>
     Effect.suspend(() => {
       if (closedBy !== undefined || !worker.alive()) return Effect.fail(notConnected(step.action))
       return worker.call<A>(method, ...args).pipe(

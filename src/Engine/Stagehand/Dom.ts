@@ -5,20 +5,17 @@
 import { AsyncLocalStorage } from "node:async_hooks"
 import type { ModelConfiguration, Action as StagehandAction } from "@browserbasehq/stagehand"
 import { DateTime, Effect, Redacted } from "effect"
-import { BrowserSession } from "../../Sandbox/Browser.ts"
+import { EndpointUnreachable } from "../../Errors/Browser.ts"
+import { CdpClosed, Timeout } from "../../Errors/Engine.ts"
+import type { SideEffect } from "../../Errors/Fields.ts"
+import { NavigationFailed } from "../../Errors/Page.ts"
+import type { SwitchyardError } from "../../Errors.ts"
+import { BrowserSession } from "../BrowserSession.ts"
 import { type Action, type ActResult, type Capabilities, Engine, type ScreenshotOptions } from "../Engine.ts"
-import {
-  CdpClosed,
-  EndpointUnreachable,
-  type EngineError,
-  NavigationFailed,
-  type SideEffect,
-  Timeout
-} from "../EngineError.ts"
 import * as Model from "../Model.ts"
 import { requireAbsoluteUrl } from "../Navigation.ts"
-import type { StagehandEngineOptions } from "../StagehandEngine.ts"
 import * as Errors from "./Errors.ts"
+import type { StagehandEngineOptions } from "./Options.ts"
 import * as StagehandPage from "./Page.ts"
 import * as Schema from "./Schema.ts"
 
@@ -212,7 +209,7 @@ export const make = Effect.fn("StagehandEngine.dom")(function* (options: Stageha
    * through the call's signal, and a closed transport wins the race at once. The SDK's promise may never settle
    * after a browser death; nothing waits for it.
    */
-  const run = <A>(step: Step, f: () => Promise<A>): Effect.Effect<A, EngineError> =>
+  const run = <A>(step: Step, f: () => Promise<A>): Effect.Effect<A, SwitchyardError> =>
     Effect.suspend(() => {
       const progress = { answers: 0 }
       const at = () => attemptOf(step, progress)

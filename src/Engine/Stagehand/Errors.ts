@@ -2,23 +2,20 @@
  * Every Stagehand failure as a Switchyard error. The SDKs Stagehand bundles (AI SDK, openai@4, Anthropic) share no
  * classes with us and the CUA worker sends errors as plain data, so failures are matched by name, status and message.
  */
+
+import { EndpointUnreachable } from "../../Errors/Browser.ts"
 import {
-  ActionFailed,
   CdpClosed,
-  ElementNotFound,
-  EndpointUnreachable,
-  type EngineError,
-  InvalidInput,
-  isEngineError,
   LlmBadResponse,
   LlmError,
-  NavigationFailed,
   NotConfigured,
   NotInitialized,
-  type SideEffect,
   Timeout,
   Unsupported
-} from "../EngineError.ts"
+} from "../../Errors/Engine.ts"
+import type { SideEffect } from "../../Errors/Fields.ts"
+import { ActionFailed, ElementNotFound, InvalidInput, NavigationFailed } from "../../Errors/Page.ts"
+import { isSwitchyardError, type SwitchyardError } from "../../Errors.ts"
 
 const engine = "stagehand" as const
 
@@ -118,7 +115,7 @@ const missing = /could not find an element|no element (found|matches)|element no
 /** Statuses worth retrying: rate limits, overload, timeouts at the provider. */
 const retryableStatus = (status: number) => status === 408 || status === 409 || status === 429 || status >= 500
 
-const llm = (status: number | undefined, message: string, at: Attempt): EngineError => {
+const llm = (status: number | undefined, message: string, at: Attempt): SwitchyardError => {
   const base = { engine, action: at.action, sideEffect: at.sideEffect }
   // A 2xx that failed is a body the SDK could not read ("Invalid JSON response").
   if (status !== undefined && status >= 200 && status < 300) {
@@ -140,8 +137,8 @@ const llm = (status: number | undefined, message: string, at: Attempt): EngineEr
   })
 }
 
-export const toEngineError = (cause: unknown, at: Attempt): EngineError => {
-  if (isEngineError(cause)) return cause
+export const toEngineError = (cause: unknown, at: Attempt): SwitchyardError => {
+  if (isSwitchyardError(cause)) return cause
   const { name, message, status, lastError, dead } = read(cause)
   const base = { engine, action: at.action }
   if (name === "AI_RetryError" && lastError !== undefined) return toEngineError(lastError, at)
@@ -201,7 +198,7 @@ export const toEngineError = (cause: unknown, at: Attempt): EngineError => {
 }
 
 /** `act` resolving `{ success: false }`: Stagehand's message tells a missing element from a failed action. */
-export const failedAct = (message: string, target: string, action: string): EngineError => {
+export const failedAct = (message: string, target: string, action: string): SwitchyardError => {
   const base = { engine, action }
   if (/no action found|no observe results found/i.test(message)) {
     return new ElementNotFound({
@@ -218,7 +215,7 @@ export const failedAct = (message: string, target: string, action: string): Engi
 }
 
 /** Connecting to the browser failed: configuration problems stay typed, the rest is an unreachable endpoint. */
-export const connectError = (cause: unknown, endpoint: string, provider: string): EngineError => {
+export const connectError = (cause: unknown, endpoint: string, provider: string): SwitchyardError => {
   const at: Attempt = { action: "connect", timeoutMs: 0, sideEffect: "none", provider }
   const error = toEngineError(cause, at)
   if (error._tag === "NotConfigured" || error._tag === "CdpClosed") return error

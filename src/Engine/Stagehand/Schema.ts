@@ -4,7 +4,7 @@
  */
 import { Result } from "effect"
 import { z } from "zod"
-import { InvalidInput } from "../EngineError.ts"
+import { InvalidInput } from "../../Errors/Page.ts"
 
 type Json = { readonly [key: string]: unknown }
 

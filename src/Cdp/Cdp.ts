@@ -3,7 +3,8 @@
  * semantics; the Sandbox uses it when no engine is connected or the connected one is broken.
  */
 import { Effect, Fiber, type Scope } from "effect"
-import { CdpClosed, EndpointUnreachable, InvalidEndpoint } from "../Engine/EngineError.ts"
+import { EndpointUnreachable, InvalidEndpoint } from "../Errors/Browser.ts"
+import { CdpClosed } from "../Errors/Engine.ts"
 
 export interface TargetInfo {
   readonly id: string

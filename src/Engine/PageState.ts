@@ -3,11 +3,12 @@
  * when no engine is connected or the connected one is too broken to answer.
  */
 import { Effect } from "effect"
-import type { PageState } from "../Engine/Engine.ts"
-import type { CdpClosed, EndpointUnreachable } from "../Engine/EngineError.ts"
-import * as Cdp from "./Cdp.ts"
+import * as Cdp from "../Cdp/Cdp.ts"
+import type { EndpointUnreachable } from "../Errors/Browser.ts"
+import type { CdpClosed } from "../Errors/Engine.ts"
+import type { PageState } from "./Engine.ts"
 
-export type { PageState } from "../Engine/Engine.ts"
+export type { PageState } from "./Engine.ts"
 
 interface Target {
   readonly wsEndpoint: string

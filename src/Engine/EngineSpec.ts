@@ -1,0 +1,15 @@
+/**
+ * How the Sandbox connects an engine: which engine it is, what it can serve (known before connecting, for routing
+ * and masking), and the Layer that connects it to a `BrowserSession`.
+ */
+import type { Layer } from "effect"
+import type { SwitchyardError } from "../Errors.ts"
+import type { BrowserSession } from "./BrowserSession.ts"
+import type { Capabilities, Engine } from "./Engine.ts"
+import type { EngineId } from "./EngineId.ts"
+
+export interface EngineSpec {
+  readonly id: EngineId
+  readonly capabilities: Capabilities
+  readonly layer: Layer.Layer<Engine, SwitchyardError, BrowserSession>
+}

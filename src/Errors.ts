@@ -1,0 +1,43 @@
+/**
+ * Every failure Switchyard reports: one Schema union of tagged errors, each with a stable snake_case `type` (used
+ * in logs and regression analysis), a `message` and whether retrying the same call can help (`retryable`). The
+ * members are declared by level in `Errors/`: the page, an engine, the browser, the service.
+ */
+import { Schema } from "effect"
+import type { EngineKind } from "./Engine/EngineId.ts"
+import { BrowserError } from "./Errors/Browser.ts"
+import { EngineFailure } from "./Errors/Engine.ts"
+import type { SideEffect } from "./Errors/Fields.ts"
+import { PageError } from "./Errors/Page.ts"
+import { ServiceError } from "./Errors/Service.ts"
+
+export const SwitchyardError = Schema.Union([PageError, EngineFailure, BrowserError, ServiceError])
+export type SwitchyardError = typeof SwitchyardError.Type
+
+/** Whether a value is one of Switchyard's errors (derived from the union). */
+export const isSwitchyardError: (u: unknown) => u is SwitchyardError = Schema.is(SwitchyardError)
+
+/** A page-level failure: about the page or the instruction, never about an engine's health. */
+export const isPageError: (u: unknown) => u is PageError = Schema.is(PageError)
+
+/** The wire form of an error: what tools, logs and JSON-RPC `data` carry (never its `cause`). */
+export interface ErrorInfo {
+  readonly type: SwitchyardError["type"]
+  readonly message: string
+  readonly retryable: boolean
+  readonly engine?: EngineKind
+  readonly action?: string
+  readonly sideEffect?: SideEffect
+}
+
+export const toErrorInfo = (error: SwitchyardError): ErrorInfo => {
+  const sideEffect = "sideEffect" in error ? error.sideEffect : undefined
+  return {
+    type: error.type,
+    message: error.message,
+    retryable: error.retryable,
+    ...(error.engine === undefined ? {} : { engine: error.engine }),
+    ...(error.action === undefined ? {} : { action: error.action }),
+    ...(sideEffect === undefined ? {} : { sideEffect })
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * Failures that say something about the page or the agent's instruction, not about an engine's health: a missing
+ * or ambiguous target, a malformed call, an action the page refused, a page that did not load.
+ */
+import { Schema } from "effect"
+import { context, SideEffect } from "./Fields.ts"
+
+/** No element matched what the call looked for. The page may still be rendering, so a retry can help. */
+export class ElementNotFound extends Schema.TaggedError<ElementNotFound>()("ElementNotFound", {
+  ...context,
+  target: Schema.String
+}) {
+  readonly type = "element_not_found"
+  readonly retryable = true
+  readonly sideEffect: SideEffect = "none"
+}
+
+/** Several elements matched equally well; the caller has to say which one. */
+export class AmbiguousTarget extends Schema.TaggedError<AmbiguousTarget>()("AmbiguousTarget", {
+  ...context,
+  target: Schema.String,
+  candidates: Schema.Array(Schema.String)
+}) {
+  readonly type = "ambiguous_target"
+  readonly retryable = false
+  readonly sideEffect: SideEffect = "none"
+}
+
+/** The call itself is malformed: an instruction outside the grammar, an unknown method, a bad URL or setting. */
+export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInput", {
+  ...context,
+  field: Schema.optional(Schema.String)
+}) {
+  readonly type = "invalid_input"
+  readonly retryable = false
+}
+
+/** A page action ran and failed; it may have had an effect before failing. */
+export class ActionFailed extends Schema.TaggedError<ActionFailed>()("ActionFailed", {
+  ...context,
+  sideEffect: SideEffect
+}) {
+  readonly type = "action_failed"
+  readonly retryable = true
+}
+
+/** Navigation did not reach the page (DNS, refused connection, aborted load). */
+export class NavigationFailed extends Schema.TaggedError<NavigationFailed>()("NavigationFailed", {
+  ...context,
+  url: Schema.String
+}) {
+  readonly type = "navigation_failed"
+  readonly retryable = true
+}
+
+export const PageError = Schema.Union([ElementNotFound, AmbiguousTarget, InvalidInput, ActionFailed, NavigationFailed])
+export type PageError = typeof PageError.Type

@@ -1,0 +1,71 @@
+/**
+ * Failures of the service around the browser: the one-client lease, capacity, shutdown, a closed session, policy,
+ * and a person holding the browser. None says anything about the page or an engine's health.
+ */
+import { Schema } from "effect"
+import { context } from "./Fields.ts"
+
+/** The session's one-client lease was not free within its acquire timeout. */
+export class LeaseTimeout extends Schema.TaggedError<LeaseTimeout>()("LeaseTimeout", {
+  ...context,
+  timeoutMs: Schema.Number
+}) {
+  readonly type = "lease_timeout"
+  readonly retryable = true
+}
+
+/** Too many sessions or queued calls: the caller should back off and retry. */
+export class Busy extends Schema.TaggedError<Busy>()("Busy", context) {
+  readonly type = "busy"
+  readonly retryable = true
+}
+
+/** The service is shutting down: the call was stopped and will not be retried by it. */
+export class ShuttingDown extends Schema.TaggedError<ShuttingDown>()("ShuttingDown", context) {
+  readonly type = "shutting_down"
+  readonly retryable = true
+}
+
+/** The session was closed (or is closing) while the call waited or ran. */
+export class SessionClosed extends Schema.TaggedError<SessionClosed>()("SessionClosed", context) {
+  readonly type = "session_closed"
+  readonly retryable = true
+}
+
+/** The call was refused by policy (a URL scheme or host that is not allowed). */
+export class PolicyRejected extends Schema.TaggedError<PolicyRejected>()("PolicyRejected", {
+  ...context,
+  field: Schema.optional(Schema.String)
+}) {
+  readonly type = "rejected_by_policy"
+  readonly retryable = false
+}
+
+/** A person has the browser: automation waits until they hand it back. */
+export class HumanInControl extends Schema.TaggedError<HumanInControl>()("HumanInControl", {
+  ...context,
+  url: Schema.optional(Schema.String)
+}) {
+  readonly type = "human_in_control"
+  readonly retryable = true
+}
+
+/** A person was asked to take over and did not finish in time. */
+export class HumanTimeout extends Schema.TaggedError<HumanTimeout>()("HumanTimeout", {
+  ...context,
+  timeoutMs: Schema.Number
+}) {
+  readonly type = "human_timeout"
+  readonly retryable = false
+}
+
+export const ServiceError = Schema.Union([
+  LeaseTimeout,
+  Busy,
+  ShuttingDown,
+  SessionClosed,
+  PolicyRejected,
+  HumanInControl,
+  HumanTimeout
+])
+export type ServiceError = typeof ServiceError.Type
