@@ -1,118 +1,152 @@
 /**
- * The agent-facing tools: stable names, what each is for (the text an LLM reads), and the Schema of its arguments.
- * The list never changes at runtime (mask, don't remove); which engine can serve a call is decided per call.
+ * The agent-facing tools, each declared once: stable name, what it is for (the text an LLM reads), argument and
+ * result Schemas, and what it does. The list never changes at runtime (mask, don't remove); which engine can serve
+ * a call is decided per call. Adding a tool is adding one `Tool.make` to `tools` below.
  */
-import { Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { Action } from "../Engine/Engine.ts"
+import { EngineKind, EngineMode } from "../Engine/EngineId.ts"
+import { SideEffect } from "../Errors/Fields.ts"
+import * as Tool from "./Tool.ts"
 
 const text = (description: string) => Schema.String.annotate({ description })
 
-export const Navigate = Schema.Struct({ url: text("Absolute URL to open, including the scheme (https://…).") })
-export const Act = Schema.Union([
-  Schema.Struct({
-    instruction: text('One action in plain words: click "Submit", fill "Email" with "a@b.c", press Enter, scroll down.')
+const noPerson = "no person can take over on this service (human takeover is not set up)"
+const personHere = (now: Tool.Availability) => now.engines.some((e) => e.id.kind === "human")
+
+// Results: what a successful call returns.
+const Navigated = Schema.Struct({ url: Schema.String, title: Schema.String, status: Schema.NullOr(Schema.Number) })
+const Acted = Schema.Struct({
+  success: Schema.Literal(true),
+  description: Schema.String,
+  action: Schema.optional(Action)
+})
+const Image = Schema.Struct({ mimeType: Schema.Literal("image/png"), data: Schema.String })
+const Status = Schema.Struct({
+  active: Schema.Boolean,
+  engine: Schema.NullOr(EngineKind),
+  mode: Schema.NullOr(EngineMode),
+  lastUsedAt: Schema.NullOr(Schema.Number),
+  idleMs: Schema.NullOr(Schema.Number),
+  initializing: Schema.Boolean,
+  lastError: Schema.NullOr(
+    Schema.Struct({
+      type: Schema.String,
+      message: Schema.String,
+      retryable: Schema.Boolean,
+      engine: Schema.optional(EngineKind),
+      action: Schema.optional(Schema.String),
+      sideEffect: Schema.optional(SideEffect)
+    })
+  ),
+  browserPid: Schema.NullOr(Schema.Number),
+  wsEndpoint: Schema.NullOr(Schema.String)
+})
+const Closed = Schema.Struct({ status: Schema.Literal("ok") })
+const Empty = Schema.Struct({})
+
+export const tools = [
+  Tool.make("browser.navigate", {
+    description: "Open a URL in the session's browser. Use first, or to go to a known address.",
+    args: Schema.Struct({ url: text("Absolute URL to open, including the scheme (https://…).") }),
+    result: Navigated,
+    onEngine: { run: (engine, { url }) => engine.navigate(url), opens: ({ url }) => url }
   }),
-  Schema.Struct({
-    action: Action.annotate({ description: "An action returned by browser.observe, replayed exactly." })
-  })
-])
-export const Extract = Schema.Struct({
-  instruction: text("What to read from the page."),
-  schema: Schema.optional(Schema.Unknown.annotate({ description: "JSON schema the result must match." }))
-})
-export const Observe = Schema.Struct({ instruction: text("What to look for: an element or the action you intend.") })
-export const Screenshot = Schema.Struct({
-  fullPage: Schema.optional(Schema.Boolean.annotate({ description: "Capture the whole page, not just the viewport." }))
-})
-export const Handoff = Schema.Struct({ reason: text("Why a person is needed (CAPTCHA, login, a decision).") })
-export const Empty = Schema.Struct({})
-
-export const tools = {
-  "browser.navigate": Navigate,
-  "browser.act": Act,
-  "browser.extract": Extract,
-  "browser.observe": Observe,
-  "browser.screenshot": Screenshot,
-  "browser.status": Empty,
-  "browser.close": Empty,
-  "browser.handoff": Handoff,
-  "browser.resume": Empty
-} as const
-
-export type ToolName = keyof typeof tools
-export const toolNames = Object.keys(tools) as ReadonlyArray<ToolName>
-export const isToolName = (name: string): name is ToolName => Object.hasOwn(tools, name)
-
-export const descriptions: Record<ToolName, string> = {
-  "browser.navigate": "Open a URL in the session's browser. Use first, or to go to a known address.",
-  "browser.act":
-    "Do one thing on the current page: click, type, select, check, press a key, scroll. Give one action per call, or replay an action from browser.observe.",
-  "browser.extract":
-    "Read data from the current page. Without a schema you get the page's text, headings, links and form fields; with a JSON schema you get an object of that shape.",
-  "browser.observe":
-    "List the elements on the current page that match what you intend, as actions you can pass to browser.act. Use when unsure what to click.",
-  "browser.screenshot": "Take a PNG screenshot of the current page (viewport, or the full page).",
-  "browser.status": "Show the session: browser, engine in use, page, and which tools work right now.",
-  "browser.close": "Close the session's browser. The next browser call starts a fresh one.",
-  "browser.handoff":
-    "Ask a person to take over the browser (CAPTCHA, login, a judgement call). Returns where they can see it. Automation waits until browser.resume.",
-  "browser.resume": "The person is done: hand the browser back to automation after browser.handoff."
-}
-
-/** Tools that run on an engine through the cascade; the others are answered by the session itself. */
-export const engineTools: ReadonlyArray<ToolName> = [
-  "browser.navigate",
-  "browser.act",
-  "browser.extract",
-  "browser.observe",
-  "browser.screenshot"
-]
-
-/** Arguments every tool takes besides its own: which browser session, and the caller's request and step. */
-const common = {
-  session: {
-    type: "string",
-    description: "Browser session to use; omit for the default one. Workers use one name each."
-  },
-  traceId: {
-    type: "string",
-    description: "Your request's id: Stagehand's retry and fallback state is kept per request."
-  },
-  stepId: { type: "string", description: "The step of a multi-step flow, when state should be kept per step." }
-} as const
-
-/**
- * The JSON schema of each tool's arguments as an MCP `inputSchema`: always one object at the top (a union's
- * alternatives merged, the choice explained in the description), plus the common arguments.
- */
-export const inputSchemas: Record<ToolName, Record<string, unknown>> = Object.fromEntries(
-  toolNames.map((name) => {
-    const doc = Schema.toJsonSchemaDocument(tools[name] as Schema.Top).schema as {
-      type?: string
-      properties?: Record<string, unknown>
-      required?: ReadonlyArray<string>
-      anyOf?: ReadonlyArray<{ properties?: Record<string, unknown> }>
+  Tool.make("browser.act", {
+    description:
+      "Do one thing on the current page: click, type, select, check, press a key, scroll. Give one action per call, or replay an action from browser.observe.",
+    args: Schema.Union([
+      Schema.Struct({
+        instruction: text(
+          'One action in plain words: click "Submit", fill "Email" with "a@b.c", press Enter, scroll down.'
+        )
+      }),
+      Schema.Struct({
+        action: Action.annotate({ description: "An action returned by browser.observe, replayed exactly." })
+      })
+    ]),
+    result: Acted,
+    onEngine: {
+      run: (engine, args) => engine.act("action" in args ? args.action : args.instruction),
+      isAct: true,
+      serves: (c, args) => ("action" in args ? c.actions : c.instructions !== "none")
     }
-    const alternatives = doc.anyOf ?? []
-    const properties = {
-      ...(doc.properties ?? {}),
-      ...Object.assign({}, ...alternatives.map((a) => a.properties ?? {})),
-      ...common
+  }),
+  Tool.make("browser.extract", {
+    description:
+      "Read data from the current page. Without a schema you get the page's text, headings, links and form fields; with a JSON schema you get an object of that shape.",
+    args: Schema.Struct({
+      instruction: text("What to read from the page."),
+      schema: Schema.optional(Schema.Unknown.annotate({ description: "JSON schema the result must match." }))
+    }),
+    result: Schema.Unknown,
+    onEngine: {
+      run: (engine, { instruction, schema }) => engine.extract(instruction, schema),
+      serves: (c, { schema }) => schema === undefined || c.extract === "any-schema"
     }
-    return [
-      name,
-      {
-        type: "object",
-        properties,
-        ...(doc.required && doc.required.length > 0 ? { required: doc.required } : {}),
-        ...(alternatives.length > 0
-          ? {
-              description:
-                "Give exactly one of: " +
-                alternatives.map((a) => Object.keys(a.properties ?? {}).join(" + ")).join(" or ")
-            }
-          : {})
-      }
-    ]
+  }),
+  Tool.make("browser.observe", {
+    description:
+      "List the elements on the current page that match what you intend, as actions you can pass to browser.act. Use when unsure what to click.",
+    args: Schema.Struct({ instruction: text("What to look for: an element or the action you intend.") }),
+    result: Schema.Array(Action),
+    mask: (now) =>
+      now.engines.some((e) => e.capabilities.observe) ? undefined : "no engine available now can list page elements",
+    onEngine: { run: (engine, { instruction }) => engine.observe(instruction), serves: (c) => c.observe }
+  }),
+  Tool.make("browser.screenshot", {
+    description: "Take a PNG screenshot of the current page (viewport, or the full page).",
+    args: Schema.Struct({
+      fullPage: Schema.optional(
+        Schema.Boolean.annotate({ description: "Capture the whole page, not just the viewport." })
+      )
+    }),
+    result: Image,
+    onEngine: {
+      run: (engine, { fullPage }) =>
+        engine
+          .screenshot({ fullPage: fullPage ?? false })
+          .pipe(Effect.map((png) => ({ mimeType: "image/png" as const, data: Buffer.from(png).toString("base64") })))
+    }
+  }),
+  Tool.make("browser.status", {
+    description: "Show the session: browser, engine in use, page, and which tools work right now.",
+    args: Empty,
+    result: Status,
+    onSession: ({ sandbox }) => sandbox.status
+  }),
+  Tool.make("browser.close", {
+    description: "Close the session's browser. The next browser call starts a fresh one.",
+    args: Empty,
+    result: Closed,
+    onSession: ({ sandbox }) => sandbox.close.pipe(Effect.as({ status: "ok" as const }))
+  }),
+  Tool.make("browser.handoff", {
+    description:
+      "Ask a person to take over the browser (CAPTCHA, login, a judgement call). Returns where they can see it. Automation waits until browser.resume.",
+    args: Schema.Struct({ reason: text("Why a person is needed (CAPTCHA, login, a decision).") }),
+    result: Schema.Struct({ url: Schema.String, since: Schema.String, reason: Schema.String, next: Schema.String }),
+    mask: (now) => (personHere(now) ? undefined : noPerson),
+    onSession: ({ handoff }, { reason }) => handoff.handoff(reason)
+  }),
+  Tool.make("browser.resume", {
+    description: "The person is done: hand the browser back to automation after browser.handoff.",
+    args: Empty,
+    result: Schema.Struct({ resumed: Schema.Boolean }),
+    mask: (now) =>
+      !personHere(now)
+        ? noPerson
+        : Option.isNone(now.takeover)
+          ? "nobody has the browser: call browser.handoff first"
+          : undefined,
+    onSession: ({ handoff }) => handoff.resume
   })
-) as unknown as Record<ToolName, Record<string, unknown>>
+] as const
+
+export type ToolName = (typeof tools)[number]["name"]
+export const toolNames: ReadonlyArray<ToolName> = tools.map((tool) => tool.name)
+
+const byName: ReadonlyMap<string, Tool.Any> = new Map(tools.map((tool) => [tool.name, tool]))
+export const isToolName = (name: string): name is ToolName => byName.has(name)
+/** The tool of that name, if there is one. */
+export const find = (name: string): Option.Option<Tool.Any> => Option.fromNullishOr(byName.get(name))

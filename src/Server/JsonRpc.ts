@@ -5,7 +5,8 @@
 import { createInterface } from "node:readline"
 import { Data, Effect, FiberSet } from "effect"
 import type { ToolAnswer } from "../Cascade/Router.ts"
-import { isToolName, toolNames } from "../Cascade/Tools.ts"
+import { splitCommon } from "../Cascade/Tool.ts"
+import { tools } from "../Cascade/Tools.ts"
 import { isSwitchyardError, type SwitchyardError, toErrorInfo } from "../Errors.ts"
 import { Sessions } from "./Sessions.ts"
 
@@ -95,35 +96,36 @@ export const serveStdio = (handler: Handler, stop: Effect.Effect<void>, shutdown
     yield* FiberSet.awaitEmpty(inFlight).pipe(Effect.timeoutOption(10_000))
   })
 
-/** The sidecar's methods: the `browser.*` tools on the Sessions (a `session` param picks one), plus seed 002's
- * `browserStatus` and `browserClose`. */
+/** A sidecar method: what it does with the call's session, trace and step, and its own arguments. */
+type Method = (call: ReturnType<typeof splitCommon>) => Effect.Effect<unknown, RpcError | SwitchyardError>
+
+/**
+ * The sidecar's method table, derived from the tool list: each `browser.*` tool by its name on the Sessions (a
+ * `session` param picks one), plus seed 002's `browserStatus` and `browserClose`.
+ */
+export const methods = (sessions: Sessions["Service"]): ReadonlyMap<string, Method> =>
+  new Map<string, Method>([
+    ...tools.map((tool): [string, Method] => [
+      tool.name,
+      ({ session, meta, args }) => sessions.call(session, tool.name, args, meta).pipe(Effect.flatMap(toRpc))
+    ]),
+    ["browserStatus", ({ session }) => sessions.status(session)],
+    ["browserClose", ({ session }) => sessions.close(session).pipe(Effect.as({ status: "ok" }))]
+  ])
+
+/** Serves the sidecar's methods on stdio until stdin closes or `stop` completes. */
 export const serveSessions = (stop: Effect.Effect<void>) =>
   Effect.gen(function* () {
     const sessions = yield* Sessions
-    const handler: Handler = (method, params) => {
-      const { session, traceId, stepId, ...args } = (
-        typeof params === "object" && params !== null && !Array.isArray(params) ? params : {}
-      ) as Record<string, unknown>
-      const name = session === undefined ? undefined : String(session)
-      switch (method) {
-        case "browserStatus":
-          return sessions.status(name)
-        case "browserClose":
-          return sessions.close(name).pipe(Effect.as({ status: "ok" }))
-      }
-      if (!isToolName(method)) {
-        return Effect.fail(
-          new RpcError({
-            code: ErrorCode.methodNotFound,
-            message: `Method not found: ${method}; methods: ${toolNames.join(", ")}, browserStatus, browserClose`
-          })
-        )
-      }
-      const meta = {
-        ...(typeof traceId === "string" ? { traceId } : {}),
-        ...(typeof stepId === "string" ? { stepId } : {})
-      }
-      return sessions.call(name, method, args, meta).pipe(Effect.flatMap(toRpc))
+    const table = methods(sessions)
+    const known = [...table.keys()].join(", ")
+    const handler: Handler = (name, params) => {
+      const method = table.get(name)
+      return method === undefined
+        ? Effect.fail(
+            new RpcError({ code: ErrorCode.methodNotFound, message: `Method not found: ${name}; methods: ${known}` })
+          )
+        : method(splitCommon(params))
     }
     process.stderr.write("switchyard: ready, JSON-RPC 2.0 on stdio (one request per line)\n")
     yield* serveStdio(handler, stop, sessions.shutdown)

@@ -12,7 +12,8 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, isInitializeRequest, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, FiberSet } from "effect"
 import type { ToolAnswer } from "../Cascade/Router.ts"
-import { descriptions, inputSchemas, toolNames } from "../Cascade/Tools.ts"
+import { splitCommon } from "../Cascade/Tool.ts"
+import { tools } from "../Cascade/Tools.ts"
 import { InvalidInput } from "../Errors/Page.ts"
 import { Sessions } from "./Sessions.ts"
 
@@ -43,25 +44,19 @@ export const toContent = (answer: ToolAnswer): { content: Array<Content>; isErro
   }
 }
 
+/** The tool list as MCP lists it, derived from the tools' records. */
+const listed = tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }))
+
 /** One MCP server object; its calls run on `run` (the surface's fiber set). */
 const makeServer = (
   run: <A>(effect: Effect.Effect<A>, signal: AbortSignal) => Promise<A>,
   sessions: Sessions["Service"]
 ) => {
   const server = new Server(serverInfo, { capabilities: { tools: { listChanged: false } }, instructions })
-  const tools = toolNames.map((name) => ({ name, description: descriptions[name], inputSchema: inputSchemas[name] }))
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }))
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }))
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const { session, traceId, stepId, ...args } = (request.params.arguments ?? {}) as Record<string, unknown>
-    const meta = {
-      ...(typeof traceId === "string" ? { traceId } : {}),
-      ...(typeof stepId === "string" ? { stepId } : {})
-    }
-    const answer = await run(
-      sessions.call(session === undefined ? undefined : String(session), request.params.name, args, meta),
-      extra.signal
-    )
-    return toContent(answer)
+    const { session, meta, args } = splitCommon(request.params.arguments)
+    return toContent(await run(sessions.call(session, request.params.name, args, meta), extra.signal))
   })
   return server
 }

@@ -1,0 +1,120 @@
+/**
+ * The state block every answer carries (seed 004): engine and level in use, engines disabled for the request, the
+ * page, and which tools work now. Mask, don't remove: every tool stays listed, a masked one with the reason.
+ */
+import { Effect, Option } from "effect"
+import * as EngineId from "../Engine/EngineId.ts"
+import type { EngineSpec } from "../Engine/EngineSpec.ts"
+import { type ErrorInfo, type SwitchyardError, toErrorInfo } from "../Errors.ts"
+import type { Sandbox, SandboxStatus } from "../Sandbox/Sandbox.ts"
+import type { Takeover } from "../Takeover/Handoff.ts"
+import type { Engines } from "./Engines.ts"
+import { type CascadeConfig, idOf, type Level } from "./Policy.ts"
+import type * as Tool from "./Tool.ts"
+import { type ToolName, toolNames, tools } from "./Tools.ts"
+
+/** What every answer carries: enough for an LLM to see where it is and what it can do next. */
+export interface StateBlock {
+  readonly engine: string | null
+  readonly level: number | null
+  readonly disabled: ReadonlyArray<string>
+  readonly url: string | null
+  readonly title: string | null
+  readonly tools: { readonly available: ReadonlyArray<ToolName>; readonly masked: Partial<Record<ToolName, string>> }
+}
+
+export interface ToolError extends ErrorInfo {
+  /** For a call the current engines cannot serve: which engines could. */
+  readonly servableBy?: ReadonlyArray<string>
+  /** For bad input: what was wrong (`tool` or `arguments`). */
+  readonly field?: "tool" | "arguments"
+}
+
+export interface StateBlocks {
+  /** The engine a level runs, when it is configured here. */
+  readonly usable: (level: Level) => Effect.Effect<Option.Option<EngineSpec>>
+  /** The state after a call, with Stagehand disabled or not for the call's request or step. */
+  readonly block: (
+    stagehandDisabled: boolean,
+    status: SandboxStatus,
+    config: CascadeConfig
+  ) => Effect.Effect<StateBlock>
+  /** A failure as the agent sees it: a call the engines in use cannot serve names the engines that could. */
+  readonly explain: (
+    error: SwitchyardError,
+    call: Tool.Bound,
+    stagehandDisabled: boolean,
+    config: CascadeConfig
+  ) => Effect.Effect<ToolError>
+}
+
+export const make = (session: {
+  readonly sandbox: Sandbox["Service"]
+  readonly engines: Engines["Service"]
+  readonly takeover: Effect.Effect<Option.Option<Takeover>>
+}): StateBlocks => {
+  const { sandbox, engines } = session
+
+  const usable = (level: Level) =>
+    engines.specFor(level).pipe(
+      Effect.map((spec) => Option.some(spec)),
+      Effect.orElseSucceed(() => Option.none())
+    )
+
+  /** Which tools cannot serve now and why: each tool's own mask, then the engine tools while none can run. */
+  const masks = (now: Tool.Availability) => {
+    const masked: Partial<Record<ToolName, string>> = {}
+    for (const tool of tools) {
+      const reason = tool.mask(now)
+      if (reason !== undefined) masked[tool.name] = reason
+    }
+    const engineTools = tools.filter((tool) => tool.kind === "engine")
+    if (Option.isSome(now.takeover)) {
+      for (const tool of engineTools) {
+        masked[tool.name] =
+          `a person has the browser (${now.takeover.value.url}); wait for them, check browser.status, or call browser.resume when they are done`
+      }
+    }
+    if (now.engines.length === 0) {
+      for (const tool of engineTools) masked[tool.name] = "no engine is configured"
+    }
+    return masked
+  }
+
+  const block = (stagehandDisabled: boolean, status: SandboxStatus, config: CascadeConfig) =>
+    Effect.gen(function* () {
+      const page = status.active ? yield* sandbox.location : Option.none()
+      const levels = config.levels.filter((l) => !(stagehandDisabled && l.engine === "stagehand"))
+      const specs = (yield* Effect.forEach(levels, usable)).flatMap((o) => (Option.isSome(o) ? [o.value] : []))
+      const masked = masks({ engines: specs, takeover: yield* session.takeover })
+      return {
+        engine: status.engine === null ? null : EngineId.label({ kind: status.engine, mode: status.mode ?? undefined }),
+        level: ((i) => (i >= 0 ? i : null))(
+          config.levels.findIndex((l) => l.engine === status.engine && (l.mode ?? null) === status.mode)
+        ),
+        disabled: stagehandDisabled ? ["stagehand"] : [],
+        url: Option.isSome(page) ? page.value.url : null,
+        title: Option.isSome(page) ? page.value.title : null,
+        tools: { available: toolNames.filter((t) => masked[t] === undefined), masked }
+      } satisfies StateBlock
+    })
+
+  const explain = (error: SwitchyardError, call: Tool.Bound, stagehandDisabled: boolean, config: CascadeConfig) =>
+    Effect.gen(function* () {
+      const info: ToolError = toErrorInfo(error)
+      if (error.type !== "unsupported" || call._tag !== "engine") return info
+      const could: Array<string> = []
+      for (const level of config.levels) {
+        const spec = yield* usable(level)
+        if (Option.isNone(spec) || !call.serves(spec.value.capabilities)) continue
+        could.push(
+          stagehandDisabled && level.engine === "stagehand"
+            ? `${EngineId.label(idOf(level))} (disabled for this request after two failures)`
+            : EngineId.label(idOf(level))
+        )
+      }
+      return could.length > 0 ? { ...info, servableBy: could } : info
+    })
+
+  return { usable, block, explain }
+}

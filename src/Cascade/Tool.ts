@@ -1,0 +1,193 @@
+/**
+ * What a tool is: one record with its name, the text an LLM reads, the Schemas of its arguments and result, and its
+ * handler (work on an engine through the cascade, or on the session itself). Surfaces and the Router derive from it.
+ *
+ * Why not Effect's `ai/Tool` + `Toolkit`: their handlers are services resolved per toolkit and their results are
+ * encoded through the success Schema with AI-specific failure modes; ours run inside one session's Router (an engine
+ * lease or the session itself), answer with the state block, and keep results exactly as the engine returned them.
+ */
+import { Effect, type Option, Schema } from "effect"
+import type { JsonSchema } from "effect/JsonSchema"
+import type { Capabilities, Engine } from "../Engine/Engine.ts"
+import type { EngineSpec } from "../Engine/EngineSpec.ts"
+import type { SwitchyardError } from "../Errors.ts"
+import type { Sandbox } from "../Sandbox/Sandbox.ts"
+import type { Takeover } from "../Takeover/Handoff.ts"
+import type { HandoffTools } from "./HandoffTools.ts"
+
+/** What a session tool works on: the session's Sandbox and its person's takeover. */
+export interface Session {
+  readonly sandbox: Sandbox["Service"]
+  readonly handoff: HandoffTools
+}
+
+/** What the session can do right now: what a tool's mask reads. */
+export interface Availability {
+  /** Engines the cascade could use now (configured, not disabled for this request or step). */
+  readonly engines: ReadonlyArray<EngineSpec>
+  /** The person's takeover in progress, if any. */
+  readonly takeover: Option.Option<Takeover>
+}
+
+/** Work on an engine, run through the Stagehand policy and the cascade. */
+export interface OnEngine<A, R> {
+  readonly run: (engine: Engine["Service"], args: A) => Effect.Effect<R, SwitchyardError>
+  /** The call may change the page (an act): the cascade does not repeat it blindly after a failure. */
+  readonly isAct?: boolean
+  /** The URL the call opens: checked against the URL policy, and it picks the cascade for that page. */
+  readonly opens?: (args: A) => string
+  /** Whether an engine with these capabilities can serve the call; by default any engine can. */
+  readonly serves?: (capabilities: Capabilities, args: A) => boolean
+}
+
+/** Work on the session itself, without an engine. */
+export type OnSession<A, R> = (session: Session, args: A) => Effect.Effect<R, SwitchyardError>
+
+/** A call with its arguments decoded: the handler bound to them, ready for the Router to dispatch. */
+export type Bound =
+  | {
+      readonly _tag: "engine"
+      readonly args: unknown
+      readonly isAct: boolean
+      readonly opens: string | undefined
+      readonly run: (engine: Engine["Service"]) => Effect.Effect<unknown, SwitchyardError>
+      readonly serves: (capabilities: Capabilities) => boolean
+    }
+  | {
+      readonly _tag: "session"
+      readonly args: unknown
+      readonly run: (session: Session) => Effect.Effect<unknown, SwitchyardError>
+    }
+
+/** A tool as surfaces and the Router see it, whatever its argument and result types. */
+export interface Any {
+  readonly name: string
+  /** What the tool is for and when to use it: the text an LLM reads. */
+  readonly description: string
+  readonly args: Schema.Constraint
+  /** What a successful call returns; answers carry the handler's value as it is. */
+  readonly result: Schema.Constraint
+  /** Engine tools run on an engine (refused while a person has the browser); session tools on the session. */
+  readonly kind: "engine" | "session"
+  /** Why the tool cannot serve now (mask, don't remove), or undefined when it can. */
+  readonly mask: (now: Availability) => string | undefined
+  /** The MCP `inputSchema`: one object, the tool's arguments plus the common ones. */
+  readonly inputSchema: JsonSchema
+  readonly decode: (raw: unknown) => Effect.Effect<Bound, Schema.SchemaError>
+}
+
+export interface Tool<Name extends string, Args extends Schema.Constraint, Result extends Schema.Constraint>
+  extends Any {
+  readonly name: Name
+  readonly args: Args
+  readonly result: Result
+}
+
+/** Arguments every tool takes besides its own: which browser session, and the caller's request and step. */
+export const Common = Schema.Struct({
+  session: Schema.optionalKey(
+    Schema.String.annotate({
+      description: "Browser session to use; omit for the default one. Workers use one name each."
+    })
+  ),
+  traceId: Schema.optionalKey(
+    Schema.String.annotate({
+      description: "Your request's id: Stagehand's retry and fallback state is kept per request."
+    })
+  ),
+  stepId: Schema.optionalKey(
+    Schema.String.annotate({ description: "The step of a multi-step flow, when state should be kept per step." })
+  )
+})
+
+export interface CallMeta {
+  /** The agent's request; one is made up when absent (a one-shot call). */
+  readonly traceId?: string
+  /** A step of a multi-step flow: Stagehand's retry and disable state is kept per (traceId, stepId). */
+  readonly stepId?: string
+}
+
+/** Splits a surface's parameters into the session, the call's trace and step, and the tool's own arguments. */
+export const splitCommon = (params: unknown) => {
+  const { session, traceId, stepId, ...args }: Record<string, unknown> =
+    typeof params === "object" && params !== null && !Array.isArray(params) ? { ...params } : {}
+  const meta: CallMeta = {
+    ...(typeof traceId === "string" ? { traceId } : {}),
+    ...(typeof stepId === "string" ? { stepId } : {})
+  }
+  return { session: session === undefined ? undefined : String(session), meta, args }
+}
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+const propertiesOf = (schema: Record<string, unknown>) => (isRecord(schema.properties) ? schema.properties : {})
+const jsonOf = (schema: Schema.Constraint) => Schema.toJsonSchemaDocument(schema).schema
+const commonProperties = propertiesOf(jsonOf(Common))
+
+/**
+ * Arguments as an MCP `inputSchema`: always one object at the top (a union's alternatives merged, the choice
+ * explained in the description), plus the common arguments.
+ */
+const inputSchemaOf = (args: Schema.Constraint): JsonSchema => {
+  const doc = jsonOf(args)
+  const alternatives = Array.isArray(doc.anyOf) ? doc.anyOf.filter(isRecord) : []
+  const required = Array.isArray(doc.required) ? doc.required : []
+  return {
+    type: "object",
+    properties: { ...propertiesOf(doc), ...Object.assign({}, ...alternatives.map(propertiesOf)), ...commonProperties },
+    ...(required.length > 0 ? { required } : {}),
+    ...(alternatives.length > 0
+      ? {
+          description: `Give exactly one of: ${alternatives.map((a) => Object.keys(propertiesOf(a)).join(" + ")).join(" or ")}`
+        }
+      : {})
+  }
+}
+
+interface Declaration<Args extends Schema.ConstraintDecoder<unknown>, Result extends Schema.Constraint> {
+  readonly description: string
+  readonly args: Args
+  readonly result: Result
+  /** Why the tool cannot serve now, given what the session can do; default: it always can. */
+  readonly mask?: (now: Availability) => string | undefined
+}
+
+/** Declares a tool; exactly one of `onEngine` and `onSession` says what it does. */
+export const make = <
+  const Name extends string,
+  Args extends Schema.ConstraintDecoder<unknown>,
+  Result extends Schema.Constraint
+>(
+  name: Name,
+  declaration: Declaration<Args, Result> &
+    (
+      | { readonly onEngine: OnEngine<Args["Type"], Result["Type"]> }
+      | { readonly onSession: OnSession<Args["Type"], Result["Type"]> }
+    )
+): Tool<Name, Args, Result> => {
+  const decodeArgs = Schema.decodeUnknownEffect(declaration.args)
+  const bind = (args: Args["Type"]): Bound => {
+    if ("onSession" in declaration) {
+      const run = declaration.onSession
+      return { _tag: "session", args, run: (session) => run(session, args) }
+    }
+    const work = declaration.onEngine
+    return {
+      _tag: "engine",
+      args,
+      isAct: work.isAct ?? false,
+      opens: work.opens?.(args),
+      run: (engine) => work.run(engine, args),
+      serves: (capabilities) => work.serves?.(capabilities, args) ?? true
+    }
+  }
+  return {
+    name,
+    description: declaration.description,
+    args: declaration.args,
+    result: declaration.result,
+    kind: "onSession" in declaration ? "session" : "engine",
+    mask: declaration.mask ?? (() => undefined),
+    inputSchema: inputSchemaOf(declaration.args),
+    decode: (raw) => decodeArgs(raw).pipe(Effect.map(bind))
+  }
+}
