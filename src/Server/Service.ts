@@ -4,11 +4,7 @@
  * flight answer `shutting_down`, engines disconnect, browsers close, logs flush); a second signal forces exit.
  */
 import { Deferred, Effect, Layer, Logger, Redacted } from "effect"
-import { Cascade } from "../Cascade/Cascade.ts"
-import { Engines } from "../Cascade/Engines.ts"
 import * as Policy from "../Cascade/Policy.ts"
-import { Router } from "../Cascade/Router.ts"
-import * as HumanEngine from "../Engine/HumanEngine.ts"
 import * as AttemptLog from "../Logging/AttemptLog.ts"
 import * as SystemLog from "../Logging/SystemLog.ts"
 import * as Telemetry from "../Logging/Telemetry.ts"
@@ -16,12 +12,9 @@ import * as AdsPower from "../Sandbox/AdsPower.ts"
 import type { BrowserProvider } from "../Sandbox/Browser.ts"
 import * as CdpEndpoint from "../Sandbox/CdpEndpoint.ts"
 import * as LocalChromium from "../Sandbox/LocalChromium.ts"
-import { Sandbox } from "../Sandbox/Sandbox.ts"
-import { Vnc } from "../Sandbox/Vnc.ts"
-import { Handoff } from "../Takeover/Handoff.ts"
-import { Occupant } from "../Takeover/Occupant.ts"
 import * as Config from "./Config.ts"
 import * as Reaper from "./Reaper.ts"
+import * as SessionStack from "./SessionStack.ts"
 import { Sessions } from "./Sessions.ts"
 
 type Registry = Effect.Success<ReturnType<typeof Reaper.register>>
@@ -69,11 +62,9 @@ export const layer = (config: Config.ServiceConfig) =>
       const policy = yield* policyOf(config)
       const sessions = config.sessions ?? {}
       const idle = sessions.idleTimeoutMs ?? 300_000
-      const model = Config.modelConfig(config)
       const human = config.human ?? {}
-      const humanTimeoutMs = human.timeoutMs ?? 120_000
-      const stack = <R>(engines: Layer.Layer<Engines>, browser: Layer.Layer<BrowserProvider, never, R>) =>
-        Router.layer({
+      const session = SessionStack.layer({
+        router: {
           policy,
           fallback: config.fallback ?? true,
           urlPolicy: {
@@ -81,51 +72,30 @@ export const layer = (config: Config.ServiceConfig) =>
             privateNetworks: config.urls?.privateNetworks ?? true
           },
           maxArgumentBytes: config.limits?.maxArgumentBytes ?? Config.defaultMaxArgumentBytes
-        }).pipe(
-          Layer.provideMerge(Cascade.layer),
-          Layer.provideMerge(
-            Sandbox.layer({
-              idleTimeoutMs: idle === 0 ? null : idle,
-              leaseTimeoutMs: sessions.leaseTimeoutMs ?? 30_000
-            })
-          ),
-          Layer.provide(engines),
-          Layer.provide(browser)
-        )
-      const plain = stack(Engines.layer({ model }), provider(config, registry))
-      // A session a person may take over: its own VNC display, its Chromium headed on it from the start.
-      const withPerson = Layer.unwrap(
-        Effect.gen(function* () {
-          // The engine gives up a little before the level's own limit, so the caller sees human_timeout.
-          const person = yield* HumanEngine.spec({ timeoutMs: Math.max(1_000, humanTimeoutMs - 5_000) })
-          return stack(
-            Engines.layer({ model, human: person }),
-            Vnc.localChromium({
-              ...(config.browser?.chromePath ? { executablePath: config.browser.chromePath } : {}),
-              registry
-            })
-          )
-        })
-      ).pipe(
-        Layer.provideMerge(Occupant.layer),
-        Layer.provideMerge(Handoff.layer({ timeoutMs: humanTimeoutMs })),
-        Layer.provideMerge(Vnc.display),
-        Layer.provideMerge(
-          Vnc.layer({
-            ...(human.host ? { host: human.host } : {}),
-            ...(human.publicHost ? { publicHost: human.publicHost } : {})
-          })
-        )
-      )
-      const session = () => (human.enabled ? withPerson : plain)
-      const logging = Layer.mergeAll(
-        AttemptLog.eventsLayer,
-        AttemptLog.artifactsLayer({
-          screenshots: config.artifacts?.screenshots ?? true,
-          snapshots: config.artifacts?.snapshots ?? true
-        })
-      ).pipe(
-        Layer.provideMerge(AttemptLog.AttemptLog.layer({ root })),
+        },
+        sandbox: { idleTimeoutMs: idle === 0 ? null : idle, leaseTimeoutMs: sessions.leaseTimeoutMs ?? 30_000 },
+        engines: { model: Config.modelConfig(config) },
+        browser: provider(config, registry),
+        ...(human.enabled
+          ? {
+              human: {
+                timeoutMs: human.timeoutMs ?? 120_000,
+                vnc: {
+                  ...(human.host ? { host: human.host } : {}),
+                  ...(human.publicHost ? { publicHost: human.publicHost } : {})
+                },
+                chromium: {
+                  ...(config.browser?.chromePath ? { executablePath: config.browser.chromePath } : {}),
+                  registry
+                }
+              }
+            }
+          : {})
+      })
+      const logging = SessionStack.attemptLog(root, {
+        screenshots: config.artifacts?.screenshots ?? true,
+        snapshots: config.artifacts?.snapshots ?? true
+      }).pipe(
         // OTLP's logger joins the system log's, so it is built where that logger is already in place.
         Layer.merge(Telemetry.layerFromEnv().pipe(Layer.provideMerge(SystemLog.layer({ root })))),
         // Whatever still logs to the console writes to stderr: stdout carries the protocol.
@@ -137,7 +107,7 @@ export const layer = (config: Config.ServiceConfig) =>
         maxPendingPerSession: sessions.maxPendingPerSession ?? 64,
         slotTimeoutMs: sessions.leaseTimeoutMs ?? 30_000,
         idleTimeoutMs: idle === 0 ? null : idle,
-        session
+        session: () => session
       }).pipe(Layer.provide(reaping), Layer.provideMerge(logging))
     })
   )

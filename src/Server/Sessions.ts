@@ -2,6 +2,14 @@
  * Browser sessions behind the surfaces: a default session for one agent and named sessions for workers, each with
  * its own browser, Sandbox and Router. A cap on sessions (browsers) with a bounded queue in front of it, a bound on
  * calls waiting on one session, and `busy` past either; on shutdown, calls still running answer `shutting_down`.
+ *
+ * Why not `LayerMap.make((name) => SessionStack.layer(…), { idleTimeToLive })`: in Effect 4.1 its RcMap keeps a
+ * failed build as the key's entry (only an interrupted build is dropped), so a session refused with `busy` or unable
+ * to start would give that failure again once a slot is free, the default session (never idle-expired) for good; it
+ * has no cap with a queue (RcMap's `capacity` fails at once, and LayerMap does not expose it); `invalidate` on a
+ * session in use waits for its calls to end, where `browserClose` must close the browser now and stop the call
+ * holding it (`session_closed`); and `contextEffectOption`, the only read of a live session that builds none,
+ * retains it and restarts its idle clock, so a status poll would keep a session open.
  */
 import { Clock, Context, Deferred, Effect, Exit, Layer, Option, Schedule, Scope, Semaphore } from "effect"
 import type { CallMeta, ToolAnswer } from "../Cascade/Router.ts"
@@ -25,7 +33,7 @@ export interface SessionsOptions {
   readonly slotTimeoutMs: number
   /** Named sessions unused this long are closed, freeing their slot; `null` keeps them. */
   readonly idleTimeoutMs: number | null
-  /** Builds one session's stack: its Router and Sandbox (browser provider, engines, cascade). */
+  /** One session's stack (`SessionStack.layer`): its Router and Sandbox, over its engines and browser. */
   readonly session: (name: string) => Layer.Layer<Router | Sandbox, SwitchyardError>
 }
 

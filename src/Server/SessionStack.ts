@@ -1,0 +1,85 @@
+/**
+ * One browser session's stack, built in one place for the service and the scenario runner: Router → Cascade →
+ * Sandbox → engines → browser provider; a session a person may take over adds its VNC display and takeover.
+ */
+import { Effect, Layer } from "effect"
+import { Cascade } from "../Cascade/Cascade.ts"
+import { Engines, type EnginesOptions } from "../Cascade/Engines.ts"
+import { Router, type RouterOptions } from "../Cascade/Router.ts"
+import * as HumanEngine from "../Engine/HumanEngine.ts"
+import type { SwitchyardError } from "../Errors.ts"
+import * as AttemptLog from "../Logging/AttemptLog.ts"
+import type { BrowserProvider } from "../Sandbox/Browser.ts"
+import type * as LocalChromium from "../Sandbox/LocalChromium.ts"
+import { Sandbox, type SandboxOptions } from "../Sandbox/Sandbox.ts"
+import { Vnc, type VncOptions } from "../Sandbox/Vnc.ts"
+import { Handoff } from "../Takeover/Handoff.ts"
+import { Occupant } from "../Takeover/Occupant.ts"
+
+export interface HumanOptions {
+  /** How long a person has before `human_timeout`. */
+  readonly timeoutMs: number
+  /** The session's VNC display and noVNC page. */
+  readonly vnc?: VncOptions
+  /** The session's Chromium, headed on that display. */
+  readonly chromium?: Omit<LocalChromium.LocalChromiumOptions, "headless" | "display">
+}
+
+export interface SessionStackOptions {
+  readonly router?: RouterOptions
+  readonly sandbox?: SandboxOptions
+  /** The engines' models and options (the person's engine comes with `human`). */
+  readonly engines?: Omit<EnginesOptions, "human">
+  /** The browser of a session no person takes over. */
+  readonly browser: Layer.Layer<BrowserProvider>
+  /** A person may take over: each session gets its own VNC display, its Chromium headed on it from the start. */
+  readonly human?: HumanOptions
+}
+
+export type SessionStack = Router | Cascade | Sandbox | Engines
+
+const stack = <E, R1, R2>(
+  options: SessionStackOptions,
+  engines: Layer.Layer<Engines, E, R1>,
+  browser: Layer.Layer<BrowserProvider, never, R2>
+) =>
+  Router.layer(options.router).pipe(
+    Layer.provideMerge(Cascade.layer),
+    Layer.provideMerge(Sandbox.layer(options.sandbox)),
+    Layer.provideMerge(engines),
+    Layer.provide(browser)
+  )
+
+/** A session a person may take over: its VNC display, the takeover, and the person as the cascade's last level. */
+const withPerson = (options: SessionStackOptions, human: HumanOptions) =>
+  stack(
+    options,
+    Layer.unwrap(
+      Effect.gen(function* () {
+        // The engine gives up a little before the level's own limit, so the caller sees human_timeout.
+        const person = yield* HumanEngine.spec({ timeoutMs: Math.max(1_000, human.timeoutMs - 5_000) })
+        return Engines.layer({ ...options.engines, human: person })
+      })
+    ),
+    Vnc.localChromium(human.chromium)
+  ).pipe(
+    Layer.provideMerge(Occupant.layer),
+    Layer.provideMerge(Handoff.layer({ timeoutMs: human.timeoutMs })),
+    Layer.provideMerge(Vnc.display),
+    Layer.provideMerge(Vnc.layer(human.vnc))
+  )
+
+/** One session's stack; each build of it is a session of its own (its browser, breakers, Stagehand state). */
+export const layer = (options: SessionStackOptions): Layer.Layer<SessionStack, SwitchyardError> =>
+  options.human === undefined
+    ? stack(options, Engines.layer(options.engines), options.browser)
+    : withPerson(options, options.human)
+
+/** Where every session's attempts go: the attempt log under `root`, as the events sink and the artifacts sink. */
+export const attemptLog = (
+  root: string,
+  artifacts: { readonly screenshots?: boolean; readonly snapshots?: boolean } = {}
+) =>
+  Layer.mergeAll(AttemptLog.eventsLayer, AttemptLog.artifactsLayer(artifacts)).pipe(
+    Layer.provideMerge(AttemptLog.AttemptLog.layer({ root }))
+  )
