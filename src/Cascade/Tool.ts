@@ -2,9 +2,10 @@
  * What a tool is: one record with its name, the text an LLM reads, the Schemas of its arguments and result, and its
  * handler (work on an engine through the cascade, or on the session itself). Surfaces and the Router derive from it.
  *
- * Why not Effect's `ai/Tool` + `Toolkit`: their handlers are services resolved per toolkit and their results are
- * encoded through the success Schema with AI-specific failure modes; ours run inside one session's Router (an engine
- * lease or the session itself), answer with the state block, and keep results exactly as the engine returned them.
+ * Why not Effect's `ai/Tool` + `Toolkit` (the model for this shape): a toolkit's handlers are a layer of services, and
+ * `handle` streams results encoded through the success Schema and fails with `AiError`; ours run in one session's
+ * Router on the engine the cascade leases per attempt (or on the session), and answers carry the state block and the
+ * result exactly as the engine returned it.
  */
 import { Effect, type Option, Schema } from "effect"
 import type { JsonSchema } from "effect/JsonSchema"

@@ -9,8 +9,8 @@ import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { Effect } from "effect"
-import { toolNames } from "../../src/Cascade/Tools.ts"
+import { Effect, Schema } from "effect"
+import { toolNames, tools } from "../../src/Cascade/Tools.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
 import { randomLines } from "../support/Garbage.ts"
 import { startService, stopServices } from "../support/Service.ts"
@@ -24,6 +24,12 @@ type Image = { type: "image"; data: string; mimeType: string }
 type Result = { content: Array<Text | Image>; isError?: boolean }
 
 const parse = (result: Result) => JSON.parse((result.content.find((c) => c.type === "text") as Text).text)
+
+/** A successful answer's result is what its tool's result Schema says. */
+const conforms = (name: string, result: Result) => {
+  const tool = tools.find((t) => t.name === name)!
+  assert.isTrue(Schema.is(tool.result)(parse(result).result), `${name}: ${JSON.stringify(parse(result).result)}`)
+}
 
 /** The scenario a user runs: list, navigate, act, extract, screenshot, status, close. */
 const session = (client: Client, url: string) =>
@@ -41,9 +47,11 @@ const session = (client: Client, url: string) =>
     assert.isNotTrue(navigated.isError, JSON.stringify(navigated))
     assert.strictEqual(parse(navigated).result.title, "Sign up")
     assert.strictEqual(parse(navigated).state.url, url)
+    conforms("browser.navigate", navigated)
 
     const acted = await call("browser.act", { instruction: 'fill "Email" with "mcp@example.test"' })
     assert.isNotTrue(acted.isError, JSON.stringify(acted))
+    conforms("browser.act", acted)
 
     const extracted = parse(await call("browser.extract", { instruction: "the form" }))
     assert.strictEqual(
@@ -61,10 +69,14 @@ const session = (client: Client, url: string) =>
     assert.strictEqual(parse(missing).error.type, "element_not_found")
     assert.isDefined(parse(missing).state.tools)
 
-    const status = parse(await call("browser.status"))
+    const statusAnswer = await call("browser.status")
+    conforms("browser.status", statusAnswer)
+    const status = parse(statusAnswer)
     assert.isTrue(status.result.active)
     assert.isNumber(status.result.browserPid)
-    const closed = parse(await call("browser.close"))
+    const closedAnswer = await call("browser.close")
+    conforms("browser.close", closedAnswer)
+    const closed = parse(closedAnswer)
     assert.deepStrictEqual(closed.result, { status: "ok" })
     return status.result.browserPid as number
   })
