@@ -2,7 +2,8 @@
  * Runs a scenario suite through the whole stack — Router → Cascade → engines on a real Chromium — k times, writing
  * the normal attempt logs under a log root, and reports pass/fail per scenario, pass^k, engine success rates and
  * failures per error type. Every run gets a fresh stack (browser, breakers, Stagehand retry state), so runs are
- * independent; the fixture sites and the scripted model are shared by the whole suite.
+ * independent; the fixture sites and the scripted model are shared by the whole suite. Its parts: one run of one
+ * scenario in `Runner/ScenarioRun.ts`, the results and their table in `Runner/Results.ts`.
  */
 import { mkdir, writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
