@@ -10,8 +10,9 @@ import { Data, Effect, Schema } from "effect"
 import type * as Events from "../Logging/Events.ts"
 import * as Redact from "../Logging/Redact.ts"
 import * as Analyzer from "./Analyzer.ts"
+import { stringify } from "./JsonFile.ts"
 import * as Sites from "./Sites.ts"
-import { Scenario, type Step, stringify } from "./Suite.ts"
+import { Scenario, type Step } from "./Suite.ts"
 
 export class ImportError extends Data.TaggedError("ImportError")<{ readonly path: string; readonly message: string }> {}
 
