@@ -1,7 +1,7 @@
 /**
  * The per-trace log of seed 003: `browser-automation/YYYY-MM-DD/<traceId>/attempt.jsonl` (every event, redacted),
- * `summary.json` (totals, per-provider success rates, per-error-type counts, final decision) kept in step with
- * it, and `artifacts/`. Writes run on one background fiber: a browser call never waits for the disk, and a disk
+ * `summary.json` (Summary.ts, folded from the lines as a reader decodes them) kept in step with it, and
+ * `artifacts/`. Writes run on one background fiber: a browser call never waits for the disk, and a disk
  * that fails (read-only, full) is reported once on stderr and counted, never raised.
  */
 import { appendFile, mkdir, rename, writeFile } from "node:fs/promises"
