@@ -13,7 +13,6 @@ import { Router, type ToolAnswer } from "../Cascade/Router.ts"
 import type * as Model from "../Engine/Model.ts"
 import * as Artifacts from "../Logging/Artifacts.ts"
 import * as AttemptLog from "../Logging/AttemptLog.ts"
-import type * as Events from "../Logging/Events.ts"
 import * as SystemLog from "../Logging/SystemLog.ts"
 import * as LocalChromium from "../Sandbox/LocalChromium.ts"
 import { Sandbox } from "../Sandbox/Sandbox.ts"
@@ -269,7 +268,7 @@ const runOnce = (scenario: Suite.LoadedScenario, repeat: number, ctx: RunContext
           scenario: scenario.name,
           seed: scenario.seed,
           toolArgs: step.written
-        } as unknown as Events.Stamped)
+        })
         let answer: ToolAnswer | undefined
         let calls = 0
         while (calls <= step.retries) {
