@@ -5,8 +5,9 @@
  */
 import { setFlagsFromString } from "node:v8"
 import { NodeServices } from "@effect/platform-node"
-import { Cause, Console, Effect, Logger, Option, Redacted } from "effect"
+import { Console, Effect, Logger, Option, Redacted } from "effect"
 import { Command, Flag } from "effect/cli"
+import { prettyCause } from "./Logging/SystemLog.ts"
 import * as Scenarios from "./Scenario/Commands.ts"
 import * as Config from "./Server/Config.ts"
 import * as Demo from "./Server/Demo.ts"
@@ -136,6 +137,6 @@ const program = Command.run(root, { version: "0.1.0" }).pipe(
 
 // Signals are the service's to handle (graceful first, forced on the second), so no runtime-level handlers here.
 Effect.runPromiseExit(program).then((exit) => {
-  if (exit._tag === "Failure") process.stderr.write(`switchyard: ${Cause.pretty(exit.cause)}\n`)
+  if (exit._tag === "Failure") process.stderr.write(`switchyard: ${prettyCause(exit.cause)}\n`)
   process.exit(exit._tag === "Success" ? ((process.exitCode as number | undefined) ?? 0) : 1)
 })

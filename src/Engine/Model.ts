@@ -112,6 +112,6 @@ export const resolve = Effect.fnUntraced(
     } satisfies ResolvedModel
   },
   Effect.mapError((e) =>
-    e instanceof NotConfigured ? e : new NotConfigured({ message: `model configuration: ${String(e)}` })
+    e instanceof NotConfigured ? e : new NotConfigured({ message: `model configuration: ${String(e)}`, cause: e })
   )
 )
