@@ -3,6 +3,8 @@
  * terminates the worker, so no promise is left hanging and no timer keeps Node alive. The engine that owns it then
  * reports itself disconnected and the Sandbox connects a fresh one.
  */
+import { extname } from "node:path"
+import { fileURLToPath } from "node:url"
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads"
 import { Effect, type Scope } from "effect"
 
@@ -68,6 +70,9 @@ export const causeOf = (failure: {
   error.stack = `${failure.name}: ${failure.message}${failure.frames ?? ""}`
   return failure.status === undefined ? error : Object.assign(error, { status: failure.status })
 }
+
+/** A worker module beside `base` (pass `import.meta.url`), with `base`'s extension: `.ts` from source, `.js` built. */
+export const sibling = (name: string, base: string): URL => new URL(`${name}${extname(fileURLToPath(base))}`, base)
 
 /**
  * Starts `entry` (a module that calls `serve`) in a worker with `init` as its workerData, for the scope's lifetime.

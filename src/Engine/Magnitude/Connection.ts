@@ -9,7 +9,7 @@ import * as Isolated from "../Isolated.ts"
 import { type Attempt, engine, startError, toEngineError } from "./Errors.ts"
 import type { Init, Outcome, Started } from "./Protocol.ts"
 
-const entry = new URL("./Worker.ts", import.meta.url)
+const entry = Isolated.sibling("./Worker", import.meta.url)
 
 export interface Connection {
   /** One worker call: typed outcome, bounded by `at.timeoutMs`, cut short by a lost connection. */
