@@ -91,18 +91,19 @@ const refused = (block: Block, url: string) => {
 }
 
 /**
- * The `rejected_by_policy` failure for a navigation that ended on a blocked document: `documentUrl` is where the
- * page is after the call (a blocked plain-HTTP document shows the proxy's 403 at its own URL; a blocked tunnel or
- * local file leaves the browser's error page, when the call's latest block is the reason). `blocks` are the
- * call's (`since(mark)`); a blocked image or script alone does not fail the navigation.
+ * The `rejected_by_policy` failure for a navigation that ended on a blocked document, from the call's blocks
+ * (`since(mark)`). A navigation that succeeded is rejected when its final URL was refused (a blocked plain-HTTP
+ * document shows the proxy's 403 at its own URL); one that failed (a refused tunnel or file: leaves an error page)
+ * is rejected when the call saw any block, naming the latest. A blocked image or frame alone rejects nothing.
  */
 export const rejection = (
   blocks: ReadonlyArray<Block>,
-  documentUrl: string | undefined,
+  navigation: { readonly url?: string; readonly failed?: boolean },
   action = "browser.navigate"
 ): PolicyRejected | undefined => {
-  const errorPage = documentUrl === undefined || documentUrl.startsWith("chrome-error:")
-  const block = errorPage ? blocks.at(-1) : blocks.findLast((b) => refused(b, documentUrl))
+  const { url } = navigation
+  const failed = navigation.failed === true || url === undefined || url.startsWith("chrome-error:")
+  const block = failed ? blocks.at(-1) : blocks.findLast((b) => refused(b, url))
   if (block === undefined) return undefined
   return new PolicyRejected({
     action,

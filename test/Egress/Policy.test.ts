@@ -99,7 +99,8 @@ describe("Policy", () => {
     assert.strictEqual(rule(policy, "intranet.example", ["10.0.0.7"], { scheme: "https", port: 443 }), "allowed")
     assert.strictEqual(rule(policy, "intranet.example", ["10.0.0.7"], { scheme: "http", port: 80 }), "class:private")
     // A tunnel's scheme is unknown: host and port decide.
-    assert.strictEqual(rule(policy, "intranet.example", ["10.0.0.7"], { scheme: undefined, port: 443 }), "allowed")
+    const tunnel = { host: "intranet.example", port: 443, kind: "document" } as const
+    assert.isTrue(Policy.decide(policy, tunnel, addresses("10.0.0.7")).allowed)
     // Allowed by name, a metadata name passes its name check, but its address yields only to an allowed network.
     assert.strictEqual(rule(policy, "metadata.google.internal", ["169.254.169.254"]), "class:metadata")
     const imds = Policy.make({ allow: ["169.254.169.254"] }, { privateNetworks: false })
@@ -158,7 +159,10 @@ describe("Policy", () => {
       })
       const bad = yield* Effect.flip(Config.fromEnv({ SWITCHYARD_EGRESS_DENY: "127.0.0.2,10/8" }))
       assert.include(bad.message, '"10/8"')
-      const flags = yield* Config.resolve({ env: { SWITCHYARD_FALLBACK: "on" }, flags: { egress: { deny: ["metadata.internal"] } } })
+      const flags = yield* Config.resolve({
+        env: { SWITCHYARD_FALLBACK: "on" },
+        flags: { egress: { deny: ["metadata.internal"] } }
+      })
       assert.deepStrictEqual(flags.egress, { deny: ["metadata.internal"] })
       assert.isTrue(Schema.is(Policy.EgressConfig)({ allow: ["https://intranet.example:8443"] }))
     }).pipe(Effect.runPromise))
