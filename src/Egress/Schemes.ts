@@ -37,15 +37,17 @@ interface Paused {
 
 /**
  * Enables the interception on `link` (a browser-level connection) and fails each paused request, recording it as a
- * block. Runs until the scope closes; a request the guard cannot fail (the socket closed) dies with the connection.
+ * block. Runs until the scope closes, which disables it again (a paused request nobody answers would hang).
  */
 export const guard = <E>(link: BrowserLink<E>, policy: Policy, onBlock: (block: Block) => void) =>
   Effect.gen(function* () {
     const schemes = localSchemes.filter((s) => !policy.schemes.includes(s))
     if (schemes.length === 0) return
     const paused = yield* Queue.unbounded<Paused>()
+    let active = true
+    yield* Effect.addFinalizer(() => Effect.sync(() => (active = false)))
     link.onEvent((event) => {
-      if (event.method !== "Fetch.requestPaused" || event.sessionId !== undefined) return
+      if (!active || event.method !== "Fetch.requestPaused" || event.sessionId !== undefined) return
       const request = event.params.request as { readonly url?: unknown } | undefined
       const requestId = event.params.requestId
       if (typeof requestId === "string")
@@ -69,7 +71,10 @@ export const guard = <E>(link: BrowserLink<E>, policy: Policy, onBlock: (block: 
         })
       )
     )
-    yield* link.send("Fetch.enable", {
-      patterns: schemes.map((s) => ({ urlPattern: `${s}:*`, requestStage: "Request" }))
-    })
+    yield* Effect.acquireRelease(
+      link.send("Fetch.enable", {
+        patterns: schemes.map((s) => ({ urlPattern: `${s}:*`, requestStage: "Request" }))
+      }),
+      () => link.send("Fetch.disable").pipe(Effect.ignore, Effect.timeoutOption(1_000))
+    )
   }) satisfies Effect.Effect<void, E, Scope.Scope>

@@ -4,6 +4,7 @@
  */
 import { writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
+import { connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, layer } from "@effect/vitest"
@@ -82,6 +83,8 @@ const resolve = async (host: string): Promise<ReadonlyArray<string>> => {
   lookups.set(host, n)
   if (host === "app.test") return ["127.0.0.1"]
   if (host === "rebind.test") return [n === 1 ? "127.0.0.1" : "127.0.0.2"]
+  // Were the name check gone, the proxy would reach a loopback recorder, never a real metadata service.
+  if (host === "metadata.google.internal") return ["127.0.0.2"]
   throw new Error(`ENOTFOUND ${host}`)
 }
 
@@ -148,6 +151,21 @@ const blocksDuring = <A>(f: Effect.Effect<A, never, Fixture>, settled = (n: numb
     }
     return { value, blocks, denied: fx.deniedHits.slice(before) }
   })
+
+/** Sends `text` to the proxy as is and returns everything it answers until it closes. */
+const raw = (proxyUrl: string, text: string) =>
+  Effect.promise(
+    () =>
+      new Promise<string>((resolve) => {
+        const { hostname, port } = new URL(proxyUrl)
+        let answer = ""
+        const socket = connect(Number(port), hostname, () => socket.end(text))
+        socket.setEncoding("utf8")
+        socket.on("data", (chunk: string) => (answer += chunk))
+        socket.on("close", () => resolve(answer))
+        socket.on("error", () => resolve(answer))
+      })
+  )
 
 layer(fixture, { excludeTestServices: true, timeout: "60 seconds" })("Egress through a real Chromium", (it) => {
   it.effect("an allowed loopback app still works through the proxy, by name and by address", () =>
@@ -374,6 +392,36 @@ layer(fixture, { excludeTestServices: true, timeout: "60 seconds" })("Egress thr
       assert.notInclude(value.body, "SECRET")
       assert.strictEqual(blocks[0]?.rule, "scheme:file")
       assert.include(Egress.rejection(blocks, { url: value.url, failed: true })?.message, "scheme:file")
+    })
+  )
+
+  it.effect("the proxy refuses what is not a proxy request, and a metadata name before resolving it", () =>
+    Effect.gen(function* () {
+      const egress = yield* Egress.Egress
+      const fx = yield* Fixture
+      const mark = yield* egress.mark
+      const before = fx.deniedHits.length
+      const originForm = yield* raw(egress.proxyUrl, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+      assert.match(originForm, /^HTTP\/1\.1 400 /)
+      const https = yield* raw(egress.proxyUrl, "GET https://x/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+      assert.match(https, /^HTTP\/1\.1 400 /)
+      const noPort = yield* raw(egress.proxyUrl, "CONNECT example.test HTTP/1.1\r\nHost: example.test\r\n\r\n")
+      assert.match(noPort, /^HTTP\/1\.1 400 /)
+      const metadata = yield* raw(
+        egress.proxyUrl,
+        "CONNECT metadata.google.internal:80 HTTP/1.1\r\nHost: metadata.google.internal:80\r\n\r\n"
+      )
+      assert.match(metadata, /^HTTP\/1\.1 403 /)
+      assert.include(metadata, "x-switchyard-egress-rule: class:metadata")
+      assert.isUndefined(lookups.get("metadata.google.internal"))
+      const unknown = yield* raw(egress.proxyUrl, "CONNECT nowhere.test:80 HTTP/1.1\r\nHost: nowhere.test:80\r\n\r\n")
+      assert.match(unknown, /^HTTP\/1\.1 502 /)
+      const blocks = yield* egress.since(mark)
+      assert.deepStrictEqual(
+        blocks.map((b) => [b.url, b.rule]),
+        [["https://metadata.google.internal:80", "class:metadata"]]
+      )
+      assert.deepStrictEqual(fx.deniedHits.slice(before), [])
     })
   )
 })
