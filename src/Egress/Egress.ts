@@ -77,7 +77,7 @@ const destination = (url: string) => {
   const u = new URL(url)
   const port =
     u.port || ({ "http:": "80", "ws:": "80", "https:": "443", "wss:": "443" } as Record<string, string>)[u.protocol]
-  return { host: u.hostname.replace(/^\[|\]$/g, "").toLowerCase(), port: Number(port ?? 0), path: u.pathname, u }
+  return { host: u.hostname.replace(/^\[|\]$/g, "").toLowerCase(), port: Number(port ?? 0), path: u.pathname }
 }
 
 /** Whether a block refused the document at `url`: the same file, the same host and port for a tunnel, the same
