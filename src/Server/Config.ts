@@ -7,6 +7,7 @@ import { readFile } from "node:fs/promises"
 import { cpus } from "node:os"
 import { Effect, Redacted, Schema } from "effect"
 import { Policy } from "../Cascade/Policy.ts"
+import * as Egress from "../Egress/Policy.ts"
 import type * as Model from "../Engine/Model.ts"
 import { InvalidInput } from "../Errors/Page.ts"
 
@@ -88,7 +89,10 @@ export const ServiceConfig = Schema.Struct({
       host: Schema.optional(Schema.String),
       publicHost: Schema.optional(Schema.String)
     })
-  )
+  ),
+  /** What the browser may reach, enforced by the egress proxy: `allow`/`deny` lists of networks and host patterns
+   * (a deny wins), and whether subresources are checked like documents. */
+  egress: Schema.optional(Egress.EgressConfig)
 })
 export type ServiceConfig = typeof ServiceConfig.Type
 
@@ -165,6 +169,11 @@ export const fromEnv = (env: Record<string, string | undefined> = process.env) =
         timeoutMs: yield* int("SWITCHYARD_HUMAN_TIMEOUT_MS", env.SWITCHYARD_HUMAN_TIMEOUT_MS),
         host: env.SWITCHYARD_VNC_HOST || undefined,
         publicHost: env.SWITCHYARD_VNC_PUBLIC_HOST || undefined
+      },
+      egress: {
+        allow: Egress.list(env.SWITCHYARD_EGRESS_ALLOW),
+        deny: Egress.list(env.SWITCHYARD_EGRESS_DENY),
+        subresources: yield* bool("SWITCHYARD_EGRESS_SUBRESOURCES", env.SWITCHYARD_EGRESS_SUBRESOURCES)
       }
     }
     return yield* decode(prune(raw), "environment")
