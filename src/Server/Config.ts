@@ -112,7 +112,7 @@ const model = Config.all({
   })
 )
 
-/** The whole configuration, resolved: every setting with a default has a value. */
+/** The whole configuration over the settings' keys (`resolve` reads it from the sources); defaults fill every gap. */
 export const ServiceConfig = Config.all({
   logDir: setting("logDir", ["SWITCHYARD_LOG_DIR", "CLAW_LOG_DIR"], text, defaults.logDir),
   browser,
