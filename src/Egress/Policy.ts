@@ -59,7 +59,8 @@ export const parseEntry = (text: string): Entry | undefined => {
   return hostEntry(source, host, port, scheme)
 }
 
-const EntryText = Schema.String.check(
+/** One allow/deny entry, surrounding spaces ignored; an entry that is none of the forms is an error naming it. */
+export const EntryText = Schema.Trim.check(
   Schema.makeFilter((text: string) =>
     parseEntry(text) === undefined
       ? `"${text}" is not a network (10.0.0.0/8), an address, a host pattern (*.corp.example) or an origin`

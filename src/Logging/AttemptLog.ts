@@ -19,8 +19,10 @@ export interface AttemptLogOptions {
   readonly redactor?: Redact.Redactor
 }
 
-export const defaultRoot = () =>
-  process.env.SWITCHYARD_LOG_DIR || process.env.CLAW_LOG_DIR || join(homedir(), ".switchyard", "logs")
+/** The log root when nothing names one. */
+export const homeRoot = join(homedir(), ".switchyard", "logs")
+
+export const defaultRoot = () => process.env.SWITCHYARD_LOG_DIR || process.env.CLAW_LOG_DIR || homeRoot
 
 export const dateOf = (ts: string) => ts.slice(0, 10)
 
@@ -186,7 +188,7 @@ export class AttemptLog extends Context.Service<
 }
 
 /** The attempt log as the `Events` sink: every stamped event goes to its trace's files. */
-export const eventsLayer = Layer.effect(
+export const layerEvents = Layer.effect(
   Events.Events,
   Effect.gen(function* () {
     const log = yield* AttemptLog
@@ -195,7 +197,7 @@ export const eventsLayer = Layer.effect(
 )
 
 /** The attempt log as the artifact sink, capturing what `options` asks for. */
-export const artifactsLayer = (options: { readonly screenshots?: boolean; readonly snapshots?: boolean } = {}) =>
+export const layerArtifacts = (options: { readonly screenshots?: boolean; readonly snapshots?: boolean } = {}) =>
   Layer.effect(
     Artifacts.Artifacts,
     Effect.gen(function* () {

@@ -418,8 +418,8 @@ export const runSuite = (options: RunSuiteOptions): Effect.Effect<SuiteReport, S
         const scripted = usesScripted(scenarios, options.model) ? yield* ScriptedModel.start : undefined
         const ctx: RunContext = { runId, sites, scripted, options }
         const logging = Layer.mergeAll(
-          AttemptLog.eventsLayer,
-          AttemptLog.artifactsLayer({ screenshots: options.screenshots ?? true })
+          AttemptLog.layerEvents,
+          AttemptLog.layerArtifacts({ screenshots: options.screenshots ?? true })
         ).pipe(
           Layer.provideMerge(AttemptLog.AttemptLog.layer({ root: logDir })),
           Layer.merge(SystemLog.layer({ root: logDir, stderr: false }))

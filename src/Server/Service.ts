@@ -3,7 +3,7 @@
  * crashed run left, serves one surface, and shuts down gracefully on SIGTERM, SIGINT or stdin close (calls in
  * flight answer `shutting_down`, engines disconnect, browsers close, logs flush); a second signal forces exit.
  */
-import { Deferred, Effect, Layer, Logger, Redacted } from "effect"
+import { Deferred, Effect, Layer, Logger } from "effect"
 import { Cascade } from "../Cascade/Cascade.ts"
 import { Engines } from "../Cascade/Engines.ts"
 import * as Policy from "../Cascade/Policy.ts"
@@ -20,43 +20,40 @@ import { Sandbox } from "../Sandbox/Sandbox.ts"
 import { Vnc } from "../Sandbox/Vnc.ts"
 import { Handoff } from "../Takeover/Handoff.ts"
 import { Occupant } from "../Takeover/Occupant.ts"
-import * as Config from "./Config.ts"
+import type * as Config from "./Config.ts"
 import * as Reaper from "./Reaper.ts"
 import { Sessions } from "./Sessions.ts"
 
 type Registry = Effect.Success<ReturnType<typeof Reaper.register>>
 
 const provider = (config: Config.ServiceConfig, registry: Registry): Layer.Layer<BrowserProvider> => {
-  const browser = config.browser ?? {}
-  const kind = browser.provider ?? (browser.cdpUrl ? "cdp" : "local")
-  if (kind === "cdp" && browser.cdpUrl) return CdpEndpoint.layer({ endpoint: browser.cdpUrl })
-  if (kind === "adspower" && browser.adspower) {
+  const browser = config.browser
+  if (browser.provider === "cdp" && browser.cdpUrl) return CdpEndpoint.layer({ endpoint: browser.cdpUrl })
+  if (browser.provider === "adspower") {
     const a = browser.adspower
     return AdsPower.layer({
-      ...(a.url ? { baseUrl: a.url } : {}),
+      baseUrl: a.url,
       ...(a.userId ? { userId: a.userId } : {}),
       ...(a.serialNumber ? { serialNumber: a.serialNumber } : {}),
-      ...(a.apiKey ? { apiKey: Redacted.make(a.apiKey) } : {})
+      ...(a.apiKey ? { apiKey: a.apiKey } : {})
     })
   }
   return LocalChromium.layer({
     ...(browser.chromePath ? { executablePath: browser.chromePath } : {}),
     ...(browser.profileDir ? { profileDir: browser.profileDir } : {}),
-    headless: browser.headless ?? true,
+    headless: browser.headless,
     registry
   })
 }
 
 const policyOf = (config: Config.ServiceConfig) =>
-  typeof config.cascade === "string"
-    ? Policy.load(config.cascade)
-    : Effect.succeed(config.cascade ?? Policy.defaultPolicy)
+  typeof config.cascade === "string" ? Policy.load(config.cascade) : Effect.succeed(config.cascade)
 
 /** Every layer the surfaces need, from one validated configuration. */
 export const layer = (config: Config.ServiceConfig) =>
   Layer.unwrap(
     Effect.gen(function* () {
-      const root = config.logDir ?? AttemptLog.defaultRoot()
+      const root = config.logDir
       // Before any browser starts, and logged where the service's logs go.
       const reaping = Layer.effectDiscard(
         Reaper.reap(root).pipe(
@@ -67,26 +64,23 @@ export const layer = (config: Config.ServiceConfig) =>
       )
       const registry = yield* Reaper.register(root)
       const policy = yield* policyOf(config)
-      const sessions = config.sessions ?? {}
-      const idle = sessions.idleTimeoutMs ?? 300_000
-      const model = Config.modelConfig(config)
-      const human = config.human ?? {}
-      const humanTimeoutMs = human.timeoutMs ?? 120_000
+      const sessions = config.sessions
+      const idle = sessions.idleTimeoutMs
+      const model = config.model
+      const human = config.human
+      const humanTimeoutMs = human.timeoutMs
       const stack = <R>(engines: Layer.Layer<Engines>, browser: Layer.Layer<BrowserProvider, never, R>) =>
         Router.layer({
           policy,
-          fallback: config.fallback ?? true,
-          urlPolicy: {
-            schemes: config.urls?.schemes ?? ["http", "https"],
-            privateNetworks: config.urls?.privateNetworks ?? true
-          },
-          maxArgumentBytes: config.limits?.maxArgumentBytes ?? Config.defaultMaxArgumentBytes
+          fallback: config.fallback,
+          urlPolicy: config.urls,
+          maxArgumentBytes: config.limits.maxArgumentBytes
         }).pipe(
           Layer.provideMerge(Cascade.layer),
           Layer.provideMerge(
             Sandbox.layer({
               idleTimeoutMs: idle === 0 ? null : idle,
-              leaseTimeoutMs: sessions.leaseTimeoutMs ?? 30_000
+              leaseTimeoutMs: sessions.leaseTimeoutMs
             })
           ),
           Layer.provide(engines),
@@ -100,8 +94,8 @@ export const layer = (config: Config.ServiceConfig) =>
           const person = yield* HumanEngine.spec({ timeoutMs: Math.max(1_000, humanTimeoutMs - 5_000) })
           return stack(
             Engines.layer({ model, human: person }),
-            Vnc.localChromium({
-              ...(config.browser?.chromePath ? { executablePath: config.browser.chromePath } : {}),
+            Vnc.layerLocalChromium({
+              ...(config.browser.chromePath ? { executablePath: config.browser.chromePath } : {}),
               registry
             })
           )
@@ -109,33 +103,24 @@ export const layer = (config: Config.ServiceConfig) =>
       ).pipe(
         Layer.provideMerge(Occupant.layer),
         Layer.provideMerge(Handoff.layer({ timeoutMs: humanTimeoutMs })),
-        Layer.provideMerge(Vnc.display),
+        Layer.provideMerge(Vnc.layerDisplay),
         Layer.provideMerge(
-          Vnc.layer({
-            ...(human.host ? { host: human.host } : {}),
-            ...(human.publicHost ? { publicHost: human.publicHost } : {})
-          })
+          Vnc.layer({ host: human.host, ...(human.publicHost ? { publicHost: human.publicHost } : {}) })
         )
       )
       const session = () => (human.enabled ? withPerson : plain)
-      const logging = Layer.mergeAll(
-        AttemptLog.eventsLayer,
-        AttemptLog.artifactsLayer({
-          screenshots: config.artifacts?.screenshots ?? true,
-          snapshots: config.artifacts?.snapshots ?? true
-        })
-      ).pipe(
+      const logging = Layer.mergeAll(AttemptLog.layerEvents, AttemptLog.layerArtifacts(config.artifacts)).pipe(
         Layer.provideMerge(AttemptLog.AttemptLog.layer({ root })),
         // OTLP's logger joins the system log's, so it is built where that logger is already in place.
-        Layer.merge(Telemetry.layerFromEnv().pipe(Layer.provideMerge(SystemLog.layer({ root })))),
+        Layer.merge(Telemetry.layer(config.telemetry).pipe(Layer.provideMerge(SystemLog.layer({ root })))),
         // Whatever still logs to the console writes to stderr: stdout carries the protocol.
         Layer.merge(Layer.succeed(Logger.LogToStderr, true))
       )
       return Sessions.layer({
-        maxBrowsers: sessions.maxBrowsers ?? Config.defaultMaxBrowsers(),
-        queue: sessions.queue ?? 16,
-        maxPendingPerSession: sessions.maxPendingPerSession ?? 64,
-        slotTimeoutMs: sessions.leaseTimeoutMs ?? 30_000,
+        maxBrowsers: sessions.maxBrowsers,
+        queue: sessions.queue,
+        maxPendingPerSession: sessions.maxPendingPerSession,
+        slotTimeoutMs: sessions.leaseTimeoutMs,
         idleTimeoutMs: idle === 0 ? null : idle,
         session
       }).pipe(Layer.provide(reaping), Layer.provideMerge(logging))

@@ -147,23 +147,25 @@ describe("Policy", () => {
 
   it("the service configuration reads egress from the file keys and the environment, naming a bad entry", () =>
     Effect.gen(function* () {
-      const fromEnv = yield* Config.fromEnv({
-        SWITCHYARD_EGRESS_ALLOW: "10.0.0.0/8, *.corp.example",
-        SWITCHYARD_EGRESS_DENY: "127.0.0.2",
-        SWITCHYARD_EGRESS_SUBRESOURCES: "off"
+      const fromEnv = yield* Config.resolve({
+        env: {
+          SWITCHYARD_EGRESS_ALLOW: "10.0.0.0/8, *.corp.example",
+          SWITCHYARD_EGRESS_DENY: "127.0.0.2",
+          SWITCHYARD_EGRESS_SUBRESOURCES: "off"
+        }
       })
       assert.deepStrictEqual(fromEnv.egress, {
         allow: ["10.0.0.0/8", "*.corp.example"],
         deny: ["127.0.0.2"],
         subresources: false
       })
-      const bad = yield* Effect.flip(Config.fromEnv({ SWITCHYARD_EGRESS_DENY: "127.0.0.2,10/8" }))
+      const bad = yield* Effect.flip(Config.resolve({ env: { SWITCHYARD_EGRESS_DENY: "127.0.0.2,10/8" } }))
       assert.include(bad.message, '"10/8"')
       const flags = yield* Config.resolve({
         env: { SWITCHYARD_FALLBACK: "on" },
-        flags: { egress: { deny: ["metadata.internal"] } }
+        flags: { egress: { deny: "metadata.internal" } }
       })
-      assert.deepStrictEqual(flags.egress, { deny: ["metadata.internal"] })
+      assert.deepStrictEqual(flags.egress, { allow: [], deny: ["metadata.internal"], subresources: true })
       assert.isTrue(Schema.is(Policy.EgressConfig)({ allow: ["https://intranet.example:8443"] }))
     }).pipe(Effect.runPromise))
 })
