@@ -3,6 +3,10 @@
  * per attempt and a total budget, both enforced by interruption. What each attempt records (events, telemetry,
  * artifacts) is wrapped around it by `Instrumentation.ts`; the breakers are the `Breaker` service.
  *
+ * A page-level failure (a miss, an ambiguous target, bad input, a refused action, a failed load) is retried on its
+ * level only when the page changed during the attempt (late content may have appeared): the same call on the same
+ * page would fail the same way. It still moves on to the next level, whose engine may see the page differently.
+ *
  * Why a plain loop over levels and not `ExecutionPlan`: a plan step provides an engine Layer to the effect, but our
  * engines must be connected inside the Sandbox's one-client lease and reached through its switch protocol (capture
  * page state, disconnect, verify, connect, restore). Each level also needs per-level decisions a plan step cannot
@@ -14,11 +18,11 @@
 import { Context, Data, Effect, Layer, Option, Ref, Schedule } from "effect"
 import type { Engine } from "../Engine/Engine.ts"
 import * as EngineId from "../Engine/EngineId.ts"
-import { NotConfigured, Timeout } from "../Errors/Engine.ts"
-import type { SwitchyardError } from "../Errors.ts"
+import { EngineCoolingDown, NotConfigured, Timeout } from "../Errors/Engine.ts"
+import { isPageError, type SwitchyardError } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
 import { Sandbox } from "../Sandbox/Sandbox.ts"
-import { Breaker } from "./Breaker.ts"
+import { Breaker, coolingDown } from "./Breaker.ts"
 import { Engines } from "./Engines.ts"
 import { type AttemptRef, capture, instrumented } from "./Instrumentation.ts"
 import { type CascadeConfig, idOf, type Level } from "./Policy.ts"
@@ -26,9 +30,9 @@ import { type CascadeConfig, idOf, type Level } from "./Policy.ts"
 /** How the cascade reaches engines: injected, so the policy can be tested on virtual time without a browser. */
 export interface Runner<A> {
   readonly attempt: (at: AttemptRef) => Effect.Effect<A, SwitchyardError>
-  /** A reason to skip a level before trying it (not configured, breaker open). */
-  readonly skip: (level: Level, index: number) => Effect.Effect<Option.Option<string>>
-  /** A digest of the page, compared around a failed `act` to tell whether it changed anything. */
+  /** Why a level is skipped before it is tried: `not_configured`, or `engine_cooling_down` (its breaker is open). */
+  readonly skip: (level: Level, index: number) => Effect.Effect<Option.Option<SwitchyardError>>
+  /** A digest of the page, compared around a failed attempt to tell whether the page changed meanwhile. */
   readonly fingerprint: Effect.Effect<string>
   readonly onSuccess?: (at: AttemptRef) => Effect.Effect<void>
   readonly onFailure?: (at: AttemptRef, error: SwitchyardError) => Effect.Effect<void>
@@ -43,6 +47,9 @@ export interface CallOptions {
 
 /** A failed act changed the page: repeating it could do it twice, so the cascade stops with this error. */
 class Halt extends Data.TaggedClass("Halt")<{ readonly error: SwitchyardError }> {}
+
+/** A page-level failure on a page that did not change: not repeated on this level; the next level may still try. */
+class Settled extends Data.TaggedClass("Settled")<{ readonly error: SwitchyardError }> {}
 
 /** Where the call is in the cascade: read when the total budget runs out, to say where it stopped. */
 interface Position {
@@ -79,7 +86,10 @@ const attemptIds = Effect.gen(function* () {
   return () => `${call?.attemptId ?? "call"}.${++counter.n}`
 })
 
-/** One level: attempts retried on the level's Schedule while the error is retryable and no act changed the page. */
+/**
+ * One level: attempts retried on the level's Schedule while the error is retryable, no act changed the page, and a
+ * page-level failure saw the page change.
+ */
 const runLevel = <A>(
   config: CascadeConfig,
   runner: Runner<A>,
@@ -89,24 +99,38 @@ const runLevel = <A>(
   position: Ref.Ref<Position>,
   nextId: () => string
 ): Effect.Effect<A, SwitchyardError | Halt> => {
+  /** How a failed attempt ends: retried if retryable (the error), this level given up (Settled), or the call (Halt). */
+  const judge = (error: SwitchyardError, before: Option.Option<string>) =>
+    Effect.gen(function* () {
+      // A failed act that may have acted is repeated only when the page shows it did nothing.
+      const possible = options.isAct && "sideEffect" in error && error.sideEffect === "possible"
+      const guarded = possible && !config.repeatPossibleSideEffects
+      const pageLevel = isPageError(error) && error.retryable
+      if (Option.isNone(before) || (!guarded && !pageLevel)) return error
+      const changed = (yield* runner.fingerprint) !== before.value
+      if (guarded && changed) return new Halt({ error })
+      if (pageLevel && !changed) return new Settled({ error })
+      return error
+    })
+
   const once = Effect.gen(function* () {
     const { attempt: retried } = yield* Schedule.CurrentMetadata
     const at: AttemptRef = { id: nextId(), level, index, attempt: retried + 1 }
     yield* Ref.set(position, { index, attempt: at.attempt })
-    const before = options.isAct ? yield* runner.fingerprint : ""
+    // The page before the attempt, read only when it can decide something: an act, or a level with retries left.
+    const before =
+      options.isAct || at.attempt <= level.retryCount ? Option.some(yield* runner.fingerprint) : Option.none<string>()
     const outcome = yield* Effect.result(
       runner.attempt(at).pipe(limited(at, options), instrumented(at, options.action, runner))
     )
     if (outcome._tag === "Success") return outcome.success
-    const error = outcome.failure
-    // A failed act that may have acted is repeated only when the page shows it did nothing.
-    const possible = "sideEffect" in error && error.sideEffect === "possible"
-    if (!options.isAct || !possible || config.repeatPossibleSideEffects) return yield* Effect.fail(error)
-    const after = yield* runner.fingerprint
-    return yield* Effect.fail(after === before ? error : new Halt({ error }))
+    return yield* Effect.fail(yield* judge(outcome.failure, before))
   })
   const schedule = Schedule.exponential(config.retryBaseDelayMs ?? 250).pipe(Schedule.upTo({ times: level.retryCount }))
-  return once.pipe(Effect.retry({ schedule, while: (e) => !(e instanceof Halt) && e.retryable }))
+  return once.pipe(
+    Effect.retry({ schedule, while: (e) => !(e instanceof Halt) && !(e instanceof Settled) && e.retryable }),
+    Effect.catch((e) => Effect.fail(e instanceof Settled ? e.error : e))
+  )
 }
 
 /** Runs one call through the cascade's levels; the caller gets the first success or a typed error. */
@@ -120,18 +144,18 @@ export const run = <A>(
     const levels = Effect.gen(function* () {
       const nextId = yield* attemptIds
       let last: SwitchyardError | undefined
-      const skipped: Array<string> = []
+      const skipped: Array<readonly [Level, SwitchyardError]> = []
       for (const [index, level] of config.levels.entries()) {
         yield* Ref.set(position, { index, attempt: 0 })
         const skip = yield* runner.skip(level, index)
         if (Option.isSome(skip)) {
-          skipped.push(`${EngineId.label(idOf(level))}: ${skip.value}`)
+          skipped.push([level, skip.value])
           yield* Events.emit({
             event: "level_skipped",
             engine: level.engine,
             ...(level.mode ? { mode: level.mode } : {}),
             level: index,
-            reason: skip.value
+            reason: skip.value.message
           })
           continue
         }
@@ -141,13 +165,7 @@ export const run = <A>(
         last = outcome.failure
         yield* escalate(config, index, last)
       }
-      return yield* Effect.fail(
-        last ??
-          new NotConfigured({
-            action: options.action,
-            message: `no engine level could run ${options.action}: ${skipped.join("; ")}`
-          })
-      )
+      return yield* Effect.fail(last ?? allSkipped(options.action, skipped))
     })
     return yield* levels.pipe(
       Effect.timeoutOrElse({
@@ -170,6 +188,30 @@ export const run = <A>(
       })
     )
   })
+
+/**
+ * Every level was skipped. An engine that is only resting makes the call worth repeating: the answer is then the
+ * soonest breaker to close (`engine_cooling_down`, retryable, with the time left), else `not_configured`.
+ */
+const allSkipped = (action: string, skipped: ReadonlyArray<readonly [Level, SwitchyardError]>): SwitchyardError => {
+  const reasons = skipped.map(([level, error]) => `${EngineId.label(idOf(level))}: ${error.message}`).join("; ")
+  const message = `no engine level could run ${action}: ${reasons}`
+  const resting = skipped.flatMap(([, error]) => (error instanceof EngineCoolingDown ? [error] : []))
+  const soonest = resting.reduce<EngineCoolingDown | undefined>(
+    (best, e) => (best === undefined || e.retryAfterMs < best.retryAfterMs ? e : best),
+    undefined
+  )
+  return soonest === undefined
+    ? new NotConfigured({ action, message })
+    : new EngineCoolingDown({
+        ...(soonest.engine === undefined ? {} : { engine: soonest.engine }),
+        label: soonest.label,
+        failures: soonest.failures,
+        retryAfterMs: soonest.retryAfterMs,
+        action,
+        message
+      })
+}
 
 /** The level at `index` failed: say where the cascade goes next. */
 const escalate = (config: CascadeConfig, index: number, failure: SwitchyardError) => {
@@ -212,14 +254,11 @@ export class Cascade extends Context.Service<
       const artifacts = capture(sandbox.artifacts)
       const fingerprint = sandbox.fingerprint.pipe(Effect.orElseSucceed(() => "unknown"))
 
-      const skip = (level: Level) =>
+      const skip = (level: Level, action: string) =>
         Effect.gen(function* () {
           const configured = yield* Effect.result(engines.specFor(level))
-          if (configured._tag === "Failure") return Option.some(configured.failure.message)
-          return Option.map(
-            yield* breaker.check(idOf(level)),
-            (open) => `${open.failures} consecutive failures; skipped for ${Math.ceil(open.retryAfterMs / 1000)} s more`
-          )
+          if (configured._tag === "Failure") return Option.some<SwitchyardError>(configured.failure)
+          return Option.map(yield* breaker.check(idOf(level)), (open) => coolingDown(idOf(level), open, action))
         })
 
       return Cascade.of({
@@ -229,7 +268,7 @@ export class Cascade extends Context.Service<
             {
               attempt: ({ level }) =>
                 engines.specFor(level).pipe(Effect.flatMap((spec) => sandbox.use(spec, call.run))),
-              skip,
+              skip: (level) => skip(level, call.action),
               fingerprint,
               onSuccess: (at) => breaker.success(idOf(at.level)).pipe(Effect.andThen(artifacts(at))),
               onFailure: (at, error) =>
