@@ -217,8 +217,11 @@ export class Router extends Context.Service<
               return { outcome: first, message: undefined, config }
             }
             const reason = first.failure.message
+            // A resting Stagehand (its breaker open) would fail the retry the same way: fall back at once.
             const earnsRetry =
-              first.failure.retryable && (options.retryOn === undefined || options.retryOn.includes(first.failure.type))
+              first.failure.retryable &&
+              first.failure.type !== "engine_cooling_down" &&
+              (options.retryOn === undefined || options.retryOn.includes(first.failure.type))
             if (earnsRetry && !step.stagehandRetryUsed) {
               step.stagehandRetryUsed = true
               yield* logFallback(tool, 1, reason, "retry")

@@ -34,7 +34,8 @@ export const errorTypes: ReadonlySet<string> = new Set([
   "shutting_down",
   "busy",
   "rejected_by_policy",
-  "session_closed"
+  "session_closed",
+  "engine_cooling_down"
 ])
 
 export interface Call {
