@@ -28,6 +28,8 @@ export interface ErrorInfo {
   readonly engine?: EngineKind
   readonly action?: string
   readonly sideEffect?: SideEffect
+  /** For an engine whose breaker is open: when asking again can help. */
+  readonly retryAfterMs?: number
 }
 
 export const toErrorInfo = (error: SwitchyardError): ErrorInfo => {
@@ -38,6 +40,7 @@ export const toErrorInfo = (error: SwitchyardError): ErrorInfo => {
     retryable: error.retryable,
     ...(error.engine === undefined ? {} : { engine: error.engine }),
     ...(error.action === undefined ? {} : { action: error.action }),
-    ...(sideEffect === undefined ? {} : { sideEffect })
+    ...(sideEffect === undefined ? {} : { sideEffect }),
+    ...("retryAfterMs" in error ? { retryAfterMs: error.retryAfterMs } : {})
   }
 }

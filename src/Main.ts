@@ -5,10 +5,12 @@
  */
 import { setFlagsFromString } from "node:v8"
 import { NodeServices } from "@effect/platform-node"
-import { Cause, Console, Effect, Logger, Option, Redacted } from "effect"
+import { Console, Effect, Logger, Option } from "effect"
 import { Command, Flag } from "effect/cli"
+import { prettyCause } from "./Logging/SystemLog.ts"
 import * as Scenarios from "./Scenario/Commands.ts"
 import * as Config from "./Server/Config.ts"
+import { defaults } from "./Server/Defaults.ts"
 import * as Demo from "./Server/Demo.ts"
 import * as JsonRpc from "./Server/JsonRpc.ts"
 import * as Mcp from "./Server/Mcp.ts"
@@ -44,8 +46,14 @@ const serveFlags = {
     Flag.withDescription("Line-delimited JSON-RPC 2.0 on stdio instead of MCP (the sidecar mode)")
   ),
   http: Flag.Boolean("http").pipe(Flag.withDefault(false), Flag.withDescription("MCP over Streamable HTTP at /mcp")),
-  host: Flag.String("host").pipe(Flag.withDefault("127.0.0.1"), Flag.withDescription("HTTP bind address")),
-  port: Flag.Int("port").pipe(Flag.withDefault(8931), Flag.withDescription("HTTP port (0: any free one)")),
+  host: Flag.String("host").pipe(
+    Flag.optional,
+    Flag.withDescription(`HTTP bind address (default ${defaults.http.host})`)
+  ),
+  port: Flag.Int("port").pipe(
+    Flag.optional,
+    Flag.withDescription(`HTTP port (default ${defaults.http.port}; 0: any free one)`)
+  ),
   token: Flag.Redacted("token").pipe(
     Flag.optional,
     Flag.withDescription("Bearer token HTTP clients must send (required off 127.0.0.1; also SWITCHYARD_HTTP_TOKEN)")
@@ -59,11 +67,12 @@ type CommonFlags = {
   readonly headed: boolean
 }
 
-const resolveConfig = (flags: CommonFlags, extra: Record<string, unknown> = {}) =>
+/** The flags in the config file's shape: they override the file and the environment. */
+const resolveConfig = (flags: CommonFlags, extra: Config.Flags = {}) =>
   Config.resolve({
     ...(Option.isSome(flags.config) ? { file: flags.config.value } : {}),
     flags: {
-      ...(Option.isSome(flags.logDir) ? { logDir: flags.logDir.value } : {}),
+      logDir: Option.getOrUndefined(flags.logDir),
       ...(flags.headed ? { browser: { headless: false } } : {}),
       ...extra
     }
@@ -72,25 +81,26 @@ const resolveConfig = (flags: CommonFlags, extra: Record<string, unknown> = {}) 
 const serve = (flags: Command.Command.Config.Infer<typeof serveFlags>) =>
   Effect.gen(function* () {
     const config = yield* resolveConfig(flags, {
-      ...(Option.isSome(flags.maxBrowsers) ? { sessions: { maxBrowsers: flags.maxBrowsers.value } } : {}),
-      ...(Option.isSome(flags.token) ? { http: { token: Redacted.value(flags.token.value) } } : {})
+      sessions: { maxBrowsers: Option.getOrUndefined(flags.maxBrowsers) },
+      http: {
+        host: Option.getOrUndefined(flags.host),
+        port: Option.getOrUndefined(flags.port),
+        token: Option.getOrUndefined(flags.token)
+      }
     })
     if (!flags.http) {
       // stdout carries the protocol: libraries that print with console.log/info/debug are sent to stderr.
       const toStderr = (...args: Array<unknown>) => console.error(...args)
       Object.assign(console, { log: toStderr, info: toStderr, debug: toStderr })
     }
-    const limit = config.limits?.maxArgumentBytes ?? Config.defaultMaxArgumentBytes
     const surface = (stop: Effect.Effect<void>) =>
       flags.jsonrpc
         ? JsonRpc.serveSessions(stop)
         : flags.http
           ? Mcp.serveHttp(
               {
-                host: flags.host,
-                port: flags.port,
-                ...(config.http?.token ? { token: config.http.token } : {}),
-                maxBodyBytes: limit * 2,
+                ...config.http,
+                maxBodyBytes: config.limits.maxArgumentBytes * 2,
                 onListening: (url) => process.stderr.write(`switchyard: MCP over HTTP at ${url}\n`)
               },
               stop
@@ -136,6 +146,6 @@ const program = Command.run(root, { version: "0.1.0" }).pipe(
 
 // Signals are the service's to handle (graceful first, forced on the second), so no runtime-level handlers here.
 Effect.runPromiseExit(program).then((exit) => {
-  if (exit._tag === "Failure") process.stderr.write(`switchyard: ${Cause.pretty(exit.cause)}\n`)
+  if (exit._tag === "Failure") process.stderr.write(`switchyard: ${prettyCause(exit.cause)}\n`)
   process.exit(exit._tag === "Success" ? ((process.exitCode as number | undefined) ?? 0) : 1)
 })

@@ -15,6 +15,7 @@ const ranks: ReadonlyArray<readonly [RegExp, number]> = [
   [/^Errors(\.ts|\/)/, 0],
   [/^Logging\//, 1],
   [/^Cdp\//, 2],
+  [/^Egress\//, 2],
   [/^Takeover\//, 2],
   [/^Engine\//, 3],
   [/^Sandbox\//, 4],

@@ -1,42 +1,38 @@
 /**
  * The fallback cascade: try a call on each engine level in order, retrying a level on a Schedule, with a time limit
- * per attempt and a total budget, both enforced by interruption.
+ * per attempt and a total budget, both enforced by interruption. What each attempt records (events, telemetry,
+ * artifacts) is wrapped around it by `Instrumentation.ts`; the breakers are the `Breaker` service.
+ *
+ * A page-level failure (a miss, an ambiguous target, bad input, a refused action, a failed load) is retried on its
+ * level only when the page changed during the attempt (late content may have appeared): the same call on the same
+ * page would fail the same way. It still moves on to the next level, whose engine may see the page differently.
  *
  * Why a plain loop over levels and not `ExecutionPlan`: a plan step provides an engine Layer to the effect, but our
  * engines must be connected inside the Sandbox's one-client lease and reached through its switch protocol (capture
  * page state, disconnect, verify, connect, restore). Each level also needs per-level decisions a plan step cannot
  * see: skip when the engine is not configured or its breaker is open, stop when a failed `act` changed the page,
- * emit `engine_failure`/`cascade_escalation` with the level and attempt. Retries within a level are still an
- * `Effect.retry` driven by a `Schedule`.
+ * emit `level_skipped`/`cascade_escalation` with the level. Retries within a level are still an `Effect.retry` driven
+ * by a `Schedule`, and an attempt learns its number on the level from `Schedule.CurrentMetadata`, as a plan step's
+ * effect does from `ExecutionPlan.CurrentMetadata`.
  */
-import { Clock, Context, Data, Effect, Layer, Option, Schedule } from "effect"
+import { Context, Data, Effect, Layer, Option, Ref, Schedule } from "effect"
 import type { Engine } from "../Engine/Engine.ts"
 import * as EngineId from "../Engine/EngineId.ts"
-import { NotConfigured, Timeout } from "../Errors/Engine.ts"
-import type { SwitchyardError } from "../Errors.ts"
-import * as Artifacts from "../Logging/Artifacts.ts"
+import { EngineCoolingDown, NotConfigured, Timeout } from "../Errors/Engine.ts"
+import { isPageError, type SwitchyardError } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
-import * as Telemetry from "../Logging/Telemetry.ts"
 import { Sandbox } from "../Sandbox/Sandbox.ts"
+import { Breaker, coolingDown } from "./Breaker.ts"
 import { Engines } from "./Engines.ts"
+import { type AttemptRef, capture, instrumented } from "./Instrumentation.ts"
 import { type CascadeConfig, idOf, type Level } from "./Policy.ts"
-
-export interface AttemptRef {
-  /** `<call attemptId>.<n>`: the n-th engine attempt of the call. */
-  readonly id: string
-  readonly level: Level
-  /** Position of the level in the cascade, from 0. */
-  readonly index: number
-  /** Attempt number on this level, from 1. */
-  readonly attempt: number
-}
 
 /** How the cascade reaches engines: injected, so the policy can be tested on virtual time without a browser. */
 export interface Runner<A> {
   readonly attempt: (at: AttemptRef) => Effect.Effect<A, SwitchyardError>
-  /** A reason to skip a level before trying it (not configured, breaker open). */
-  readonly skip: (level: Level, index: number) => Effect.Effect<Option.Option<string>>
-  /** A digest of the page, compared around a failed `act` to tell whether it changed anything. */
+  /** Why a level is skipped before it is tried: `not_configured`, or `engine_cooling_down` (its breaker is open). */
+  readonly skip: (level: Level, index: number) => Effect.Effect<Option.Option<SwitchyardError>>
+  /** A digest of the page, compared around a failed attempt to tell whether the page changed meanwhile. */
   readonly fingerprint: Effect.Effect<string>
   readonly onSuccess?: (at: AttemptRef) => Effect.Effect<void>
   readonly onFailure?: (at: AttemptRef, error: SwitchyardError) => Effect.Effect<void>
@@ -52,207 +48,192 @@ export interface CallOptions {
 /** A failed act changed the page: repeating it could do it twice, so the cascade stops with this error. */
 class Halt extends Data.TaggedClass("Halt")<{ readonly error: SwitchyardError }> {}
 
+/** A page-level failure on a page that did not change: not repeated on this level; the next level may still try. */
+class Settled extends Data.TaggedClass("Settled")<{ readonly error: SwitchyardError }> {}
+
+/** Where the call is in the cascade: read when the total budget runs out, to say where it stopped. */
+interface Position {
+  readonly index: number
+  readonly attempt: number
+}
+
+/** An attempt stopped by its level's time limit fails with `Timeout`. */
+const limited =
+  (at: AttemptRef, options: CallOptions) =>
+  <A>(attempt: Effect.Effect<A, SwitchyardError>): Effect.Effect<A, SwitchyardError> =>
+    attempt.pipe(
+      Effect.timeoutOrElse({
+        duration: at.level.timeoutPerAttemptMs,
+        orElse: () =>
+          Effect.fail(
+            new Timeout({
+              engine: at.level.engine,
+              action: options.action,
+              timeoutMs: at.level.timeoutPerAttemptMs,
+              level: at.index,
+              attempt: at.attempt,
+              sideEffect: options.isAct ? "possible" : "none",
+              message: `${options.action} on ${EngineId.label(idOf(at.level))} (level ${at.index}, attempt ${at.attempt}) took longer than ${at.level.timeoutPerAttemptMs} ms and was stopped`
+            })
+          )
+      })
+    )
+
+/** Attempt ids numbered per call, so a call that runs the cascade twice (Stagehand, then the fallback) never reuses one. */
+const attemptIds = Effect.gen(function* () {
+  const call = yield* Events.CurrentCall
+  const counter = call?.attempts ?? { n: 0 }
+  return () => `${call?.attemptId ?? "call"}.${++counter.n}`
+})
+
+/**
+ * One level: attempts retried on the level's Schedule while the error is retryable, no act changed the page, and a
+ * page-level failure saw the page change.
+ */
 const runLevel = <A>(
   config: CascadeConfig,
   runner: Runner<A>,
   options: CallOptions,
   level: Level,
   index: number,
-  nextId: (attempt: number) => string
-) =>
-  Effect.gen(function* () {
-    let attempt = 0
-    let before = ""
-    const one = Effect.gen(function* () {
-      attempt++
-      const at: AttemptRef = { id: nextId(attempt), level, index, attempt }
-      if (options.isAct) before = yield* runner.fingerprint
-      const ref = { engine: level.engine, ...(level.mode ? { mode: level.mode } : {}), level: index, attempt }
-      const lifecycle = { attemptId: at.id, provider: level.engine, ...ref }
-      yield* Events.emit({ event: "start", ...lifecycle })
-      const started = yield* Clock.currentTimeMillis
-      // One terminal event per attempt: an interruption while a failure is being recorded adds none.
-      let ended = false
-      return yield* runner.attempt(at).pipe(
-        Effect.timeoutOrElse({
-          duration: level.timeoutPerAttemptMs,
-          orElse: () =>
-            Effect.fail(
-              new Timeout({
-                engine: level.engine,
-                action: options.action,
-                timeoutMs: level.timeoutPerAttemptMs,
-                level: index,
-                attempt,
-                sideEffect: options.isAct ? "possible" : "none",
-                message: `${options.action} on ${EngineId.label(idOf(level))} (level ${index}, attempt ${attempt}) took longer than ${level.timeoutPerAttemptMs} ms and was stopped`
-              })
-            )
-        }),
-        Effect.tap(() =>
-          Effect.gen(function* () {
-            const durationMs = (yield* Clock.currentTimeMillis) - started
-            ended = true
-            yield* Events.emit({ event: "success", ...lifecycle, durationMs, outcome: "success" })
-            yield* Telemetry.recordOperation(EngineId.label(idOf(level)), "success", durationMs)
-            yield* Events.emit({ event: "engine_operation", ...ref, durationMs, outcome: "success" })
-            if (runner.onSuccess) yield* runner.onSuccess(at)
-          })
-        ),
-        Effect.tapError((error) =>
-          Effect.gen(function* () {
-            const durationMs = (yield* Clock.currentTimeMillis) - started
-            ended = true
-            yield* Events.emit({
-              event: "failure",
-              ...lifecycle,
-              durationMs,
-              outcome: "failure",
-              reason: error.message,
-              errorType: error.type,
-              retryable: error.retryable
-            })
-            yield* Telemetry.recordOperation(EngineId.label(idOf(level)), "failure", durationMs, error.type)
-            yield* Events.emit({
-              event: "engine_operation",
-              ...ref,
-              durationMs,
-              outcome: "failure",
-              errorType: error.type
-            })
-            yield* Events.emit({
-              event: "engine_failure",
-              ...ref,
-              errorType: error.type,
-              message: error.message,
-              retryable: error.retryable
-            })
-            if (runner.onFailure) yield* runner.onFailure(at, error)
-          })
-        ),
-        // An attempt stopped from outside (the total budget, shutdown, a cancelled call) still gets its terminal event.
-        Effect.onInterrupt(() =>
-          Clock.currentTimeMillis.pipe(
-            Effect.flatMap((now) =>
-              ended
-                ? Effect.void
-                : Events.emit({
-                    event: "failure",
-                    ...lifecycle,
-                    durationMs: now - started,
-                    outcome: "failure",
-                    reason: "the attempt was stopped before it finished (time budget, shutdown or a cancelled call)",
-                    errorType: "interrupted",
-                    retryable: true
-                  })
-            )
-          )
-        ),
-        Effect.withSpan("Cascade.attempt", {
-          attributes: {
-            attemptId: at.id,
-            engine: EngineId.label(idOf(level)),
-            level: index,
-            attempt,
-            action: options.action
-          }
-        })
-      )
+  position: Ref.Ref<Position>,
+  nextId: () => string
+): Effect.Effect<A, SwitchyardError | Halt> => {
+  /** How a failed attempt ends: retried if retryable (the error), this level given up (Settled), or the call (Halt). */
+  const judge = (error: SwitchyardError, before: Option.Option<string>) =>
+    Effect.gen(function* () {
+      // A failed act that may have acted is repeated only when the page shows it did nothing.
+      const possible = options.isAct && "sideEffect" in error && error.sideEffect === "possible"
+      const guarded = possible && !config.repeatPossibleSideEffects
+      const pageLevel = isPageError(error) && error.retryable
+      if (Option.isNone(before) || (!guarded && !pageLevel)) return error
+      const changed = (yield* runner.fingerprint) !== before.value
+      if (guarded && changed) return new Halt({ error })
+      if (pageLevel && !changed) return new Settled({ error })
+      return error
     })
 
-    // A failed act that may have acted is repeated only when the page shows it did nothing.
-    const checked = one.pipe(
-      Effect.catch((error): Effect.Effect<never, SwitchyardError | Halt> => {
-        const possible = "sideEffect" in error && error.sideEffect === "possible"
-        if (!options.isAct || !possible || config.repeatPossibleSideEffects) return Effect.fail(error)
-        return runner.fingerprint.pipe(
-          Effect.flatMap((after) => Effect.fail(after === before ? error : new Halt({ error })))
-        )
-      })
+  const once = Effect.gen(function* () {
+    const { attempt: retried } = yield* Schedule.CurrentMetadata
+    const at: AttemptRef = { id: nextId(), level, index, attempt: retried + 1 }
+    yield* Ref.set(position, { index, attempt: at.attempt })
+    // The page before the attempt, read only when it can decide something: an act, or a level with retries left.
+    const before =
+      options.isAct || at.attempt <= level.retryCount ? Option.some(yield* runner.fingerprint) : Option.none<string>()
+    const outcome = yield* Effect.result(
+      runner.attempt(at).pipe(limited(at, options), instrumented(at, options.action, runner))
     )
-    const schedule = Schedule.exponential(config.retryBaseDelayMs ?? 250).pipe(
-      Schedule.upTo({ times: level.retryCount })
-    )
-    return yield* checked.pipe(Effect.retry({ schedule, while: (e) => !(e instanceof Halt) && e.retryable }))
+    if (outcome._tag === "Success") return outcome.success
+    return yield* Effect.fail(yield* judge(outcome.failure, before))
   })
+  const schedule = Schedule.exponential(config.retryBaseDelayMs ?? 250).pipe(Schedule.upTo({ times: level.retryCount }))
+  return once.pipe(
+    Effect.retry({ schedule, while: (e) => !(e instanceof Halt) && !(e instanceof Settled) && e.retryable }),
+    Effect.catch((e) => Effect.fail(e instanceof Settled ? e.error : e))
+  )
+}
 
 /** Runs one call through the cascade's levels; the caller gets the first success or a typed error. */
 export const run = <A>(
   config: CascadeConfig,
   runner: Runner<A>,
   options: CallOptions
-): Effect.Effect<A, SwitchyardError> => {
-  let position = { index: 0, attempt: 0 }
-  const levels = Effect.gen(function* () {
-    const call = yield* Events.CurrentCall
-    // Numbered per call, so a call that runs the cascade twice (Stagehand, then the fallback) never reuses an id.
-    const counter = call?.attempts ?? { n: 0 }
-    const nextId = (attempt: number) => {
-      position = { ...position, attempt }
-      return `${call?.attemptId ?? "call"}.${++counter.n}`
-    }
-    let last: SwitchyardError | undefined
-    const skipped: Array<string> = []
-    for (const [index, level] of config.levels.entries()) {
-      position = { index, attempt: 0 }
-      const skip = yield* runner.skip(level, index)
-      if (Option.isSome(skip)) {
-        skipped.push(`${EngineId.label(idOf(level))}: ${skip.value}`)
-        yield* Events.emit({
-          event: "level_skipped",
-          engine: level.engine,
-          ...(level.mode ? { mode: level.mode } : {}),
-          level: index,
-          reason: skip.value
-        })
-        continue
+): Effect.Effect<A, SwitchyardError> =>
+  Effect.gen(function* () {
+    const position = yield* Ref.make<Position>({ index: 0, attempt: 0 })
+    const levels = Effect.gen(function* () {
+      const nextId = yield* attemptIds
+      let last: SwitchyardError | undefined
+      const skipped: Array<readonly [Level, SwitchyardError]> = []
+      for (const [index, level] of config.levels.entries()) {
+        yield* Ref.set(position, { index, attempt: 0 })
+        const skip = yield* runner.skip(level, index)
+        if (Option.isSome(skip)) {
+          skipped.push([level, skip.value])
+          yield* Events.emit({
+            event: "level_skipped",
+            engine: level.engine,
+            ...(level.mode ? { mode: level.mode } : {}),
+            level: index,
+            reason: skip.value.message
+          })
+          continue
+        }
+        const outcome = yield* Effect.result(runLevel(config, runner, options, level, index, position, nextId))
+        if (outcome._tag === "Success") return outcome.success
+        if (outcome.failure instanceof Halt) return yield* Effect.fail(outcome.failure.error)
+        last = outcome.failure
+        yield* escalate(config, index, last)
       }
-      const outcome = yield* Effect.result(runLevel(config, runner, options, level, index, nextId))
-      if (outcome._tag === "Success") return outcome.success
-      const failure = outcome.failure
-      if (failure instanceof Halt) return yield* Effect.fail(failure.error)
-      last = failure
-      const next = config.levels.findIndex((_, i) => i > index)
-      const to = next >= 0 ? EngineId.label(idOf(config.levels[next]!)) : null
-      const reason = `${failure.type}: ${failure.message}`
-      yield* Events.emit({ event: "fallback", from: EngineId.label(idOf(level)), to, reason })
-      yield* Events.emit({
-        event: "cascade_escalation",
-        fromLevel: index,
-        from: EngineId.label(idOf(level)),
-        toLevel: next >= 0 ? next : null,
-        to,
-        reason
+      return yield* Effect.fail(last ?? allSkipped(options.action, skipped))
+    })
+    return yield* levels.pipe(
+      Effect.timeoutOrElse({
+        duration: config.totalTimeoutMs,
+        orElse: () =>
+          Ref.get(position).pipe(
+            Effect.flatMap(({ index, attempt }) =>
+              Effect.fail(
+                new Timeout({
+                  action: options.action,
+                  timeoutMs: config.totalTimeoutMs,
+                  level: index,
+                  attempt,
+                  sideEffect: options.isAct ? "possible" : "none",
+                  message: `${options.action} used the cascade's whole budget of ${config.totalTimeoutMs} ms (stopped at level ${index})`
+                })
+              )
+            )
+          )
       })
-    }
-    return yield* Effect.fail(
-      last ??
-        new NotConfigured({
-          action: options.action,
-          message: `no engine level could run ${options.action}: ${skipped.join("; ")}`
-        })
     )
   })
-  return levels.pipe(
-    Effect.timeoutOrElse({
-      duration: config.totalTimeoutMs,
-      orElse: () =>
-        Effect.fail(
-          new Timeout({
-            action: options.action,
-            timeoutMs: config.totalTimeoutMs,
-            level: position.index,
-            attempt: position.attempt,
-            sideEffect: options.isAct ? "possible" : "none",
-            message: `${options.action} used the cascade's whole budget of ${config.totalTimeoutMs} ms (stopped at level ${position.index})`
-          })
-        )
-    })
+
+/**
+ * Every level was skipped. An engine that is only resting makes the call worth repeating: the answer is then the
+ * soonest breaker to close (`engine_cooling_down`, retryable, with the time left), else `not_configured`.
+ */
+const allSkipped = (action: string, skipped: ReadonlyArray<readonly [Level, SwitchyardError]>): SwitchyardError => {
+  const reasons = skipped.map(([level, error]) => `${EngineId.label(idOf(level))}: ${error.message}`).join("; ")
+  const message = `no engine level could run ${action}: ${reasons}`
+  const resting = skipped.flatMap(([, error]) => (error instanceof EngineCoolingDown ? [error] : []))
+  const soonest = resting.reduce<EngineCoolingDown | undefined>(
+    (best, e) => (best === undefined || e.retryAfterMs < best.retryAfterMs ? e : best),
+    undefined
   )
+  return soonest === undefined
+    ? new NotConfigured({ action, message })
+    : new EngineCoolingDown({
+        ...(soonest.engine === undefined ? {} : { engine: soonest.engine }),
+        label: soonest.label,
+        failures: soonest.failures,
+        retryAfterMs: soonest.retryAfterMs,
+        action,
+        message
+      })
+}
+
+/** The level at `index` failed: say where the cascade goes next. */
+const escalate = (config: CascadeConfig, index: number, failure: SwitchyardError) => {
+  const level = config.levels[index]!
+  const next = index + 1 < config.levels.length ? index + 1 : -1
+  const to = next >= 0 ? EngineId.label(idOf(config.levels[next]!)) : null
+  const reason = `${failure.type}: ${failure.message}`
+  return Effect.all([
+    Events.emit({ event: "fallback", from: EngineId.label(idOf(level)), to, reason }),
+    Events.emit({
+      event: "cascade_escalation",
+      fromLevel: index,
+      from: EngineId.label(idOf(level)),
+      toLevel: next >= 0 ? next : null,
+      to,
+      reason
+    })
+  ])
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// The service: levels run on the session's Sandbox, engines come from the Engines registry, a breaker per level.
+// The service: levels run on the session's Sandbox, engines come from the Engines registry, breakers per engine.
 
 export interface CascadeCall<A> extends CallOptions {
   readonly config: CascadeConfig
@@ -263,37 +244,21 @@ export class Cascade extends Context.Service<
   Cascade,
   { readonly call: <A>(call: CascadeCall<A>) => Effect.Effect<A, SwitchyardError> }
 >()("switchyard/Cascade") {
+  /** One breaker state per Cascade (per session), as the Breaker layer is built with it. */
   static readonly layer = Layer.effect(
     Cascade,
     Effect.gen(function* () {
       const sandbox = yield* Sandbox
       const engines = yield* Engines
-      // Seed 001 §4 criterion 1: consecutive failures trip a level for a while, across calls.
-      const breakers = new Map<string, { failures: number; openUntil: number }>()
-
+      const breaker = yield* Breaker
+      const artifacts = capture(sandbox.artifacts)
       const fingerprint = sandbox.fingerprint.pipe(Effect.orElseSucceed(() => "unknown"))
 
-      /** Best effort: artifacts never fail or change the outcome of an attempt. */
-      const capture = (at: AttemptRef, error?: SwitchyardError) =>
+      const skip = (level: Level, action: string) =>
         Effect.gen(function* () {
-          const sink = yield* Artifacts.Artifacts
-          const call = yield* Events.CurrentCall
-          if (call === undefined) return
-          if (sink.screenshots) {
-            const png = yield* sandbox.artifacts.screenshot
-            if (Option.isSome(png)) yield* sink.write(call.traceId, `${at.id}.png`, png.value)
-          }
-          if (error !== undefined && sink.snapshots) {
-            const lookedFor = "target" in error ? error.target : undefined
-            const snapshot = yield* sandbox.artifacts.snapshot(lookedFor)
-            if (Option.isSome(snapshot)) {
-              yield* sink.write(call.traceId, `${at.id}.snapshot.json`, {
-                attemptId: at.id,
-                error: { type: error.type, message: error.message },
-                ...(snapshot.value as object)
-              })
-            }
-          }
+          const configured = yield* Effect.result(engines.specFor(level))
+          if (configured._tag === "Failure") return Option.some<SwitchyardError>(configured.failure)
+          return Option.map(yield* breaker.check(idOf(level)), (open) => coolingDown(idOf(level), open, action))
         })
 
       return Cascade.of({
@@ -303,41 +268,15 @@ export class Cascade extends Context.Service<
             {
               attempt: ({ level }) =>
                 engines.specFor(level).pipe(Effect.flatMap((spec) => sandbox.use(spec, call.run))),
-              skip: (level) =>
-                Effect.gen(function* () {
-                  const configured = yield* Effect.result(engines.specFor(level))
-                  if (configured._tag === "Failure") return Option.some(configured.failure.message)
-                  const breaker = breakers.get(EngineId.label(idOf(level)))
-                  const now = yield* Clock.currentTimeMillis
-                  if (breaker !== undefined && breaker.openUntil > now) {
-                    return Option.some(
-                      `${breaker.failures} consecutive failures; skipped for ${Math.ceil((breaker.openUntil - now) / 1000)} s more`
-                    )
-                  }
-                  return Option.none()
-                }),
+              skip: (level) => skip(level, call.action),
               fingerprint,
-              onSuccess: (at) =>
-                Effect.sync(() => void breakers.delete(EngineId.label(idOf(at.level)))).pipe(
-                  Effect.andThen(capture(at))
-                ),
+              onSuccess: (at) => breaker.success(idOf(at.level)).pipe(Effect.andThen(artifacts(at))),
               onFailure: (at, error) =>
-                Effect.gen(function* () {
-                  yield* capture(at, error)
-                  const level = at.level
-                  const key = EngineId.label(idOf(level))
-                  const failures = (breakers.get(key)?.failures ?? 0) + 1
-                  const now = yield* Clock.currentTimeMillis
-                  const max = call.config.maxFailures ?? Number.POSITIVE_INFINITY
-                  breakers.set(key, {
-                    failures,
-                    openUntil: failures >= max ? now + (call.config.cooldownMs ?? 60_000) : 0
-                  })
-                })
+                artifacts(at, error).pipe(Effect.andThen(breaker.failure(idOf(at.level), error, call.config)))
             },
             call
           )
       })
     })
-  )
+  ).pipe(Layer.provide(Breaker.layer))
 }

@@ -56,8 +56,11 @@ export const make =
         return { outcome: first, message: undefined }
       }
       const reason = first.failure.message
+      // A resting Stagehand (its breaker open) would fail the retry the same way: fall back at once.
       const earnsRetry =
-        first.failure.retryable && (options.retryOn === undefined || options.retryOn.includes(first.failure.type))
+        first.failure.retryable &&
+        first.failure.type !== "engine_cooling_down" &&
+        (options.retryOn === undefined || options.retryOn.includes(first.failure.type))
       if (earnsRetry && !flags.stagehandRetryUsed) {
         flags.stagehandRetryUsed = true
         yield* logFallback(action, 1, reason, "retry")

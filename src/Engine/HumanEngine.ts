@@ -66,7 +66,7 @@ export const make = Effect.fn("HumanEngine.make")(function* (options: HumanEngin
       engine,
       action: "connect",
       message:
-        "the session's browser is headless, so a person cannot see it over VNC: run it headed on the VNC display (Vnc.localChromium)"
+        "the session's browser is headless, so a person cannot see it over VNC: run it headed on the VNC display (Vnc.layerLocalChromium)"
     })
   }
 

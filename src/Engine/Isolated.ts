@@ -3,6 +3,8 @@
  * terminates the worker, so no promise is left hanging and no timer keeps Node alive. The engine that owns it then
  * reports itself disconnected and the Sandbox connects a fresh one.
  */
+import { extname } from "node:path"
+import { fileURLToPath } from "node:url"
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads"
 import { Effect, type Scope } from "effect"
 
@@ -12,8 +14,12 @@ export interface WorkerFailure {
   readonly message: string
   readonly status?: number
   readonly code?: string
+  /** The original error's stack frames (its trace without the message it starts with). */
+  readonly frames?: string
   /** The worker died (terminated, crashed) rather than the call failing. */
   readonly dead?: boolean
+  /** The original error, when it was raised on this side of the thread boundary (a worker crash). */
+  readonly cause?: unknown
 }
 
 export interface Isolated {
@@ -26,17 +32,47 @@ type Message =
   | { readonly id: number; readonly ok: true; readonly value: unknown }
   | { readonly id: number; readonly ok: false; readonly error: WorkerFailure }
 
+/** An error's stack frames without the message they start with, so a long message crosses the boundary once. */
+export const framesOf = (error: unknown): string | undefined => {
+  if (!(error instanceof Error) || typeof error.stack !== "string") return undefined
+  const start = error.stack.search(/\n\s+at /)
+  return start < 0 ? undefined : error.stack.slice(start)
+}
+
 const toFailure = (error: unknown): WorkerFailure => {
   if (typeof error !== "object" || error === null) return { name: "Error", message: String(error) }
   const e = error as { name?: unknown; message?: unknown; status?: unknown; statusCode?: unknown; code?: unknown }
   const status = typeof e.status === "number" ? e.status : typeof e.statusCode === "number" ? e.statusCode : undefined
+  const frames = framesOf(error)
   return {
     name: typeof e.name === "string" ? e.name : "Error",
     message: typeof e.message === "string" ? e.message : String(error),
     ...(status === undefined ? {} : { status }),
-    ...(typeof e.code === "string" ? { code: e.code } : {})
+    ...(typeof e.code === "string" ? { code: e.code } : {}),
+    ...(frames === undefined ? {} : { frames })
   }
 }
+
+/**
+ * A failure from a worker as the `cause` of the error it is mapped to. Only what was sent crosses the thread
+ * boundary (name, message, status, frames), so the Error is rebuilt from that; a host-side original is kept as is.
+ */
+export const causeOf = (failure: {
+  readonly name: string
+  readonly message: string
+  readonly status?: number
+  readonly frames?: string
+  readonly cause?: unknown
+}): unknown => {
+  if (failure.cause !== undefined) return failure.cause
+  const error = new Error(failure.message)
+  error.name = failure.name
+  error.stack = `${failure.name}: ${failure.message}${failure.frames ?? ""}`
+  return failure.status === undefined ? error : Object.assign(error, { status: failure.status })
+}
+
+/** A worker module beside `base` (pass `import.meta.url`), with `base`'s extension: `.ts` from source, `.js` built. */
+export const sibling = (name: string, base: string): URL => new URL(`${name}${extname(fileURLToPath(base))}`, base)
 
 /**
  * Starts `entry` (a module that calls `serve`) in a worker with `init` as its workerData, for the scope's lifetime.
@@ -59,7 +95,7 @@ export const spawn = (entry: URL, data: unknown): Effect.Effect<Isolated, Worker
         }
       }
       worker.on("message", onReady)
-      worker.once("error", (error) => resume(Effect.fail(toFailure(error))))
+      worker.once("error", (error) => resume(Effect.fail({ ...toFailure(error), cause: error })))
       worker.once("exit", () => {
         state.dead = true
         resume(
@@ -74,14 +110,14 @@ export const spawn = (entry: URL, data: unknown): Effect.Effect<Isolated, Worker
       let nextId = 1
       const waiting = new Map<number, (message: Message) => void>()
       worker.on("message", (message: Message) => waiting.get(message.id)?.(message))
-      const died = (reason: string) => {
+      const died = (reason: string, cause?: unknown) => {
         state.dead = true
-        for (const [id, resolve] of waiting)
-          resolve({ id, ok: false, error: { name: "WorkerExited", message: reason, dead: true } })
+        const error: WorkerFailure = { name: "WorkerExited", message: reason, dead: true, ...(cause ? { cause } : {}) }
+        for (const [id, resolve] of waiting) resolve({ id, ok: false, error })
         waiting.clear()
       }
       worker.on("exit", () => died("the engine worker stopped"))
-      worker.on("error", (error) => died(`the engine worker crashed: ${error.message}`))
+      worker.on("error", (error) => died(`the engine worker crashed: ${error.message}`, error))
       return {
         alive: () => !state.dead,
         call: <A>(method: string, ...args: ReadonlyArray<unknown>) =>

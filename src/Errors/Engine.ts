@@ -1,6 +1,6 @@
 /**
- * Failures of an automation engine itself: not set up, unable to serve a kind of call, too slow, disconnected, or
- * let down by its model. These are what the cascade's breakers count.
+ * Failures of an automation engine itself: not set up, unable to serve a kind of call, too slow, disconnected, let
+ * down by its model, or resting after such failures. `Cascade/Breaker.ts` says which of them its breakers count.
  */
 import { Schema } from "effect"
 import { context, SideEffect } from "./Fields.ts"
@@ -64,6 +64,23 @@ export class LlmBadResponse extends Schema.TaggedError<LlmBadResponse>()("LlmBad
   readonly retryable = true
 }
 
+/**
+ * The engine's breaker is open after consecutive health failures (crashes, time limits, model errors): the cascade
+ * skips it until `retryAfterMs` has passed. Asking again after that can help.
+ */
+export class EngineCoolingDown extends Schema.TaggedError<EngineCoolingDown>()("EngineCoolingDown", {
+  ...context,
+  /** The engine's label (`stagehand:dom`), as the breaker is keyed. */
+  label: Schema.String,
+  /** Consecutive health failures that opened the breaker. */
+  failures: Schema.Number,
+  /** Time left until the engine is tried again. */
+  retryAfterMs: Schema.Number
+}) {
+  readonly type = "engine_cooling_down"
+  readonly retryable = true
+}
+
 export const EngineFailure = Schema.Union([
   Unsupported,
   NotConfigured,
@@ -71,6 +88,7 @@ export const EngineFailure = Schema.Union([
   CdpClosed,
   NotInitialized,
   LlmError,
-  LlmBadResponse
+  LlmBadResponse,
+  EngineCoolingDown
 ])
 export type EngineFailure = typeof EngineFailure.Type

@@ -1,16 +1,17 @@
 /**
  * The per-trace log of seed 003: `browser-automation/YYYY-MM-DD/<traceId>/attempt.jsonl` (every event, redacted),
- * `summary.json` (totals, per-provider success rates, per-error-type counts, final decision) kept in step with
- * it, and `artifacts/`. Writes run on one background fiber: a browser call never waits for the disk, and a disk
+ * `summary.json` (Summary.ts, folded from the lines as a reader decodes them) kept in step with it, and
+ * `artifacts/`. Writes run on one background fiber: a browser call never waits for the disk, and a disk
  * that fails (read-only, full) is reported once on stderr and counted, never raised.
  */
 import { appendFile, mkdir, rename, writeFile } from "node:fs/promises"
 import { homedir } from "node:os"
 import { join } from "node:path"
-import { Context, Effect, Fiber, Layer, Queue } from "effect"
+import { Context, Effect, Fiber, Layer, Option, Queue } from "effect"
 import * as Artifacts from "./Artifacts.ts"
 import * as Events from "./Events.ts"
 import * as Redact from "./Redact.ts"
+import * as Summary from "./Summary.ts"
 
 export interface AttemptLogOptions {
   /** Log root; default `$SWITCHYARD_LOG_DIR`, else `$CLAW_LOG_DIR`, else `~/.switchyard/logs`. */
@@ -18,104 +19,21 @@ export interface AttemptLogOptions {
   readonly redactor?: Redact.Redactor
 }
 
-export const defaultRoot = () =>
-  process.env.SWITCHYARD_LOG_DIR || process.env.CLAW_LOG_DIR || join(homedir(), ".switchyard", "logs")
+/** The log root when nothing names one. */
+export const homeRoot = join(homedir(), ".switchyard", "logs")
 
-interface ProviderTotals {
-  attempts: number
-  successes: number
-  failures: number
-  successRate: number
-}
-
-export interface Summary {
-  traceId: string
-  startedAt: string
-  updatedAt: string
-  totals: { events: number; attempts: number; successes: number; failures: number; fallbacks: number; disabled: number }
-  providers: Record<string, ProviderTotals>
-  errorTypes: Record<string, number>
-  finalDecision: {
-    outcome: "success" | "failure"
-    provider: string
-    action: string | null
-    attemptId: string
-    errorType: string | null
-  } | null
-}
-
-const emptySummary = (traceId: string, ts: string): Summary => ({
-  traceId,
-  startedAt: ts,
-  updatedAt: ts,
-  totals: { events: 0, attempts: 0, successes: 0, failures: 0, fallbacks: 0, disabled: 0 },
-  providers: {},
-  errorTypes: {},
-  finalDecision: null
-})
-
-/** Folds one event into a trace's summary: the summary is a function of the lines written so far. */
-export const fold = (summary: Summary, event: Events.Stamped): Summary => {
-  summary.updatedAt = event.ts
-  summary.totals.events++
-  const provider = (name: string) => {
-    summary.providers[name] ??= { attempts: 0, successes: 0, failures: 0, successRate: 0 }
-    return summary.providers[name]
-  }
-  switch (event.event) {
-    case "start":
-      summary.totals.attempts++
-      provider(event.provider).attempts++
-      break
-    case "success": {
-      summary.totals.successes++
-      const p = provider(event.provider)
-      p.successes++
-      p.successRate = p.successes / Math.max(p.attempts, 1)
-      summary.finalDecision = {
-        outcome: "success",
-        provider: event.provider,
-        action: event.action ?? null,
-        attemptId: event.attemptId,
-        errorType: null
-      }
-      break
-    }
-    case "failure": {
-      summary.totals.failures++
-      const p = provider(event.provider)
-      p.failures++
-      p.successRate = p.successes / Math.max(p.attempts, 1)
-      summary.errorTypes[event.errorType] = (summary.errorTypes[event.errorType] ?? 0) + 1
-      summary.finalDecision = {
-        outcome: "failure",
-        provider: event.provider,
-        action: event.action ?? null,
-        attemptId: event.attemptId,
-        errorType: event.errorType
-      }
-      break
-    }
-    case "fallback":
-      summary.totals.fallbacks++
-      break
-    case "disabled":
-      summary.totals.disabled++
-      break
-  }
-  return summary
-}
+export const defaultRoot = () => process.env.SWITCHYARD_LOG_DIR || process.env.CLAW_LOG_DIR || homeRoot
 
 export const dateOf = (ts: string) => ts.slice(0, 10)
 
 type Job =
-  | { readonly kind: "event"; readonly event: Events.Stamped }
+  | { readonly kind: "event"; readonly traceId: string; readonly event: Events.Stamped }
   | { readonly kind: "artifact"; readonly traceId: string; readonly name: string; readonly data: Uint8Array | string }
   | { readonly kind: "flush"; readonly done: () => void }
 
 interface Trace {
   readonly dir: string
-  readonly summary: Summary
+  summary: Summary.Summary
   ready: boolean
 }
 
@@ -145,7 +63,7 @@ export const make = Effect.fnUntraced(function* (options: AttemptLogOptions = {}
   const traceOf = async (traceId: string, ts: string) => {
     let trace = traces.get(traceId)
     if (trace === undefined) {
-      trace = { dir: traceDir(traceId, ts), summary: emptySummary(traceId, ts), ready: false }
+      trace = { dir: traceDir(traceId, ts), summary: Summary.empty(traceId, ts), ready: false }
       traces.set(traceId, trace)
       // Keep memory bounded in a long-lived service: forget the oldest traces (their files stay).
       if (traces.size > 1_000) traces.delete(traces.keys().next().value!)
@@ -162,16 +80,20 @@ export const make = Effect.fnUntraced(function* (options: AttemptLogOptions = {}
     const byTrace = new Map<string, Array<Events.Stamped>>()
     for (const job of jobs) {
       if (job.kind !== "event") continue
-      const list = byTrace.get(job.event.traceId) ?? []
+      const list = byTrace.get(job.traceId) ?? []
       list.push(job.event)
-      byTrace.set(job.event.traceId, list)
+      byTrace.set(job.traceId, list)
     }
     for (const [traceId, events] of byTrace) {
       try {
         const trace = await traceOf(traceId, events[0]!.ts)
-        const redacted = events.map((e) => redactor.value(e) as Events.Stamped)
+        const redacted = events.map((e) => redactor.value(e))
         await appendFile(join(trace.dir, "attempt.jsonl"), redacted.map((e) => `${JSON.stringify(e)}\n`).join(""))
-        for (const e of redacted) fold(trace.summary, e)
+        // Folded as a reader decodes the lines, so the summary is what the lines say.
+        for (const e of redacted) {
+          const event = Events.decode(e)
+          if (Option.isSome(event)) trace.summary = Summary.fold(trace.summary, event.value)
+        }
         const tmp = join(trace.dir, `.summary.json.${process.pid}.tmp`)
         await writeFile(tmp, `${JSON.stringify(trace.summary, null, 2)}\n`)
         await rename(tmp, join(trace.dir, "summary.json"))
@@ -225,7 +147,7 @@ export const make = Effect.fnUntraced(function* (options: AttemptLogOptions = {}
     traceDir,
     record: (event) =>
       Effect.sync(() => {
-        if (event.traceId) Queue.offerUnsafe(queue, { kind: "event", event })
+        if (event.traceId) Queue.offerUnsafe(queue, { kind: "event", traceId: event.traceId, event })
       }),
     artifact: (traceId, name, data) =>
       Effect.sync(() => {
@@ -266,7 +188,7 @@ export class AttemptLog extends Context.Service<
 }
 
 /** The attempt log as the `Events` sink: every stamped event goes to its trace's files. */
-export const eventsLayer = Layer.effect(
+export const layerEvents = Layer.effect(
   Events.Events,
   Effect.gen(function* () {
     const log = yield* AttemptLog
@@ -275,7 +197,7 @@ export const eventsLayer = Layer.effect(
 )
 
 /** The attempt log as the artifact sink, capturing what `options` asks for. */
-export const artifactsLayer = (options: { readonly screenshots?: boolean; readonly snapshots?: boolean } = {}) =>
+export const layerArtifacts = (options: { readonly screenshots?: boolean; readonly snapshots?: boolean } = {}) =>
   Layer.effect(
     Artifacts.Artifacts,
     Effect.gen(function* () {

@@ -1,8 +1,10 @@
 /**
- * Engine and cascade events (seed 001 §10): what the Sandbox and the Cascade report as they connect, switch, fail
- * and escalate. Emitted through the `Events` reference, which logs by default; the attempt log listens to it.
+ * Engine and cascade events (seed 001 §10) and the attempt lifecycle (seed 003), declared once as Schemas: what the
+ * Sandbox and the Cascade emit through the `Events` reference (which logs by default; the attempt log listens to it),
+ * and what readers of an attempt log decode its lines with.
  */
-import { Context, Effect } from "effect"
+import { Context, Effect, type Option, Schema, Struct } from "effect"
+import { EngineKind, EngineMode } from "../Engine/EngineId.ts"
 
 /** Which tool call an event belongs to: set by the Router for the duration of a call. */
 export interface CallContext {
@@ -25,77 +27,186 @@ export const CurrentCall = Context.Reference<CallContext | undefined>("switchyar
   defaultValue: () => undefined
 })
 
-interface EngineRef {
-  readonly engine: string
-  readonly mode?: string
-}
+// ---------------------------------------------------------------------------------------------------------------
+// The events.
 
-interface AttemptRef extends EngineRef {
-  readonly attemptId: string
+const EngineRef = { engine: EngineKind, mode: Schema.optionalKey(EngineMode) }
+
+const AttemptRef = {
+  attemptId: Schema.String,
   /** The engine as seed 003 names it: `stagehand`, `magnitude`, `playwright`, `human`. */
-  readonly provider: string
-  readonly level: number
-  readonly attempt: number
+  provider: EngineKind,
+  ...EngineRef,
+  level: Schema.Number,
+  attempt: Schema.Number
 }
 
-/** Attempt lifecycle (seed 003) and engine events (seed 001 §10). */
-export type EngineEvent =
-  | ({ readonly event: "start" } & AttemptRef)
-  | ({ readonly event: "success"; readonly outcome: "success"; readonly durationMs: number } & AttemptRef)
-  | ({
-      readonly event: "failure"
-      readonly outcome: "failure"
-      readonly durationMs: number
-      readonly reason: string
-      readonly errorType: string
-      readonly retryable: boolean
-    } & AttemptRef)
-  | { readonly event: "fallback"; readonly reason: string; readonly from: string; readonly to: string | null }
-  | { readonly event: "disabled"; readonly provider: string; readonly reason: string }
-  | ({ readonly event: "engine_connected" } & EngineRef)
-  | ({ readonly event: "engine_disconnected"; readonly reason: string } & EngineRef)
-  | {
-      readonly event: "engine_switch"
-      readonly from: string
-      readonly to: string
-      readonly reason: string
-      readonly durationMs: number
-      readonly success: boolean
-      readonly url: string
-    }
-  | ({
-      readonly event: "engine_operation"
-      readonly level: number
-      readonly attempt: number
-      readonly durationMs: number
-      readonly outcome: "success" | "failure"
-      readonly errorType?: string
-    } & EngineRef)
-  | ({
-      readonly event: "engine_failure"
-      readonly level: number
-      readonly attempt: number
-      readonly errorType: string
-      readonly message: string
-      readonly retryable: boolean
-    } & EngineRef)
-  | {
-      readonly event: "cascade_escalation"
-      readonly fromLevel: number
-      readonly from: string
-      readonly toLevel: number | null
-      readonly to: string | null
-      readonly reason: string
-    }
-  | ({ readonly event: "level_skipped"; readonly level: number; readonly reason: string } & EngineRef)
-  | { readonly event: "human_takeover"; readonly url: string; readonly reason: string }
+/** An engine attempt begins (seed 003). */
+export const Start = Schema.Struct({ event: Schema.tag("start"), ...AttemptRef })
 
-export type Stamped = EngineEvent &
-  Omit<CallContext, "flags" | "attempts"> & {
-    readonly ts: string
-    readonly retryUsed?: boolean
-    readonly stagehandDisabled?: boolean
-  }
+export const Success = Schema.Struct({
+  event: Schema.tag("success"),
+  ...AttemptRef,
+  durationMs: Schema.Number,
+  outcome: Schema.Literal("success")
+})
+
+export const Failure = Schema.Struct({
+  event: Schema.tag("failure"),
+  ...AttemptRef,
+  durationMs: Schema.Number,
+  outcome: Schema.Literal("failure"),
+  reason: Schema.String,
+  errorType: Schema.String,
+  retryable: Schema.Boolean
+})
+
+/** A cascade level or the Router gives up on an engine: `from`/`to` are engine labels (`to` may list several). */
+export const Fallback = Schema.Struct({
+  event: Schema.tag("fallback"),
+  from: Schema.String,
+  to: Schema.NullOr(Schema.String),
+  reason: Schema.String
+})
+
+/** An engine is disabled for the rest of a request/step (Stagehand after its second failure). */
+export const Disabled = Schema.Struct({ event: Schema.tag("disabled"), provider: EngineKind, reason: Schema.String })
+
+export const EngineConnected = Schema.Struct({ event: Schema.tag("engine_connected"), ...EngineRef })
+
+export const EngineDisconnected = Schema.Struct({
+  event: Schema.tag("engine_disconnected"),
+  ...EngineRef,
+  reason: Schema.String
+})
+
+export const EngineSwitch = Schema.Struct({
+  event: Schema.tag("engine_switch"),
+  from: Schema.Union([EngineKind, Schema.Literal("none")]),
+  to: EngineKind,
+  reason: Schema.String,
+  durationMs: Schema.Number,
+  success: Schema.Boolean,
+  url: Schema.String
+})
+
+export const EngineOperation = Schema.Struct({
+  event: Schema.tag("engine_operation"),
+  ...EngineRef,
+  level: Schema.Number,
+  attempt: Schema.Number,
+  durationMs: Schema.Number,
+  outcome: Schema.Literals(["success", "failure"]),
+  errorType: Schema.optionalKey(Schema.String)
+})
+
+export const EngineFailure = Schema.Struct({
+  event: Schema.tag("engine_failure"),
+  ...EngineRef,
+  level: Schema.Number,
+  attempt: Schema.Number,
+  errorType: Schema.String,
+  message: Schema.String,
+  retryable: Schema.Boolean
+})
+
+export const CascadeEscalation = Schema.Struct({
+  event: Schema.tag("cascade_escalation"),
+  fromLevel: Schema.Number,
+  from: Schema.String,
+  toLevel: Schema.NullOr(Schema.Number),
+  to: Schema.NullOr(Schema.String),
+  reason: Schema.String
+})
+
+export const LevelSkipped = Schema.Struct({
+  event: Schema.tag("level_skipped"),
+  ...EngineRef,
+  level: Schema.Number,
+  reason: Schema.String
+})
+
+export const HumanTakeover = Schema.Struct({
+  event: Schema.tag("human_takeover"),
+  url: Schema.String,
+  reason: Schema.String
+})
+
+/** Attempt lifecycle (seed 003) and engine events (seed 001 §10): what `emit` takes. */
+export const EngineEvent = Schema.Union([
+  Start,
+  Success,
+  Failure,
+  Fallback,
+  Disabled,
+  EngineConnected,
+  EngineDisconnected,
+  EngineSwitch,
+  EngineOperation,
+  EngineFailure,
+  CascadeEscalation,
+  LevelSkipped,
+  HumanTakeover
+]).pipe(Schema.toTaggedUnion("event"))
+export type EngineEvent = typeof EngineEvent.Type
+
+/**
+ * A scenario run's step as its scenario wrote it (`site:` URLs kept), recorded by the scenario runner before the
+ * step's calls, so that a trace can be turned back into a scenario.
+ */
+export const ScenarioStep = Schema.Struct({
+  event: Schema.tag("scenario_step"),
+  scenario: Schema.String,
+  seed: Schema.optionalKey(Schema.Number)
+})
+
+// ---------------------------------------------------------------------------------------------------------------
+// Stamped: a line of an attempt log.
+
+/** What every logged event carries besides its own fields: the time and the ids of the call it belongs to. */
+const Stamp = {
+  ts: Schema.String,
+  /** Absent outside a tool call; the attempt log keeps only events with one. */
+  traceId: Schema.optionalKey(Schema.String),
+  stepId: Schema.optionalKey(Schema.String),
+  attemptId: Schema.optionalKey(Schema.String),
+  action: Schema.optionalKey(Schema.String),
+  toolArgsHash: Schema.optionalKey(Schema.String),
+  /** The Router's Stagehand flags for the request/step when the event was stamped. */
+  retryUsed: Schema.optionalKey(Schema.Boolean),
+  stagehandDisabled: Schema.optionalKey(Schema.Boolean),
+  /** The call's arguments, redacted: on each `start`, and on a scenario step as written. */
+  toolArgs: Schema.optionalKey(Schema.Unknown)
+}
+
+/** An event with the stamp; the event's own fields win (a lifecycle event's `attemptId` is the attempt's). */
+const stamped = <const Fields extends Schema.Struct.Fields>(event: Schema.Struct<Fields>) =>
+  Schema.Struct(Struct.assign(Stamp, event.fields))
+
+/** An attempt log's line: an engine event or a scenario step, stamped. Readers decode lines with it. */
+export const Stamped = Schema.Union([
+  stamped(Start),
+  stamped(Success),
+  stamped(Failure),
+  stamped(Fallback),
+  stamped(Disabled),
+  stamped(EngineConnected),
+  stamped(EngineDisconnected),
+  stamped(EngineSwitch),
+  stamped(EngineOperation),
+  stamped(EngineFailure),
+  stamped(CascadeEscalation),
+  stamped(LevelSkipped),
+  stamped(HumanTakeover),
+  stamped(ScenarioStep)
+]).pipe(Schema.toTaggedUnion("event"))
+export type Stamped = typeof Stamped.Type
+
+/** An attempt log's line (parsed JSON) as an event; none for an older, foreign or damaged line. */
+export const decode: (line: unknown) => Option.Option<Stamped> = Schema.decodeUnknownOption(Stamped)
+
+// ---------------------------------------------------------------------------------------------------------------
+// Emitting.
 
 export interface EventSink {
   readonly emit: (event: Stamped) => Effect.Effect<void>
@@ -110,15 +221,16 @@ export const Events = Context.Reference<EventSink>("switchyard/Events", {
 export const emit = (event: EngineEvent) =>
   Effect.gen(function* () {
     const sink = yield* Events
-    const call = yield* CurrentCall
-    const { flags, attempts: _, toolArgs, ...ids } = call ?? ({} as Partial<CallContext>)
-    yield* sink.emit({
+    const call: Partial<CallContext> = (yield* CurrentCall) ?? {}
+    const { flags, attempts: _, toolArgs, ...ids } = call
+    const stampedEvent: Stamped = {
       ts: new Date().toISOString(),
       ...ids,
       ...(flags ? { retryUsed: flags.stagehandRetryUsed, stagehandDisabled: flags.stagehandDisabled } : {}),
       ...(event.event === "start" && toolArgs !== undefined ? { toolArgs } : {}),
       ...event
-    } as Stamped)
+    }
+    yield* sink.emit(stampedEvent)
   })
 
 /** A sink that keeps events in memory, for tests and for the status of a running call. */

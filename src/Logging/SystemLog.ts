@@ -6,6 +6,7 @@
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs"
 import { join } from "node:path"
 import { Cause, Effect, Layer, Logger, LogLevel } from "effect"
+import { isSwitchyardError } from "../Errors.ts"
 import * as Redact from "./Redact.ts"
 
 export interface SystemLogOptions {
@@ -15,9 +16,32 @@ export interface SystemLogOptions {
   readonly stderr?: boolean
 }
 
+/** A Switchyard error as a log shows it: its tag, message and fields, never the library failure it wraps (`cause`). */
+const loggable = (u: unknown): unknown => {
+  if (!isSwitchyardError(u)) return u
+  const { cause: _cause, ...fields } = u
+  return { ...fields, message: u.message }
+}
+
+/** An error for `Cause.pretty`: a Switchyard error keeps its tag, message and stack, and loses its `cause`. */
+const unwrapped = (u: unknown): unknown =>
+  isSwitchyardError(u) ? { name: u._tag, message: u.message, ...(u.stack === undefined ? {} : { stack: u.stack }) } : u
+
+/** `Cause.pretty` for logs: Switchyard errors (failures or defects) appear without the library failure they wrap. */
+export const prettyCause = (cause: Cause.Cause<unknown>): string =>
+  Cause.pretty(
+    Cause.fromReasons(
+      Cause.map(cause, unwrapped).reasons.map((reason) =>
+        Cause.isDieReason(reason) && isSwitchyardError(reason.defect)
+          ? Cause.annotate(Cause.die(unwrapped(reason.defect)), Cause.reasonAnnotations(reason)).reasons[0]!
+          : reason
+      )
+    )
+  )
+
 /** A message that is itself a JSON payload (`{"event":"stagehand_fallback",…}`) is logged as that object. */
 const payload = (message: unknown): unknown => {
-  const parts = Array.isArray(message) ? message : [message]
+  const parts = (Array.isArray(message) ? message : [message]).map(loggable)
   if (parts.length === 1 && typeof parts[0] === "string" && parts[0].startsWith("{")) {
     try {
       return JSON.parse(parts[0])
@@ -68,7 +92,7 @@ export const make = (options: SystemLogOptions) => {
       ts: date.toISOString(),
       level: logLevel.toLowerCase(),
       message: payload(message),
-      ...(cause.reasons.length === 0 ? {} : { cause: Cause.pretty(cause) })
+      ...(cause.reasons.length === 0 ? {} : { cause: prettyCause(cause) })
     })
     streamFor(date)?.write(`${JSON.stringify(line)}\n`)
     if (options.stderr !== false && LogLevel.isGreaterThanOrEqualTo(logLevel, "Warn")) {

@@ -47,16 +47,18 @@ export const recordSwitch = (from: string, to: string, success: boolean, duratio
     Metric.update(Metric.withAttributes(switchLatency, { from, to }), durationMs)
   ]).pipe(Effect.asVoid)
 
-/**
- * OTLP/HTTP (JSON) export when `SWITCHYARD_OTLP_URL` (or `OTEL_EXPORTER_OTLP_ENDPOINT`) names a collector, e.g.
- * `http://127.0.0.1:4318`; nothing otherwise.
- */
-export const layerFromEnv = (env: Record<string, string | undefined> = process.env) => {
-  const baseUrl = env.SWITCHYARD_OTLP_URL || env.OTEL_EXPORTER_OTLP_ENDPOINT
-  if (!baseUrl) return Layer.empty
+export interface TelemetryOptions {
+  /** The collector, e.g. `http://127.0.0.1:4318` (configured as `SWITCHYARD_OTLP_URL` or `OTEL_EXPORTER_OTLP_ENDPOINT`). */
+  readonly otlpUrl?: string | undefined
+  readonly serviceName: string
+}
+
+/** OTLP/HTTP (JSON) export when `otlpUrl` names a collector; nothing otherwise. */
+export const layer = (options: TelemetryOptions) => {
+  if (!options.otlpUrl) return Layer.empty
   return Otlp.layerJson({
-    baseUrl,
-    resource: { serviceName: env.OTEL_SERVICE_NAME || "switchyard" },
+    baseUrl: options.otlpUrl,
+    resource: { serviceName: options.serviceName },
     tracerExportInterval: "1 second",
     // Add OTLP to the loggers in place (the system log), never replace them.
     loggerMergeWithExisting: true,

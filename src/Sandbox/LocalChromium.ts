@@ -9,6 +9,7 @@ import { tmpdir } from "node:os"
 import { delimiter, join } from "node:path"
 import { Effect, Layer } from "effect"
 import * as Cdp from "../Cdp/Cdp.ts"
+import { chromiumArgs as egressArgs } from "../Egress/Proxy.ts"
 import { BrowserLaunchFailed } from "../Errors/Browser.ts"
 import { BrowserProvider, type RunningBrowser } from "./Browser.ts"
 
@@ -22,6 +23,8 @@ export interface LocalChromiumOptions {
   /** X display for a headed browser (the VNC display). */
   readonly display?: string
   readonly extraArgs?: ReadonlyArray<string>
+  /** The egress proxy (`Egress.proxyUrl`): every request of the browser, loopback included, goes through it. */
+  readonly egressProxy?: string
   readonly launchTimeoutMs?: number
   /** How long a graceful close may take before the process group is killed. */
   readonly closeTimeoutMs?: number
@@ -100,6 +103,7 @@ export const baseArgs = (options: LocalChromiumOptions, profileDir: string): Arr
     "--remote-debugging-address=127.0.0.1",
     "--remote-debugging-port=0",
     ...(options.extraArgs ?? []),
+    ...(options.egressProxy === undefined ? [] : egressArgs(options.egressProxy)),
     "about:blank"
   ]
 }

@@ -64,7 +64,7 @@ export class Vnc extends Context.Service<
     Layer.effect(Vnc, make(options))
 
   /** What a person sees: this stack's display and noVNC page. */
-  static readonly display: Layer.Layer<Display, never, Vnc> = Layer.effect(
+  static readonly layerDisplay: Layer.Layer<Display, never, Vnc> = Layer.effect(
     Display,
     Effect.gen(function* () {
       const vnc = yield* Vnc
@@ -73,7 +73,7 @@ export class Vnc extends Context.Service<
   )
 
   /** The session's browser provider for a VNC session: a headed local Chromium filling the VNC display. */
-  static readonly localChromium = (
+  static readonly layerLocalChromium = (
     options: Omit<LocalChromium.LocalChromiumOptions, "headless" | "display"> = {}
   ): Layer.Layer<BrowserProvider, never, Vnc> =>
     Layer.effect(

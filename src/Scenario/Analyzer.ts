@@ -4,10 +4,11 @@
  */
 import { readdir, readFile, stat } from "node:fs/promises"
 import { basename, dirname, join, resolve } from "node:path"
-import { Data, Effect } from "effect"
-import { fold, type Summary } from "../Logging/AttemptLog.ts"
-import type * as Events from "../Logging/Events.ts"
+import { Data, Effect, Option, Schema } from "effect"
+import * as EngineId from "../Engine/EngineId.ts"
+import * as Events from "../Logging/Events.ts"
 import * as Redact from "../Logging/Redact.ts"
+import * as Summary from "../Logging/Summary.ts"
 
 export class AnalyzeError extends Data.TaggedError("AnalyzeError")<{
   readonly path: string
@@ -60,8 +61,10 @@ export interface TraceInfo {
   readonly traceId: string
   readonly date: string
   readonly dir: string
-  readonly summary: Summary
+  readonly summary: Summary.Summary
   readonly events: ReadonlyArray<Events.Stamped>
+  /** Lines of `attempt.jsonl` that are not events of this version (cut short, foreign, older): left out. */
+  readonly skipped: number
   readonly attempts: ReadonlyArray<AttemptInfo>
   /** The last engine attempt's outcome; `none` for a trace without engine attempts. */
   readonly outcome: "success" | "failure" | "none"
@@ -73,6 +76,8 @@ export interface Analysis {
   readonly logs: string
   readonly traces: ReadonlyArray<TraceInfo>
   readonly stats: Stats
+  /** Log lines left out across all traces (see `TraceInfo.skipped`). */
+  readonly skipped: number
   /** Traces whose last attempt failed. */
   readonly failing: ReadonlyArray<TraceInfo>
   /** Traces that had failures but ended with a success. */
@@ -113,19 +118,35 @@ const automationDir = async (logs: string) => {
   return join(root, "browser-automation")
 }
 
-const parseLines = (text: string): Array<Events.Stamped> =>
-  text.split("\n").flatMap((line) => {
-    if (line.trim() === "") return []
+/** The events of an `attempt.jsonl`, redacted; a line that does not decode is skipped and counted, never fatal. */
+const readLines = (text: string, redactor: Redact.Redactor) => {
+  const events: Array<Events.Stamped> = []
+  let skipped = 0
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue
+    let value: unknown
     try {
-      const value = JSON.parse(line) as unknown
-      return typeof value === "object" && value !== null && "event" in value ? [value as Events.Stamped] : []
+      value = JSON.parse(line)
     } catch {
-      return [] // a line cut short by a crash: skip it
+      skipped++ // a line cut short by a crash
+      continue
     }
-  })
+    const event = Events.decode(redactor.value(value))
+    if (Option.isSome(event)) events.push(event.value)
+    else skipped++
+  }
+  return { events, skipped }
+}
 
-const levelOf = (e: { readonly engine?: string; readonly mode?: string; readonly provider?: string }) =>
-  e.mode ? `${e.engine ?? e.provider}:${e.mode}` : (e.engine ?? e.provider ?? "unknown")
+/** A `summary.json`, when there is one and it is a summary of this version. */
+const readSummary = (text: string | undefined) => {
+  if (text === undefined) return undefined
+  try {
+    return Option.getOrUndefined(Schema.decodeUnknownOption(Summary.Summary)(JSON.parse(text)))
+  } catch {
+    return undefined
+  }
+}
 
 const callOf = (attemptId: string) => attemptId.replace(/\.\d+$/, "")
 
@@ -136,23 +157,10 @@ export const readTrace = (dir: string, redactor: Redact.Redactor = Redact.defaul
       const lines = await readFile(join(dir, "attempt.jsonl"), "utf8").catch(() => undefined)
       const summaryText = await readFile(join(dir, "summary.json"), "utf8").catch(() => undefined)
       if (lines === undefined && summaryText === undefined) return undefined
-      const events = parseLines(lines ?? "").map((e) => redactor.value(e) as Events.Stamped)
-      let summary: Summary | undefined
-      try {
-        summary = summaryText === undefined ? undefined : (JSON.parse(summaryText) as Summary)
-      } catch {
-        summary = undefined
-      }
-      const traceId = summary?.traceId ?? events[0]?.traceId ?? basename(dir)
-      summary ??= events.reduce(fold, {
-        traceId,
-        startedAt: events[0]?.ts ?? "",
-        updatedAt: events[0]?.ts ?? "",
-        totals: { events: 0, attempts: 0, successes: 0, failures: 0, fallbacks: 0, disabled: 0 },
-        providers: {},
-        errorTypes: {},
-        finalDecision: null
-      } satisfies Summary)
+      const { events, skipped } = readLines(lines ?? "", redactor)
+      const written = readSummary(summaryText)
+      const traceId = written?.traceId ?? events[0]?.traceId ?? basename(dir)
+      const summary = written ?? events.reduce(Summary.fold, Summary.empty(traceId, events[0]?.ts ?? ""))
       const artifacts = new Set(await readdir(join(dir, "artifacts")).catch(() => [] as Array<string>))
       // Attempts in order. An id can come twice: the Router's fallback within one call numbers its levels afresh,
       // so a later `start` with a finished attempt's id is a new attempt.
@@ -160,7 +168,7 @@ export const readTrace = (dir: string, redactor: Redact.Redactor = Redact.defaul
       const open = new Map<string, number>()
       const urls: Array<string> = []
       for (const e of events) {
-        if ("url" in e && typeof e.url === "string" && e.url !== "" && !urls.includes(e.url)) urls.push(e.url)
+        if ("url" in e && e.url !== "" && !urls.includes(e.url)) urls.push(e.url)
         if (e.event !== "start" && e.event !== "success" && e.event !== "failure") continue
         let index = open.get(e.attemptId)
         if (e.event === "start" || index === undefined) {
@@ -172,7 +180,7 @@ export const readTrace = (dir: string, redactor: Redact.Redactor = Redact.defaul
             ...(e.stepId === undefined ? {} : { stepId: e.stepId }),
             ...(e.action === undefined ? {} : { action: e.action }),
             provider: e.provider,
-            engine: levelOf(e),
+            engine: EngineId.label({ kind: e.engine, mode: e.mode }),
             level: e.level,
             attempt: e.attempt,
             ts: e.ts,
@@ -218,6 +226,7 @@ export const readTrace = (dir: string, redactor: Redact.Redactor = Redact.defaul
         dir,
         summary,
         events,
+        skipped,
         attempts: list,
         outcome: last === undefined ? "none" : last.outcome === "success" ? "success" : "failure",
         urls
@@ -327,6 +336,7 @@ export const analysisOf = (logs: string, traces: ReadonlyArray<TraceInfo>): Anal
     logs: resolve(logs),
     traces,
     stats: statsOf(traces),
+    skipped: traces.reduce((n, t) => n + t.skipped, 0),
     failing: traces.filter((t) => t.outcome === "failure"),
     recovered: traces.filter((t) => t.outcome === "success" && t.attempts.some((a) => a.outcome === "failure")),
     reasons: [...reasons.values()].sort(

@@ -7,7 +7,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises"
 import { basename, dirname, join } from "node:path"
 import { Data, Effect, Schema } from "effect"
 import type { Stats } from "./Analyzer.ts"
-import { stringify } from "./Suite.ts"
+import { stringify } from "./JsonFile.ts"
 
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 

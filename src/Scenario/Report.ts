@@ -51,6 +51,12 @@ export const markdown = (analysis: Analysis, options: MarkdownOptions): string =
       `(${stats.successes} succeeded, ${stats.failures} failed). ` +
       `${analysis.failing.length} traces ended in a failure; ${analysis.recovered.length} recovered after failures.`
   )
+  if (analysis.skipped > 0) {
+    out.push(
+      "",
+      `${analysis.skipped} log line${analysis.skipped === 1 ? " was" : "s were"} skipped: not an event this version knows (cut short, older or foreign).`
+    )
+  }
   if (options.htmlPath !== undefined) {
     const link = options.markdownPath ? relative(`${options.markdownPath}/..`, options.htmlPath) : options.htmlPath
     out.push("", `Screenshot timelines of the failing traces: [${link}](${link}).`)

@@ -7,10 +7,12 @@
 import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { Data, Effect, Schema } from "effect"
+import type * as Events from "../Logging/Events.ts"
 import * as Redact from "../Logging/Redact.ts"
 import * as Analyzer from "./Analyzer.ts"
+import { stringify } from "./JsonFile.ts"
 import * as Sites from "./Sites.ts"
-import { Scenario, type Step, stringify } from "./Suite.ts"
+import { Scenario, type Step } from "./Suite.ts"
 
 export class ImportError extends Data.TaggedError("ImportError")<{ readonly path: string; readonly message: string }> {}
 
@@ -43,37 +45,22 @@ interface Call {
   outcome: "success" | "failure" | "unfinished"
 }
 
-/** An event as read back: the fields this module looks at, any of which may be missing. */
-interface Loose {
-  readonly event: string
-  readonly attemptId?: unknown
-  readonly action?: unknown
-  readonly stepId?: unknown
-  readonly toolArgsHash?: unknown
-  readonly toolArgs?: unknown
-  readonly reason?: unknown
-  readonly url?: unknown
-  readonly seed?: unknown
-}
-
-const str = (u: unknown) => (typeof u === "string" ? u : undefined)
-
 const callOf = (attemptId: string) => attemptId.replace(/\.\d+$/, "")
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** The calls of a trace in order, with whatever each one's events say. */
-const callsOf = (events: ReadonlyArray<Loose>) => {
+const callsOf = (events: ReadonlyArray<Events.Stamped>) => {
   const calls = new Map<string, Call>()
   for (const e of events) {
-    if (e.event === "scenario_step" || typeof e.attemptId !== "string" || typeof e.action !== "string") continue
+    if (e.event === "scenario_step" || e.attemptId === undefined || e.action === undefined) continue
     const id = callOf(e.attemptId)
     let call = calls.get(id)
     if (call === undefined) {
       call = {
         callId: id,
-        stepId: str(e.stepId),
+        stepId: e.stepId,
         tool: e.action,
-        argsHash: str(e.toolArgsHash),
+        argsHash: e.toolArgsHash,
         toolArgs: undefined,
         reasons: [],
         urls: [],
@@ -85,9 +72,9 @@ const callsOf = (events: ReadonlyArray<Loose>) => {
     if (e.event === "success") call.outcome = "success"
     if (e.event === "failure") {
       call.outcome = "failure"
-      call.reasons.push(str(e.reason) ?? "")
+      call.reasons.push(e.reason)
     }
-    if (typeof e.url === "string" && e.url !== "") call.urls.push(e.url)
+    if ("url" in e && e.url !== "") call.urls.push(e.url)
   }
   return [...calls.values()]
 }
@@ -144,16 +131,16 @@ export const importTrace = (traceDir: string, options: ImportOptions = {}): Effe
     if (trace === undefined) {
       return yield* new ImportError({ path: dir, message: "no attempt.jsonl or summary.json in this directory" })
     }
-    const events = trace.events as ReadonlyArray<unknown> as ReadonlyArray<Loose>
+    const events = trace.events
     const sites = options.sites === undefined ? undefined : Sites.make(options.sites.origin, options.sites.origin2)
     const notes: Array<string> = []
     // The runner's record of each step, as written in its scenario.
     const written = new Map<string, { tool: string; args: Record<string, unknown>; seed?: number }>()
     let seed: number | undefined
     for (const e of events) {
-      if (e.event !== "scenario_step" || typeof e.stepId !== "string" || typeof e.action !== "string") continue
+      if (e.event !== "scenario_step" || e.stepId === undefined || e.action === undefined) continue
       if (isRecord(e.toolArgs)) written.set(e.stepId, { tool: e.action, args: e.toolArgs })
-      if (typeof e.seed === "number") seed ??= e.seed
+      if (e.seed !== undefined) seed ??= e.seed
     }
 
     // Consecutive calls of one step with the same tool and arguments are an agent repeating it.

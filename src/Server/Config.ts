@@ -1,227 +1,281 @@
 /**
- * The service's configuration: defaults, then an optional JSON file, then the environment, then flags, validated
- * by one Schema whose errors name the bad key. Model credentials are read by Engine/Model.ts (explicit config here
- * first, then the environment) and held as `Redacted`.
+ * The service's configuration as one Effect `Config`: each setting declared once, with its key in the JSON file,
+ * its environment names and its default (Defaults.ts), read from flags ← environment ← file layered as
+ * ConfigProviders (Config/Sources.ts). Each source is also read alone, so an error names the bad key and value;
+ * secrets are `Redacted` from the moment they are read.
  */
 import { readFile } from "node:fs/promises"
-import { cpus } from "node:os"
-import { Effect, Redacted, Schema } from "effect"
+import { Config, ConfigProvider, Effect, Option, Schema, SchemaIssue } from "effect"
 import { Policy } from "../Cascade/Policy.ts"
-import type * as Model from "../Engine/Model.ts"
+import * as Egress from "../Egress/Policy.ts"
+import * as Model from "../Engine/Model.ts"
 import { InvalidInput } from "../Errors/Page.ts"
+import {
+  type Env,
+  type Flags,
+  fromEnvironment,
+  fromFlags,
+  list,
+  nameSet,
+  oneOf,
+  onOff,
+  optional,
+  type Path,
+  type Read,
+  secret,
+  setting,
+  text,
+  valueAt,
+  whole
+} from "./Config/Sources.ts"
+import { defaults } from "./Defaults.ts"
 
-const count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
-const positive = Schema.Int.check(Schema.isGreaterThan(0))
-const strict = { parseOptions: { onExcessProperty: "error" } } as const
+export type { Flags } from "./Config/Sources.ts"
 
-export const ServiceConfig = Schema.Struct({
-  logDir: Schema.optional(Schema.String),
-  browser: Schema.optional(
-    Schema.Struct({
-      provider: Schema.optional(Schema.Literals(["local", "cdp", "adspower"])),
-      chromePath: Schema.optional(Schema.String),
-      headless: Schema.optional(Schema.Boolean),
-      profileDir: Schema.optional(Schema.String),
-      cdpUrl: Schema.optional(Schema.String),
-      adspower: Schema.optional(
-        Schema.Struct({
-          url: Schema.optional(Schema.String),
-          userId: Schema.optional(Schema.String),
-          serialNumber: Schema.optional(Schema.String),
-          apiKey: Schema.optional(Schema.String)
-        })
-      )
-    })
+/** A cascade policy inline, or the path of a JSON file holding one. */
+const policy: Read<string | Policy> = (path) => Config.schema(Schema.Union([Schema.String, Policy]), path)
+
+/** A JSON array, or a comma-separated list, of egress entries. */
+const egressEntries: Read<ReadonlyArray<string>> = (path) => Config.Array(Egress.EntryText, path, { separator: "," })
+
+const browser = Config.all({
+  provider: optional("browser.provider", ["SWITCHYARD_BROWSER"], oneOf(["local", "cdp", "adspower"])),
+  chromePath: optional("browser.chromePath", ["CHROME_PATH"], text),
+  headless: setting("browser.headless", ["SWITCHYARD_HEADLESS"], onOff, defaults.browser.headless),
+  profileDir: optional("browser.profileDir", ["SWITCHYARD_PROFILE_DIR"], text),
+  cdpUrl: optional("browser.cdpUrl", ["SWITCHYARD_CDP_URL"], text),
+  adspower: Config.all({
+    url: optional("browser.adspower.url", ["ADSPOWER_API_URL"], text),
+    userId: optional("browser.adspower.userId", ["SWITCHYARD_ADSPOWER_USER_ID"], text),
+    serialNumber: optional("browser.adspower.serialNumber", ["SWITCHYARD_ADSPOWER_SERIAL"], text),
+    apiKey: optional("browser.adspower.apiKey", ["SWITCHYARD_ADSPOWER_API_KEY"], secret)
+  })
+}).pipe(
+  Config.map(({ provider, adspower, ...browser }) => {
+    // Unnamed, a CDP URL means attach; a provider without its own settings falls back to a local Chromium.
+    const kind = provider ?? (browser.cdpUrl ? "cdp" : "local")
+    const adspowerSet = Object.values(adspower).some((value) => value !== undefined)
+    return {
+      ...browser,
+      provider: kind === "cdp" && browser.cdpUrl ? kind : kind === "adspower" && adspowerSet ? kind : "local",
+      adspower: { ...adspower, url: adspower.url ?? defaults.browser.adspowerUrl }
+    }
+  })
+)
+
+const sessions = Config.all({
+  maxBrowsers: setting("sessions.maxBrowsers", ["SWITCHYARD_MAX_BROWSERS"], whole(1), defaults.sessions.maxBrowsers),
+  queue: setting("sessions.queue", ["SWITCHYARD_QUEUE"], whole(0), defaults.sessions.queue),
+  maxPendingPerSession: setting(
+    "sessions.maxPendingPerSession",
+    ["SWITCHYARD_MAX_PENDING_PER_SESSION"],
+    whole(1),
+    defaults.sessions.maxPendingPerSession
   ),
-  sessions: Schema.optional(
-    Schema.Struct({
-      /** Browsers (sessions) at once. */
-      maxBrowsers: Schema.optional(positive),
-      /** Calls waiting for a browser slot before `busy`. */
-      queue: Schema.optional(count),
-      /** Calls waiting on one session before `busy` (a request storm). */
-      maxPendingPerSession: Schema.optional(positive),
-      idleTimeoutMs: Schema.optional(count),
-      leaseTimeoutMs: Schema.optional(positive)
-    })
+  idleTimeoutMs: setting(
+    "sessions.idleTimeoutMs",
+    ["SWITCHYARD_IDLE_TIMEOUT_MS"],
+    whole(0),
+    defaults.sessions.idleTimeoutMs
   ),
-  model: Schema.optional(
-    Schema.Struct({
-      model: Schema.optional(Schema.String),
-      stagehandDom: Schema.optional(Schema.String),
-      stagehandCua: Schema.optional(Schema.String),
-      magnitude: Schema.optional(Schema.String),
-      apiKeys: Schema.optional(Schema.Record(Schema.String, Schema.String)),
-      baseURLs: Schema.optional(Schema.Record(Schema.String, Schema.String))
-    })
-  ),
-  /** A cascade policy, inline or as the path of a JSON file. */
-  cascade: Schema.optional(Schema.Union([Schema.String, Policy])),
-  /** Route to the fallback engines after Stagehand's second failure. */
-  fallback: Schema.optional(Schema.Boolean),
-  urls: Schema.optional(
-    Schema.Struct({
-      /** URL schemes `browser.navigate` accepts; default http and https. */
-      schemes: Schema.optional(Schema.Array(Schema.String)),
-      /** Allow loopback and private-range hosts (default true: local apps are common targets). */
-      privateNetworks: Schema.optional(Schema.Boolean)
-    })
-  ),
-  limits: Schema.optional(Schema.Struct({ maxArgumentBytes: Schema.optional(positive) })),
-  http: Schema.optional(
-    Schema.Struct({
-      host: Schema.optional(Schema.String),
-      port: Schema.optional(count),
-      token: Schema.optional(Schema.String)
-    })
-  ),
-  artifacts: Schema.optional(
-    Schema.Struct({ screenshots: Schema.optional(Schema.Boolean), snapshots: Schema.optional(Schema.Boolean) })
-  ),
-  /** Human takeover over VNC: each session's browser runs headed on its own VNC display. */
-  human: Schema.optional(
-    Schema.Struct({
-      enabled: Schema.optional(Schema.Boolean),
-      /** How long a person has before `human_timeout`. */
-      timeoutMs: Schema.optional(positive),
-      /** Where the noVNC page listens (default 127.0.0.1) and the host name people use to reach it. */
-      host: Schema.optional(Schema.String),
-      publicHost: Schema.optional(Schema.String)
-    })
+  leaseTimeoutMs: setting(
+    "sessions.leaseTimeoutMs",
+    ["SWITCHYARD_LEASE_TIMEOUT_MS"],
+    whole(1),
+    defaults.sessions.leaseTimeoutMs
   )
 })
-export type ServiceConfig = typeof ServiceConfig.Type
 
-/** The machine's size decides how many browsers run at once: 4 stay responsive on 2 cores. */
-export const defaultMaxBrowsers = () => Math.max(2, Math.min(16, cpus().length * 2))
-export const defaultMaxArgumentBytes = 256 * 1024
+/** Keys or base URLs for each provider in sight, each read at `model.<field>.<provider>` (env names: Model.ts). */
+const byProvider = <A>(field: "apiKeys" | "baseURLs", read: Read<A>, providers: ReadonlyArray<string>) =>
+  Config.all(
+    providers.map((name) =>
+      Config.option(read(["model", field, name])).pipe(Config.map(Option.map((v) => [name, v] as const)))
+    )
+  ).pipe(Config.map((entries) => Object.fromEntries(entries.flatMap(Option.toArray))))
 
-const bad = (key: string, message: string) =>
-  new InvalidInput({ field: key, message: `configuration ${key}: ${message}` })
+const model = Config.all({
+  ids: Config.all({
+    model: setting("model.model", [Model.modelEnv.model], text, defaults.model),
+    stagehandDom: optional("model.stagehandDom", [Model.modelEnv.stagehandDom], text),
+    stagehandCua: optional("model.stagehandCua", [Model.modelEnv.stagehandCua], text),
+    magnitude: optional("model.magnitude", [Model.modelEnv.magnitude], text)
+  }),
+  keys: Config.Record(Schema.String, Schema.RedactedFromValue(Schema.String), ["model", "apiKeys"]).pipe(
+    Config.withDefault({})
+  ),
+  urls: Config.Record(Schema.String, Schema.String, ["model", "baseURLs"]).pipe(Config.withDefault({}))
+}).pipe(
+  Config.flatMap(({ ids, keys, urls }) => {
+    const named = Object.values(ids).flatMap((id) => (id?.includes("/") ? [id.split("/")[0]!.toLowerCase()] : []))
+    const providers = [...new Set([...Model.knownProviders, ...named, ...Object.keys(keys), ...Object.keys(urls)])]
+    return Config.all({
+      apiKeys: byProvider("apiKeys", secret, providers),
+      baseURLs: byProvider("baseURLs", text, providers)
+    }).pipe(Config.map((credentials) => ({ ...ids, ...credentials })))
+  })
+)
 
-const decode = (input: unknown, source: string) =>
-  Schema.decodeUnknownEffect(ServiceConfig)(input, strict.parseOptions).pipe(
-    Effect.mapError((e) => bad(source, e.message))
+/** The whole configuration over the settings' keys (`resolve` reads it from the sources); defaults fill every gap. */
+export const ServiceConfig = Config.all({
+  logDir: setting("logDir", ["SWITCHYARD_LOG_DIR", "CLAW_LOG_DIR"], text, defaults.logDir),
+  browser,
+  sessions,
+  model,
+  cascade: setting("cascade", ["SWITCHYARD_CASCADE"], policy, defaults.cascade),
+  /** Route to the fallback engines after Stagehand's second failure. */
+  fallback: setting("fallback", ["SWITCHYARD_FALLBACK"], onOff, defaults.fallback),
+  urls: Config.all({
+    /** URL schemes `browser.navigate` accepts. */
+    schemes: setting("urls.schemes", ["SWITCHYARD_URL_SCHEMES"], list, defaults.urls.schemes),
+    privateNetworks: setting(
+      "urls.privateNetworks",
+      ["SWITCHYARD_PRIVATE_NETWORKS"],
+      onOff,
+      defaults.urls.privateNetworks
+    )
+  }),
+  limits: Config.all({
+    maxArgumentBytes: setting(
+      "limits.maxArgumentBytes",
+      ["SWITCHYARD_MAX_ARGUMENT_BYTES"],
+      whole(1),
+      defaults.limits.maxArgumentBytes
+    )
+  }),
+  http: Config.all({
+    host: setting("http.host", [], text, defaults.http.host),
+    port: setting("http.port", [], whole(0), defaults.http.port),
+    token: optional("http.token", ["SWITCHYARD_HTTP_TOKEN"], secret)
+  }),
+  artifacts: Config.all({
+    screenshots: setting("artifacts.screenshots", ["SWITCHYARD_SCREENSHOTS"], onOff, defaults.artifacts.screenshots),
+    snapshots: setting("artifacts.snapshots", [], onOff, defaults.artifacts.snapshots)
+  }),
+  /** Human takeover over VNC: each session's browser runs headed on its own VNC display. */
+  human: Config.all({
+    enabled: setting("human.enabled", ["SWITCHYARD_HUMAN"], onOff, defaults.human.enabled),
+    /** How long a person has before `human_timeout`. */
+    timeoutMs: setting("human.timeoutMs", ["SWITCHYARD_HUMAN_TIMEOUT_MS"], whole(1), defaults.human.timeoutMs),
+    /** Where the noVNC page listens, and the host name people use to reach it. */
+    host: setting("human.host", ["SWITCHYARD_VNC_HOST"], text, defaults.human.host),
+    publicHost: optional("human.publicHost", ["SWITCHYARD_VNC_PUBLIC_HOST"], text)
+  }),
+  /** What the browser may reach, enforced by the egress proxy (Egress/): networks and host patterns, a deny wins. */
+  egress: Config.all({
+    allow: setting("egress.allow", ["SWITCHYARD_EGRESS_ALLOW"], egressEntries, defaults.egress.allow),
+    deny: setting("egress.deny", ["SWITCHYARD_EGRESS_DENY"], egressEntries, defaults.egress.deny),
+    subresources: setting(
+      "egress.subresources",
+      ["SWITCHYARD_EGRESS_SUBRESOURCES"],
+      onOff,
+      defaults.egress.subresources
+    )
+  }),
+  /** OTLP/HTTP export of traces, metrics and logs, when a collector is named. */
+  telemetry: Config.all({
+    otlpUrl: optional("telemetry.otlpUrl", ["SWITCHYARD_OTLP_URL", "OTEL_EXPORTER_OTLP_ENDPOINT"], text),
+    serviceName: setting("telemetry.serviceName", ["OTEL_SERVICE_NAME"], text, defaults.telemetry.serviceName)
+  })
+})
+export type ServiceConfig = Config.Success<typeof ServiceConfig>
+
+const bad = (where: string, message: string) =>
+  new InvalidInput({ field: where, message: `configuration ${where}: ${message}` })
+
+/** One source: its provider, and where a path's value in it came from (named as a user would look for it). */
+interface Source {
+  readonly provider: ConfigProvider.ConfigProvider
+  readonly where: (path: Path) => { readonly name: string; readonly value: unknown }
+}
+
+/** Reads the whole configuration from one source, failing with its bad key and value. */
+const check = (source: Source) =>
+  ServiceConfig.parse(source.provider).pipe(
+    Effect.mapError((error) => {
+      if (error.cause._tag === "SourceError") return bad(source.where([]).name, error.cause.message)
+      // The deepest issue is the precise one (a union reports each of its members).
+      const issues = SchemaIssue.makeFormatterStandardSchemaV1()(error.cause.issue).issues
+      const issue = issues.reduce((a, b) => ((b.path?.length ?? 0) > (a.path?.length ?? 0) ? b : a))
+      const path = (issue.path ?? []).map((segment) => String(typeof segment === "object" ? segment.key : segment))
+      const { name, value } = source.where(path)
+      const shown = JSON.stringify(value)
+      return bad(
+        name,
+        issue.message.startsWith("is ") ? `${shown} ${issue.message}` : `${issue.message} (got ${shown})`
+      )
+    })
   )
 
-/** A config file: JSON, validated; unknown keys are errors that name them. */
-export const fromFile = (path: string) =>
+/** A key in the file no setting read: misspelt, or a value where settings belong. */
+const strayKey = (json: unknown, read: ReadonlySet<string>, path: ReadonlyArray<string> = []): string | undefined => {
+  const children = typeof json === "object" && json !== null ? Object.entries(json) : []
+  if (children.length > 0) {
+    for (const [key, value] of children) {
+      const stray = strayKey(value, read, [...path, key])
+      if (stray !== undefined) return stray
+    }
+    return undefined
+  }
+  const key = path.join(".")
+  if (key === "") return undefined
+  const holdsSettings = [...read].some((r) => r.startsWith(`${key}.`))
+  if (read.has(key) || (holdsSettings && typeof json === "object")) return undefined
+  return holdsSettings ? `${key} holds settings, not ${JSON.stringify(json)}` : `unknown key ${key}`
+}
+
+const readJson = (path: string) =>
   Effect.tryPromise({
     try: async () => JSON.parse(await readFile(path, "utf8")) as unknown,
     catch: (cause) => bad(path, `cannot read it as JSON: ${(cause as Error).message}`)
-  }).pipe(Effect.flatMap((json) => decode(json, path)))
-
-const bool = (key: string, raw: string | undefined) => {
-  if (raw === undefined || raw === "") return Effect.succeed(undefined)
-  if (/^(1|true|on|yes)$/i.test(raw)) return Effect.succeed(true)
-  if (/^(0|false|off|no)$/i.test(raw)) return Effect.succeed(false)
-  return Effect.fail(bad(key, `"${raw}" is not on/off`))
-}
-const int = (key: string, raw: string | undefined) => {
-  if (raw === undefined || raw === "") return Effect.succeed(undefined)
-  const n = Number(raw)
-  return Number.isInteger(n) && n >= 0 ? Effect.succeed(n) : Effect.fail(bad(key, `"${raw}" is not a whole number`))
-}
-
-/** The environment's part: SWITCHYARD_* plus the names other tools use (CLAW_LOG_DIR, CHROME_PATH, ADSPOWER_API_URL). */
-export const fromEnv = (env: Record<string, string | undefined> = process.env) =>
-  Effect.gen(function* () {
-    const adspowerUrl = env.ADSPOWER_API_URL
-    const raw = {
-      logDir: env.SWITCHYARD_LOG_DIR || env.CLAW_LOG_DIR || undefined,
-      browser: {
-        provider:
-          env.SWITCHYARD_BROWSER ||
-          (env.SWITCHYARD_CDP_URL ? "cdp" : adspowerUrl && env.SWITCHYARD_ADSPOWER_USER_ID ? "adspower" : undefined),
-        chromePath: env.CHROME_PATH || undefined,
-        headless: yield* bool("SWITCHYARD_HEADLESS", env.SWITCHYARD_HEADLESS),
-        profileDir: env.SWITCHYARD_PROFILE_DIR || undefined,
-        cdpUrl: env.SWITCHYARD_CDP_URL || undefined,
-        adspower: {
-          url: adspowerUrl || undefined,
-          userId: env.SWITCHYARD_ADSPOWER_USER_ID || undefined,
-          serialNumber: env.SWITCHYARD_ADSPOWER_SERIAL || undefined,
-          apiKey: env.SWITCHYARD_ADSPOWER_API_KEY || undefined
-        }
-      },
-      sessions: {
-        maxBrowsers: yield* int("SWITCHYARD_MAX_BROWSERS", env.SWITCHYARD_MAX_BROWSERS),
-        queue: yield* int("SWITCHYARD_QUEUE", env.SWITCHYARD_QUEUE),
-        maxPendingPerSession: yield* int("SWITCHYARD_MAX_PENDING_PER_SESSION", env.SWITCHYARD_MAX_PENDING_PER_SESSION),
-        idleTimeoutMs: yield* int("SWITCHYARD_IDLE_TIMEOUT_MS", env.SWITCHYARD_IDLE_TIMEOUT_MS),
-        leaseTimeoutMs: yield* int("SWITCHYARD_LEASE_TIMEOUT_MS", env.SWITCHYARD_LEASE_TIMEOUT_MS)
-      },
-      cascade: env.SWITCHYARD_CASCADE || undefined,
-      fallback: yield* bool("SWITCHYARD_FALLBACK", env.SWITCHYARD_FALLBACK),
-      urls: {
-        schemes: env.SWITCHYARD_URL_SCHEMES ? env.SWITCHYARD_URL_SCHEMES.split(",").map((s) => s.trim()) : undefined,
-        privateNetworks: yield* bool("SWITCHYARD_PRIVATE_NETWORKS", env.SWITCHYARD_PRIVATE_NETWORKS)
-      },
-      limits: { maxArgumentBytes: yield* int("SWITCHYARD_MAX_ARGUMENT_BYTES", env.SWITCHYARD_MAX_ARGUMENT_BYTES) },
-      http: { token: env.SWITCHYARD_HTTP_TOKEN || undefined },
-      artifacts: { screenshots: yield* bool("SWITCHYARD_SCREENSHOTS", env.SWITCHYARD_SCREENSHOTS) },
-      human: {
-        enabled: yield* bool("SWITCHYARD_HUMAN", env.SWITCHYARD_HUMAN),
-        timeoutMs: yield* int("SWITCHYARD_HUMAN_TIMEOUT_MS", env.SWITCHYARD_HUMAN_TIMEOUT_MS),
-        host: env.SWITCHYARD_VNC_HOST || undefined,
-        publicHost: env.SWITCHYARD_VNC_PUBLIC_HOST || undefined
-      }
-    }
-    return yield* decode(prune(raw), "environment")
-  })
-
-/** Drops undefined leaves and empty objects, so a layer only overrides what it sets. */
-const prune = (value: unknown): unknown => {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return value
-  const entries = Object.entries(value)
-    .map(([k, v]) => [k, prune(v)] as const)
-    .filter(
-      ([, v]) =>
-        v !== undefined && !(typeof v === "object" && v !== null && !Array.isArray(v) && Object.keys(v).length === 0)
+  }).pipe(
+    Effect.filterOrFail(
+      (json) => typeof json === "object" && json !== null && !Array.isArray(json),
+      () => bad(path, "is not a JSON object")
     )
-  return entries.length === 0 ? undefined : Object.fromEntries(entries)
-}
+  )
 
-/** Later layers win, key by key. */
-export const merge = (...layers: ReadonlyArray<unknown>): unknown =>
-  layers.reduce((acc: unknown, layer) => {
-    if (layer === undefined) return acc
-    if (
-      typeof acc !== "object" ||
-      acc === null ||
-      Array.isArray(acc) ||
-      typeof layer !== "object" ||
-      layer === null ||
-      Array.isArray(layer)
-    )
-      return layer
-    const out: Record<string, unknown> = { ...(acc as Record<string, unknown>) }
-    for (const [k, v] of Object.entries(layer)) out[k] = merge(out[k], v)
-    return out
-  }, undefined)
-
-/** File ← environment ← flags, validated once more as a whole. */
-export const resolve = (options: { file?: string; flags?: unknown; env?: Record<string, string | undefined> } = {}) =>
+/**
+ * Defaults ← the JSON file (`file`, else `SWITCHYARD_CONFIG`) ← the environment ← flags. Every source is read alone
+ * first, so an error names the file and key, the environment variable or the flag; unknown file keys are errors.
+ */
+export const resolve = (options: { file?: string; flags?: Flags; env?: Env } = {}) =>
   Effect.gen(function* () {
     const env = options.env ?? process.env
-    const path = options.file ?? env.SWITCHYARD_CONFIG
-    const file = path ? yield* fromFile(path) : undefined
-    const fromEnvironment = yield* fromEnv(env)
-    const flags = options.flags === undefined ? undefined : yield* decode(prune(options.flags) ?? {}, "flags")
-    return yield* decode(merge({}, file, fromEnvironment, flags) ?? {}, "configuration")
-  })
+    const named = yield* Config.option(Config.String("SWITCHYARD_CONFIG")).parse(ConfigProvider.fromEnvRecord(env))
+    const path = options.file ?? Option.getOrUndefined(named)
+    const json = path === undefined ? {} : yield* readJson(path)
+    const fileSource = ConfigProvider.fromUnknown(json)
+    const envSource = fromEnvironment(env)
+    const flagSource = fromFlags(options.flags ?? {})
 
-/** The explicit model configuration for the engines, credentials as `Redacted`. */
-export const modelConfig = (config: ServiceConfig): Model.ModelConfig => {
-  const m = config.model ?? {}
-  return {
-    ...(m.model ? { model: m.model } : {}),
-    ...(m.stagehandDom ? { stagehandDom: m.stagehandDom } : {}),
-    ...(m.stagehandCua ? { stagehandCua: m.stagehandCua } : {}),
-    ...(m.magnitude ? { magnitude: m.magnitude } : {}),
-    ...(m.apiKeys
-      ? { apiKeys: Object.fromEntries(Object.entries(m.apiKeys).map(([k, v]) => [k, Redacted.make(v)])) }
-      : {}),
-    ...(m.baseURLs ? { baseURLs: m.baseURLs } : {})
-  }
-}
+    if (path !== undefined) {
+      // The file is read through a provider that notes each key asked for: any other key is a mistake.
+      const read = new Set<string>()
+      const noting = ConfigProvider.make((at) => {
+        read.add(at.join("."))
+        return fileSource.load(at)
+      })
+      yield* check({
+        provider: noting,
+        where: (at) => ({ name: `${path}: ${at.join(".")}`, value: valueAt(json, at) })
+      })
+      const stray = strayKey(json, read)
+      if (stray !== undefined) return yield* bad(path, stray)
+    }
+    yield* check({
+      provider: envSource,
+      where: (at) => {
+        const name = nameSet(env, at) ?? "environment"
+        return { name, value: env[name] }
+      }
+    })
+    yield* check({
+      provider: flagSource,
+      where: (at) => ({ name: `flags: ${at.join(".")}`, value: valueAt(options.flags, at) })
+    })
+    return yield* check({
+      provider: ConfigProvider.orElse(flagSource, ConfigProvider.orElse(envSource, fileSource)),
+      where: (at) => ({ name: at.join("."), value: undefined })
+    })
+  })

@@ -10,7 +10,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { CallToolRequestSchema, isInitializeRequest, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, FiberSet } from "effect"
+import { Effect, FiberSet, Redacted } from "effect"
 import type { ToolAnswer } from "../Cascade/Router.ts"
 import { splitCommon } from "../Cascade/Tool.ts"
 import { tools } from "../Cascade/Tools.ts"
@@ -100,7 +100,8 @@ export const serveStdio = (stop: Effect.Effect<void>) =>
 export interface HttpOptions {
   readonly host: string
   readonly port: number
-  readonly token?: string
+  /** The bearer token clients must send; opened only to compare it with what a request carries. */
+  readonly token?: Redacted.Redacted<string> | undefined
   /** Called once listening, with the URL of the MCP endpoint. */
   readonly onListening?: (url: string) => void
 }
@@ -118,10 +119,10 @@ export const checkHttpOptions = (options: HttpOptions) =>
       )
     : Effect.void
 
-const authorized = (req: IncomingMessage, token: string | undefined) => {
+const authorized = (req: IncomingMessage, token: Redacted.Redacted<string> | undefined) => {
   if (token === undefined) return true
   const given = Buffer.from(req.headers.authorization ?? "")
-  const wanted = Buffer.from(`Bearer ${token}`)
+  const wanted = Buffer.from(`Bearer ${Redacted.value(token)}`)
   return given.length === wanted.length && timingSafeEqual(given, wanted)
 }
 

@@ -3,16 +3,15 @@
  * crashed run left, serves one surface, and shuts down gracefully on SIGTERM, SIGINT or stdin close (calls in
  * flight answer `shutting_down`, engines disconnect, browsers close, logs flush); a second signal forces exit.
  */
-import { Deferred, Effect, Layer, Logger, Redacted } from "effect"
+import { Deferred, Effect, Layer, Logger } from "effect"
 import * as Policy from "../Cascade/Policy.ts"
-import * as AttemptLog from "../Logging/AttemptLog.ts"
 import * as SystemLog from "../Logging/SystemLog.ts"
 import * as Telemetry from "../Logging/Telemetry.ts"
 import * as AdsPower from "../Sandbox/AdsPower.ts"
 import type { BrowserProvider } from "../Sandbox/Browser.ts"
 import * as CdpEndpoint from "../Sandbox/CdpEndpoint.ts"
 import * as LocalChromium from "../Sandbox/LocalChromium.ts"
-import * as Config from "./Config.ts"
+import type * as Config from "./Config.ts"
 import * as Reaper from "./Reaper.ts"
 import * as SessionStack from "./SessionStack.ts"
 import { Sessions } from "./Sessions.ts"
@@ -20,36 +19,33 @@ import { Sessions } from "./Sessions.ts"
 type Registry = Effect.Success<ReturnType<typeof Reaper.register>>
 
 const provider = (config: Config.ServiceConfig, registry: Registry): Layer.Layer<BrowserProvider> => {
-  const browser = config.browser ?? {}
-  const kind = browser.provider ?? (browser.cdpUrl ? "cdp" : "local")
-  if (kind === "cdp" && browser.cdpUrl) return CdpEndpoint.layer({ endpoint: browser.cdpUrl })
-  if (kind === "adspower" && browser.adspower) {
+  const browser = config.browser
+  if (browser.provider === "cdp" && browser.cdpUrl) return CdpEndpoint.layer({ endpoint: browser.cdpUrl })
+  if (browser.provider === "adspower") {
     const a = browser.adspower
     return AdsPower.layer({
-      ...(a.url ? { baseUrl: a.url } : {}),
+      baseUrl: a.url,
       ...(a.userId ? { userId: a.userId } : {}),
       ...(a.serialNumber ? { serialNumber: a.serialNumber } : {}),
-      ...(a.apiKey ? { apiKey: Redacted.make(a.apiKey) } : {})
+      ...(a.apiKey ? { apiKey: a.apiKey } : {})
     })
   }
   return LocalChromium.layer({
     ...(browser.chromePath ? { executablePath: browser.chromePath } : {}),
     ...(browser.profileDir ? { profileDir: browser.profileDir } : {}),
-    headless: browser.headless ?? true,
+    headless: browser.headless,
     registry
   })
 }
 
 const policyOf = (config: Config.ServiceConfig) =>
-  typeof config.cascade === "string"
-    ? Policy.load(config.cascade)
-    : Effect.succeed(config.cascade ?? Policy.defaultPolicy)
+  typeof config.cascade === "string" ? Policy.load(config.cascade) : Effect.succeed(config.cascade)
 
 /** Every layer the surfaces need, from one validated configuration. */
 export const layer = (config: Config.ServiceConfig) =>
   Layer.unwrap(
     Effect.gen(function* () {
-      const root = config.logDir ?? AttemptLog.defaultRoot()
+      const root = config.logDir
       // Before any browser starts, and logged where the service's logs go.
       const reaping = Layer.effectDiscard(
         Reaper.reap(root).pipe(
@@ -60,52 +56,43 @@ export const layer = (config: Config.ServiceConfig) =>
       )
       const registry = yield* Reaper.register(root)
       const policy = yield* policyOf(config)
-      const sessions = config.sessions ?? {}
-      const idle = sessions.idleTimeoutMs ?? 300_000
-      const human = config.human ?? {}
+      const sessions = config.sessions
+      const idle = sessions.idleTimeoutMs
+      const human = config.human
       const session = SessionStack.layer({
         router: {
           policy,
-          fallback: config.fallback ?? true,
-          urlPolicy: {
-            schemes: config.urls?.schemes ?? ["http", "https"],
-            privateNetworks: config.urls?.privateNetworks ?? true
-          },
-          maxArgumentBytes: config.limits?.maxArgumentBytes ?? Config.defaultMaxArgumentBytes
+          fallback: config.fallback,
+          urlPolicy: config.urls,
+          maxArgumentBytes: config.limits.maxArgumentBytes
         },
-        sandbox: { idleTimeoutMs: idle === 0 ? null : idle, leaseTimeoutMs: sessions.leaseTimeoutMs ?? 30_000 },
-        engines: { model: Config.modelConfig(config) },
+        sandbox: { idleTimeoutMs: idle === 0 ? null : idle, leaseTimeoutMs: sessions.leaseTimeoutMs },
+        engines: { model: config.model },
         browser: provider(config, registry),
         ...(human.enabled
           ? {
               human: {
-                timeoutMs: human.timeoutMs ?? 120_000,
-                vnc: {
-                  ...(human.host ? { host: human.host } : {}),
-                  ...(human.publicHost ? { publicHost: human.publicHost } : {})
-                },
+                timeoutMs: human.timeoutMs,
+                vnc: { host: human.host, ...(human.publicHost ? { publicHost: human.publicHost } : {}) },
                 chromium: {
-                  ...(config.browser?.chromePath ? { executablePath: config.browser.chromePath } : {}),
+                  ...(config.browser.chromePath ? { executablePath: config.browser.chromePath } : {}),
                   registry
                 }
               }
             }
           : {})
       })
-      const logging = SessionStack.attemptLog(root, {
-        screenshots: config.artifacts?.screenshots ?? true,
-        snapshots: config.artifacts?.snapshots ?? true
-      }).pipe(
+      const logging = SessionStack.attemptLog(root, config.artifacts).pipe(
         // OTLP's logger joins the system log's, so it is built where that logger is already in place.
-        Layer.merge(Telemetry.layerFromEnv().pipe(Layer.provideMerge(SystemLog.layer({ root })))),
+        Layer.merge(Telemetry.layer(config.telemetry).pipe(Layer.provideMerge(SystemLog.layer({ root })))),
         // Whatever still logs to the console writes to stderr: stdout carries the protocol.
         Layer.merge(Layer.succeed(Logger.LogToStderr, true))
       )
       return Sessions.layer({
-        maxBrowsers: sessions.maxBrowsers ?? Config.defaultMaxBrowsers(),
-        queue: sessions.queue ?? 16,
-        maxPendingPerSession: sessions.maxPendingPerSession ?? 64,
-        slotTimeoutMs: sessions.leaseTimeoutMs ?? 30_000,
+        maxBrowsers: sessions.maxBrowsers,
+        queue: sessions.queue,
+        maxPendingPerSession: sessions.maxPendingPerSession,
+        slotTimeoutMs: sessions.leaseTimeoutMs,
         idleTimeoutMs: idle === 0 ? null : idle,
         session: () => session
       }).pipe(Layer.provide(reaping), Layer.provideMerge(logging))

@@ -61,11 +61,11 @@ const withPerson = (options: SessionStackOptions, human: HumanOptions) =>
         return Engines.layer({ ...options.engines, human: person })
       })
     ),
-    Vnc.localChromium(human.chromium)
+    Vnc.layerLocalChromium(human.chromium)
   ).pipe(
     Layer.provideMerge(Occupant.layer),
     Layer.provideMerge(Handoff.layer({ timeoutMs: human.timeoutMs })),
-    Layer.provideMerge(Vnc.display),
+    Layer.provideMerge(Vnc.layerDisplay),
     Layer.provideMerge(Vnc.layer(human.vnc))
   )
 
@@ -80,6 +80,6 @@ export const attemptLog = (
   root: string,
   artifacts: { readonly screenshots?: boolean; readonly snapshots?: boolean } = {}
 ) =>
-  Layer.mergeAll(AttemptLog.eventsLayer, AttemptLog.artifactsLayer(artifacts)).pipe(
+  Layer.mergeAll(AttemptLog.layerEvents, AttemptLog.layerArtifacts(artifacts)).pipe(
     Layer.provideMerge(AttemptLog.AttemptLog.layer({ root }))
   )

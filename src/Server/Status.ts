@@ -8,9 +8,8 @@ import { Effect, Option } from "effect"
 import * as Engines from "../Cascade/Engines.ts"
 import * as Policy from "../Cascade/Policy.ts"
 import * as EngineId from "../Engine/EngineId.ts"
-import * as AttemptLog from "../Logging/AttemptLog.ts"
 import * as LocalChromium from "../Sandbox/LocalChromium.ts"
-import * as Config from "./Config.ts"
+import type * as Config from "./Config.ts"
 
 const services = (root: string) => {
   try {
@@ -39,32 +38,29 @@ const services = (root: string) => {
 
 export const report = (config: Config.ServiceConfig) =>
   Effect.gen(function* () {
-    const root = config.logDir ?? AttemptLog.defaultRoot()
+    const root = config.logDir
     const lines: Array<string> = ["Switchyard status", ""]
-    const browser = config.browser ?? {}
-    const kind = browser.provider ?? (browser.cdpUrl ? "cdp" : "local")
+    const browser = config.browser
+    const kind = browser.provider
     if (kind === "local") {
       const chromium = yield* Effect.result(LocalChromium.findExecutable(browser.chromePath))
       lines.push(
         `browser      local Chromium: ${chromium._tag === "Success" ? chromium.success : chromium.failure.message}`
       )
     } else {
-      lines.push(
-        `browser      ${kind}: ${kind === "cdp" ? browser.cdpUrl : (browser.adspower?.url ?? "http://127.0.0.1:50325")}`
-      )
+      lines.push(`browser      ${kind}: ${kind === "cdp" ? browser.cdpUrl : browser.adspower.url}`)
     }
-    const policy =
-      typeof config.cascade === "string" ? yield* Policy.load(config.cascade) : (config.cascade ?? Policy.defaultPolicy)
-    const registry = Engines.make({ model: Config.modelConfig(config) })
+    const policy = typeof config.cascade === "string" ? yield* Policy.load(config.cascade) : config.cascade
+    const registry = Engines.make({ model: config.model })
     lines.push("cascade      (default policy; Workday pages start with Magnitude)")
     for (const [i, level] of policy.default.levels.entries()) {
       const spec = yield* Effect.option(registry.specFor(level))
       const why = Option.isSome(spec) ? "ready" : (yield* Effect.flip(registry.specFor(level))).message
       lines.push(`  ${i}. ${EngineId.label(Policy.idOf(level)).padEnd(15)} ${why}`)
     }
-    const sessions = config.sessions ?? {}
+    const sessions = config.sessions
     lines.push(
-      `sessions     up to ${sessions.maxBrowsers ?? Config.defaultMaxBrowsers()} browsers, ${sessions.queue ?? 16} calls queued, idle close after ${sessions.idleTimeoutMs ?? 300_000} ms`
+      `sessions     up to ${sessions.maxBrowsers} browsers, ${sessions.queue} calls queued, idle close after ${sessions.idleTimeoutMs} ms`
     )
     lines.push(`log root     ${root}`)
     const running = services(root)

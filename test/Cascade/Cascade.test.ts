@@ -4,18 +4,22 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect, Exit, Fiber, Option, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import { type AttemptRef, run } from "../../src/Cascade/Cascade.ts"
+import { run } from "../../src/Cascade/Cascade.ts"
+import type { AttemptRef } from "../../src/Cascade/Instrumentation.ts"
 import type { CascadeConfig } from "../../src/Cascade/Policy.ts"
-import { NotConfigured, Timeout } from "../../src/Errors/Engine.ts"
-import { ActionFailed } from "../../src/Errors/Page.ts"
+import { EngineCoolingDown, LlmError, NotConfigured, Timeout } from "../../src/Errors/Engine.ts"
+import { ActionFailed, ElementNotFound } from "../../src/Errors/Page.ts"
 import type { SwitchyardError } from "../../src/Errors.ts"
 import * as Events from "../../src/Logging/Events.ts"
 
 const between = (minimum: number, maximum: number) => Schema.Int.check(Schema.isBetween({ minimum, maximum }))
 
-/** What an engine does on one attempt: succeed or fail after a while, or never answer. */
+/**
+ * What an engine does on one attempt: succeed, fail after a while (retryably, fatally, or with a miss on a page that
+ * does not change), or never answer.
+ */
 const Outcome = Schema.Struct({
-  kind: Schema.Literals(["success", "retryable", "fatal", "hang"]),
+  kind: Schema.Literals(["success", "retryable", "fatal", "miss", "hang"]),
   durationMs: between(0, 4_000)
 })
 type Outcome = typeof Outcome.Type
@@ -60,10 +64,12 @@ const simulate = (s: Scenario, isAct = false, slowFailureMs = 0) =>
           yield* Effect.sleep(o.durationMs)
           if (o.kind === "success") return `level ${at.index}`
           return yield* o.kind === "retryable"
-            ? new ActionFailed({ sideEffect: "none", message: "flaky" })
-            : new NotConfigured({ message: "cannot" })
+            ? new LlmError({ status: 500, retryable: true, message: "flaky" })
+            : o.kind === "miss"
+              ? new ElementNotFound({ target: "button Nope", message: "no button Nope" })
+              : new NotConfigured({ message: "cannot" })
         }),
-      skip: () => Effect.succeed(Option.none<string>()),
+      skip: () => Effect.succeed(Option.none<SwitchyardError>()),
       fingerprint: Effect.succeed("same"),
       onFailure: () => Effect.sleep(slowFailureMs)
     }
@@ -97,7 +103,7 @@ describe("Cascade.run", () => {
   )
 
   it.effect.prop(
-    "attempts per level = min(outcomes until success, retryCount + 1); fatal errors never retry",
+    "attempts per level = min(outcomes until success, retryCount + 1); fatal errors and misses on an unchanged page never retry",
     [Scenario],
     ([s]) =>
       Effect.gen(function* () {
@@ -122,7 +128,7 @@ describe("Cascade.run", () => {
             continue
           }
           const script = Array.from({ length: level.retryCount + 1 }, (_, i) => level.outcomes[i]?.kind ?? "retryable")
-          const decisive = script.findIndex((k) => k === "success" || k === "fatal")
+          const decisive = script.findIndex((k) => k === "success" || k === "fatal" || k === "miss")
           const expected = decisive >= 0 ? decisive + 1 : level.retryCount + 1
           assert.strictEqual(made, expected, `level ${index}: ${script.join(",")}`)
           if (decisive >= 0 && script[decisive] === "success") reached = false
@@ -215,11 +221,20 @@ describe("Cascade.run", () => {
     Effect.gen(function* () {
       const attempts: Array<AttemptRef> = []
       const fiber = yield* run(
-        { totalTimeoutMs: 60_000, levels: [{ engine: "playwright", retryCount: 2, timeoutPerAttemptMs: 1_000 }] },
+        { totalTimeoutMs: 60_000, levels: [{ engine: "stagehand", retryCount: 2, timeoutPerAttemptMs: 1_000 }] },
         {
           attempt: (at) =>
             Effect.sync(() => attempts.push(at)).pipe(
-              Effect.andThen(Effect.fail(new ActionFailed({ sideEffect: "possible", message: "missed" })))
+              Effect.andThen(
+                Effect.fail(
+                  new LlmError({
+                    status: 500,
+                    retryable: true,
+                    sideEffect: "possible",
+                    message: "model failed mid-act"
+                  })
+                )
+              )
             ),
           skip: () => Effect.succeed(Option.none()),
           fingerprint: Effect.succeed("unchanged")
@@ -245,7 +260,8 @@ describe("Cascade.run", () => {
         },
         {
           attempt: () => Effect.succeed("never"),
-          skip: (level) => Effect.succeed(Option.some(`no API key for ${level.engine}`)),
+          skip: (level) =>
+            Effect.succeed(Option.some(new NotConfigured({ message: `no API key for ${level.engine}` }))),
           fingerprint: Effect.succeed("")
         },
         { action: "browser.extract", isAct: false }
@@ -256,6 +272,110 @@ describe("Cascade.run", () => {
         events.map((e) => e.event),
         ["level_skipped", "level_skipped"]
       )
+    })
+  )
+
+  it.effect("a miss on a page that stays the same is not retried on its level; the next level still tries", () =>
+    Effect.gen(function* () {
+      const attempts: Array<AttemptRef> = []
+      const { events, sink } = Events.memory()
+      const error = yield* run(
+        {
+          totalTimeoutMs: 60_000,
+          retryBaseDelayMs: 0,
+          levels: [
+            { engine: "playwright", retryCount: 3, timeoutPerAttemptMs: 1_000 },
+            { engine: "magnitude", retryCount: 3, timeoutPerAttemptMs: 1_000 }
+          ]
+        },
+        {
+          attempt: (at) =>
+            Effect.sync(() => attempts.push(at)).pipe(
+              Effect.andThen(Effect.fail(new ElementNotFound({ target: 'button "Nope"', message: "no such button" })))
+            ),
+          skip: () => Effect.succeed(Option.none()),
+          fingerprint: Effect.succeed("the same page")
+        },
+        { action: "browser.act", isAct: true }
+      ).pipe(Effect.flip, Effect.provideService(Events.Events, sink))
+      assert.strictEqual(error.type, "element_not_found")
+      assert.deepStrictEqual(
+        attempts.map((a) => [a.index, a.attempt]),
+        [
+          [0, 1],
+          [1, 1]
+        ]
+      )
+      assert.strictEqual(events.filter((e) => e.event === "cascade_escalation").length, 2)
+    })
+  )
+
+  it.effect("a miss while the page is still changing is retried: the target may have appeared", () =>
+    Effect.gen(function* () {
+      let reads = 0
+      const attempts: Array<AttemptRef> = []
+      const result = yield* run(
+        {
+          totalTimeoutMs: 60_000,
+          retryBaseDelayMs: 0,
+          levels: [{ engine: "playwright", retryCount: 3, timeoutPerAttemptMs: 1_000 }]
+        },
+        {
+          attempt: (at) =>
+            Effect.sync(() => attempts.push(at)).pipe(
+              Effect.andThen(
+                at.attempt < 3
+                  ? Effect.fail(new ElementNotFound({ target: 'button "Late"', message: "not there yet" }))
+                  : Effect.succeed("clicked")
+              )
+            ),
+          skip: () => Effect.succeed(Option.none()),
+          // Content keeps arriving: every read sees more of the page.
+          fingerprint: Effect.sync(() => `page with ${++reads} items`)
+        },
+        { action: "browser.extract", isAct: false }
+      )
+      assert.strictEqual(result, "clicked")
+      assert.strictEqual(attempts.length, 3)
+    })
+  )
+
+  it.effect("with every level skipped and an engine cooling down, the call says when to ask again", () =>
+    Effect.gen(function* () {
+      const error = yield* run(
+        {
+          totalTimeoutMs: 60_000,
+          levels: [
+            { engine: "stagehand", mode: "dom", retryCount: 1, timeoutPerAttemptMs: 1_000 },
+            { engine: "playwright", retryCount: 1, timeoutPerAttemptMs: 1_000 },
+            { engine: "magnitude", retryCount: 1, timeoutPerAttemptMs: 1_000 }
+          ]
+        },
+        {
+          attempt: () => Effect.succeed("never"),
+          skip: (level) =>
+            Effect.succeed(
+              Option.some<SwitchyardError>(
+                level.engine === "magnitude"
+                  ? new NotConfigured({ message: "no API key for magnitude" })
+                  : new EngineCoolingDown({
+                      engine: level.engine,
+                      label: level.engine,
+                      failures: 3,
+                      retryAfterMs: level.engine === "playwright" ? 20_000 : 45_000,
+                      message: `${level.engine} is cooling down`
+                    })
+              )
+            ),
+          fingerprint: Effect.succeed("")
+        },
+        { action: "browser.extract", isAct: false }
+      ).pipe(Effect.flip)
+      assert.instanceOf(error, EngineCoolingDown)
+      assert.isTrue(error.retryable)
+      assert.strictEqual((error as EngineCoolingDown).retryAfterMs, 20_000)
+      assert.strictEqual((error as EngineCoolingDown).label, "playwright")
+      assert.include(error.message, "no API key for magnitude")
     })
   )
 })

@@ -1,6 +1,7 @@
 /**
- * The whole stack on one real Chromium: the Sandbox hands the page from engine to engine, and the Router falls
- * back from a failing Stagehand (scripted through a real OpenAI-protocol server) to the Playwright engine.
+ * The whole stack on one real Chromium: the Sandbox hands the page from engine to engine, the Router falls back
+ * from a failing Stagehand (scripted through a real OpenAI-protocol server) to the Playwright engine, and an agent's
+ * misses on the page never lock the session.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer, Redacted } from "effect"
@@ -8,9 +9,10 @@ import { chromium } from "playwright-core"
 import { Cascade } from "../../src/Cascade/Cascade.ts"
 import * as EnginesModule from "../../src/Cascade/Engines.ts"
 import { Engines } from "../../src/Cascade/Engines.ts"
-import type { Level, Policy } from "../../src/Cascade/Policy.ts"
+import { defaultCascade, type Level, type Policy } from "../../src/Cascade/Policy.ts"
 import { Router } from "../../src/Cascade/Router.ts"
 import type * as Model from "../../src/Engine/Model.ts"
+import * as Events from "../../src/Logging/Events.ts"
 import * as LocalChromium from "../../src/Sandbox/LocalChromium.ts"
 import { Sandbox } from "../../src/Sandbox/Sandbox.ts"
 import * as LlmServer from "../fixtures/LlmServer.ts"
@@ -186,6 +188,41 @@ describe("a page whose main thread hangs", () => {
       assert.isTrue(next.ok, JSON.stringify(next.error))
       assert.strictEqual(next.state.url, url)
       assert.match(JSON.stringify(next.result), /Busy page/)
+    })
+  )
+})
+
+describe("harmless misses", () => {
+  it.live("two clicks on a missing button never lock the session: extract and navigate work at once", () =>
+    Effect.gen(function* () {
+      const site = yield* SiteServer.start
+      const llm = yield* LlmServer.start()
+      // The seed cascade's breaker limits and Playwright level (no model here: the other levels are not configured).
+      const playwright = defaultCascade.levels.find((l) => l.engine === "playwright")!
+      const { router } = yield* stack(llm, { default: { ...defaultCascade, levels: [playwright] } })
+      const { events, sink } = Events.memory()
+      const call = (tool: string, args: unknown) =>
+        router.call(tool, args, { traceId: "misses" }).pipe(Effect.provideService(Events.Events, sink))
+      const url = site.url("/forms.html")
+      assert.isTrue((yield* call("browser.navigate", { url })).ok)
+
+      for (const _ of [1, 2]) {
+        const miss = yield* call("browser.act", { instruction: 'click "Nope"' })
+        assert.strictEqual(miss.error?.type, "element_not_found", JSON.stringify(miss.error))
+      }
+      const extracted = yield* call("browser.extract", { instruction: "the heading" })
+      assert.isTrue(extracted.ok, JSON.stringify(extracted.error))
+      const navigated = yield* call("browser.navigate", { url: site.url("/plain.html") })
+      assert.isTrue(navigated.ok, JSON.stringify(navigated.error))
+
+      const misses = events.filter((e) => e.event === "start" && e.action === "browser.act")
+      assert.lengthOf(misses, 2, "a miss on an unchanged page is not retried on the same level")
+      const later = events.filter((e) => e.event === "start" && e.action !== "browser.act")
+      assert.lengthOf(later, 3, "navigate, extract and navigate each served on their first attempt")
+      assert.notInclude(
+        events.map((e) => e.event),
+        "level_skipped"
+      )
     })
   )
 })

@@ -10,7 +10,7 @@ import { Engines } from "../../src/Cascade/Engines.ts"
 import { Router, type RouterOptions } from "../../src/Cascade/Router.ts"
 import { toolNames } from "../../src/Cascade/Tools.ts"
 import type { Capabilities } from "../../src/Engine/Engine.ts"
-import { LlmError, NotConfigured, Unsupported } from "../../src/Errors/Engine.ts"
+import { EngineCoolingDown, LlmError, NotConfigured, Unsupported } from "../../src/Errors/Engine.ts"
 import type { SwitchyardError } from "../../src/Errors.ts"
 import { idleStatus, Sandbox, type SandboxStatus } from "../../src/Sandbox/Sandbox.ts"
 
@@ -175,6 +175,23 @@ describe("Router", () => {
       const answer = yield* r.call("browser.act", { instruction: "x" }, { traceId: "t" })
       assert.isTrue(answer.ok)
       assert.strictEqual(answer.message, "Stagehand failed again: bad key. Using fallback tools now.")
+    })
+  )
+
+  it.effect("Stagehand resting behind an open breaker earns no retry: the fallback answers at once", () =>
+    Effect.gen(function* () {
+      const resting = new EngineCoolingDown({
+        engine: "stagehand",
+        label: "stagehand:dom",
+        failures: 3,
+        retryAfterMs: 42_000,
+        message: "stagehand:dom is cooling down after 3 consecutive failures; it is tried again in 42 s"
+      })
+      const script: Script = { stagehand: [resting], calls: [] }
+      const r = yield* router(script)
+      const answer = yield* r.call("browser.act", { instruction: "x" }, { traceId: "t" })
+      assert.isTrue(answer.ok, JSON.stringify(answer.error))
+      assert.strictEqual(answer.result, "fallback served")
     })
   )
 

@@ -198,7 +198,7 @@ describe("chaos", () => {
         )
         assert.strictEqual(service.extra(), 0, "no call was answered twice")
         assert.strictEqual(service.unanswered(), 0)
-        assert.deepStrictEqual(badLines, [], "attempt.jsonl holds whole JSON lines")
+        assert.deepStrictEqual(badLines, [], "attempt.jsonl holds whole JSON lines, each an event of the shared union")
         assert.deepStrictEqual(
           brokenAttempts.map((a) => `${a.attemptId} ${a.engine}: ${a.starts} starts, ${a.terminals} terminal events`),
           [],

@@ -4,6 +4,9 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
+import { Option } from "effect"
+import * as EngineId from "../../src/Engine/EngineId.ts"
+import * as Events from "../../src/Logging/Events.ts"
 
 /** The error types the service promises (README "Errors"): anything else is an untyped failure. */
 export const errorTypes: ReadonlySet<string> = new Set([
@@ -31,7 +34,8 @@ export const errorTypes: ReadonlySet<string> = new Set([
   "shutting_down",
   "busy",
   "rejected_by_policy",
-  "session_closed"
+  "session_closed",
+  "engine_cooling_down"
 ])
 
 export interface Call {
@@ -86,34 +90,34 @@ const files = (dir: string): Array<string> => {
     })
 }
 
-interface LifecycleEvent {
-  readonly event?: string
-  readonly traceId?: string
-  readonly attemptId?: string
-  readonly engine?: string
-  readonly mode?: string
-}
-
-/** Every engine attempt in the attempt logs under `root`, with how many `start` and terminal events it has. */
+/**
+ * Every engine attempt in the attempt logs under `root`, with how many `start` and terminal events it has; lines
+ * that are not whole JSON, or not an event of the shared union, are bad lines.
+ */
 export const readAttempts = (root: string) => {
   const attempts = new Map<string, AttemptEvents>()
   const badLines: Array<string> = []
   for (const file of files(join(root, "browser-automation")).filter((f) => f.endsWith("attempt.jsonl"))) {
     for (const line of readFileSync(file, "utf8").split("\n")) {
       if (line.trim() === "") continue
-      let event: LifecycleEvent
+      let decoded: Option.Option<Events.Stamped>
       try {
-        event = JSON.parse(line)
+        decoded = Events.decode(JSON.parse(line))
       } catch {
         badLines.push(`${file}: ${line.slice(0, 120)}`)
         continue
       }
+      if (Option.isNone(decoded)) {
+        badLines.push(`${file}: not an event: ${line.slice(0, 120)}`)
+        continue
+      }
+      const event = decoded.value
       if (event.event !== "start" && event.event !== "success" && event.event !== "failure") continue
-      const engine = event.mode ? `${event.engine}:${event.mode}` : String(event.engine)
+      const engine = EngineId.label({ kind: event.engine, mode: event.mode })
       const key = `${event.traceId}\u0000${event.attemptId}\u0000${engine}`
       const entry = attempts.get(key) ?? {
         traceId: String(event.traceId),
-        attemptId: String(event.attemptId),
+        attemptId: event.attemptId,
         engine,
         starts: 0,
         terminals: 0

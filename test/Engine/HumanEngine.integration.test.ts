@@ -40,8 +40,8 @@ const vncSession = (handoff: Handoff.HandoffOptions = {}) =>
   Effect.gen(function* () {
     const context = yield* Layer.build(
       Layer.mergeAll(
-        Sandbox.layer({ idleTimeoutMs: null }).pipe(Layer.provide(Vnc.localChromium())),
-        Handoff.Handoff.layer(handoff).pipe(Layer.provideMerge(Vnc.display))
+        Sandbox.layer({ idleTimeoutMs: null }).pipe(Layer.provide(Vnc.layerLocalChromium())),
+        Handoff.Handoff.layer(handoff).pipe(Layer.provideMerge(Vnc.layerDisplay))
       ).pipe(Layer.provideMerge(Vnc.layer()))
     )
     const human = yield* HumanEngine.spec().pipe(Effect.provide(context))

@@ -9,24 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer, Schema } from "effect"
 import * as AttemptLog from "../../src/Logging/AttemptLog.ts"
 import * as Events from "../../src/Logging/Events.ts"
-
-const Line = Schema.Struct({
-  ts: Schema.String,
-  traceId: Schema.String,
-  event: Schema.String,
-  attemptId: Schema.optional(Schema.String),
-  action: Schema.optional(Schema.String),
-  provider: Schema.optional(Schema.String),
-  durationMs: Schema.optional(Schema.Number),
-  outcome: Schema.optional(Schema.Literals(["success", "failure"])),
-  reason: Schema.optional(Schema.String),
-  retryUsed: Schema.optional(Schema.Boolean),
-  stagehandDisabled: Schema.optional(Schema.Boolean),
-  toolArgsHash: Schema.optional(Schema.String),
-  errorType: Schema.optional(Schema.String),
-  level: Schema.optional(Schema.Number),
-  engine: Schema.optional(Schema.String)
-})
+import * as Summary from "../../src/Logging/Summary.ts"
 
 const canaries = {
   email: "canary.person@example-mail.test",
@@ -50,7 +33,7 @@ const logAt = (root: string) =>
 const callEvents = (traceId: string, n: number, fail: boolean) =>
   Effect.gen(function* () {
     const attemptId = `${traceId}#${n}.1`
-    const base = { attemptId, provider: "playwright", engine: "playwright", level: 0, attempt: 1 }
+    const base = { attemptId, provider: "playwright", engine: "playwright", level: 0, attempt: 1 } as const
     yield* Events.emit({ event: "start", ...base })
     if (fail) {
       yield* Events.emit({
@@ -102,22 +85,14 @@ describe("AttemptLog", () => {
       for (const traceId of traces) {
         const dir = log.traceDir(traceId)
         const lines = readFileSync(join(dir, "attempt.jsonl"), "utf8").trimEnd().split("\n")
-        const parsed = lines.map((line) => Schema.decodeUnknownSync(Line)(JSON.parse(line)))
+        // Every line is an event of the shared union, as the readers decode it.
+        const parsed = lines.map((line) => Schema.decodeUnknownSync(Events.Stamped)(JSON.parse(line)))
         assert.isTrue(parsed.every((l) => l.traceId === traceId))
         assert.strictEqual(parsed.filter((l) => l.event === "start").length, 15)
-        const summary = JSON.parse(readFileSync(join(dir, "summary.json"), "utf8")) as AttemptLog.Summary
-        const refolded = parsed.reduce(
-          (s, e) => AttemptLog.fold(s, e as unknown as Events.Stamped),
-          JSON.parse(
-            JSON.stringify({
-              ...summary,
-              totals: { events: 0, attempts: 0, successes: 0, failures: 0, fallbacks: 0, disabled: 0 },
-              providers: {},
-              errorTypes: {},
-              finalDecision: null
-            })
-          ) as AttemptLog.Summary
+        const summary = Schema.decodeUnknownSync(Summary.Summary)(
+          JSON.parse(readFileSync(join(dir, "summary.json"), "utf8"))
         )
+        const refolded = parsed.reduce(Summary.fold, Summary.empty(summary.traceId, summary.startedAt))
         assert.deepStrictEqual(summary.totals, refolded.totals)
         assert.deepStrictEqual(summary.providers, refolded.providers)
         assert.deepStrictEqual(summary.errorTypes, refolded.errorTypes)

@@ -2,7 +2,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Cause, Effect, Layer } from "effect"
+import { Timeout } from "../../src/Errors/Engine.ts"
 import * as SystemLog from "../../src/Logging/SystemLog.ts"
 
 const captureStderr = () => {
@@ -57,5 +58,39 @@ describe("SystemLog", () => {
         assert.notInclude(stderr.written[0], "jane.doe@example.test")
         rmSync(root, { recursive: true, force: true })
       })
+  )
+
+  it.effect("a Switchyard error is logged without the library failure it wraps (its cause)", () =>
+    Effect.gen(function* () {
+      const root = mkdtempSync(join(tmpdir(), "switchyard-syslog-"))
+      const stderr = captureStderr()
+      const error = new Timeout({
+        engine: "playwright",
+        action: "click",
+        timeoutMs: 5,
+        message: "click timed out",
+        cause: new Error("library internals: wrapped-failure-text")
+      })
+      yield* Effect.gen(function* () {
+        yield* Effect.logError("an attempt failed", error)
+        yield* Effect.logError(Cause.fail(error))
+        yield* Effect.logError("a defect", Cause.die(error))
+      }).pipe(Effect.provide(Layer.fresh(SystemLog.layer({ root }))))
+      stderr.restore()
+      const [file] = readdirSync(join(root, "system"))
+      const text = readFileSync(join(root, "system", file!), "utf8")
+      const lines = text
+        .trimEnd()
+        .split("\n")
+        .map((l) => JSON.parse(l))
+      assert.lengthOf(lines, 3)
+      assert.include(text, "click timed out")
+      assert.include(lines[1].cause, "Timeout: click timed out")
+      assert.notInclude(text, "wrapped-failure-text")
+      assert.notInclude(stderr.written.join(""), "wrapped-failure-text")
+      assert.strictEqual(SystemLog.prettyCause(Cause.fail(error)).includes("wrapped-failure-text"), false)
+      assert.include(Cause.pretty(Cause.fail(error)), "wrapped-failure-text", "the cause is there to strip")
+      rmSync(root, { recursive: true, force: true })
+    })
   )
 })

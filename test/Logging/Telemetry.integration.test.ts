@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Effect, Metric, Option } from "effect"
 import { run } from "../../src/Cascade/Cascade.ts"
-import { ActionFailed } from "../../src/Errors/Page.ts"
+import { LlmError } from "../../src/Errors/Engine.ts"
 import * as Telemetry from "../../src/Logging/Telemetry.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
 import { startService, stopServices } from "../support/Service.ts"
@@ -84,7 +84,9 @@ describe("telemetry", () => {
         },
         {
           attempt: () =>
-            ++n < 3 ? Effect.fail(new ActionFailed({ sideEffect: "none", message: "missed" })) : Effect.succeed("ok"),
+            ++n < 3
+              ? Effect.fail(new LlmError({ status: 500, retryable: true, message: "model answered 500" }))
+              : Effect.succeed("ok"),
           skip: () => Effect.succeed(Option.none()),
           fingerprint: Effect.succeed("")
         },

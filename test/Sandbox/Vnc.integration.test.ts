@@ -126,7 +126,7 @@ describe("Vnc", () => {
       Effect.gen(function* () {
         const site = yield* SiteServer.start
         const vnc = yield* make()
-        const provider = yield* Layer.build(Vnc.localChromium().pipe(Layer.provide(Layer.succeed(Vnc, vnc))))
+        const provider = yield* Layer.build(Vnc.layerLocalChromium().pipe(Layer.provide(Layer.succeed(Vnc, vnc))))
         const browser = yield* Context.get(provider, BrowserProvider).acquire
         const version = yield* Cdp.version(browser.httpEndpoint)
         assert.notInclude((version as unknown as Record<string, string>)["User-Agent"], "Headless")

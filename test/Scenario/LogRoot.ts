@@ -5,8 +5,10 @@
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { crc32, deflateSync } from "node:zlib"
-import { fold, type Summary } from "../../src/Logging/AttemptLog.ts"
-import type * as Events from "../../src/Logging/Events.ts"
+import { Option } from "effect"
+import type { EngineKind, EngineMode } from "../../src/Engine/EngineId.ts"
+import * as Events from "../../src/Logging/Events.ts"
+import * as Summary from "../../src/Logging/Summary.ts"
 
 /** What must never reach a report. */
 export const canaries = {
@@ -57,22 +59,14 @@ export interface TraceSpec {
 export const writeTrace = (root: string, spec: TraceSpec) => {
   const dir = join(root, "browser-automation", spec.day, spec.traceId)
   mkdirSync(join(dir, "artifacts"), { recursive: true })
-  const events = spec.events.map((e, i) => ({
-    ts: `${spec.day}T10:00:${String(i).padStart(2, "0")}.000Z`,
-    traceId: spec.traceId,
-    ...e
-  })) as unknown as ReadonlyArray<Events.Stamped>
+  const ts = (i: number) => `${spec.day}T10:00:${String(i).padStart(2, "0")}.000Z`
+  const events = spec.events.map((e, i) => ({ ts: ts(i), traceId: spec.traceId, ...e }))
   writeFileSync(join(dir, "attempt.jsonl"), events.map((e) => `${JSON.stringify(e)}\n`).join(""))
   if (spec.summary !== false) {
-    const summary = events.reduce(fold, {
-      traceId: spec.traceId,
-      startedAt: events[0]!.ts,
-      updatedAt: events[0]!.ts,
-      totals: { events: 0, attempts: 0, successes: 0, failures: 0, fallbacks: 0, disabled: 0 },
-      providers: {},
-      errorTypes: {},
-      finalDecision: null
-    } satisfies Summary)
+    // Folded as the attempt log folds: from the lines that decode.
+    const summary = events
+      .flatMap((e) => Option.toArray(Events.decode(e)))
+      .reduce(Summary.fold, Summary.empty(spec.traceId, ts(0)))
     writeFileSync(join(dir, "summary.json"), JSON.stringify(summary, null, 2))
   }
   for (const [name, data] of Object.entries(spec.artifacts ?? {})) writeFileSync(join(dir, "artifacts", name), data)
@@ -83,7 +77,7 @@ export const writeTrace = (root: string, spec: TraceSpec) => {
 export const attempt = (
   call: { attemptId: string; stepId?: string; action: string; toolArgsHash?: string },
   n: number,
-  engine: { provider: string; mode?: string },
+  engine: { provider: EngineKind; mode?: EngineMode },
   outcome: { ok: true } | { ok: false; errorType: string; reason: string }
 ): ReadonlyArray<RawEvent> => {
   const ref = {

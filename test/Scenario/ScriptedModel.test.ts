@@ -5,6 +5,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import * as Act from "../../src/Scenario/ScriptedModel/Act.ts"
+import * as Extract from "../../src/Scenario/ScriptedModel/Extract.ts"
+import * as Tree from "../../src/Scenario/ScriptedModel/Tree.ts"
 import * as ScriptedModel from "../../src/Scenario/ScriptedModel.ts"
 
 const tree = `[0-2] RootWebArea: Newsletter sign-up
@@ -31,7 +34,7 @@ const tree = `[0-2] RootWebArea: Newsletter sign-up
         [2-4] textbox: Card number
         [2-9] StaticText: Reference: APP-1197`
 
-const lines = ScriptedModel.parseTree(tree)
+const lines = Tree.parseTree(tree)
 
 const actRequest = (instruction: string) => ({
   model: "scripted-seed-3",
@@ -63,7 +66,7 @@ describe("ScriptedModel", () => {
   })
 
   it("act: the verb picks the roles, the quoted words pick the element", () => {
-    const act = (instruction: string) => ScriptedModel.act(instruction, lines, 1)
+    const act = (instruction: string) => Act.act(instruction, lines, 1)
     assert.deepStrictEqual(act('fill "Email" with "ada@example.com"'), {
       elementId: "0-5",
       description: "textbox Email",
@@ -90,15 +93,15 @@ describe("ScriptedModel", () => {
   it("ties are broken by the seed: the same seed always picks the same element", () => {
     const picks = new Set<string>()
     for (let seed = 0; seed < 20; seed++) {
-      const first = ScriptedModel.act('click "Subscribe"', lines, seed)?.elementId
-      assert.strictEqual(ScriptedModel.act('click "Subscribe"', lines, seed)?.elementId, first)
+      const first = Act.act('click "Subscribe"', lines, seed)?.elementId
+      assert.strictEqual(Act.act('click "Subscribe"', lines, seed)?.elementId, first)
       picks.add(first!)
     }
     assert.deepStrictEqual([...picks].sort(), ["0-65", "0-66"])
   })
 
   it("observe lists every element matching the quoted words", () => {
-    const found = ScriptedModel.observe('the "Subscribe" buttons and the "Email" field', lines)
+    const found = Act.observe('the "Subscribe" buttons and the "Email" field', lines)
     assert.deepStrictEqual(
       found.map((a) => [a.elementId, a.method]),
       [
@@ -110,7 +113,7 @@ describe("ScriptedModel", () => {
   })
 
   it("extract fills the caller's schema from `Label: value` lines, typed", () => {
-    const value = ScriptedModel.extract(
+    const value = Extract.extract(
       {
         type: "object",
         properties: {
@@ -160,7 +163,7 @@ describe("ScriptedModel", () => {
       assert.strictEqual(content.action.method, "click")
       assert.strictEqual(
         content.action.elementId,
-        ScriptedModel.act('click "Subscribe"', lines, 3)?.elementId,
+        Act.act('click "Subscribe"', lines, 3)?.elementId,
         "the seed in the model name decided"
       )
       const missing = yield* Effect.promise(() => fetch(`${model.origin}/v1/responses`, { method: "POST" }))

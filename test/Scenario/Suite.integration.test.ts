@@ -80,6 +80,7 @@ describe("the bundled suite", () => {
         // The analyzer reads the same log root to the same numbers.
         const analyzed = yield* Report.write({ logs: logDir, out: join(logDir, "report", "report.md") })
         assert.deepStrictEqual(analyzed.analysis.stats, report.stats)
+        assert.strictEqual(analyzed.analysis.skipped, 0, "every line the runs wrote is an event of the shared union")
         assert.isTrue(existsSync(analyzed.html))
 
         // A logged trace imported as a scenario (redacted) runs again and passes.

@@ -62,6 +62,8 @@ export interface Problem {
   readonly field?: string
   /** Set for navigations, so network failures become NavigationFailed. */
   readonly url?: string
+  /** The original error's stack frames, for the mapped error's `cause` (Isolated.causeOf). */
+  readonly frames?: string
 }
 
 export type Outcome<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly problem: Problem }

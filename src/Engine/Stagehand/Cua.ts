@@ -22,7 +22,7 @@ import type { StagehandEngineOptions } from "./Options.ts"
 import type { Navigated } from "./Page.ts"
 
 const engine = "stagehand" as const
-const entry = new URL("./CuaWorker.ts", import.meta.url)
+const entry = Isolated.sibling("./CuaWorker", import.meta.url)
 /** Providers Stagehand 3.7 has computer-use clients for. */
 const providers = ["anthropic", "openai", "google"]
 /** The size Stagehand's CUA clients assume when they cannot read the page's. */

@@ -115,8 +115,8 @@ const missing = /could not find an element|no element (found|matches)|element no
 /** Statuses worth retrying: rate limits, overload, timeouts at the provider. */
 const retryableStatus = (status: number) => status === 408 || status === 409 || status === 429 || status >= 500
 
-const llm = (status: number | undefined, message: string, at: Attempt): SwitchyardError => {
-  const base = { engine, action: at.action, sideEffect: at.sideEffect }
+const llm = (status: number | undefined, message: string, at: Attempt, cause: unknown): SwitchyardError => {
+  const base = { engine, action: at.action, sideEffect: at.sideEffect, cause }
   // A 2xx that failed is a body the SDK could not read ("Invalid JSON response").
   if (status !== undefined && status >= 200 && status < 300) {
     return new LlmBadResponse({
@@ -137,11 +137,15 @@ const llm = (status: number | undefined, message: string, at: Attempt): Switchya
   })
 }
 
-export const toEngineError = (cause: unknown, at: Attempt): SwitchyardError => {
-  if (isSwitchyardError(cause)) return cause
-  const { name, message, status, lastError, dead } = read(cause)
-  const base = { engine, action: at.action }
-  if (name === "AI_RetryError" && lastError !== undefined) return toEngineError(lastError, at)
+/** Maps a failure the SDK threw (or the CUA worker sent as data); the failure itself becomes the error's `cause`. */
+export const toEngineError = (cause: unknown, at: Attempt): SwitchyardError => classify(cause, at, cause)
+
+/** `failure` decides the error; `cause` is what was thrown (an AI_RetryError is classified by its last error). */
+const classify = (failure: unknown, at: Attempt, cause: unknown): SwitchyardError => {
+  if (isSwitchyardError(failure)) return failure
+  const { name, message, status, lastError, dead } = read(failure)
+  const base = { engine, action: at.action, cause }
+  if (name === "AI_RetryError" && lastError !== undefined) return classify(lastError, at, cause)
   if (dead) {
     return new NotInitialized({
       ...base,
@@ -156,9 +160,9 @@ export const toEngineError = (cause: unknown, at: Attempt): SwitchyardError => {
       message: `${at.action}: the model's answer does not have the expected shape: ${message}`
     })
   }
-  if (llmTransport.has(name) || status !== undefined) return llm(status, message, at)
+  if (llmTransport.has(name) || status !== undefined) return llm(status, message, at, cause)
   // node-fetch (under the Anthropic and openai@4 SDKs): an unreadable body, or no connection at all.
-  if (name === "FetchError") return llm(/invalid json/i.test(message) ? 200 : undefined, message, at)
+  if (name === "FetchError") return llm(/invalid json/i.test(message) ? 200 : undefined, message, at, cause)
   if (name === "CdpConnectionClosedError" || closed.test(message)) {
     return new CdpClosed({
       ...base,
@@ -223,6 +227,7 @@ export const connectError = (cause: unknown, endpoint: string, provider: string)
     engine,
     action: "connect",
     endpoint,
+    cause,
     message: `Stagehand cannot attach to ${endpoint}: ${read(cause).message}`
   })
 }

@@ -49,6 +49,7 @@ export const toZod = (jsonSchema: unknown): Result.Result<z.ZodType, InvalidInpu
         engine: "stagehand",
         action: "extract",
         field: "jsonSchema",
+        cause: error,
         message: `the JSON schema cannot be used for extraction: ${error instanceof Error ? error.message : String(error)}`
       })
     )

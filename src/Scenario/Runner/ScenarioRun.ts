@@ -8,7 +8,6 @@ import { Router, type ToolAnswer } from "../../Cascade/Router.ts"
 import type * as Model from "../../Engine/Model.ts"
 import * as Artifacts from "../../Logging/Artifacts.ts"
 import * as AttemptLog from "../../Logging/AttemptLog.ts"
-import type * as Events from "../../Logging/Events.ts"
 import * as LocalChromium from "../../Sandbox/LocalChromium.ts"
 import { Sandbox } from "../../Sandbox/Sandbox.ts"
 import * as SessionStack from "../../Server/SessionStack.ts"
@@ -175,7 +174,7 @@ export const runOnce = (scenario: Suite.LoadedScenario, repeat: number, ctx: Run
           scenario: scenario.name,
           seed: scenario.seed,
           toolArgs: step.written
-        } as unknown as Events.Stamped)
+        })
         let answer: ToolAnswer | undefined
         let calls = 0
         while (calls <= step.retries) {

@@ -1,0 +1,70 @@
+/**
+ * An application's own service built on Switchyard: `JobPage` opens a job page and lists its form fields. Switchyard
+ * comes in as Layers — one browser session with the model-free Playwright engine — composed under it.
+ */
+import { Context, Data, Effect, Layer } from "effect"
+import { Cascade } from "switchyard/Cascade"
+import { Engines } from "switchyard/Engines"
+import * as LocalChromium from "switchyard/LocalChromium"
+import { Router } from "switchyard/Router"
+import { Sandbox } from "switchyard/Sandbox"
+
+export class JobPageError extends Data.TaggedError("JobPageError")<{
+  readonly type: string
+  readonly message: string
+}> {}
+
+export class JobPage extends Context.Service<
+  JobPage,
+  { readonly fields: (url: string) => Effect.Effect<ReadonlyArray<string>, JobPageError> }
+>()("example/JobPage") {
+  static readonly layer = Layer.effect(
+    JobPage,
+    Effect.gen(function* () {
+      const router = yield* Router
+      /** Every Switchyard answer is ok with a result, or carries a typed error (`type`, `message`, `retryable`). */
+      const call = (tool: string, args: unknown) =>
+        router
+          .call(tool, args)
+          .pipe(
+            Effect.flatMap((answer) =>
+              answer.ok
+                ? Effect.succeed(answer.result)
+                : Effect.fail(
+                    new JobPageError({ type: answer.error?.type ?? "unknown", message: answer.error?.message ?? "" })
+                  )
+            )
+          )
+      return JobPage.of({
+        fields: (url) =>
+          Effect.gen(function* () {
+            yield* call("browser.navigate", { url })
+            const facts = (yield* call("browser.extract", { instruction: "the form's fields" })) as {
+              readonly fields: ReadonlyArray<{ readonly label: string }>
+            }
+            return facts.fields.map((f) => f.label)
+          })
+      })
+    })
+  )
+}
+
+/** One Switchyard session that needs no model: a headless local Chromium and the Playwright engine only. */
+export const session = (options: { readonly executablePath?: string } = {}) =>
+  Router.layer({
+    policy: {
+      default: {
+        totalTimeoutMs: 30_000,
+        levels: [{ engine: "playwright", retryCount: 1, timeoutPerAttemptMs: 15_000 }]
+      }
+    }
+  }).pipe(
+    Layer.provideMerge(Cascade.layer),
+    Layer.provideMerge(Sandbox.layer({ idleTimeoutMs: null })),
+    Layer.provide(Engines.layer()),
+    Layer.provide(LocalChromium.layer({ headless: true, ...options }))
+  )
+
+/** The application: its own service over Switchyard's. */
+export const layer = (options: { readonly executablePath?: string } = {}) =>
+  JobPage.layer.pipe(Layer.provide(session(options)))

@@ -1,0 +1,113 @@
+/**
+ * A session's egress enforcement as one service: the proxy its browser is launched through (with the flags that
+ * force it), the guard for file:, and the record of refused requests that a call reads to answer `rejected_by_policy`.
+ */
+import { Context, Effect, Layer, type Scope } from "effect"
+import { PolicyRejected } from "../Errors/Service.ts"
+import { defaultRedactor } from "../Logging/Redact.ts"
+import * as Policy from "./Policy.ts"
+import * as EgressProxy from "./Proxy.ts"
+import * as Schemes from "./Schemes.ts"
+
+export type Block = EgressProxy.Block
+
+export interface EgressOptions {
+  readonly config?: Policy.EgressConfig
+  /** Loopback and private ranges: true on stdio (local apps are common targets), false when the service listens
+   * beyond loopback. Cloud metadata is refused either way. */
+  readonly privateNetworks: boolean
+  /** Schemes a document may use; default http, https, ws, wss. */
+  readonly schemes?: ReadonlyArray<string>
+  /** The resolver the proxy uses (tests inject one); default the system's. */
+  readonly resolve?: EgressProxy.Resolver
+  /** How many recent blocks are kept; default 200. */
+  readonly keep?: number
+}
+
+export class Egress extends Context.Service<
+  Egress,
+  {
+    readonly policy: Policy.Policy
+    /** `http://127.0.0.1:<port>` */
+    readonly proxyUrl: string
+    /** The Chromium flags that route the browser through the proxy (`LocalChromium`'s `egressProxy` adds them). */
+    readonly chromiumArgs: ReadonlyArray<string>
+    /** Recent blocks, oldest first. */
+    readonly blocked: Effect.Effect<ReadonlyArray<Block>>
+    /** A position in the record: `since(mark)` gives the blocks after it, e.g. those of one call. */
+    readonly mark: Effect.Effect<number>
+    readonly since: (mark: number) => Effect.Effect<ReadonlyArray<Block>>
+    /** Stops file: in the browser over a browser-level CDP connection, for the scope's life (see Schemes.ts). */
+    readonly guardSchemes: <E>(link: Schemes.BrowserLink<E>) => Effect.Effect<void, E, Scope.Scope>
+  }
+>()("switchyard/Egress") {
+  static readonly layer = (options: EgressOptions) => Layer.effect(Egress, make(options))
+}
+
+export const make = Effect.fnUntraced(function* (options: EgressOptions) {
+  const policy = Policy.make(options.config, {
+    privateNetworks: options.privateNetworks,
+    ...(options.schemes === undefined ? {} : { schemes: options.schemes })
+  })
+  const keep = options.keep ?? 200
+  let sequence = 0
+  const kept: Array<{ readonly sequence: number; readonly block: Block }> = []
+  const onBlock = (block: Block) => {
+    kept.push({ sequence: ++sequence, block })
+    if (kept.length > keep) kept.splice(0, kept.length - keep)
+  }
+  const proxy = yield* EgressProxy.start({
+    policy,
+    onBlock,
+    ...(options.resolve === undefined ? {} : { resolve: options.resolve })
+  })
+  return Egress.of({
+    policy,
+    proxyUrl: proxy.url,
+    chromiumArgs: EgressProxy.chromiumArgs(proxy.url),
+    blocked: Effect.sync(() => kept.map((k) => k.block)),
+    mark: Effect.sync(() => sequence),
+    since: (mark) => Effect.sync(() => kept.filter((k) => k.sequence > mark).map((k) => k.block)),
+    guardSchemes: (link) => Schemes.guard(link, policy, onBlock)
+  })
+})
+
+const destination = (url: string) => {
+  if (!URL.canParse(url)) return undefined
+  const u = new URL(url)
+  const port =
+    u.port || ({ "http:": "80", "ws:": "80", "https:": "443", "wss:": "443" } as Record<string, string>)[u.protocol]
+  return { host: u.hostname.replace(/^\[|\]$/g, "").toLowerCase(), port: Number(port ?? 0), path: u.pathname }
+}
+
+/** Whether a block refused the document at `url`: the same file, the same host and port for a tunnel, the same
+ * host, port and path for plain HTTP. */
+const refused = (block: Block, url: string) => {
+  const d = destination(url)
+  if (d === undefined) return false
+  if (block.via === "scheme") return defaultRedactor.url(url) === block.url
+  if (block.host !== d.host || block.port !== d.port) return false
+  return block.via === "connect" || destination(block.url)?.path === d.path
+}
+
+/**
+ * The `rejected_by_policy` failure for a navigation that ended on a blocked document, from the call's blocks
+ * (`since(mark)`). A navigation that succeeded is rejected when its final URL was refused (a blocked plain-HTTP
+ * document shows the proxy's 403 at its own URL); one that failed (a refused tunnel or file: leaves an error page)
+ * is rejected when the call saw any block, naming the latest. A blocked image or frame alone rejects nothing.
+ */
+export const rejection = (
+  blocks: ReadonlyArray<Block>,
+  navigation: { readonly url?: string; readonly failed?: boolean },
+  action = "browser.navigate"
+): PolicyRejected | undefined => {
+  const { url } = navigation
+  const failed = navigation.failed === true || url === undefined || url.startsWith("chrome-error:")
+  const block = failed ? blocks.at(-1) : blocks.findLast((b) => refused(b, url))
+  if (block === undefined) return undefined
+  return new PolicyRejected({
+    action,
+    field: "url",
+    message: `${block.url} was blocked by the egress policy (rule ${block.rule}): ${block.reason}`
+  })
+}

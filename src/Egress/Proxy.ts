@@ -1,0 +1,306 @@
+/**
+ * The egress proxy the browser is forced through: plain HTTP in absolute form and CONNECT tunnels (HTTPS, WSS, WS;
+ * no TLS interception), each checked against the policy on the addresses the proxy itself resolved and then
+ * connects to — the browser never resolves a name, so a name that rebinds between check and connect cannot pass.
+ */
+import { lookup as dnsLookup } from "node:dns/promises"
+import { Agent, createServer, type IncomingMessage, request, type ServerResponse } from "node:http"
+import { connect, type LookupFunction, type Socket } from "node:net"
+import type { Duplex } from "node:stream"
+import { Effect } from "effect"
+import { defaultRedactor } from "../Logging/Redact.ts"
+import * as Address from "./Address.ts"
+import * as Policy from "./Policy.ts"
+
+/** A refused request, as recorded for the session's current call. */
+export interface Block {
+  /** The URL with query values, fragment and credentials redacted (a tunnel: `https://host:port`). */
+  readonly url: string
+  readonly host: string
+  readonly port: number
+  readonly rule: string
+  readonly reason: string
+  /** How the browser asked: plain HTTP, a CONNECT tunnel, or a local scheme stopped in the browser. */
+  readonly via: "http" | "connect" | "scheme"
+  readonly at: number
+}
+
+/** Names to addresses; the default is the system resolver (`dns.lookup`, every address). */
+export type Resolver = (host: string) => Promise<ReadonlyArray<string>>
+
+export interface ProxyOptions {
+  readonly policy: Policy.Policy
+  readonly resolve?: Resolver
+  readonly onBlock: (block: Block) => void
+  /** How long a name may take to resolve. */
+  readonly resolveTimeoutMs?: number
+}
+
+export interface RunningProxy {
+  /** `http://127.0.0.1:<port>`, for Chromium's `--proxy-server`. */
+  readonly url: string
+  readonly port: number
+}
+
+const systemResolver: Resolver = async (host) =>
+  (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address)
+
+const hopByHop = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authorization",
+  "proxy-authenticate",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade"
+])
+
+/** Raw header pairs without the hop-by-hop ones (and whatever `Connection` names). */
+const endToEnd = (raw: ReadonlyArray<string>) => {
+  const named = new Set<string>()
+  for (let i = 0; i < raw.length; i += 2)
+    if (raw[i]?.toLowerCase() === "connection")
+      for (const n of (raw[i + 1] ?? "").split(",")) named.add(n.trim().toLowerCase())
+  const out: Array<string> = []
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] ?? ""
+    if (!hopByHop.has(name.toLowerCase()) && !named.has(name.toLowerCase())) out.push(name, raw[i + 1] ?? "")
+  }
+  return out
+}
+
+const documentDestinations = new Set(["document", "iframe", "frame", "embed", "object", "fencedframe"])
+
+const kindOf = (req: IncomingMessage): Policy.Target["kind"] => {
+  const dest = req.headers["sec-fetch-dest"]
+  return typeof dest === "string" && dest !== "" && !documentDestinations.has(dest) ? "subresource" : "document"
+}
+
+const unbracket = (host: string) =>
+  host
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.$/, "")
+    .toLowerCase()
+
+/** `localhost` and `*.localhost` are loopback by definition (RFC 6761) and never go to DNS. */
+const isLocalhost = (host: string) => host === "localhost" || host.endsWith(".localhost")
+
+/** A `lookup` for `net.connect` that answers only with addresses already checked. */
+const checkedLookup =
+  (addresses: ReadonlyArray<Address.Address>): LookupFunction =>
+  (_host, options, callback) => {
+    const all = addresses.map((a) => ({ address: Address.format(a), family: a.version }))
+    if (options.all) return (callback as (e: null, a: typeof all) => void)(null, all)
+    const first = all[0]
+    if (first === undefined) return callback(new Error("no checked address"), "", 4)
+    callback(null, first.address, first.family)
+  }
+
+type Outcome =
+  | { readonly ok: true; readonly addresses: ReadonlyArray<Address.Address> }
+  | { readonly ok: false; readonly status: number; readonly rule?: string; readonly reason: string }
+
+const plainAnswer = (reason: string, rule?: string) => {
+  const body = rule === undefined ? `${reason}\n` : `Blocked by the egress policy (rule ${rule}): ${reason}\n`
+  return {
+    body,
+    headers: {
+      "content-type": "text/plain; charset=utf-8",
+      "content-length": String(Buffer.byteLength(body)),
+      "cache-control": "no-store",
+      ...(rule === undefined ? {} : { "x-switchyard-egress-rule": rule })
+    }
+  }
+}
+
+/** Starts the proxy on 127.0.0.1 and an ephemeral port; closing the scope closes it and every connection through it. */
+export const start = (options: ProxyOptions) =>
+  Effect.acquireRelease(
+    Effect.callback<{
+      readonly server: ReturnType<typeof createServer>
+      readonly close: () => Promise<void>
+      readonly port: number
+    }>((resume) => {
+      const resolve = options.resolve ?? systemResolver
+      const timeoutMs = options.resolveTimeoutMs ?? 10_000
+      const sockets = new Set<Duplex>()
+      const track = (socket: Duplex) => {
+        sockets.add(socket)
+        socket.once("close", () => sockets.delete(socket))
+      }
+      const agent = new Agent({ keepAlive: true })
+
+      /** The policy's answer for a request, after resolving the name itself when the names pass. */
+      const check = async (target: Policy.Target): Promise<Outcome> => {
+        const literal = Address.parse(target.host)
+        const early = literal === undefined ? Policy.decide(options.policy, target, []) : { allowed: true as const }
+        if (!early.allowed) return { ok: false, status: 403, rule: early.rule, reason: early.reason }
+        let addresses: ReadonlyArray<Address.Address>
+        if (literal !== undefined) addresses = [literal]
+        else if (isLocalhost(target.host))
+          addresses = [Address.parse("127.0.0.1"), Address.parse("::1")].filter((a) => a !== undefined)
+        else {
+          try {
+            const found = await within(resolve(target.host), timeoutMs)
+            addresses = found.flatMap((text) => {
+              const a = Address.parse(text)
+              return a === undefined ? [] : [a]
+            })
+          } catch (cause) {
+            return { ok: false, status: 502, reason: `cannot resolve ${target.host}: ${(cause as Error).message}` }
+          }
+          if (addresses.length === 0) return { ok: false, status: 502, reason: `${target.host} has no address` }
+        }
+        const decision = Policy.decide(options.policy, target, addresses)
+        return decision.allowed
+          ? { ok: true, addresses }
+          : { ok: false, status: 403, rule: decision.rule, reason: decision.reason }
+      }
+
+      const record = (url: string, target: Policy.Target, outcome: Outcome, via: Block["via"]) => {
+        if (outcome.ok || outcome.rule === undefined) return
+        options.onBlock({
+          url: defaultRedactor.url(url),
+          host: target.host,
+          port: target.port,
+          rule: outcome.rule,
+          reason: outcome.reason,
+          via,
+          at: Date.now()
+        })
+      }
+
+      const refuse = (res: ServerResponse, status: number, reason: string, rule?: string) => {
+        const answer = plainAnswer(reason, rule)
+        res.writeHead(status, answer.headers).end(answer.body)
+      }
+
+      const forward = async (req: IncomingMessage, res: ServerResponse) => {
+        const raw = req.url ?? ""
+        if (!/^http:\/\//i.test(raw) || !URL.canParse(raw))
+          return refuse(res, 400, "this is an egress proxy: only absolute http:// requests and CONNECT are served")
+        const url = new URL(raw)
+        const target: Policy.Target = {
+          scheme: "http",
+          host: unbracket(url.hostname),
+          port: Number(url.port || 80),
+          kind: kindOf(req)
+        }
+        const outcome = await check(target)
+        if (!outcome.ok) {
+          record(raw, target, outcome, "http")
+          return refuse(res, outcome.status, outcome.reason, outcome.rule)
+        }
+        const upstream = request({
+          host: target.host,
+          port: target.port,
+          method: req.method,
+          path: `${url.pathname}${url.search}`,
+          headers: endToEnd(req.rawHeaders),
+          setHost: false,
+          agent,
+          lookup: checkedLookup(outcome.addresses)
+        })
+        upstream.on("response", (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEnd(answer.rawHeaders))
+          answer.pipe(res)
+        })
+        upstream.on("error", (error) => {
+          if (!res.headersSent) refuse(res, 502, `cannot reach ${url.host}: ${error.message}`)
+          else res.destroy()
+        })
+        res.on("close", () => {
+          if (!res.writableFinished) upstream.destroy()
+        })
+        req.pipe(upstream)
+      }
+
+      const tunnel = async (req: IncomingMessage, client: Duplex, head: Buffer) => {
+        track(client)
+        client.on("error", () => client.destroy())
+        const authority = /^(\[[^\]]+\]|[^:[\]]+):(\d{1,5})$/.exec(req.url ?? "")
+        const port = Number(authority?.[2])
+        if (authority === null || !(port > 0 && port < 65536)) {
+          const answer = plainAnswer("CONNECT needs host:port")
+          return client.end(`HTTP/1.1 400 Bad Request\r\n${headerLines(answer.headers)}\r\n${answer.body}`)
+        }
+        const target: Policy.Target = { host: unbracket(authority[1] ?? ""), port, kind: "document" }
+        const outcome = await check(target)
+        if (!outcome.ok) {
+          record(`https://${req.url}`, target, outcome, "connect")
+          const answer = plainAnswer(outcome.reason, outcome.rule)
+          const status = outcome.status === 403 ? "403 Forbidden" : "502 Bad Gateway"
+          return client.end(
+            `HTTP/1.1 ${status}\r\n${headerLines(answer.headers)}Connection: close\r\n\r\n${answer.body}`
+          )
+        }
+        const upstream: Socket = connect({ host: target.host, port, lookup: checkedLookup(outcome.addresses) })
+        track(upstream)
+        upstream.once("connect", () => {
+          client.write("HTTP/1.1 200 Connection Established\r\n\r\n")
+          if (head.length > 0) upstream.write(head)
+          upstream.pipe(client)
+          client.pipe(upstream)
+        })
+        upstream.on("error", (error) => {
+          if (!upstream.connecting || client.destroyed) return client.destroy()
+          const answer = plainAnswer(`cannot reach ${req.url}: ${error.message}`)
+          client.end(
+            `HTTP/1.1 502 Bad Gateway\r\n${headerLines(answer.headers)}Connection: close\r\n\r\n${answer.body}`
+          )
+        })
+        client.on("close", () => upstream.destroy())
+        upstream.on("close", () => client.destroy())
+      }
+
+      const server = createServer((req, res) => void forward(req, res))
+      server.on("connection", track)
+      server.on("connect", (req, socket, head) => void tunnel(req, socket, head))
+      // A WebSocket or other upgrade in absolute form is not something Chromium sends through a proxy: refuse it.
+      server.on("upgrade", (_req, socket: Duplex) =>
+        socket.end("HTTP/1.1 501 Not Implemented\r\nConnection: close\r\n\r\n")
+      )
+      server.on("clientError", (_error, socket) => socket.destroy())
+      const close = () =>
+        new Promise<void>((done) => {
+          server.close(() => done())
+          agent.destroy()
+          for (const socket of sockets) socket.destroy()
+        })
+      server.once("error", (error) => resume(Effect.die(error)))
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address()
+        resume(
+          Effect.succeed({ server, close, port: typeof address === "object" && address !== null ? address.port : 0 })
+        )
+      })
+    }),
+    (running) => Effect.promise(running.close).pipe(Effect.timeoutOption(2_000))
+  ).pipe(Effect.map(({ port }): RunningProxy => ({ url: `http://127.0.0.1:${port}`, port })))
+
+const within = <A>(promise: Promise<A>, ms: number) => {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
+    })
+  ]).finally(() => clearTimeout(timer))
+}
+
+const headerLines = (headers: Record<string, string>) =>
+  Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join("")
+
+/**
+ * Chromium flags that send every request through the proxy: loopback too (Chromium bypasses proxies for loopback
+ * unless told `<-loopback>`), and WebRTC without UDP that would go around it.
+ */
+export const chromiumArgs = (proxyUrl: string): ReadonlyArray<string> => [
+  `--proxy-server=${proxyUrl}`,
+  "--proxy-bypass-list=<-loopback>",
+  "--force-webrtc-ip-handling-policy=disable_non_proxied_udp"
+]

@@ -1,0 +1,83 @@
+/**
+ * Every playwright-core failure as a Switchyard error, in one place: timeouts, a closed connection, a bad selector, a
+ * failed navigation or action. The library's own failure is kept as the error's `cause` (never sent to clients).
+ */
+import { Effect } from "effect"
+import { errors } from "playwright-core"
+import { EndpointUnreachable } from "../../Errors/Browser.ts"
+import { CdpClosed, Timeout } from "../../Errors/Engine.ts"
+import type { SideEffect } from "../../Errors/Fields.ts"
+import { ActionFailed, InvalidInput, NavigationFailed } from "../../Errors/Page.ts"
+import { isSwitchyardError, type SwitchyardError } from "../../Errors.ts"
+
+export const engine = "playwright" as const
+
+/** What was being done when a call failed: names the error's `action` and decides its `sideEffect`. */
+export interface Attempt {
+  /** What was being done, for the error's `action` and message. */
+  readonly action: string
+  readonly timeoutMs: number
+  readonly sideEffect: SideEffect
+  /** Set for navigations: network failures become NavigationFailed. */
+  readonly url?: string
+}
+
+const closed =
+  /target page, context or browser has been closed|target closed|browser has been closed|browser has disconnected|session closed|connection closed|websocket is not open|cdpsession.*detached/i
+const badSelector =
+  /unexpected token|is not a valid (selector|xpath)|failed to parse|unknown engine|malformed selector/i
+
+const firstLine = (cause: unknown) =>
+  (cause instanceof Error ? cause.message : String(cause)).split("\n")[0]!.replace(/^[\w.]+: /, "")
+
+export const toEngineError = (cause: unknown, at: Attempt): SwitchyardError => {
+  if (isSwitchyardError(cause)) return cause
+  const message = firstLine(cause)
+  const base = { engine, action: at.action, cause }
+  if (cause instanceof errors.TimeoutError) {
+    return new Timeout({
+      ...base,
+      timeoutMs: at.timeoutMs,
+      sideEffect: at.sideEffect,
+      message: `${at.action} timed out after ${at.timeoutMs} ms: ${message}`
+    })
+  }
+  if (closed.test(message)) {
+    return new CdpClosed({
+      ...base,
+      sideEffect: at.sideEffect,
+      message: `the browser connection closed during ${at.action}: ${message}`
+    })
+  }
+  if (badSelector.test(message)) {
+    return new InvalidInput({ ...base, field: "selector", message: `${at.action}: invalid selector: ${message}` })
+  }
+  if (at.url !== undefined) {
+    if (/invalid url/i.test(message))
+      return new InvalidInput({
+        ...base,
+        field: "url",
+        message: `${at.url} is not a URL the browser can open: ${message}`
+      })
+    return new NavigationFailed({ ...base, url: at.url, message: `navigation to ${at.url} failed: ${message}` })
+  }
+  return new ActionFailed({ ...base, sideEffect: at.sideEffect, message: `${at.action} failed: ${message}` })
+}
+
+/** One playwright-core call, its failure mapped by `toEngineError`. */
+export const attempt = <A>(at: Attempt, f: () => Promise<A>): Effect.Effect<A, SwitchyardError> =>
+  Effect.tryPromise({ try: f, catch: (cause) => toEngineError(cause, at) })
+
+/** `connectOverCDP` failed: the browser closed the socket, or the endpoint did not answer. */
+export const connectError = (endpoint: string, cause: unknown): SwitchyardError => {
+  const message = firstLine(cause)
+  return closed.test(message)
+    ? new CdpClosed({ engine, action: "connect", cause, message: `the browser closed the CDP connection: ${message}` })
+    : new EndpointUnreachable({
+        engine,
+        action: "connect",
+        endpoint,
+        cause,
+        message: `cannot connect to ${endpoint}: ${message}`
+      })
+}

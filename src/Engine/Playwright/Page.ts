@@ -1,0 +1,118 @@
+/**
+ * The session's page over playwright-core: connecting over CDP, finding the page by its CDP target id (shared with the
+ * Magnitude worker), and what every call on it shares: its limits, a CDP session on it, whether it is still there.
+ */
+import { Effect, type Scope } from "effect"
+import { type Browser, type CDPSession, chromium, type Page } from "playwright-core"
+import { CdpClosed } from "../../Errors/Engine.ts"
+import type { SideEffect } from "../../Errors/Fields.ts"
+import type { SwitchyardError } from "../../Errors.ts"
+import { type Attempt, attempt, connectError, engine } from "./Errors.ts"
+
+export interface Limits {
+  /** Limit for `navigate` and history moves. */
+  readonly navigationTimeoutMs: number
+  /** Limit for one page action, screenshot or evaluation. */
+  readonly actionTimeoutMs: number
+  /** How long an Action's selector may take to appear before ElementNotFound. */
+  readonly elementWaitMs: number
+}
+
+/** The connected page and the helpers every call on it uses. */
+export interface SessionPage {
+  readonly browser: Browser
+  readonly page: Page
+  readonly limits: Limits
+  /** What a call is doing, for its errors: bounded by the action limit unless told otherwise. */
+  readonly at: (action: string, sideEffect?: SideEffect, timeoutMs?: number) => Attempt
+  readonly connected: () => boolean
+  /** Fails with CdpClosed once the browser connection or the page is gone. */
+  readonly ensureConnected: (action: string) => Effect.Effect<void, CdpClosed>
+  /** Runs `f` with a CDP session on the page, detached afterwards. */
+  readonly withCdp: <A>(action: string, f: (cdp: CDPSession) => Promise<A>) => Effect.Effect<A, SwitchyardError>
+}
+
+const targetIdOf = async (page: Page) => {
+  const cdp = await page.context().newCDPSession(page)
+  try {
+    return (await cdp.send("Target.getTargetInfo")).targetInfo.targetId
+  } finally {
+    await cdp.detach().catch(() => undefined)
+  }
+}
+
+/** The page whose CDP target id is `targetId`; else the first page, else a new one (and which it was). */
+export const findPage = async (browser: Browser, targetId: string) => {
+  const pages = browser.contexts().flatMap((c) => c.pages())
+  for (const page of pages) {
+    if ((await targetIdOf(page).catch(() => undefined)) === targetId) return { page, found: "target" as const }
+  }
+  if (pages[0] !== undefined) return { page: pages[0], found: "first" as const }
+  const context = browser.contexts()[0] ?? (await browser.newContext())
+  return { page: await context.newPage(), found: "new" as const }
+}
+
+export interface ConnectOptions {
+  readonly wsEndpoint: string
+  readonly targetId: string
+  readonly limits: Limits
+  readonly connectTimeoutMs?: number
+  /** Bound on disconnecting when the scope closes; default 5 s. */
+  readonly releaseTimeoutMs?: number
+}
+
+/** Connects to the browser for the scope's lifetime (releasing only disconnects) and finds the session's page. */
+export const connect = (options: ConnectOptions): Effect.Effect<SessionPage, SwitchyardError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const { limits } = options
+    const browser = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () => chromium.connectOverCDP(options.wsEndpoint, { timeout: options.connectTimeoutMs ?? 15_000 }),
+        catch: (cause) => connectError(options.wsEndpoint, cause)
+      }),
+      // On a connectOverCDP browser, close() only disconnects: the browser and its pages keep running.
+      (browser) =>
+        Effect.promise(() => browser.close().catch(() => undefined)).pipe(
+          Effect.timeoutOption(options.releaseTimeoutMs ?? 5_000)
+        )
+    )
+    const { page, found } = yield* attempt(
+      { action: "connect", timeoutMs: limits.actionTimeoutMs, sideEffect: "none" },
+      () => findPage(browser, options.targetId)
+    )
+    if (found !== "target") {
+      yield* Effect.logWarning(
+        `PlaywrightEngine: the session's page ${options.targetId} is gone; using ${found === "first" ? "the first open page" : "a new page"}`
+      )
+    }
+
+    const at = (action: string, sideEffect: SideEffect = "none", timeoutMs = limits.actionTimeoutMs): Attempt => ({
+      action,
+      sideEffect,
+      timeoutMs
+    })
+    const connected = () => browser.isConnected() && !page.isClosed()
+
+    return {
+      browser,
+      page,
+      limits,
+      at,
+      connected,
+      ensureConnected: (action) =>
+        connected()
+          ? Effect.void
+          : Effect.fail(
+              new CdpClosed({ engine, action, message: `${action}: the engine is no longer connected to the page` })
+            ),
+      withCdp: (action, f) =>
+        attempt(at(action), async () => {
+          const cdp = await page.context().newCDPSession(page)
+          try {
+            return await f(cdp)
+          } finally {
+            await cdp.detach().catch(() => undefined)
+          }
+        })
+    } satisfies SessionPage
+  })

@@ -1,0 +1,60 @@
+/**
+ * Screenshots without typed text: scripts a page evaluates before a capture to hide the text of every text-like
+ * input (in the document and its open shadow roots), and after it to show it again.
+ */
+
+const maskId = "switchyard-mask"
+const maskCss =
+  'input:not([type=checkbox i]):not([type=radio i]):not([type=button i]):not([type=submit i]):not([type=reset i]):not([type=image i]):not([type=range i]):not([type=color i]):not([type=file i]), textarea, [contenteditable]:not([contenteditable="false" i]), [contenteditable] *, [role=textbox], [role=searchbox] { -webkit-text-security: disc !important; color: transparent !important; -webkit-text-fill-color: transparent !important; text-shadow: none !important; caret-color: transparent !important; }'
+
+/** Collects the document and its open shadow roots, where a document stylesheet does not reach. */
+const rootsSource = `const roots = [document];
+    for (let i = 0; i < roots.length; i++) {
+      for (const el of roots[i].querySelectorAll("*")) if (el.shadowRoot) roots.push(el.shadowRoot);
+    }`
+
+/** JS to evaluate in a page before a screenshot: hides the text of every text-like input. Idempotent; never throws. */
+export const maskInputsScript = `(() => {
+  try {
+    const key = Symbol.for("${maskId}");
+    let sheet = globalThis[key];
+    if (sheet === undefined && typeof CSSStyleSheet === "function" && "replaceSync" in CSSStyleSheet.prototype) {
+      sheet = new CSSStyleSheet();
+      sheet.replaceSync(${JSON.stringify(maskCss)});
+      Object.defineProperty(globalThis, key, { value: sheet, configurable: true });
+    }
+    ${rootsSource}
+    for (const root of roots) {
+      if (sheet && Array.isArray(root.adoptedStyleSheets) && !root.adoptedStyleSheets.includes(sheet)) {
+        root.adoptedStyleSheets = [...root.adoptedStyleSheets, sheet];
+      }
+    }
+    const parent = document.head || document.documentElement;
+    if (parent && !document.getElementById("${maskId}")) {
+      const style = document.createElement("style");
+      style.id = "${maskId}";
+      style.textContent = ${JSON.stringify(maskCss)};
+      parent.appendChild(style);
+    }
+    return true;
+  } catch (e) {
+    return false;
+  }
+})()`
+
+/** JS that undoes `maskInputsScript`. Idempotent; never throws. */
+export const unmaskInputsScript = `(() => {
+  try {
+    const sheet = globalThis[Symbol.for("${maskId}")];
+    ${rootsSource}
+    for (const root of roots) {
+      if (sheet && Array.isArray(root.adoptedStyleSheets) && root.adoptedStyleSheets.includes(sheet)) {
+        root.adoptedStyleSheets = root.adoptedStyleSheets.filter((s) => s !== sheet);
+      }
+    }
+    for (const style of document.querySelectorAll("style#${maskId}")) style.remove();
+    return true;
+  } catch (e) {
+    return false;
+  }
+})()`

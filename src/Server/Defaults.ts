@@ -1,0 +1,38 @@
+/**
+ * Every default of the service's configuration, in one place: what a setting is when neither the config file, the
+ * environment nor a flag sets it. Config.ts reads each setting over its default here; nothing else repeats one.
+ */
+import { cpus } from "node:os"
+import * as Policy from "../Cascade/Policy.ts"
+import * as UrlPolicy from "../Cascade/UrlPolicy.ts"
+import * as Model from "../Engine/Model.ts"
+import * as AttemptLog from "../Logging/AttemptLog.ts"
+import * as AdsPower from "../Sandbox/AdsPower.ts"
+
+export const defaults = {
+  /** `~/.switchyard/logs`. */
+  logDir: AttemptLog.homeRoot,
+  browser: { headless: true, adspowerUrl: AdsPower.defaultBaseUrl },
+  sessions: {
+    /** The machine's size decides how many browsers run at once: 4 stay responsive on 2 cores. */
+    maxBrowsers: Math.max(2, Math.min(16, cpus().length * 2)),
+    queue: 16,
+    maxPendingPerSession: 64,
+    /** 0 keeps idle sessions open. */
+    idleTimeoutMs: 300_000,
+    leaseTimeoutMs: 30_000
+  },
+  /** Per-engine models default to this one; computer use to a computer-use model of its provider. */
+  model: Model.defaultModel,
+  cascade: Policy.defaultPolicy,
+  fallback: true,
+  /** http and https; loopback and private-range hosts allowed (local apps are common targets). */
+  urls: UrlPolicy.defaultUrlPolicy,
+  limits: { maxArgumentBytes: 256 * 1024 },
+  http: { host: "127.0.0.1", port: 8931 },
+  artifacts: { screenshots: true, snapshots: true },
+  human: { enabled: false, timeoutMs: 120_000, host: "127.0.0.1" },
+  telemetry: { serviceName: "switchyard" },
+  /** Nothing beyond the address-class defaults; subresources checked like documents. */
+  egress: { allow: [] as ReadonlyArray<string>, deny: [] as ReadonlyArray<string>, subresources: true }
+} as const
