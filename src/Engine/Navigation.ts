@@ -4,7 +4,8 @@
  */
 import { Effect } from "effect"
 import type { Frame, Page } from "playwright-core"
-import { InvalidInput } from "../Errors/Page.ts"
+import type { SideEffect } from "../Errors/Fields.ts"
+import { ActionFailed, InvalidInput, NavigationFailed } from "../Errors/Page.ts"
 import type { EngineKind } from "./EngineId.ts"
 
 export const requireAbsoluteUrl = (
@@ -50,4 +51,24 @@ export const goto = async (page: Page, url: string, timeout: number) => {
   } finally {
     page.off("framenavigated", onNavigated)
   }
+}
+
+/** The last case of every engine's error mapping: a URL the browser refused, a navigation that did not reach its
+ * page, or else an action that failed (and may have acted). */
+export const pageFailure = (
+  base: { readonly engine: EngineKind; readonly action: string; readonly cause: unknown },
+  at: { readonly action: string; readonly sideEffect: SideEffect; readonly url?: string | undefined },
+  message: string
+): InvalidInput | NavigationFailed | ActionFailed => {
+  if (at.url !== undefined) {
+    if (/invalid url/i.test(message)) {
+      return new InvalidInput({
+        ...base,
+        field: "url",
+        message: `${at.url} is not a URL the browser can open: ${message}`
+      })
+    }
+    return new NavigationFailed({ ...base, url: at.url, message: `navigation to ${at.url} failed: ${message}` })
+  }
+  return new ActionFailed({ ...base, sideEffect: at.sideEffect, message: `${at.action} failed: ${message}` })
 }

@@ -7,8 +7,9 @@ import { errors } from "playwright-core"
 import { EndpointUnreachable } from "../../Errors/Browser.ts"
 import { CdpClosed, Timeout } from "../../Errors/Engine.ts"
 import type { SideEffect } from "../../Errors/Fields.ts"
-import { ActionFailed, InvalidInput, NavigationFailed } from "../../Errors/Page.ts"
+import { InvalidInput } from "../../Errors/Page.ts"
 import { isSwitchyardError, type SwitchyardError } from "../../Errors.ts"
+import { pageFailure } from "../Navigation.ts"
 
 export const engine = "playwright" as const
 
@@ -52,16 +53,7 @@ export const toEngineError = (cause: unknown, at: Attempt): SwitchyardError => {
   if (badSelector.test(message)) {
     return new InvalidInput({ ...base, field: "selector", message: `${at.action}: invalid selector: ${message}` })
   }
-  if (at.url !== undefined) {
-    if (/invalid url/i.test(message))
-      return new InvalidInput({
-        ...base,
-        field: "url",
-        message: `${at.url} is not a URL the browser can open: ${message}`
-      })
-    return new NavigationFailed({ ...base, url: at.url, message: `navigation to ${at.url} failed: ${message}` })
-  }
-  return new ActionFailed({ ...base, sideEffect: at.sideEffect, message: `${at.action} failed: ${message}` })
+  return pageFailure(base, at, message)
 }
 
 /** One playwright-core call, its failure mapped by `toEngineError`. */

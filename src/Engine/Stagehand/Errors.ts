@@ -14,8 +14,9 @@ import {
   Unsupported
 } from "../../Errors/Engine.ts"
 import type { SideEffect } from "../../Errors/Fields.ts"
-import { ActionFailed, ElementNotFound, InvalidInput, NavigationFailed } from "../../Errors/Page.ts"
+import { ActionFailed, ElementNotFound, InvalidInput } from "../../Errors/Page.ts"
 import { isSwitchyardError, type SwitchyardError } from "../../Errors.ts"
+import { pageFailure } from "../Navigation.ts"
 
 const engine = "stagehand" as const
 
@@ -188,17 +189,7 @@ const classify = (failure: unknown, at: Attempt, cause: unknown): SwitchyardErro
   if (name === "StagehandUnsupportedBrowserFeatureError") {
     return new Unsupported({ ...base, message: `${at.action}: ${message}` })
   }
-  if (at.url !== undefined) {
-    if (/invalid url/i.test(message)) {
-      return new InvalidInput({
-        ...base,
-        field: "url",
-        message: `${at.url} is not a URL the browser can open: ${message}`
-      })
-    }
-    return new NavigationFailed({ ...base, url: at.url, message: `navigation to ${at.url} failed: ${message}` })
-  }
-  return new ActionFailed({ ...base, sideEffect: at.sideEffect, message: `${at.action} failed: ${message}` })
+  return pageFailure(base, at, message)
 }
 
 /** `act` resolving `{ success: false }`: Stagehand's message tells a missing element from a failed action. */
