@@ -9,7 +9,7 @@ import * as Engines from "../Cascade/Engines.ts"
 import * as Policy from "../Cascade/Policy.ts"
 import * as EngineId from "../Engine/EngineId.ts"
 import * as AttemptLog from "../Logging/AttemptLog.ts"
-import * as LocalChromium from "../Sandbox/LocalChromium.ts"
+import * as LocalChromium from "../Sandbox/Provider/LocalChromium.ts"
 import * as Config from "./Config.ts"
 
 const services = (root: string) => {

@@ -5,9 +5,11 @@ import { dirname, join } from "node:path"
 import { createInterface } from "node:readline"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Redacted } from "effect"
-import * as Cdp from "../../src/Cdp/Cdp.ts"
-import { BrowserProvider } from "../../src/Sandbox/Browser.ts"
-import { make, missingTools, urlWithPassword, Vnc, type VncProcesses } from "../../src/Sandbox/Vnc.ts"
+import * as CdpHttp from "../../src/Cdp/Http.ts"
+import * as Session from "../../src/Cdp/Session.ts"
+import { BrowserProvider } from "../../src/Sandbox/Provider/Browser.ts"
+import { missingTools } from "../../src/Sandbox/Provider/Vnc/Tools.ts"
+import { make, urlWithPassword, Vnc, type VncProcesses } from "../../src/Sandbox/Provider/Vnc.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
 import * as NoVncViewer from "../support/NoVncViewer.ts"
 import { ownChildren, vncProcessNames } from "../support/OwnProcesses.ts"
@@ -128,15 +130,15 @@ describe("Vnc", () => {
         const vnc = yield* make()
         const provider = yield* Layer.build(Vnc.localChromium().pipe(Layer.provide(Layer.succeed(Vnc, vnc))))
         const browser = yield* Context.get(provider, BrowserProvider).acquire
-        const version = yield* Cdp.version(browser.httpEndpoint)
+        const version = yield* CdpHttp.version(browser.httpEndpoint)
         assert.notInclude((version as unknown as Record<string, string>)["User-Agent"], "Headless")
-        const page = (yield* Cdp.listTargets(browser.httpEndpoint)).find((t) => t.type === "page")!
+        const page = (yield* CdpHttp.listTargets(browser.httpEndpoint)).find((t) => t.type === "page")!
         const target = { wsEndpoint: browser.wsEndpoint, targetId: page.id }
-        yield* Cdp.navigate(browser.wsEndpoint, page.id, site.url("/forms.html"))
-        const size = yield* Cdp.evaluate<string>(browser.wsEndpoint, page.id, 'screen.width + "x" + screen.height')
+        yield* Session.navigate(browser.wsEndpoint, page.id, site.url("/forms.html"))
+        const size = yield* Session.evaluate<string>(browser.wsEndpoint, page.id, 'screen.width + "x" + screen.height')
         assert.strictEqual(size, "1280x800", "the browser is on the VNC display")
         // Tabs and address bar take under 100 px; Chromium's "unsupported command-line flag" bar would add ~55 more.
-        const chrome = yield* Cdp.evaluate<number>(browser.wsEndpoint, page.id, "outerHeight - innerHeight")
+        const chrome = yield* Session.evaluate<number>(browser.wsEndpoint, page.id, "outerHeight - innerHeight")
         assert.isBelow(chrome, 100, "no warning bar between the person and the page")
 
         const person = yield* NoVncViewer.open(Redacted.value(urlWithPassword(vnc)))
