@@ -40,8 +40,6 @@ interface Frame {
   readonly error?: { readonly message: string }
 }
 
-const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
-
 /** Opens a connection to `wsEndpoint` (a browser's or a Node inspector's), failing after `timeoutMs`. */
 export const connect = (wsEndpoint: string, timeoutMs = 5_000): Effect.Effect<Connection, CdpClosed, Scope.Scope> =>
   Effect.gen(function* () {
@@ -49,10 +47,13 @@ export const connect = (wsEndpoint: string, timeoutMs = 5_000): Effect.Effect<Co
       Effect.provide(Socket.layerWebSocketConstructorGlobal)
     )
     const reader = yield* socket.reader.pipe(
-      Effect.mapError(
-        (cause) =>
-          new CdpClosed({ message: `cannot open CDP socket ${wsEndpoint}: ${describe(cause.reason.cause)}`, cause })
-      )
+      Effect.mapError((cause) => {
+        const why =
+          cause.reason._tag === "SocketOpenError" && cause.reason.kind === "Timeout"
+            ? `no answer within ${timeoutMs} ms`
+            : "connection refused or closed"
+        return new CdpClosed({ message: `cannot open CDP socket ${wsEndpoint}: ${why}`, cause })
+      })
     )
     const writer = yield* socket.writer
     const events = yield* PubSub.unbounded<Protocol.Event>()
@@ -119,9 +120,7 @@ export const connect = (wsEndpoint: string, timeoutMs = 5_000): Effect.Effect<Co
         return writer
           .write(JSON.stringify({ id, method, params: params ?? {}, ...(sessionId ? { sessionId } : {}) }))
           .pipe(
-            Effect.mapError(
-              (cause) => new CdpClosed({ message: `CDP ${method} failed: ${describe(cause.reason.cause)}`, cause })
-            ),
+            Effect.mapError((cause) => new CdpClosed({ message: `CDP ${method} failed: ${cause.message}`, cause })),
             Effect.andThen(Deferred.await(answer)),
             // A caller that gives up (a timeout on a hung page) leaves nothing behind waiting for the answer.
             Effect.ensuring(Effect.sync(() => pending.delete(id)))
