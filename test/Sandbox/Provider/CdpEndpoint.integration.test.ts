@@ -1,12 +1,12 @@
 import { assert, it, layer } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Layer } from "effect"
 import { chromium } from "playwright-core"
-import * as CdpHttp from "../../src/Cdp/Http.ts"
-import { BrowserProvider, type RunningBrowser } from "../../src/Sandbox/Provider/Browser.ts"
-import * as CdpEndpoint from "../../src/Sandbox/Provider/CdpEndpoint.ts"
-import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
-import { freePort } from "../support/Ports.ts"
-import { isAlive } from "../support/Processes.ts"
+import * as CdpHttp from "../../../src/Cdp/Http.ts"
+import { BrowserProvider, type RunningBrowser } from "../../../src/Sandbox/Provider/Browser.ts"
+import * as CdpEndpoint from "../../../src/Sandbox/Provider/CdpEndpoint.ts"
+import * as LocalChromium from "../../../src/Sandbox/Provider/LocalChromium.ts"
+import { freePort } from "../../support/Ports.ts"
+import { isAlive } from "../../support/Processes.ts"
 
 /** A Chromium someone else runs: the browser the provider attaches to. */
 class Running extends Context.Service<Running, RunningBrowser>()("test/Running") {}

@@ -5,16 +5,16 @@ import { dirname, join } from "node:path"
 import { createInterface } from "node:readline"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Redacted } from "effect"
-import * as CdpHttp from "../../src/Cdp/Http.ts"
-import * as Session from "../../src/Cdp/Session.ts"
-import { BrowserProvider } from "../../src/Sandbox/Provider/Browser.ts"
-import { missingTools } from "../../src/Sandbox/Provider/Vnc/Tools.ts"
-import { make, urlWithPassword, Vnc, type VncProcesses } from "../../src/Sandbox/Provider/Vnc.ts"
-import * as SiteServer from "../fixtures/SiteServer.ts"
-import * as NoVncViewer from "../support/NoVncViewer.ts"
-import { ownChildren, vncProcessNames } from "../support/OwnProcesses.ts"
-import { isAlive, processesMatching, sharedMemoryOf } from "../support/Processes.ts"
-import { waitFor } from "../support/Wait.ts"
+import * as CdpHttp from "../../../src/Cdp/Http.ts"
+import * as Session from "../../../src/Cdp/Session.ts"
+import { BrowserProvider } from "../../../src/Sandbox/Provider/Browser.ts"
+import { missingTools } from "../../../src/Sandbox/Provider/Vnc/Tools.ts"
+import { make, urlWithPassword, Vnc, type VncProcesses } from "../../../src/Sandbox/Provider/Vnc.ts"
+import * as SiteServer from "../../fixtures/SiteServer.ts"
+import * as NoVncViewer from "../../support/NoVncViewer.ts"
+import { ownChildren, vncProcessNames } from "../../support/OwnProcesses.ts"
+import { isAlive, processesMatching, sharedMemoryOf } from "../../support/Processes.ts"
+import { waitFor } from "../../support/Wait.ts"
 
 const missing = missingTools()
 const skipped =
@@ -203,7 +203,7 @@ describe("Vnc", () => {
     named("SIGKILL of the owning process leaves no Xvfb, x11vnc or websockify (nor its per-client process)"),
     () =>
       Effect.gen(function* () {
-        const owner = spawn(process.execPath, [join(import.meta.dirname, "..", "support", "VncOwner.ts")], {
+        const owner = spawn(process.execPath, [join(import.meta.dirname, "..", "..", "support", "VncOwner.ts")], {
           stdio: ["ignore", "pipe", "inherit"]
         })
         const exited = new Promise((resolve) => owner.once("exit", resolve))
