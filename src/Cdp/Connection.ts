@@ -59,13 +59,13 @@ export const connect = (wsEndpoint: string, timeoutMs = 5_000): Effect.Effect<Co
     const events = yield* PubSub.unbounded<Protocol.Event>()
     const closed = yield* Deferred.make<void>()
     /** Commands sent and not answered yet, by id: each completes its caller's Deferred. */
-    const pending = new Map<number, { readonly method: string; readonly answer: (frame: Frame) => void }>()
+    const pending = new Map<number, (frame: Frame) => void>()
     let nextId = 1
 
     const receive = (text: string) => {
       const frame = JSON.parse(text) as Frame
       if (frame.id !== undefined) {
-        pending.get(frame.id)?.answer(frame)
+        pending.get(frame.id)?.(frame)
         pending.delete(frame.id)
       } else if (frame.method !== undefined) {
         // The browser speaks the protocol: its events are taken as typed by their name.
@@ -81,7 +81,7 @@ export const connect = (wsEndpoint: string, timeoutMs = 5_000): Effect.Effect<Co
     const shut = Effect.sync(() => {
       const waiting = [...pending.values()]
       pending.clear()
-      for (const p of waiting) p.answer({ error: { message: "CDP socket closed" } })
+      for (const answer of waiting) answer({ error: { message: "CDP socket closed" } })
     }).pipe(Effect.andThen(Deferred.succeed(closed, undefined)))
     // One reader for the socket's life; when it ends (the socket closed, or the scope did), every waiting command fails.
     yield* reader.pull.pipe(
@@ -106,17 +106,15 @@ export const connect = (wsEndpoint: string, timeoutMs = 5_000): Effect.Effect<Co
         }
         const id = nextId++
         const answer = Deferred.makeUnsafe<Protocol.Result<M>, CdpClosed>()
-        pending.set(id, {
-          method,
-          answer: (frame) =>
-            Deferred.doneUnsafe(
-              answer,
-              frame.error === undefined
-                ? // The answer to `method` has the protocol's result type for it.
-                  Exit.succeed(frame.result as Protocol.Result<M>)
-                : Exit.fail(new CdpClosed({ message: `CDP ${method} failed: ${frame.error.message}` }))
-            )
-        })
+        pending.set(id, (frame) =>
+          Deferred.doneUnsafe(
+            answer,
+            frame.error === undefined
+              ? // The answer to `method` has the protocol's result type for it.
+                Exit.succeed(frame.result as Protocol.Result<M>)
+              : Exit.fail(new CdpClosed({ message: `CDP ${method} failed: ${frame.error.message}` }))
+          )
+        )
         return writer
           .write(JSON.stringify({ id, method, params: params ?? {}, ...(sessionId ? { sessionId } : {}) }))
           .pipe(
@@ -132,7 +130,8 @@ export const connect = (wsEndpoint: string, timeoutMs = 5_000): Effect.Effect<Co
         const matching: Effect.Effect<Protocol.EventParams<E>> = PubSub.take(subscription).pipe(
           Effect.flatMap((event) =>
             event.method === method && (sessionId === undefined || event.sessionId === sessionId)
-              ? Effect.succeed(event.params as Protocol.EventParams<E>)
+              ? // An event named `method` carries that event's payload.
+                Effect.succeed(event.params as Protocol.EventParams<E>)
               : matching
           )
         )

@@ -10,7 +10,7 @@ import * as Page from "../Engine/PageState.ts"
 import { BrowserUnavailable } from "../Errors/Browser.ts"
 import { CdpClosed } from "../Errors/Engine.ts"
 import { HumanInControl } from "../Errors/Service.ts"
-import { type SwitchyardError, toErrorInfo } from "../Errors.ts"
+import { isSwitchyardError, type SwitchyardError, toErrorInfo } from "../Errors.ts"
 import * as BrowserLife from "./BrowserLife.ts"
 import * as EngineSwitch from "./EngineSwitch.ts"
 import * as Idle from "./Idle.ts"
@@ -102,10 +102,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
           : Ref.update(state, (s) => ({
               ...s,
               suspect: true,
-              lastError:
-                typeof error === "object" && error !== null && "type" in error && "retryable" in error
-                  ? toErrorInfo(error as unknown as SwitchyardError)
-                  : s.lastError
+              lastError: isSwitchyardError(error) ? toErrorInfo(error) : s.lastError
             }))
       ),
       Effect.tap(() => Ref.update(state, (s) => ({ ...s, suspect: false, lastError: null }))),
