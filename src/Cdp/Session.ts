@@ -39,7 +39,9 @@ export const evaluateOn = <A>(cdp: Connection.Connection, sessionId: string, exp
       Effect.flatMap(
         (r): Effect.Effect<A, CdpClosed> =>
           r.exceptionDetails
-            ? Effect.fail(new CdpClosed({ message: `evaluation failed: ${r.exceptionDetails.text}` }))
+            ? Effect.fail(
+                new CdpClosed({ message: `evaluation failed: ${r.exceptionDetails.text}`, cause: r.exceptionDetails })
+              )
             : Effect.succeed(r.result.value)
       )
     )

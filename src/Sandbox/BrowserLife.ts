@@ -1,7 +1,6 @@
 /**
- * The session browser's life: started on first use, checked before each call (the kept socket after a good call, the
- * provider's own check after a failed one), relaunched once with its URL restored, and its page replaced at the last
- * URL when it was closed, crashed or hung.
+ * The session browser's life: started on first use, checked before each call, relaunched once with its URL restored,
+ * and its page replaced at the last URL when it was closed, crashed or hung.
  */
 import { Effect, Exit, Option, Ref, Scope } from "effect"
 import * as CdpHttp from "../Cdp/Http.ts"

@@ -1,7 +1,6 @@
 /**
- * The one-client lease (seed 001): one call at a time holds the session's browser, a call waits a bounded time for
- * it, and automation is refused while a person holds the browser. The holding call runs on its own fiber, so
- * `forceRelease` and `close` can stop it while its caller still gets an answer (`session_closed`).
+ * The one-client lease: one call at a time holds the browser, waiting a bounded time, refused while a person holds it;
+ * the holder runs on its own fiber, so `forceRelease` and `close` stop it and its caller still gets `session_closed`.
  */
 import { Effect, Exit, Fiber, Option, Ref, Semaphore } from "effect"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"

@@ -1,8 +1,6 @@
 /**
- * The Sandbox's own line to the browser: one raw-CDP connection kept for the browser's life. Its reads around calls
- * (the act fingerprint, page state, artifacts) run on a session attached to the page once, instead of a new socket
- * and attach per read; target events (PageLink/Targets.ts) say where each page is and when it was closed or crashed;
- * dialogs are answered (PageLink/Dialogs.ts). A dropped socket is reopened on a schedule, and on the next use.
+ * The Sandbox's own line to the browser: one CDP connection kept for its life, with the session's page attached for
+ * reads, target events (PageLink/Targets.ts) and dialogs (PageLink/Dialogs.ts); reopened on a schedule when it drops.
  */
 import { Effect, Exit, Option, PubSub, Ref, Schedule, Scope, SynchronizedRef } from "effect"
 import * as CdpConnection from "../Cdp/Connection.ts"

@@ -1,7 +1,6 @@
 /**
- * One browser session and the single automation client connected to it (seeds 001 and 002), as one service over its
- * parts: Lease.ts (one call at a time), BrowserLife.ts (start, health, relaunch, page replacement), EngineSwitch.ts
- * (connect, switch protocol), Idle.ts (idle shutdown), all sharing one SessionState in a Ref.
+ * One browser session and its single automation client (seeds 001, 002), as one service over its parts: Lease,
+ * BrowserLife, EngineSwitch and Idle, sharing one SessionState in a Ref.
  */
 import { Clock, Context, Effect, Layer, Option, Ref } from "effect"
 import type { Engine, PageState } from "../Engine/Engine.ts"

@@ -1,7 +1,6 @@
 /**
- * JavaScript dialogs would block every client of the page (Stagehand waits forever on one): answered as they open,
- * one at a time, on the connection that saw them — dismissed, except that leaving a page is allowed — unless a person
- * in control is to answer them.
+ * JavaScript dialogs block every client of the page (Stagehand waits forever on one): each is answered as it opens,
+ * dismissed (leaving a page is accepted), unless a person in control is to answer it.
  */
 import { Effect, PubSub } from "effect"
 import type { Connection } from "../../Cdp/Connection.ts"
