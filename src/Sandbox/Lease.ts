@@ -20,6 +20,12 @@ export interface Lease {
   ) => Effect.Effect<A, E | LeaseTimeout | SessionClosed | SwitchyardError>
   /** Interrupts the call holding the lease, unless that is the caller itself. */
   readonly interruptHolder: Effect.Effect<void>
+  /** Ends the session's calls: every later call, and every call still waiting, gets `session_closed`. */
+  readonly shutDown: Effect.Effect<void>
+  /** Runs `self` holding the lease even after `shutDown`: the close that ends the session. */
+  readonly runLast: <A, E>(
+    self: Effect.Effect<A, E>
+  ) => Effect.Effect<A, E | LeaseTimeout | SessionClosed | SwitchyardError>
 }
 
 export const make = Effect.fnUntraced(function* (options: {
@@ -51,10 +57,13 @@ export const make = Effect.fnUntraced(function* (options: {
       })
     )
 
+  const shutDownError = () => new SessionClosed({ message: "the session is shut down" })
+
   /** Runs `self` on a fiber of its own, known as the holder while it runs. */
-  const hold = <A, E>(self: Effect.Effect<A, E>, gate: Occupant["Service"] | undefined) =>
+  const hold = <A, E>(self: Effect.Effect<A, E>, gate: Occupant["Service"] | undefined, last: boolean) =>
     Effect.gen(function* () {
-      // Someone may have taken the browser while the lease was being handed over.
+      // The session may have been shut down, or someone may have taken the browser, while this call waited.
+      if (!last && (yield* Ref.get(state)).shutdown) return yield* shutDownError()
       const occupied = gate === undefined ? Option.none() : yield* gate.current
       if (Option.isSome(occupied)) return yield* Effect.fail(occupied.value)
       const call = yield* Effect.forkChild(self)
@@ -68,15 +77,17 @@ export const make = Effect.fnUntraced(function* (options: {
       return yield* exit
     }).pipe(Effect.ensuring(Ref.update(state, (s) => ({ ...s, holder: undefined }))))
 
+  const holding = <A, E>(self: Effect.Effect<A, E>, gate: Occupant["Service"] | undefined, last: boolean) =>
+    Effect.acquireUseRelease(
+      acquire(gate),
+      () => hold(self, gate, last),
+      () => semaphore.release(1)
+    )
+
   const run = <A, E>(self: Effect.Effect<A, E>, spec?: EngineSpec) =>
     Effect.gen(function* () {
-      if ((yield* Ref.get(state)).shutdown) return yield* new SessionClosed({ message: "the session is shut down" })
-      const gate = gateFor(spec)
-      return yield* Effect.acquireUseRelease(
-        acquire(gate),
-        () => hold(self, gate),
-        () => semaphore.release(1)
-      )
+      if ((yield* Ref.get(state)).shutdown) return yield* shutDownError()
+      return yield* holding(self, gateFor(spec), false)
     })
 
   const interruptHolder = Effect.gen(function* () {
@@ -85,5 +96,10 @@ export const make = Effect.fnUntraced(function* (options: {
     if (holder !== undefined && holder !== self) yield* Fiber.interrupt(holder)
   })
 
-  return { run, interruptHolder } satisfies Lease
+  return {
+    run,
+    interruptHolder,
+    shutDown: Ref.update(state, (s) => ({ ...s, shutdown: true })),
+    runLast: (self) => holding(self, undefined, true)
+  } satisfies Lease
 })

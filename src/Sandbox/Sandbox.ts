@@ -163,15 +163,19 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
 
   const forceRelease = lease.interruptHolder.pipe(Effect.andThen(engines.disconnect("released")))
 
-  const close = Effect.gen(function* () {
-    yield* forceRelease
-    yield* idle.cancel
-    yield* lease.run(life.stop).pipe(Effect.ignore)
-    // A closed session starts afresh: nothing to restore or report.
-    yield* Ref.update(state, (s) => ({ ...s, lastLocation: undefined }))
-  })
+  /** Stops the call holding the lease, then the browser, with `holding` (the lease, or its last use). */
+  const closeWith = (holding: (self: Effect.Effect<void>) => Effect.Effect<void, unknown>) =>
+    Effect.gen(function* () {
+      yield* forceRelease
+      yield* idle.cancel
+      yield* holding(life.stop).pipe(Effect.ignore)
+      // A closed session starts afresh: nothing to restore or report.
+      yield* Ref.update(state, (s) => ({ ...s, lastLocation: undefined }))
+    })
+  const close = closeWith((self) => lease.run(self))
 
-  yield* Effect.addFinalizer(() => close.pipe(Effect.andThen(Ref.update(state, (s) => ({ ...s, shutdown: true })))))
+  // Shut down first, so a call retried after its interruption cannot start a browser nobody would close.
+  yield* Effect.addFinalizer(() => lease.shutDown.pipe(Effect.andThen(closeWith(lease.runLast))))
 
   /** Runs `read` on the running browser, or answers `none` when there is none. */
   const onBrowser = <A, E>(read: (live: SessionState.LiveBrowser) => Effect.Effect<A, E>, none: Effect.Effect<A, E>) =>

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Exit, Fiber, Layer, Option } from "effect"
+import { Context, Deferred, Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import * as CdpConnection from "../../src/Cdp/Connection.ts"
 import * as CdpHttp from "../../src/Cdp/Http.ts"
@@ -242,6 +242,27 @@ describe("Sandbox", () => {
       assert.strictEqual((yield* Effect.exit(CdpHttp.version(origin, 500)))._tag, "Failure")
       yield* sb.use(probe(log), (e) => e.pageState())
       assert.strictEqual((yield* sb.status).active, true)
+    })
+  )
+
+  it.live("a call retried while the session shuts down gets session_closed and starts no browser", () =>
+    Effect.gen(function* () {
+      const counter = { launches: 0 }
+      const scope = yield* Scope.make()
+      const sb = yield* sandbox({}, counter).pipe(Scope.provide(scope))
+      const log = ProbeEngine.makeLog()
+      const entered = yield* Deferred.make<void>()
+      // The stopped call is tried again at once, as the cascade retries a session_closed.
+      const call = yield* Effect.forkChild(
+        sb
+          .use(probe(log), () => Deferred.succeed(entered, undefined).pipe(Effect.andThen(Effect.never)))
+          .pipe(Effect.catch(() => sb.use(probe(log), (e) => e.pageState())))
+      )
+      yield* Deferred.await(entered)
+      yield* Scope.close(scope, Exit.void)
+      assert.strictEqual((yield* Effect.flip(Fiber.join(call))).type, "session_closed")
+      assert.strictEqual(counter.launches, 1, "no browser was started after the shutdown")
+      assert.strictEqual((yield* sb.status).active, false)
     })
   )
 
