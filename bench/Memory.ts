@@ -6,7 +6,7 @@
  * the Node inspector and reads the live heap.
  */
 import { Effect } from "effect"
-import * as Cdp from "../src/Cdp/Cdp.ts"
+import * as CdpConnection from "../src/Cdp/Connection.ts"
 import * as SiteServer from "../test/fixtures/SiteServer.ts"
 import { emailAction } from "./Sequence.ts"
 import * as Service from "./Service.ts"
@@ -81,9 +81,9 @@ const drive = (
 const collect = (inspector: string) =>
   Effect.scoped(
     Effect.gen(function* () {
-      const cdp = yield* Cdp.connect(inspector)
+      const cdp = yield* CdpConnection.connect(inspector)
       yield* cdp.send("HeapProfiler.collectGarbage")
-      return yield* cdp.send<{ usedSize: number }>("Runtime.getHeapUsage")
+      return yield* cdp.send("Runtime.getHeapUsage")
     })
   )
 

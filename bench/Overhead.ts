@@ -14,7 +14,8 @@ import { Cascade } from "../src/Cascade/Cascade.ts"
 import * as Engines from "../src/Cascade/Engines.ts"
 import type { Policy } from "../src/Cascade/Policy.ts"
 import { Router } from "../src/Cascade/Router.ts"
-import * as Cdp from "../src/Cdp/Cdp.ts"
+import * as CdpHttp from "../src/Cdp/Http.ts"
+import * as Session from "../src/Cdp/Session.ts"
 import { BrowserSession } from "../src/Engine/BrowserSession.ts"
 import { Engine } from "../src/Engine/Engine.ts"
 import * as PageFacts from "../src/Engine/PageFacts.ts"
@@ -25,8 +26,8 @@ import * as Artifacts from "../src/Logging/Artifacts.ts"
 import * as AttemptLog from "../src/Logging/AttemptLog.ts"
 import * as Events from "../src/Logging/Events.ts"
 import * as SystemLog from "../src/Logging/SystemLog.ts"
-import * as LocalChromium from "../src/Sandbox/LocalChromium.ts"
 import * as PageLink from "../src/Sandbox/PageLink.ts"
+import * as LocalChromium from "../src/Sandbox/Provider/LocalChromium.ts"
 import { Sandbox } from "../src/Sandbox/Sandbox.ts"
 import * as Snapshot from "../src/Sandbox/Snapshot.ts"
 import * as SiteServer from "../test/fixtures/SiteServer.ts"
@@ -202,7 +203,7 @@ export const run = (options: { readonly iterations: number; readonly warmup: num
     yield* viaRouter("off")
     const status = yield* sandbox.status
     const http = `http://${new URL(status.wsEndpoint!).host}`
-    const targetId = (yield* Cdp.listTargets(http)).find((t) => t.type === "page")!.id
+    const targetId = (yield* CdpHttp.listTargets(http)).find((t) => t.type === "page")!.id
     const target = { wsEndpoint: status.wsEndpoint!, httpEndpoint: http, targetId }
     const browser = yield* Effect.acquireRelease(
       Effect.promise(() => chromium.connectOverCDP(status.wsEndpoint!)),
@@ -289,14 +290,14 @@ export const run = (options: { readonly iterations: number; readonly warmup: num
         return Stats.summarize(ms)
       })
     const link = yield* PageLink.make(target.wsEndpoint, { answerDialogs: Effect.succeed(true) })
-    const kept: Cdp.PageRun = (f) => link.run(targetId, f)
+    const kept: Session.PageRun = (f) => link.run(targetId, f)
     const extras = {
-      "alive check after a failed call (GET /json/version)": yield* timeIt(Cdp.version(http)),
+      "alive check after a failed call (GET /json/version)": yield* timeIt(CdpHttp.version(http)),
       "alive check (Browser.getVersion, kept socket)": yield* timeIt(link.alive),
       "page state on a switch (GET /json/list + new WS + attach + evaluate)": yield* timeIt(PageState.capture(target)),
       "act fingerprint (kept socket: evaluate)": yield* timeIt(PageState.fingerprint(kept)),
       "act fingerprint on a new socket (connect + attach + evaluate)": yield* timeIt(
-        PageState.fingerprint(Cdp.fresh(target))
+        PageState.fingerprint(Session.fresh(target))
       ),
       "artifact screenshot (kept socket: mask + capture)": yield* timeIt(Snapshot.screenshot(kept)),
       "page.evaluate on an open connection (playwright-core)": yield* timeIt(

@@ -3,6 +3,8 @@
  * force it), the guard for file:, and the record of refused requests that a call reads to answer `rejected_by_policy`.
  */
 import { Context, Effect, Layer, type Scope } from "effect"
+import type * as Connection from "../Cdp/Connection.ts"
+import type { CdpClosed } from "../Errors/Engine.ts"
 import { PolicyRejected } from "../Errors/Service.ts"
 import { defaultRedactor } from "../Logging/Redact.ts"
 import * as Policy from "./Policy.ts"
@@ -38,7 +40,7 @@ export class Egress extends Context.Service<
     readonly mark: Effect.Effect<number>
     readonly since: (mark: number) => Effect.Effect<ReadonlyArray<Block>>
     /** Stops file: in the browser over a browser-level CDP connection, for the scope's life (see Schemes.ts). */
-    readonly guardSchemes: <E>(link: Schemes.BrowserLink<E>) => Effect.Effect<void, E, Scope.Scope>
+    readonly guardSchemes: (link: Connection.Connection) => Effect.Effect<void, CdpClosed, Scope.Scope>
   }
 >()("switchyard/Egress") {
   static readonly layer = (options: EgressOptions) => Layer.effect(Egress, make(options))

@@ -10,53 +10,31 @@
  * unreachable from web content. Interception lasts as long as the CDP connection that enabled it: enable it again on
  * every reconnect.
  */
-import { Effect, Queue, type Scope } from "effect"
+import { Effect, PubSub } from "effect"
+import type * as Connection from "../Cdp/Connection.ts"
 import { defaultRedactor } from "../Logging/Redact.ts"
 import type { Policy } from "./Policy.ts"
 import type { Block } from "./Proxy.ts"
 
-/** The part of a raw CDP connection the guard needs (the Sandbox's kept connection to the browser fits it). */
-export interface BrowserLink<E> {
-  readonly send: (method: string, params?: Record<string, unknown>, sessionId?: string) => Effect.Effect<unknown, E>
-  readonly onEvent: (
-    listener: (event: {
-      readonly method: string
-      readonly params: Record<string, unknown>
-      readonly sessionId?: string
-    }) => void
-  ) => void
-}
-
 /** Schemes that reach the machine's own files without a network connection, so without the proxy. */
 export const localSchemes = ["file"]
-
-interface Paused {
-  readonly requestId: string
-  readonly url: string
-}
 
 /**
  * Enables the interception on `link` (a browser-level connection) and fails each paused request, recording it as a
  * block. Runs until the scope closes, which disables it again (a paused request nobody answers would hang).
  */
-export const guard = <E>(link: BrowserLink<E>, policy: Policy, onBlock: (block: Block) => void) =>
+export const guard = (link: Connection.Connection, policy: Policy, onBlock: (block: Block) => void) =>
   Effect.gen(function* () {
     const schemes = localSchemes.filter((s) => !policy.schemes.includes(s))
     if (schemes.length === 0) return
-    const paused = yield* Queue.unbounded<Paused>()
-    let active = true
-    yield* Effect.addFinalizer(() => Effect.sync(() => (active = false)))
-    link.onEvent((event) => {
-      if (!active || event.method !== "Fetch.requestPaused" || event.sessionId !== undefined) return
-      const request = event.params.request as { readonly url?: unknown } | undefined
-      const requestId = event.params.requestId
-      if (typeof requestId === "string")
-        Queue.offerUnsafe(paused, { requestId, url: typeof request?.url === "string" ? request.url : "" })
-    })
+    const events = yield* link.events
     yield* Effect.forkScoped(
       Effect.forever(
         Effect.gen(function* () {
-          const { requestId, url } = yield* Queue.take(paused)
+          const event = yield* PubSub.take(events)
+          if (event.method !== "Fetch.requestPaused" || event.sessionId !== undefined) return
+          const { requestId, request } = event.params
+          const url = request.url
           const scheme = url.slice(0, Math.max(0, url.indexOf(":"))).toLowerCase()
           onBlock({
             url: defaultRedactor.url(url),
@@ -73,8 +51,8 @@ export const guard = <E>(link: BrowserLink<E>, policy: Policy, onBlock: (block: 
     )
     yield* Effect.acquireRelease(
       link.send("Fetch.enable", {
-        patterns: schemes.map((s) => ({ urlPattern: `${s}:*`, requestStage: "Request" }))
+        patterns: schemes.map((s) => ({ urlPattern: `${s}:*`, requestStage: "Request" as const }))
       }),
       () => link.send("Fetch.disable").pipe(Effect.ignore, Effect.timeoutOption(1_000))
     )
-  }) satisfies Effect.Effect<void, E, Scope.Scope>
+  })

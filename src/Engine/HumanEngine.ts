@@ -3,7 +3,9 @@
  * them through the session's `Handoff` to do a step, and waits until they are done (Takeover/).
  */
 import { Effect, Layer, Option } from "effect"
-import * as Cdp from "../Cdp/Cdp.ts"
+import type { Connection } from "../Cdp/Connection.ts"
+import * as CdpHttp from "../Cdp/Http.ts"
+import * as Session from "../Cdp/Session.ts"
 import { CdpClosed, NotConfigured, Timeout, Unsupported } from "../Errors/Engine.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import { Display } from "../Takeover/Display.ts"
@@ -60,7 +62,7 @@ export const make = Effect.fn("HumanEngine.make")(function* (options: HumanEngin
       message: `the VNC stack on ${display.name} is not running: a person cannot see the browser`
     })
   }
-  const version = yield* Cdp.version(session.httpEndpoint)
+  const version = yield* CdpHttp.version(session.httpEndpoint)
   if (/HeadlessChrome/.test((version as { readonly "User-Agent"?: string })["User-Agent"] ?? "")) {
     return yield* new NotConfigured({
       engine,
@@ -86,10 +88,10 @@ export const make = Effect.fn("HumanEngine.make")(function* (options: HumanEngin
       })
     )
 
-  const onPage = <A>(action: string, f: (cdp: Cdp.CdpConnection, sessionId: string) => Effect.Effect<A, CdpClosed>) =>
+  const onPage = <A>(action: string, f: (cdp: Connection, sessionId: string) => Effect.Effect<A, CdpClosed>) =>
     bounded(
       action,
-      Cdp.withTarget(session.wsEndpoint, session.targetId, f).pipe(
+      Session.withTarget(session.wsEndpoint, session.targetId, f).pipe(
         Effect.mapError((e) => new CdpClosed({ engine, action, message: `${action}: ${e.message}` }))
       )
     )
@@ -115,7 +117,7 @@ export const make = Effect.fn("HumanEngine.make")(function* (options: HumanEngin
 
   const readFacts = onPage("extract", (cdp, id) =>
     cdp
-      .send<{ result: { value?: PageFacts.RawFacts }; exceptionDetails?: { text: string } }>(
+      .send(
         "Runtime.evaluate",
         { expression: `(${PageFacts.collectFacts.toString()})(${maxTextChars})`, returnByValue: true },
         id
@@ -179,14 +181,9 @@ export const make = Effect.fn("HumanEngine.make")(function* (options: HumanEngin
     screenshot: Effect.fn("HumanEngine.screenshot")(function* (options?: ScreenshotOptions) {
       const shot = yield* onPage("screenshot", (cdp, id) =>
         Effect.gen(function* () {
-          if (!options?.fullPage)
-            return yield* cdp.send<{ data: string }>("Page.captureScreenshot", { format: "png" }, id)
-          const { cssContentSize: size } = yield* cdp.send<{ cssContentSize: { width: number; height: number } }>(
-            "Page.getLayoutMetrics",
-            {},
-            id
-          )
-          return yield* cdp.send<{ data: string }>(
+          if (!options?.fullPage) return yield* cdp.send("Page.captureScreenshot", { format: "png" }, id)
+          const { cssContentSize: size } = yield* cdp.send("Page.getLayoutMetrics", {}, id)
+          return yield* cdp.send(
             "Page.captureScreenshot",
             {
               format: "png",
@@ -207,7 +204,7 @@ export const make = Effect.fn("HumanEngine.make")(function* (options: HumanEngin
     connected: () =>
       Effect.gen(function* () {
         if (!(yield* display.alive)) return false
-        return yield* Cdp.version(session.httpEndpoint).pipe(
+        return yield* CdpHttp.version(session.httpEndpoint).pipe(
           Effect.as(true),
           Effect.orElseSucceed(() => false)
         )

@@ -3,7 +3,8 @@
  * when no engine is connected or the connected one is too broken to answer.
  */
 import { Effect } from "effect"
-import * as Cdp from "../Cdp/Cdp.ts"
+import * as CdpHttp from "../Cdp/Http.ts"
+import * as Session from "../Cdp/Session.ts"
 import type { EndpointUnreachable } from "../Errors/Browser.ts"
 import type { CdpClosed } from "../Errors/Engine.ts"
 import type { PageState } from "./Engine.ts"
@@ -21,9 +22,13 @@ const scrollExpression = "JSON.stringify([window.scrollX, window.scrollY])"
 /** URL and title from `/json/list`; scroll from the page when it still evaluates, else 0,0 (seed 001 §4 step 3). */
 export const capture = (target: Target): Effect.Effect<PageState, EndpointUnreachable> =>
   Effect.gen(function* () {
-    const targets = yield* Cdp.listTargets(target.httpEndpoint)
+    const targets = yield* CdpHttp.listTargets(target.httpEndpoint)
     const page = targets.find((t) => t.id === target.targetId) ?? targets.find((t) => t.type === "page")
-    const [scrollX, scrollY] = yield* Cdp.evaluate<string>(target.wsEndpoint, target.targetId, scrollExpression).pipe(
+    const [scrollX, scrollY] = yield* Session.evaluate<string>(
+      target.wsEndpoint,
+      target.targetId,
+      scrollExpression
+    ).pipe(
       Effect.map((json) => JSON.parse(json) as [number, number]),
       Effect.timeoutOption(1_000),
       Effect.map((o) => (o._tag === "Some" ? o.value : ([0, 0] as const))),
@@ -41,7 +46,7 @@ export const capture = (target: Target): Effect.Effect<PageState, EndpointUnreac
 export const restoreScroll = (target: Target, x: number, y: number): Effect.Effect<void, CdpClosed> =>
   x === 0 && y === 0
     ? Effect.void
-    : Cdp.evaluate(target.wsEndpoint, target.targetId, `window.scrollTo(${Number(x)}, ${Number(y)})`).pipe(
+    : Session.evaluate(target.wsEndpoint, target.targetId, `window.scrollTo(${Number(x)}, ${Number(y)})`).pipe(
         Effect.asVoid
       )
 
@@ -57,8 +62,8 @@ const fingerprintExpression = `(() => {
 })()`
 
 /** A digest of the page, to tell whether a failed action changed anything; unreadable pages digest as "". */
-export const fingerprint = (page: Cdp.PageRun): Effect.Effect<string> =>
-  page((cdp, sessionId) => Cdp.evaluateOn<string>(cdp, sessionId, fingerprintExpression)).pipe(
+export const fingerprint = (page: Session.PageRun): Effect.Effect<string> =>
+  page((cdp, sessionId) => Session.evaluateOn<string>(cdp, sessionId, fingerprintExpression)).pipe(
     Effect.timeoutOption(2_000),
     Effect.map((o) => (o._tag === "Some" ? o.value : "")),
     Effect.orElseSucceed(() => "")

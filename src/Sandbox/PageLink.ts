@@ -1,32 +1,23 @@
 /**
- * The Sandbox's own line to the browser: one raw-CDP connection kept for the browser's life. Its reads around
- * calls (the act fingerprint, the page's location, page state, artifacts) run on a session attached to the page
- * once, instead of a new socket and attach per read, and the browser's target events say when the session's page
- * was closed or its renderer crashed. JavaScript dialogs would block every client of the page (Stagehand waits
- * forever on one): the link answers them unless told to leave them to a person. A dropped socket is reopened on the
- * next use.
+ * The Sandbox's own line to the browser: one CDP connection kept for its life, with the session's page attached for
+ * reads, target events (PageLink/Targets.ts) and dialogs (PageLink/Dialogs.ts); reopened on a schedule when it drops.
  */
-import { Deferred, Effect, Exit, Option, Queue, Scope, Semaphore } from "effect"
-import * as Cdp from "../Cdp/Cdp.ts"
+import { Effect, Exit, Option, PubSub, Ref, Schedule, Scope, SynchronizedRef } from "effect"
+import * as CdpConnection from "../Cdp/Connection.ts"
+import type * as Protocol from "../Cdp/Protocol.ts"
+import * as Session from "../Cdp/Session.ts"
 import { CdpClosed } from "../Errors/Engine.ts"
-
-/** What happened to a page: closed (tab closed), crashed (renderer gone) or hung (main thread not answering). */
-export type Fate = "closed" | "crashed" | "hung"
-
-export const described: Record<Fate, string> = {
-  closed: "was closed",
-  crashed: "crashed",
-  hung: "stopped responding"
-}
+import * as Dialogs from "./PageLink/Dialogs.ts"
+import * as Targets from "./PageLink/Targets.ts"
 
 export interface PageLink {
   /** Runs `f` with a session attached to the page `targetId` on the kept connection. */
   readonly run: <A, E>(
     targetId: string,
-    f: (cdp: Cdp.CdpConnection, sessionId: string) => Effect.Effect<A, E>
+    f: (cdp: CdpConnection.Connection, sessionId: string) => Effect.Effect<A, E>
   ) => Effect.Effect<A, E | CdpClosed>
   /** A page's URL and title as the browser last announced them (target events: no round trip). */
-  readonly location: (targetId: string) => Option.Option<{ readonly url: string; readonly title: string }>
+  readonly location: (targetId: string) => Effect.Effect<Option.Option<Targets.Location>>
   /** Opens a new page target and returns its id. */
   readonly openPage: Effect.Effect<string, CdpClosed>
   /** Closes a page target (a crashed one, replaced). */
@@ -36,9 +27,9 @@ export interface PageLink {
   /** Attaches to the session's page now and after every reconnect, so its dialogs are seen without a read. */
   readonly follow: (targetId: string) => Effect.Effect<void>
   /** Whether `targetId` was closed or crashed since the link saw it. */
-  readonly fate: (targetId: string) => Fate | undefined
+  readonly fate: (targetId: string) => Effect.Effect<Option.Option<Targets.Fate>>
   /** Completes when `targetId` is closed or crashes (at once if it already has). */
-  readonly lost: (targetId: string) => Effect.Effect<Fate>
+  readonly lost: (targetId: string) => Effect.Effect<Targets.Fate>
   /** Whether the page's main thread answers a trivial evaluation within `timeoutMs`. */
   readonly responsive: (targetId: string, timeoutMs: number) => Effect.Effect<boolean>
 }
@@ -48,134 +39,119 @@ export interface PageLinkOptions {
   readonly answerDialogs: Effect.Effect<boolean>
 }
 
-interface Dialog {
-  readonly sessionId: string
-  readonly type: string
-  readonly message: string
-}
-
+/** One connection of the link's life, with the pages attached on it. */
 interface Open {
-  readonly cdp: Cdp.CdpConnection
+  readonly cdp: CdpConnection.Connection
   readonly scope: Scope.Closeable
   /** targetId → attached sessionId */
-  readonly sessions: Map<string, string>
+  readonly sessions: Ref.Ref<ReadonlyMap<string, string>>
+}
+
+/** After the socket drops with the browser still there (a reset connection), a few quick tries to reopen it. */
+const reopenSchedule = Schedule.exponential("100 millis").pipe(Schedule.upTo({ times: 5 }))
+
+const attachTimeoutMs = 5_000
+
+/** Forgets the sessions of pages that were destroyed or detached on this connection. */
+const forgetSessions = (open: Open, event: Protocol.Event) => {
+  switch (event.method) {
+    case "Target.targetDestroyed":
+      return Ref.update(open.sessions, (m) => {
+        const next = new Map(m)
+        next.delete(event.params.targetId)
+        return next
+      })
+    case "Target.detachedFromTarget":
+      return Ref.update(
+        open.sessions,
+        (m) => new Map([...m].filter(([, sessionId]) => sessionId !== event.params.sessionId))
+      )
+    default:
+      return Effect.void
+  }
 }
 
 export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: PageLinkOptions) {
-  const opening = yield* Semaphore.make(1)
-  const dialogs = yield* Queue.unbounded<Dialog>()
-  const fates = new Map<string, Fate>()
-  const locations = new Map<string, { readonly url: string; readonly title: string }>()
-  const watchers = new Map<string, Deferred.Deferred<Fate>>()
-  const settle = (targetId: string, fate: Fate) => {
-    fates.set(targetId, fate)
-    const watcher = watchers.get(targetId)
-    watchers.delete(targetId)
-    if (watcher !== undefined) Deferred.doneUnsafe(watcher, Effect.succeed(fate))
-  }
-  let current: Open | undefined
-  let followed: string | undefined
   const linkScope = yield* Effect.scope
-
-  const listen = (open: Open) => (event: Cdp.CdpEvent) => {
-    const params = event.params
-    switch (event.method) {
-      case "Target.targetCreated":
-      case "Target.targetInfoChanged": {
-        const info = params.targetInfo as { targetId: string; type: string; url: string; title: string }
-        if (info.type === "page") locations.set(info.targetId, { url: info.url, title: info.title })
-        break
-      }
-      case "Target.targetDestroyed":
-        locations.delete(String(params.targetId))
-        settle(String(params.targetId), "closed")
-        open.sessions.delete(String(params.targetId))
-        break
-      case "Target.targetCrashed":
-        settle(String(params.targetId), "crashed")
-        break
-      case "Target.detachedFromTarget":
-        for (const [targetId, sessionId] of open.sessions) {
-          if (sessionId === params.sessionId) open.sessions.delete(targetId)
-        }
-        break
-      case "Page.javascriptDialogOpening":
-        if (event.sessionId !== undefined) {
-          Queue.offerUnsafe(dialogs, {
-            sessionId: event.sessionId,
-            type: String(params.type),
-            message: String(params.message ?? "")
-          })
-        }
-        break
-    }
-  }
+  const targets = yield* Targets.make
+  const current = yield* SynchronizedRef.make<Open | undefined>(undefined)
+  const followed = yield* Ref.make<string | undefined>(undefined)
 
   const attach = (open: Open, targetId: string) =>
     Effect.gen(function* () {
-      const known = open.sessions.get(targetId)
+      const known = (yield* Ref.get(open.sessions)).get(targetId)
       if (known !== undefined) return known
-      const { sessionId } = yield* open.cdp
-        .send<{ sessionId: string }>("Target.attachToTarget", { targetId, flatten: true })
-        .pipe(
-          Effect.timeoutOrElse({
-            duration: 5_000,
-            orElse: () => Effect.fail(new CdpClosed({ message: `attaching to page ${targetId} took over 5 s` }))
-          })
-        )
+      const { sessionId } = yield* open.cdp.send("Target.attachToTarget", { targetId, flatten: true }).pipe(
+        Effect.timeoutOrElse({
+          duration: attachTimeoutMs,
+          orElse: () => Effect.fail(new CdpClosed({ message: `attaching to page ${targetId} took over 5 s` }))
+        })
+      )
       // Page events carry the dialogs. Not awaited: a page whose main thread hangs would never answer, and the
       // session's later commands queue behind it in the page anyway.
       yield* Effect.forkIn(open.cdp.send("Page.enable", {}, sessionId).pipe(Effect.ignore), linkScope)
-      open.sessions.set(targetId, sessionId)
+      yield* Ref.update(open.sessions, (m) => new Map(m).set(targetId, sessionId))
       return sessionId
     })
 
-  const ensure = opening.withPermits(1)(
-    Effect.gen(function* () {
-      if (current?.cdp.isOpen()) return current
-      if (current !== undefined) yield* Scope.close(current.scope, Exit.void)
-      current = undefined
-      const scope = yield* Scope.make()
-      const cdp = yield* Cdp.connect(wsEndpoint).pipe(
-        Scope.provide(scope),
-        Effect.onError(() => Scope.close(scope, Exit.void))
+  /** A new connection: its events feed the target bookkeeping and the dialog answerer from the first one on. */
+  const connect = Effect.gen(function* () {
+    const scope = yield* Scope.make()
+    return yield* Effect.gen(function* () {
+      const cdp = yield* CdpConnection.connect(wsEndpoint)
+      const open: Open = { cdp, scope, sessions: yield* Ref.make<ReadonlyMap<string, string>>(new Map()) }
+      const events = yield* cdp.events
+      yield* PubSub.take(events).pipe(
+        Effect.flatMap((event) => Effect.andThen(targets.observe(event), forgetSessions(open, event))),
+        Effect.forever,
+        Effect.forkScoped
       )
-      const open: Open = { cdp, scope, sessions: new Map() }
-      cdp.onEvent(listen(open))
+      yield* Dialogs.answer(cdp, yield* cdp.events, options.answerDialogs).pipe(Effect.forkScoped)
       yield* cdp.send("Target.setDiscoverTargets", { discover: true })
-      current = open
-      if (followed !== undefined) yield* attach(open, followed).pipe(Effect.ignore)
       return open
-    })
-  )
+    }).pipe(
+      Scope.provide(scope),
+      Effect.onError(() => Scope.close(scope, Exit.void))
+    )
+  })
 
-  // Dialogs are answered off the socket's callback, one at a time: dismissed, except that leaving a page is allowed.
-  yield* Effect.forkScoped(
-    Effect.forever(
+  const isOpen = (open: Open | undefined) => (open === undefined ? Effect.succeed(false) : open.cdp.isOpen)
+
+  /** The open connection, reopened when the socket dropped; one opener at a time. */
+  const ensure: Effect.Effect<Open, CdpClosed> = Effect.gen(function* () {
+    const known = yield* SynchronizedRef.get(current)
+    if (known !== undefined && (yield* known.cdp.isOpen)) return known
+    return yield* SynchronizedRef.modifyEffect(current, (stale) =>
       Effect.gen(function* () {
-        const dialog = yield* Queue.take(dialogs)
-        if (!(yield* options.answerDialogs)) {
-          yield* Effect.logInfo("a page dialog is left for the person in control", { type: dialog.type })
-          return
-        }
-        const accept = dialog.type === "beforeunload"
-        yield* Effect.logWarning(
-          `the page opened a ${dialog.type} dialog; it was ${accept ? "accepted" : "dismissed"}`,
-          {
-            message: dialog.message.slice(0, 200)
-          }
+        if (stale !== undefined && (yield* isOpen(stale))) return [stale, stale] as const
+        if (stale !== undefined) yield* Scope.close(stale.scope, Exit.void)
+        const open = yield* connect
+        const page = yield* Ref.get(followed)
+        if (page !== undefined) yield* attach(open, page).pipe(Effect.ignore)
+        // A socket that drops while the browser lives (a reset connection) is reopened before anyone needs it.
+        yield* open.cdp.closed.pipe(
+          Effect.andThen(Effect.logDebug("the kept CDP connection dropped; reopening it")),
+          Effect.andThen(Effect.suspend(() => ensure).pipe(Effect.retry(reopenSchedule))),
+          Effect.ignore,
+          Effect.forkIn(linkScope)
         )
-        const open = current
-        if (open === undefined) return
-        yield* open.cdp.send("Page.handleJavaScriptDialog", { accept }, dialog.sessionId).pipe(Effect.ignore)
+        return [open, open] as const
       })
     )
+  })
+
+  yield* Effect.addFinalizer(() =>
+    SynchronizedRef.get(current).pipe(
+      Effect.flatMap((open) => (open === undefined ? Effect.void : Scope.close(open.scope, Exit.void)))
+    )
   )
-  yield* Effect.addFinalizer(() => (current === undefined ? Effect.void : Scope.close(current.scope, Exit.void)))
   // The first connection is made now so target events are seen from the start; a failure here is retried on use.
   yield* ensure.pipe(Effect.ignore)
 
-  const run = <A, E>(targetId: string, f: (cdp: Cdp.CdpConnection, sessionId: string) => Effect.Effect<A, E>) =>
+  const run = <A, E>(
+    targetId: string,
+    f: (cdp: CdpConnection.Connection, sessionId: string) => Effect.Effect<A, E>
+  ): Effect.Effect<A, E | CdpClosed> =>
     Effect.gen(function* () {
       const open = yield* ensure
       return yield* f(open.cdp, yield* attach(open, targetId))
@@ -183,46 +159,32 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
 
   return {
     run,
-    location: (targetId) => Option.fromNullishOr(locations.get(targetId)),
-    openPage: Effect.gen(function* () {
-      const open = yield* ensure
-      const { targetId } = yield* open.cdp.send<{ targetId: string }>("Target.createTarget", { url: "about:blank" })
-      return targetId
-    }),
+    location: targets.location,
+    openPage: ensure.pipe(
+      Effect.flatMap((open) => open.cdp.send("Target.createTarget", { url: "about:blank" })),
+      Effect.map((created) => created.targetId)
+    ),
     closePage: (targetId) =>
       ensure.pipe(
         Effect.flatMap((open) => open.cdp.send("Target.closeTarget", { targetId })),
         Effect.asVoid
       ),
     // The socket can still look open for a moment after the browser is killed: only an answer proves it alive.
-    alive: Effect.suspend(() => {
-      const open = current
-      if (!open?.cdp.isOpen()) return Effect.succeed(false)
-      return open.cdp.send("Browser.getVersion").pipe(
+    alive: Effect.gen(function* () {
+      const open = yield* SynchronizedRef.get(current)
+      if (open === undefined || !(yield* open.cdp.isOpen)) return false
+      return yield* open.cdp.send("Browser.getVersion").pipe(
         Effect.timeoutOption(2_000),
         Effect.map(Option.isSome),
         Effect.orElseSucceed(() => false)
       )
     }),
     follow: (targetId) =>
-      Effect.suspend(() => {
-        followed = targetId
-        return run(targetId, () => Effect.void).pipe(Effect.ignore)
-      }),
-    fate: (targetId) => fates.get(targetId),
-    lost: (targetId) =>
-      Effect.suspend(() => {
-        const seen = fates.get(targetId)
-        if (seen !== undefined) return Effect.succeed(seen)
-        let watcher = watchers.get(targetId)
-        if (watcher === undefined) {
-          watcher = Deferred.makeUnsafe<Fate>()
-          watchers.set(targetId, watcher)
-        }
-        return Deferred.await(watcher)
-      }),
+      Ref.set(followed, targetId).pipe(Effect.andThen(run(targetId, () => Effect.void)), Effect.ignore),
+    fate: targets.fate,
+    lost: targets.lost,
     responsive: (targetId, timeoutMs) =>
-      run(targetId, (cdp, sessionId) => Cdp.evaluateOn(cdp, sessionId, "1")).pipe(
+      run(targetId, (cdp, sessionId) => Session.evaluateOn(cdp, sessionId, "1")).pipe(
         Effect.timeoutOption(timeoutMs),
         Effect.map(Option.isSome),
         // A closed socket or page says nothing about the main thread: the other checks handle those.

@@ -4,16 +4,17 @@
  * minimal DOM JSON around the nodes next to the failure.
  */
 import { Effect } from "effect"
-import type * as Cdp from "../Cdp/Cdp.ts"
+import type { Protocol } from "../Cdp/Protocol.ts"
+import type { PageRun } from "../Cdp/Session.ts"
 import * as Redact from "../Logging/Redact.ts"
 
 /** A PNG of the viewport; text inputs are masked in the page for the capture and unmasked after. */
-export const screenshot = (page: Cdp.PageRun) =>
+export const screenshot = (page: PageRun) =>
   page((cdp, sessionId) =>
     Effect.gen(function* () {
       yield* cdp.send("Runtime.evaluate", { expression: Redact.maskInputsScript }, sessionId)
       const shot = yield* cdp
-        .send<{ data: string }>("Page.captureScreenshot", { format: "png" }, sessionId)
+        .send("Page.captureScreenshot", { format: "png" }, sessionId)
         .pipe(
           Effect.ensuring(
             cdp.send("Runtime.evaluate", { expression: Redact.unmaskInputsScript }, sessionId).pipe(Effect.ignore)
@@ -22,16 +23,6 @@ export const screenshot = (page: Cdp.PageRun) =>
       return new Uint8Array(Buffer.from(shot.data, "base64"))
     })
   )
-
-interface AxNode {
-  readonly nodeId: string
-  readonly ignored?: boolean
-  readonly role?: { readonly value?: string }
-  readonly name?: { readonly value?: string }
-  readonly value?: { readonly value?: unknown }
-  readonly childIds?: ReadonlyArray<string>
-  readonly backendDOMNodeId?: number
-}
 
 /** Runs in the page: elements whose text, label or attributes mention `needle` (else the focused element), each with
  * its parent and siblings, as small JSON; form values are left to redaction. */
@@ -82,21 +73,21 @@ export const needleOf = (target: string | undefined) => {
 }
 
 /** The full accessibility tree (compacted) and the DOM around the failure; redacted by the writer. */
-export const failureSnapshot = (page: Cdp.PageRun, lookedFor?: string) =>
+export const failureSnapshot = (page: PageRun, lookedFor?: string) =>
   page((cdp, sessionId) =>
     Effect.gen(function* () {
-      const tree = yield* cdp.send<{ nodes: ReadonlyArray<AxNode> }>("Accessibility.getFullAXTree", {}, sessionId).pipe(
-        Effect.map((r) => r.nodes),
-        Effect.orElseSucceed(() => [] as ReadonlyArray<AxNode>)
+      const tree = yield* cdp.send("Accessibility.getFullAXTree", {}, sessionId).pipe(
+        Effect.map((r): ReadonlyArray<Protocol.Accessibility.AXNode> => r.nodes),
+        Effect.orElseSucceed((): ReadonlyArray<Protocol.Accessibility.AXNode> => [])
       )
       const dom = yield* cdp
-        .send<{ result: { value?: string } }>(
+        .send(
           "Runtime.evaluate",
           { expression: domAroundExpression(needleOf(lookedFor)), returnByValue: true },
           sessionId
         )
         .pipe(
-          Effect.map((r) => (r.result.value ? (JSON.parse(r.result.value) as unknown) : null)),
+          Effect.map((r): unknown => (r.result.value ? JSON.parse(r.result.value) : null)),
           Effect.orElseSucceed(() => null)
         )
       // A text field's typed value also shows as the name of its text children: keep the field, drop those.

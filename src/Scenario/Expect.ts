@@ -4,7 +4,8 @@
  * Raw CDP and a bound on every read, because a page that hangs its renderer must not hang the check.
  */
 import { Effect, Option } from "effect"
-import * as Cdp from "../Cdp/Cdp.ts"
+import * as CdpConnection from "../Cdp/Connection.ts"
+import * as CdpHttp from "../Cdp/Http.ts"
 import type { Sites } from "./Sites.ts"
 import type { Expect } from "./Suite.ts"
 
@@ -73,10 +74,10 @@ const readExpression = (selectors: ReadonlyArray<string>) => `(() => {
 const squash = (s: string) => s.replace(/\s+/g, " ").trim().toLowerCase()
 
 /** Reads one target (a page or an out-of-process frame), or nothing when it does not answer within `ms`. */
-const readTarget = (cdp: Cdp.CdpConnection, targetId: string, selectors: ReadonlyArray<string>, ms: number) =>
+const readTarget = (cdp: CdpConnection.Connection, targetId: string, selectors: ReadonlyArray<string>, ms: number) =>
   Effect.gen(function* () {
-    const { sessionId } = yield* cdp.send<{ sessionId: string }>("Target.attachToTarget", { targetId, flatten: true })
-    const result = yield* cdp.send<{ result: { value?: Seen }; exceptionDetails?: unknown }>(
+    const { sessionId } = yield* cdp.send("Target.attachToTarget", { targetId, flatten: true })
+    const result = yield* cdp.send(
       "Runtime.evaluate",
       { expression: readExpression(selectors), returnByValue: true },
       sessionId
@@ -116,10 +117,10 @@ export const check = (options: {
       (expect.textAbsent?.length ?? 0) > 0 ||
       selectors.length > 0
     if (!needsPage) return problems
-    const http = yield* Cdp.httpOrigin(options.wsEndpoint).pipe(Effect.option)
+    const http = yield* CdpHttp.httpOrigin(options.wsEndpoint).pipe(Effect.option)
     const targets = Option.isNone(http)
       ? []
-      : yield* Cdp.listTargets(http.value).pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<Cdp.TargetInfo>))
+      : yield* CdpHttp.listTargets(http.value).pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<CdpHttp.TargetInfo>))
     // The page the last answer was on first; then the others (after a renderer crash the session may have moved on
     // to another tab while its old one stays behind, dead).
     const pages = targets
@@ -129,7 +130,7 @@ export const check = (options: {
     const ms = options.readTimeoutMs ?? 4_000
     const seen = yield* Effect.scoped(
       Effect.gen(function* () {
-        const cdp = yield* Cdp.connect(options.wsEndpoint)
+        const cdp = yield* CdpConnection.connect(options.wsEndpoint)
         let main = Option.none<Seen>()
         for (const page of pages) {
           main = yield* readTarget(cdp, page.id, selectors, ms)

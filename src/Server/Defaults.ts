@@ -7,7 +7,7 @@ import * as Policy from "../Cascade/Policy.ts"
 import * as UrlPolicy from "../Cascade/UrlPolicy.ts"
 import * as Model from "../Engine/Model.ts"
 import * as AttemptLog from "../Logging/AttemptLog.ts"
-import * as AdsPower from "../Sandbox/AdsPower.ts"
+import * as AdsPower from "../Sandbox/Provider/AdsPower.ts"
 
 export const defaults = {
   /** `~/.switchyard/logs`. */

@@ -8,7 +8,7 @@ import { Effect, Option } from "effect"
 import * as Engines from "../Cascade/Engines.ts"
 import * as Policy from "../Cascade/Policy.ts"
 import * as EngineId from "../Engine/EngineId.ts"
-import * as LocalChromium from "../Sandbox/LocalChromium.ts"
+import * as LocalChromium from "../Sandbox/Provider/LocalChromium.ts"
 import type * as Config from "./Config.ts"
 
 const services = (root: string) => {

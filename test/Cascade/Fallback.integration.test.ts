@@ -13,7 +13,7 @@ import { defaultCascade, type Level, type Policy } from "../../src/Cascade/Polic
 import { Router } from "../../src/Cascade/Router.ts"
 import type * as Model from "../../src/Engine/Model.ts"
 import * as Events from "../../src/Logging/Events.ts"
-import * as LocalChromium from "../../src/Sandbox/LocalChromium.ts"
+import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
 import { Sandbox } from "../../src/Sandbox/Sandbox.ts"
 import * as LlmServer from "../fixtures/LlmServer.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"

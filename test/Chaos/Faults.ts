@@ -6,7 +6,8 @@ import { execFileSync } from "node:child_process"
 import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect } from "effect"
-import * as Cdp from "../../src/Cdp/Cdp.ts"
+import * as CdpConnection from "../../src/Cdp/Connection.ts"
+import * as CdpHttp from "../../src/Cdp/Http.ts"
 
 export const faultKinds = [
   "kill_chromium",
@@ -44,10 +45,10 @@ export const resetCdpSockets = (port: number): number | undefined => {
 /** `Target.closeTarget` on every page of the browser, from a separate CDP client: the agent's tab is closed. */
 export const closePageTargets = (wsEndpoint: string) =>
   Effect.gen(function* () {
-    const origin = yield* Cdp.httpOrigin(wsEndpoint)
-    const pages = (yield* Cdp.listTargets(origin)).filter((t) => t.type === "page")
+    const origin = yield* CdpHttp.httpOrigin(wsEndpoint)
+    const pages = (yield* CdpHttp.listTargets(origin)).filter((t) => t.type === "page")
     yield* Effect.scoped(
-      Cdp.connect(wsEndpoint).pipe(
+      CdpConnection.connect(wsEndpoint).pipe(
         Effect.flatMap((cdp) =>
           Effect.forEach(pages, (page) => cdp.send("Target.closeTarget", { targetId: page.id }), { discard: true })
         )

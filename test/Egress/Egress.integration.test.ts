@@ -10,9 +10,9 @@ import { join } from "node:path"
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { type BrowserContext, type Page, chromium as playwright } from "playwright-core"
-import * as Cdp from "../../src/Cdp/Cdp.ts"
+import * as CdpConnection from "../../src/Cdp/Connection.ts"
 import * as Egress from "../../src/Egress/Egress.ts"
-import * as LocalChromium from "../../src/Sandbox/LocalChromium.ts"
+import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
 
 const deniedRule = "deny:127.0.0.2"
 
@@ -377,7 +377,7 @@ layer(fixture, { excludeTestServices: true, timeout: "60 seconds" })("Egress thr
       const fx = yield* Fixture
       const secret = join(tmpdir(), `egress-secret-${process.pid}.txt`)
       writeFileSync(secret, "SECRET")
-      const link = yield* Cdp.connect(fx.wsEndpoint)
+      const link = yield* CdpConnection.connect(fx.wsEndpoint)
       yield* egress.guardSchemes(link)
       const { value, blocks } = yield* blocksDuring(
         withPage(async (page) => {

@@ -5,15 +5,16 @@
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Exit, Fiber, Layer, Logger, Option, Redacted, References } from "effect"
 import { TestClock } from "effect/testing"
-import * as Cdp from "../../src/Cdp/Cdp.ts"
+import * as CdpHttp from "../../src/Cdp/Http.ts"
 import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
 import type { EngineSpec } from "../../src/Engine/EngineSpec.ts"
 import * as HumanEngine from "../../src/Engine/HumanEngine.ts"
 import * as PlaywrightEngine from "../../src/Engine/PlaywrightEngine.ts"
 import * as Events from "../../src/Logging/Events.ts"
+import { missingTools } from "../../src/Sandbox/Provider/Vnc/Tools.ts"
+import { urlWithPassword, Vnc } from "../../src/Sandbox/Provider/Vnc.ts"
 import { Sandbox } from "../../src/Sandbox/Sandbox.ts"
-import { missingTools, urlWithPassword, Vnc } from "../../src/Sandbox/Vnc.ts"
 import { Display } from "../../src/Takeover/Display.ts"
 import * as Handoff from "../../src/Takeover/Handoff.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
@@ -82,7 +83,7 @@ const captureLogs = () => {
 const sessionTarget = (sandbox: Sandbox["Service"]) =>
   Effect.gen(function* () {
     const status = yield* sandbox.status
-    const pages = yield* Cdp.listTargets(`http://${new URL(status.wsEndpoint!).host}`)
+    const pages = yield* CdpHttp.listTargets(`http://${new URL(status.wsEndpoint!).host}`)
     return { wsEndpoint: status.wsEndpoint!, targetId: pages.find((t) => t.type === "page")!.id }
   })
 

@@ -9,7 +9,10 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Cause, Context, Effect, Exit, Fiber, Layer, Option, Redacted, Scope } from "effect"
-import * as Cdp from "../../src/Cdp/Cdp.ts"
+import * as CdpConnection from "../../src/Cdp/Connection.ts"
+import * as CdpHttp from "../../src/Cdp/Http.ts"
+import type * as Protocol from "../../src/Cdp/Protocol.ts"
+import * as Session from "../../src/Cdp/Session.ts"
 import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
 import * as MagnitudeEngine from "../../src/Engine/MagnitudeEngine.ts"
@@ -89,7 +92,7 @@ const failureOf = <A>(exit: Exit.Exit<A, SwitchyardError>): SwitchyardError => {
 const evaluate = <A>(expression: string) =>
   Effect.gen(function* () {
     const session = yield* BrowserSession
-    return yield* Cdp.evaluate<A>(session.wsEndpoint, session.targetId, expression)
+    return yield* Session.evaluate<A>(session.wsEndpoint, session.targetId, expression)
   })
 const byId = (id: string) => `document.getElementById(${JSON.stringify(id)})`
 const inputValue = (id: string) => evaluate<string>(`${byId(id)}.value`)
@@ -399,7 +402,7 @@ layer(services, { excludeTestServices: true, timeout: "60 seconds" })("Magnitude
 
       assert.isFalse(yield* first.connected())
       assert.isTrue(isAlive(session.pid!))
-      const version = yield* Cdp.version(session.httpEndpoint)
+      const version = yield* CdpHttp.version(session.httpEndpoint)
       assert.include(version.webSocketDebuggerUrl, "/devtools/browser/")
       assert.strictEqual(yield* evaluate<string>("location.href"), site.url("/forms.html"))
       assert.strictEqual(yield* inputValue("email"), "kept@example.com")
@@ -419,13 +422,13 @@ layer(services, { excludeTestServices: true, timeout: "60 seconds" })("Magnitude
     Effect.gen(function* () {
       const session = yield* BrowserSession
       const site = yield* Site
-      const browserTarget = <A>(method: string, params: Record<string, unknown>) =>
-        Effect.scoped(Effect.flatMap(Cdp.connect(session.wsEndpoint), (cdp) => cdp.send<A>(method, params)))
+      const browserTarget = <M extends Protocol.Command>(method: M, ...args: Protocol.Args<M>) =>
+        Effect.scoped(Effect.flatMap(CdpConnection.connect(session.wsEndpoint), (cdp) => cdp.send(method, ...args)))
       // A second tab becomes the session's page; the original tab stays open beside it.
-      const { targetId } = yield* browserTarget<{ targetId: string }>("Target.createTarget", { url: "about:blank" })
+      const { targetId } = yield* browserTarget("Target.createTarget", { url: "about:blank" })
       yield* Effect.addFinalizer(() => Effect.ignore(browserTarget("Target.closeTarget", { targetId })))
       const tab = BrowserSession.of({ ...session, targetId })
-      const inTab = <A>(expression: string) => Cdp.evaluate<A>(session.wsEndpoint, targetId, expression)
+      const inTab = <A>(expression: string) => Session.evaluate<A>(session.wsEndpoint, targetId, expression)
       const original = yield* evaluate<string>("location.href")
 
       const engine = yield* buildEngine().pipe(Effect.provideService(BrowserSession, tab))

@@ -7,7 +7,8 @@ import type { AddressInfo } from "node:net"
 import { createServer } from "node:net"
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
-import * as Cdp from "../../src/Cdp/Cdp.ts"
+import * as CdpHttp from "../../src/Cdp/Http.ts"
+import * as Session from "../../src/Cdp/Session.ts"
 import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
 import type { PageFacts } from "../../src/Engine/PageFacts.ts"
@@ -21,7 +22,7 @@ class Site extends Context.Service<Site, SiteServer.SiteServer>()("test/Site") {
 const evaluate = <A>(expression: string) =>
   Effect.gen(function* () {
     const session = yield* BrowserSession
-    return yield* Cdp.evaluate<A>(session.wsEndpoint, session.targetId, expression)
+    return yield* Session.evaluate<A>(session.wsEndpoint, session.targetId, expression)
   })
 const byId = (id: string) => `document.getElementById(${JSON.stringify(id)})`
 const inputValue = (id: string) => evaluate<string>(`${byId(id)}.value`)
@@ -451,7 +452,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Pla
       assert.isFalse(yield* first.connected())
       assert.isNotNull(session.pid)
       assert.isTrue(isAlive(session.pid!))
-      const version = yield* Cdp.version(session.httpEndpoint)
+      const version = yield* CdpHttp.version(session.httpEndpoint)
       assert.include(version.webSocketDebuggerUrl, "/devtools/browser/")
       const closedCall = yield* Effect.flip(first.pageState())
       assert.strictEqual(closedCall._tag, "CdpClosed")

@@ -5,7 +5,8 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
-import * as Cdp from "../../src/Cdp/Cdp.ts"
+import * as CdpHttp from "../../src/Cdp/Http.ts"
+import * as Session from "../../src/Cdp/Session.ts"
 import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
 import type { ModelConfig } from "../../src/Engine/Model.ts"
@@ -24,7 +25,7 @@ class Site extends Context.Service<Site, SiteServer.SiteServer>()("test/Site") {
 const evaluate = <A>(expression: string) =>
   Effect.gen(function* () {
     const session = yield* BrowserSession
-    return yield* Cdp.evaluate<A>(session.wsEndpoint, session.targetId, expression)
+    return yield* Session.evaluate<A>(session.wsEndpoint, session.targetId, expression)
   })
 const byId = (id: string) => `document.getElementById(${JSON.stringify(id)})`
 const textOf = (id: string) => evaluate<string>(`${byId(id)}.textContent`)
@@ -163,7 +164,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
     Effect.gen(function* () {
       const site = yield* Site
       const session = yield* BrowserSession
-      yield* Cdp.navigate(session.wsEndpoint, session.targetId, "about:blank")
+      yield* Session.navigate(session.wsEndpoint, session.targetId, "about:blank")
       const llm = yield* LlmServer.start()
       yield* withCua(anthropic(llm), (engine) =>
         Effect.gen(function* () {
@@ -312,7 +313,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
       const llm = yield* LlmServer.start()
       yield* withCua(openai(llm), (engine) => engine.navigate(site.url("/plain.html")))
       assert.isTrue(isAlive(session.pid!))
-      assert.strictEqual((yield* Cdp.version(session.httpEndpoint)).webSocketDebuggerUrl, session.wsEndpoint)
+      assert.strictEqual((yield* CdpHttp.version(session.httpEndpoint)).webSocketDebuggerUrl, session.wsEndpoint)
       assert.strictEqual(yield* evaluate<string>("location.pathname"), "/plain.html")
     })
   )

@@ -5,7 +5,8 @@
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
-import * as Cdp from "../../src/Cdp/Cdp.ts"
+import * as CdpHttp from "../../src/Cdp/Http.ts"
+import * as Session from "../../src/Cdp/Session.ts"
 import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import { type Action, Engine } from "../../src/Engine/Engine.ts"
 import * as PlaywrightEngine from "../../src/Engine/PlaywrightEngine.ts"
@@ -24,7 +25,7 @@ class Site extends Context.Service<Site, SiteServer.SiteServer>()("test/Site") {
 const evaluate = <A>(expression: string) =>
   Effect.gen(function* () {
     const session = yield* BrowserSession
-    return yield* Cdp.evaluate<A>(session.wsEndpoint, session.targetId, expression)
+    return yield* Session.evaluate<A>(session.wsEndpoint, session.targetId, expression)
   })
 const byId = (id: string) => `document.getElementById(${JSON.stringify(id)})`
 const inputValue = (id: string) => evaluate<string>(`${byId(id)}.value`)
@@ -34,7 +35,7 @@ const reset = (path: string) =>
   Effect.gen(function* () {
     const session = yield* BrowserSession
     const site = yield* Site
-    yield* Cdp.navigate(session.wsEndpoint, session.targetId, site.url(path))
+    yield* Session.navigate(session.wsEndpoint, session.targetId, site.url(path))
   })
 
 const pngSignature = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]
@@ -463,7 +464,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
       const llm = yield* LlmServer.start()
       yield* withDom(llm, (engine) => engine.navigate(site.url("/plain.html")))
       assert.isTrue(isAlive(session.pid!))
-      const version = yield* Cdp.version(session.httpEndpoint)
+      const version = yield* CdpHttp.version(session.httpEndpoint)
       assert.strictEqual(version.webSocketDebuggerUrl, session.wsEndpoint)
       assert.strictEqual(yield* evaluate<string>("location.pathname"), "/plain.html")
       // And a later engine attaches again to the same page.

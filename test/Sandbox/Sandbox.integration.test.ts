@@ -1,13 +1,15 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Exit, Fiber, Layer, Option } from "effect"
+import { Context, Deferred, Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
 import { TestClock } from "effect/testing"
-import * as Cdp from "../../src/Cdp/Cdp.ts"
+import * as CdpConnection from "../../src/Cdp/Connection.ts"
+import * as CdpHttp from "../../src/Cdp/Http.ts"
+import * as Session from "../../src/Cdp/Session.ts"
 import type { EngineSpec } from "../../src/Engine/EngineSpec.ts"
 import { ActionFailed } from "../../src/Errors/Page.ts"
 import { HumanInControl } from "../../src/Errors/Service.ts"
 import type { SwitchyardError } from "../../src/Errors.ts"
-import { BrowserProvider } from "../../src/Sandbox/Browser.ts"
-import * as LocalChromium from "../../src/Sandbox/LocalChromium.ts"
+import { BrowserProvider } from "../../src/Sandbox/Provider/Browser.ts"
+import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
 import { Sandbox, type SandboxOptions } from "../../src/Sandbox/Sandbox.ts"
 import { Occupant } from "../../src/Takeover/Occupant.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
@@ -237,9 +239,30 @@ describe("Sandbox", () => {
       assert.isFalse(isAlive(browserPid!))
       assert.strictEqual((yield* sb.status).active, false)
       const origin = `http://${new URL(wsEndpoint!).host}`
-      assert.strictEqual((yield* Effect.exit(Cdp.version(origin, 500)))._tag, "Failure")
+      assert.strictEqual((yield* Effect.exit(CdpHttp.version(origin, 500)))._tag, "Failure")
       yield* sb.use(probe(log), (e) => e.pageState())
       assert.strictEqual((yield* sb.status).active, true)
+    })
+  )
+
+  it.live("a call retried while the session shuts down gets session_closed and starts no browser", () =>
+    Effect.gen(function* () {
+      const counter = { launches: 0 }
+      const scope = yield* Scope.make()
+      const sb = yield* sandbox({}, counter).pipe(Scope.provide(scope))
+      const log = ProbeEngine.makeLog()
+      const entered = yield* Deferred.make<void>()
+      // The stopped call is tried again at once, as the cascade retries a session_closed.
+      const call = yield* Effect.forkChild(
+        sb
+          .use(probe(log), () => Deferred.succeed(entered, undefined).pipe(Effect.andThen(Effect.never)))
+          .pipe(Effect.catch(() => sb.use(probe(log), (e) => e.pageState())))
+      )
+      yield* Deferred.await(entered)
+      yield* Scope.close(scope, Exit.void)
+      assert.strictEqual((yield* Effect.flip(Fiber.join(call))).type, "session_closed")
+      assert.strictEqual(counter.launches, 1, "no browser was started after the shutdown")
+      assert.strictEqual((yield* sb.status).active, false)
     })
   )
 
@@ -299,7 +322,11 @@ describe("Sandbox", () => {
       Effect.gen(function* () {
         const status = yield* sb.status
         const http = `http://${new URL(status.wsEndpoint!).host}`
-        return { http, ws: status.wsEndpoint!, pages: (yield* Cdp.listTargets(http)).filter((t) => t.type === "page") }
+        return {
+          http,
+          ws: status.wsEndpoint!,
+          pages: (yield* CdpHttp.listTargets(http)).filter((t) => t.type === "page")
+        }
       })
     /** A sandbox whose page shows `path` of the fixture site, and its pages as the browser lists them then. */
     const onPage = (path: string) =>
@@ -313,7 +340,7 @@ describe("Sandbox", () => {
       })
     /** Crashes a page's renderer (the command itself gets no answer). */
     const crash = (ws: string, targetId: string) =>
-      Cdp.withTarget(ws, targetId, (cdp, sessionId) =>
+      Session.withTarget(ws, targetId, (cdp, sessionId) =>
         cdp.send("Page.crash", {}, sessionId).pipe(Effect.timeoutOption(500), Effect.ignore)
       )
 
@@ -322,7 +349,7 @@ describe("Sandbox", () => {
         const { sb, log, url, before } = yield* onPage("/plain.html")
         assert.strictEqual(before.pages.length, 1)
         yield* Effect.scoped(
-          Cdp.connect(before.ws).pipe(
+          CdpConnection.connect(before.ws).pipe(
             Effect.flatMap((cdp) => cdp.send("Target.closeTarget", { targetId: before.pages[0]!.id }))
           )
         )
@@ -375,7 +402,7 @@ describe("Sandbox", () => {
         const { sb, log, url, before } = yield* onPage("/hang.html")
         const failed = yield* sb
           .use(probe(log), () =>
-            Cdp.evaluate(
+            Session.evaluate(
               before.ws,
               before.pages[0]!.id,
               "setTimeout(() => document.getElementById('freeze').click())"
@@ -395,7 +422,7 @@ describe("Sandbox", () => {
           after.pages.map((p) => p.url),
           [url]
         )
-        const answers = yield* Cdp.evaluate<number>(after.ws, after.pages[0]!.id, "1 + 1").pipe(
+        const answers = yield* Session.evaluate<number>(after.ws, after.pages[0]!.id, "1 + 1").pipe(
           Effect.timeoutOption(2_000)
         )
         assert.deepStrictEqual(answers._tag === "Some" ? answers.value : "no answer", 2, "the new page answers")
@@ -411,7 +438,7 @@ describe("Sandbox", () => {
         } = before
         // Runtime.evaluate returns only when the dialog is answered.
         const answered = yield* sb.use(probe(log), () =>
-          Cdp.evaluate<boolean>(ws, page!.id, "confirm('Delete everything?')").pipe(Effect.timeoutOption(10_000))
+          Session.evaluate<boolean>(ws, page!.id, "confirm('Delete everything?')").pipe(Effect.timeoutOption(10_000))
         )
         assert.deepStrictEqual(answered._tag === "Some" ? answered.value : "still open", false)
       })

@@ -1,14 +1,14 @@
 /** Artifacts read over raw CDP from a real page: masked screenshots and the failure snapshot. */
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import * as Cdp from "../../src/Cdp/Cdp.ts"
+import * as Session from "../../src/Cdp/Session.ts"
 import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import * as Snapshot from "../../src/Sandbox/Snapshot.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
 import * as TestBrowser from "../support/TestBrowser.ts"
 
 const evaluate = <A>(session: BrowserSession["Service"], expression: string) =>
-  Cdp.evaluate<A>(session.wsEndpoint, session.targetId, expression)
+  Session.evaluate<A>(session.wsEndpoint, session.targetId, expression)
 
 layer(Layer.merge(TestBrowser.layer(), Layer.empty))("Snapshot", (it) => {
   describe("screenshots", () => {
@@ -16,12 +16,12 @@ layer(Layer.merge(TestBrowser.layer(), Layer.empty))("Snapshot", (it) => {
       Effect.gen(function* () {
         const session = yield* BrowserSession
         const site = yield* SiteServer.start
-        yield* Cdp.navigate(session.wsEndpoint, session.targetId, site.url("/forms.html"))
-        const empty = yield* Snapshot.screenshot(Cdp.fresh(session))
+        yield* Session.navigate(session.wsEndpoint, session.targetId, site.url("/forms.html"))
+        const empty = yield* Snapshot.screenshot(Session.fresh(session))
         yield* evaluate(session, `document.querySelector("#email").value = "4111111111111111 secret@example.test"`)
-        const masked = yield* Snapshot.screenshot(Cdp.fresh(session))
-        const raw = yield* Cdp.withTarget(session.wsEndpoint, session.targetId, (cdp, sessionId) =>
-          cdp.send<{ data: string }>("Page.captureScreenshot", { format: "png" }, sessionId)
+        const masked = yield* Snapshot.screenshot(Session.fresh(session))
+        const raw = yield* Session.withTarget(session.wsEndpoint, session.targetId, (cdp, sessionId) =>
+          cdp.send("Page.captureScreenshot", { format: "png" }, sessionId)
         )
         assert.strictEqual(Buffer.from(masked).subarray(1, 4).toString(), "PNG")
         assert.notDeepEqual(Buffer.from(raw.data, "base64"), Buffer.from(empty), "unmasked, the typed value shows")
@@ -39,8 +39,8 @@ layer(Layer.merge(TestBrowser.layer(), Layer.empty))("Snapshot", (it) => {
       Effect.gen(function* () {
         const session = yield* BrowserSession
         const site = yield* SiteServer.start
-        yield* Cdp.navigate(session.wsEndpoint, session.targetId, site.url("/forms.html"))
-        const snapshot = (yield* Snapshot.failureSnapshot(Cdp.fresh(session), 'textbox named "Email"')) as {
+        yield* Session.navigate(session.wsEndpoint, session.targetId, site.url("/forms.html"))
+        const snapshot = (yield* Snapshot.failureSnapshot(Session.fresh(session), 'textbox named "Email"')) as {
           accessibilityTree: Array<{ role?: string; name?: string }>
           dom: {
             looked_for: string

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { missingTools } from "../../src/Sandbox/Vnc.ts"
+import { missingTools } from "../../src/Sandbox/Provider/Vnc/Tools.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
 import { startService, stopServices } from "../support/Service.ts"
 

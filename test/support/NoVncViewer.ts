@@ -4,7 +4,7 @@
  */
 import { Effect, type Scope } from "effect"
 import { type Browser, chromium, type Page } from "playwright-core"
-import * as Cdp from "../../src/Cdp/Cdp.ts"
+import * as Session from "../../src/Cdp/Session.ts"
 
 /** A point on the VNC display (the remote screen), in its pixels. */
 export interface ScreenPoint {
@@ -80,7 +80,7 @@ interface Target {
  * on the screen (window position and browser chrome above it), in device pixels.
  */
 export const screenPoint = (target: Target, selector: string) =>
-  Cdp.evaluate<ScreenPoint | null>(
+  Session.evaluate<ScreenPoint | null>(
     target.wsEndpoint,
     target.targetId,
     `(() => {
@@ -103,7 +103,7 @@ export const until = <A>(target: Target, expression: string, ok: (a: A) => boole
     const deadline = Date.now() + timeoutMs
     let last: A | undefined
     while (Date.now() < deadline) {
-      last = yield* Cdp.evaluate<A>(target.wsEndpoint, target.targetId, expression).pipe(Effect.orDie)
+      last = yield* Session.evaluate<A>(target.wsEndpoint, target.targetId, expression).pipe(Effect.orDie)
       if (ok(last)) return last
       yield* Effect.promise(() => new Promise((r) => setTimeout(r, 50)))
     }

@@ -3,7 +3,8 @@
  * many clients a browser had at once. It drives the real browser; it only lacks the instruction features.
  */
 import { Effect, Layer } from "effect"
-import * as Cdp from "../../src/Cdp/Cdp.ts"
+import * as CdpConnection from "../../src/Cdp/Connection.ts"
+import * as Session from "../../src/Cdp/Session.ts"
 import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
 import * as Page from "../../src/Engine/PageState.ts"
@@ -54,7 +55,7 @@ export const layer = (log: ProbeLog, name = "probe") =>
             log.events.push(`${name}:disconnected`)
           })
       )
-      const cdp = yield* Cdp.connect(session.wsEndpoint)
+      const cdp = yield* CdpConnection.connect(session.wsEndpoint)
       log.sever = () => {
         open = false
       }
@@ -62,7 +63,7 @@ export const layer = (log: ProbeLog, name = "probe") =>
         kind: "playwright",
         capabilities,
         navigate: (url) =>
-          Cdp.navigate(session.wsEndpoint, session.targetId, url).pipe(
+          Session.navigate(session.wsEndpoint, session.targetId, url).pipe(
             Effect.andThen(Page.capture(session)),
             Effect.map((s) => ({ url: s.url, title: s.title, status: 200 }))
           ),

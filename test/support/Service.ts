@@ -5,7 +5,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { Effect } from "effect"
-import * as LocalChromium from "../../src/Sandbox/LocalChromium.ts"
+import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
 import { processesMatching } from "./Processes.ts"
 import { waitFor } from "./Wait.ts"
 

@@ -3,7 +3,7 @@
  * websockify has forked its per-client process too), prints `READY <json>` and waits to be killed.
  */
 import { Effect, Logger } from "effect"
-import * as Vnc from "../../src/Sandbox/Vnc.ts"
+import * as Vnc from "../../src/Sandbox/Provider/Vnc.ts"
 
 const program = Effect.gen(function* () {
   const vnc = yield* Vnc.make()

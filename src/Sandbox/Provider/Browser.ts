@@ -3,7 +3,7 @@
  * the running browser as `BrowserSession` (Engine/BrowserSession.ts) when the Sandbox connects them.
  */
 import { Context, type Effect, type Scope } from "effect"
-import type { SwitchyardError } from "../Errors.ts"
+import type { SwitchyardError } from "../../Errors.ts"
 
 /** A browser that is running for as long as the scope that provided it stays open. */
 export interface RunningBrowser {

@@ -3,8 +3,8 @@
  * detaches: the browser keeps running, and a dead one cannot be relaunched from here.
  */
 import { Config, Effect, Layer, Schema } from "effect"
-import * as Cdp from "../Cdp/Cdp.ts"
-import { BrowserUnavailable, EndpointUnreachable, InvalidEndpoint } from "../Errors/Browser.ts"
+import * as CdpHttp from "../../Cdp/Http.ts"
+import { BrowserUnavailable, EndpointUnreachable, InvalidEndpoint } from "../../Errors/Browser.ts"
 import { BrowserProvider, type RunningBrowser } from "./Browser.ts"
 
 export interface CdpEndpointOptions {
@@ -38,7 +38,7 @@ interface Target {
 }
 
 const parse = (endpoint: string): Effect.Effect<Target, InvalidEndpoint> =>
-  Cdp.httpOrigin(endpoint).pipe(
+  CdpHttp.httpOrigin(endpoint).pipe(
     Effect.flatMap((origin): Effect.Effect<Target, InvalidEndpoint> => {
       const url = new URL(endpoint) // httpOrigin has already parsed it
       const isWs = url.protocol === "ws:" || url.protocol === "wss:"
@@ -60,18 +60,21 @@ const parse = (endpoint: string): Effect.Effect<Target, InvalidEndpoint> =>
 const attach = Effect.fn("CdpEndpoint.attach")(function* (options: CdpEndpointOptions) {
   const { endpoint } = options
   const target = yield* parse(endpoint)
-  const raw = yield* Cdp.version(target.origin, options.connectTimeoutMs ?? 5_000).pipe(
+  const raw = yield* CdpHttp.version(target.origin, options.connectTimeoutMs ?? 5_000).pipe(
     Effect.mapError(
-      (error) => new EndpointUnreachable({ endpoint, message: `cannot attach to ${endpoint}: ${error.message}` })
+      (error) =>
+        new EndpointUnreachable({ endpoint, message: `cannot attach to ${endpoint}: ${error.message}`, cause: error })
     )
   )
-  const notCdp = new InvalidEndpoint({
-    endpoint,
-    message: `${target.origin} answered /json/version without a browser WebSocket URL: "${endpoint}" is not a Chromium DevTools endpoint`
-  })
-  const info = yield* Schema.decodeUnknownEffect(VersionInfo)(raw).pipe(Effect.mapError(() => notCdp))
+  const notCdp = (cause?: unknown) =>
+    new InvalidEndpoint({
+      endpoint,
+      message: `${target.origin} answered /json/version without a browser WebSocket URL: "${endpoint}" is not a Chromium DevTools endpoint`,
+      ...(cause === undefined ? {} : { cause })
+    })
+  const info = yield* Schema.decodeUnknownEffect(VersionInfo)(raw).pipe(Effect.mapError(notCdp))
   const runningId = browserIdOf(info.webSocketDebuggerUrl)
-  if (runningId === undefined) return yield* notCdp
+  if (runningId === undefined) return yield* notCdp()
   if (target.browserId !== undefined && target.browserId !== runningId) {
     return yield* new BrowserUnavailable({
       message: `the browser named by ${endpoint} is gone: ${target.origin} now runs browser ${runningId}, not ${target.browserId} (attach with ${target.origin} to take whichever browser runs there)`
@@ -89,7 +92,7 @@ const attach = Effect.fn("CdpEndpoint.attach")(function* (options: CdpEndpointOp
     httpEndpoint: target.origin,
     pid: null,
     // Alive only while the same browser answers: a browser restarted on the port has a new id and other targets.
-    alive: Cdp.version(target.origin, 2_000).pipe(
+    alive: CdpHttp.version(target.origin, 2_000).pipe(
       Effect.map((v) => browserIdOf(v.webSocketDebuggerUrl) === runningId),
       Effect.orElseSucceed(() => false)
     )

@@ -5,14 +5,16 @@ import { dirname, join } from "node:path"
 import { createInterface } from "node:readline"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Redacted } from "effect"
-import * as Cdp from "../../src/Cdp/Cdp.ts"
-import { BrowserProvider } from "../../src/Sandbox/Browser.ts"
-import { make, missingTools, urlWithPassword, Vnc, type VncProcesses } from "../../src/Sandbox/Vnc.ts"
-import * as SiteServer from "../fixtures/SiteServer.ts"
-import * as NoVncViewer from "../support/NoVncViewer.ts"
-import { ownChildren, vncProcessNames } from "../support/OwnProcesses.ts"
-import { isAlive, processesMatching, sharedMemoryOf } from "../support/Processes.ts"
-import { waitFor } from "../support/Wait.ts"
+import * as CdpHttp from "../../../src/Cdp/Http.ts"
+import * as Session from "../../../src/Cdp/Session.ts"
+import { BrowserProvider } from "../../../src/Sandbox/Provider/Browser.ts"
+import { missingTools } from "../../../src/Sandbox/Provider/Vnc/Tools.ts"
+import { make, urlWithPassword, Vnc, type VncProcesses } from "../../../src/Sandbox/Provider/Vnc.ts"
+import * as SiteServer from "../../fixtures/SiteServer.ts"
+import * as NoVncViewer from "../../support/NoVncViewer.ts"
+import { ownChildren, vncProcessNames } from "../../support/OwnProcesses.ts"
+import { isAlive, processesMatching, sharedMemoryOf } from "../../support/Processes.ts"
+import { waitFor } from "../../support/Wait.ts"
 
 const missing = missingTools()
 const skipped =
@@ -128,15 +130,15 @@ describe("Vnc", () => {
         const vnc = yield* make()
         const provider = yield* Layer.build(Vnc.layerLocalChromium().pipe(Layer.provide(Layer.succeed(Vnc, vnc))))
         const browser = yield* Context.get(provider, BrowserProvider).acquire
-        const version = yield* Cdp.version(browser.httpEndpoint)
+        const version = yield* CdpHttp.version(browser.httpEndpoint)
         assert.notInclude((version as unknown as Record<string, string>)["User-Agent"], "Headless")
-        const page = (yield* Cdp.listTargets(browser.httpEndpoint)).find((t) => t.type === "page")!
+        const page = (yield* CdpHttp.listTargets(browser.httpEndpoint)).find((t) => t.type === "page")!
         const target = { wsEndpoint: browser.wsEndpoint, targetId: page.id }
-        yield* Cdp.navigate(browser.wsEndpoint, page.id, site.url("/forms.html"))
-        const size = yield* Cdp.evaluate<string>(browser.wsEndpoint, page.id, 'screen.width + "x" + screen.height')
+        yield* Session.navigate(browser.wsEndpoint, page.id, site.url("/forms.html"))
+        const size = yield* Session.evaluate<string>(browser.wsEndpoint, page.id, 'screen.width + "x" + screen.height')
         assert.strictEqual(size, "1280x800", "the browser is on the VNC display")
         // Tabs and address bar take under 100 px; Chromium's "unsupported command-line flag" bar would add ~55 more.
-        const chrome = yield* Cdp.evaluate<number>(browser.wsEndpoint, page.id, "outerHeight - innerHeight")
+        const chrome = yield* Session.evaluate<number>(browser.wsEndpoint, page.id, "outerHeight - innerHeight")
         assert.isBelow(chrome, 100, "no warning bar between the person and the page")
 
         const person = yield* NoVncViewer.open(Redacted.value(urlWithPassword(vnc)))
@@ -201,7 +203,7 @@ describe("Vnc", () => {
     named("SIGKILL of the owning process leaves no Xvfb, x11vnc or websockify (nor its per-client process)"),
     () =>
       Effect.gen(function* () {
-        const owner = spawn(process.execPath, [join(import.meta.dirname, "..", "support", "VncOwner.ts")], {
+        const owner = spawn(process.execPath, [join(import.meta.dirname, "..", "..", "support", "VncOwner.ts")], {
           stdio: ["ignore", "pipe", "inherit"]
         })
         const exited = new Promise((resolve) => owner.once("exit", resolve))

@@ -2,21 +2,20 @@
  * A private VNC stack per session, so a person can take over its browser: Xvfb on a free display, x11vnc on it with a
  * one-time password, websockify serving the noVNC client. Every process stops with the scope, and with this process.
  */
-import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { accessSync, constants, existsSync } from "node:fs"
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
-import { type AddressInfo, createServer } from "node:net"
 import { hostname, tmpdir } from "node:os"
-import { delimiter, join } from "node:path"
-import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
-import { BrowserLaunchFailed } from "../Errors/Browser.ts"
-import { NotConfigured } from "../Errors/Engine.ts"
-import { Display } from "../Takeover/Display.ts"
+import { join } from "node:path"
+import { Context, Effect, Layer, Redacted } from "effect"
+import { BrowserLaunchFailed } from "../../Errors/Browser.ts"
+import { NotConfigured } from "../../Errors/Engine.ts"
+import { Display } from "../../Takeover/Display.ts"
 import { BrowserProvider } from "./Browser.ts"
 import * as LocalChromium from "./LocalChromium.ts"
+import { onFreePort, ready, setpriv, started } from "./Vnc/Process.ts"
+import { resolveBinaries, type ToolOptions } from "./Vnc/Tools.ts"
 
-export interface VncOptions {
+export interface VncOptions extends ToolOptions {
   /** Screen size of the private display; the VNC Chromium's window fills it. Default 1280×800. */
   readonly width?: number
   readonly height?: number
@@ -26,10 +25,6 @@ export interface VncOptions {
   readonly publicHost?: string
   /** Port for the noVNC page and its WebSocket; default a free one. */
   readonly websocketPort?: number
-  /** Directory holding noVNC's `vnc.html`; default /usr/share/novnc (Debian's novnc package). */
-  readonly webRoot?: string
-  /** Binaries; default the first `Xvfb`, `x11vnc`, `websockify` on PATH. */
-  readonly executables?: { readonly xvfb?: string; readonly x11vnc?: string; readonly websockify?: string }
   /** Bound on each process becoming ready; default 15 s. */
   readonly startTimeoutMs?: number
   /** How long each process may take to exit on SIGTERM before its process group is killed; default 2 s. */
@@ -96,256 +91,6 @@ export class Vnc extends Context.Service<
 export const urlWithPassword = (vnc: Pick<Vnc["Service"], "url" | "password">): Redacted.Redacted<string> =>
   Redacted.make(`${vnc.url}&password=${encodeURIComponent(Redacted.value(vnc.password))}`)
 
-// ---------------------------------------------------------------------------------------------------------------
-// Tools: what is missing, and which Debian package brings it.
-
-export interface MissingTool {
-  readonly tool: string
-  readonly package: string
-}
-
-const defaultWebRoot = "/usr/share/novnc"
-
-const isExecutable = (path: string) => {
-  try {
-    accessSync(path, constants.X_OK)
-    return true
-  } catch {
-    return false
-  }
-}
-
-const onPath = (name: string) =>
-  (process.env.PATH ?? "")
-    .split(delimiter)
-    .filter((dir) => dir !== "")
-    .map((dir) => join(dir, name))
-    .find(isExecutable)
-
-const binaries = [
-  { key: "xvfb", name: "Xvfb", package: "xvfb" },
-  { key: "x11vnc", name: "x11vnc", package: "x11vnc" },
-  { key: "websockify", name: "websockify", package: "websockify" }
-] as const
-
-const resolveBinaries = (options: VncOptions) => {
-  const found: Partial<Record<(typeof binaries)[number]["key"], string>> = {}
-  const missing: Array<MissingTool> = []
-  for (const b of binaries) {
-    const explicit = options.executables?.[b.key]
-    const path = explicit === undefined ? onPath(b.name) : isExecutable(explicit) ? explicit : undefined
-    if (path === undefined) missing.push({ tool: explicit ?? b.name, package: b.package })
-    else found[b.key] = path
-  }
-  const webRoot = options.webRoot ?? defaultWebRoot
-  if (!existsSync(join(webRoot, "vnc.html")))
-    missing.push({ tool: `noVNC (${join(webRoot, "vnc.html")})`, package: "novnc" })
-  return { found, missing, webRoot }
-}
-
-/** The tools a VNC stack needs that this machine lacks (empty when it can run one). */
-export const missingTools = (options: VncOptions = {}): ReadonlyArray<MissingTool> => resolveBinaries(options).missing
-
-// ---------------------------------------------------------------------------------------------------------------
-// Processes: each in its own process group, killed by the kernel when this process dies (setpriv --pdeathsig).
-
-const setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].find(existsSync)
-
-interface Proc {
-  readonly name: string
-  readonly executable: string
-  readonly child: ChildProcess
-  readonly exited: () => boolean
-  readonly exit: Promise<void>
-  /** Exited, and what it wrote before is read (or a moment passed: a forked helper may hold its pipes). */
-  readonly settled: Promise<void>
-  /** How it ended, for error messages. */
-  readonly status: () => string
-  /** The last lines it wrote, for error messages. */
-  readonly output: () => string
-}
-
-const spawnGroup = (name: string, executable: string, args: ReadonlyArray<string>, displayFd = false): Proc => {
-  const [command, argv] = setpriv
-    ? [setpriv, ["--pdeathsig", "SIGKILL", "--", executable, ...args]]
-    : [executable, [...args]]
-  // Own process group (detached), so stopping reaches whatever the process forked (websockify forks per client).
-  const child = spawn(command, argv, {
-    detached: true,
-    stdio: displayFd ? ["ignore", "pipe", "pipe", "pipe"] : ["ignore", "pipe", "pipe"]
-  })
-  let exited = false
-  let status = "running"
-  const exit = new Promise<void>((done) => {
-    child.once("exit", (code, signal) => {
-      exited = true
-      status = signal ?? `code ${code}`
-      done()
-    })
-    child.once("error", (error) => {
-      exited = true
-      status = error.message
-      done()
-    })
-  })
-  const closed = new Promise<void>((done) => child.once("close", () => done()))
-  const settled = exit.then(() => Promise.race([closed, new Promise<void>((done) => setTimeout(done, 500))]))
-  // Keep draining both pipes for the process's whole life: a full pipe would block it.
-  const tail: Array<string> = []
-  const keep = (chunk: string) => {
-    for (const line of chunk.split("\n")) {
-      if (line.trim() === "") continue
-      tail.push(line.trim())
-      if (tail.length > 6) tail.shift()
-    }
-  }
-  for (const stream of [child.stdout, child.stderr]) {
-    stream?.setEncoding("utf8")
-    stream?.on("data", keep)
-  }
-  return {
-    name,
-    executable,
-    child,
-    exited: () => exited,
-    exit,
-    settled,
-    status: () => status,
-    output: () => tail.join(" | ")
-  }
-}
-
-const signalGroup = (proc: Proc, signal: NodeJS.Signals) => {
-  const pid = proc.child.pid
-  if (pid === undefined) return
-  try {
-    process.kill(-pid, signal)
-  } catch {
-    try {
-      proc.child.kill(signal)
-    } catch {
-      // already gone
-    }
-  }
-}
-
-const exitWithin = (proc: Proc, ms: number) =>
-  new Promise<void>((done) => {
-    const timer = setTimeout(done, ms)
-    void proc.exit.then(() => {
-      clearTimeout(timer)
-      done()
-    })
-  })
-
-/** SIGTERM, then SIGKILL of the whole group (helpers too, and a process that ignored SIGTERM); bounded. */
-const stop = (proc: Proc, graceMs: number) =>
-  Effect.promise(async () => {
-    if (!proc.exited()) {
-      signalGroup(proc, "SIGTERM")
-      await exitWithin(proc, graceMs)
-    }
-    signalGroup(proc, "SIGKILL")
-    await exitWithin(proc, 2_000)
-  })
-
-/**
- * Resolves with what `watch` reports, or rejects when the process exits first or the time runs out. Timers are real
- * ones, not Effect's clock: starting a stack must not wait on a test's TestClock.
- */
-const whenReady = <A>(
-  proc: Proc,
-  timeoutMs: number,
-  signal: AbortSignal,
-  watch: (ready: (value: A) => void) => () => void
-) =>
-  new Promise<A>((resolve, reject) => {
-    let settled = false
-    let unwatch = () => {}
-    const finish = (error: Error | undefined, value?: A) => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      unwatch()
-      signal.removeEventListener("abort", aborted)
-      if (error) reject(error)
-      else resolve(value as A)
-    }
-    const aborted = () => finish(new Error("interrupted"))
-    const timer = setTimeout(() => finish(new Error(`not ready within ${timeoutMs} ms`)), timeoutMs)
-    signal.addEventListener("abort", aborted)
-    void proc.settled.then(() => finish(new Error(`exited (${proc.status()}) before it was ready`)))
-    unwatch = watch((value) => finish(undefined, value))
-  })
-
-/** A started process: stopped with the current scope, whatever happens next. */
-const started = (name: string, executable: string, args: ReadonlyArray<string>, graceMs: number, displayFd = false) =>
-  Effect.acquireRelease(
-    Effect.sync(() => spawnGroup(name, executable, args, displayFd)),
-    (proc) => stop(proc, graceMs)
-  )
-
-const launchFailed = (proc: Proc, cause: unknown) =>
-  new BrowserLaunchFailed({
-    engine: "human",
-    executable: proc.executable,
-    retryable: true,
-    message: `${proc.name} did not start: ${cause instanceof Error ? cause.message : String(cause)}${proc.output() === "" ? "" : `; it said: ${proc.output()}`}`
-  })
-
-const ready = <A>(proc: Proc, timeoutMs: number, watch: (ready: (value: A) => void) => () => void) =>
-  Effect.tryPromise({
-    try: (signal) => whenReady(proc, timeoutMs, signal, watch),
-    catch: (cause) => launchFailed(proc, cause)
-  })
-
-const freePort = (host: string) =>
-  Effect.tryPromise({
-    try: () =>
-      new Promise<number>((resolve, reject) => {
-        const server = createServer()
-        server.once("error", reject)
-        server.listen(0, host, () => {
-          const { port } = server.address() as AddressInfo
-          server.close(() => resolve(port))
-        })
-      }),
-    catch: (cause) =>
-      new BrowserLaunchFailed({
-        engine: "human",
-        retryable: false,
-        message: `cannot listen on ${host}: ${cause instanceof Error ? cause.message : String(cause)}`
-      })
-  })
-
-const portTaken = /could not obtain listening port|address already in use/i
-
-/**
- * Starts a process on a port picked just before (another process may take it in between): tries again with a fresh
- * port when it reports the port taken. Each attempt's process lives in its own scope, closed when the attempt fails.
- */
-const onFreePort = <A>(
-  host: string,
-  fixed: number | undefined,
-  attempt: (port: number) => Effect.Effect<A, BrowserLaunchFailed, Scope.Scope>
-) =>
-  Effect.gen(function* () {
-    const parent = yield* Effect.scope
-    for (let tries = 1; ; tries++) {
-      const port = fixed ?? (yield* freePort(host))
-      const scope = yield* Scope.fork(parent)
-      const result = yield* Effect.exit(attempt(port).pipe(Scope.provide(scope)))
-      if (Exit.isSuccess(result)) return result.value
-      yield* Scope.close(scope, Exit.void)
-      const error = result.cause.reasons[0]
-      const taken = error?._tag === "Fail" && portTaken.test(error.error.message)
-      if (!taken || fixed !== undefined || tries >= 3) return yield* Effect.failCause(result.cause)
-    }
-  })
-
-// ---------------------------------------------------------------------------------------------------------------
-// The stack.
-
 /** VNC authentication uses the first 8 characters of a password; these are random letters and digits. */
 const newPassword = () => {
   const alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789"
@@ -396,7 +141,12 @@ export const make = Effect.fnUntraced(function* (options: VncOptions = {}) {
     Effect.tryPromise({
       try: () => mkdtemp(join(tmpdir(), "switchyard-vnc-")),
       catch: (cause) =>
-        new BrowserLaunchFailed({ engine: "human", retryable: false, message: `cannot create a temp dir: ${cause}` })
+        new BrowserLaunchFailed({
+          engine: "human",
+          retryable: false,
+          message: `cannot create a temp dir: ${cause}`,
+          cause
+        })
     }),
     (path) => Effect.promise(() => rm(path, { recursive: true, force: true }).catch(() => undefined))
   )

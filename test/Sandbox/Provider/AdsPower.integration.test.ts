@@ -1,11 +1,11 @@
 import { assert, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
-import * as Cdp from "../../src/Cdp/Cdp.ts"
-import type { ProviderError } from "../../src/Errors/Browser.ts"
-import * as AdsPower from "../../src/Sandbox/AdsPower.ts"
-import * as AdsPowerServer from "../fixtures/AdsPowerServer.ts"
-import { freePort } from "../support/Ports.ts"
-import { isAlive } from "../support/Processes.ts"
+import * as CdpHttp from "../../../src/Cdp/Http.ts"
+import type { ProviderError } from "../../../src/Errors/Browser.ts"
+import * as AdsPower from "../../../src/Sandbox/Provider/AdsPower.ts"
+import * as AdsPowerServer from "../../fixtures/AdsPowerServer.ts"
+import { freePort } from "../../support/Ports.ts"
+import { isAlive } from "../../support/Processes.ts"
 
 const startPath = "/api/v1/browser/start"
 const stopPath = "/api/v1/browser/stop"
@@ -32,7 +32,7 @@ it.effect("start gives the ws endpoint of a real browser, and release stops that
         assert.isDefined(opened)
         assert.strictEqual(browser.wsEndpoint, opened!.wsEndpoint)
         assert.isNull(browser.pid)
-        const version = yield* Cdp.version(browser.httpEndpoint)
+        const version = yield* CdpHttp.version(browser.httpEndpoint)
         assert.strictEqual(version.webSocketDebuggerUrl, browser.wsEndpoint)
         assert.isTrue(isAlive(opened!.pid!))
         const start = ads.requests().find((r) => r.path === startPath)

@@ -1,12 +1,12 @@
 import { assert, it, layer } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Layer } from "effect"
 import { chromium } from "playwright-core"
-import * as Cdp from "../../src/Cdp/Cdp.ts"
-import { BrowserProvider, type RunningBrowser } from "../../src/Sandbox/Browser.ts"
-import * as CdpEndpoint from "../../src/Sandbox/CdpEndpoint.ts"
-import * as LocalChromium from "../../src/Sandbox/LocalChromium.ts"
-import { freePort } from "../support/Ports.ts"
-import { isAlive } from "../support/Processes.ts"
+import * as CdpHttp from "../../../src/Cdp/Http.ts"
+import { BrowserProvider, type RunningBrowser } from "../../../src/Sandbox/Provider/Browser.ts"
+import * as CdpEndpoint from "../../../src/Sandbox/Provider/CdpEndpoint.ts"
+import * as LocalChromium from "../../../src/Sandbox/Provider/LocalChromium.ts"
+import { freePort } from "../../support/Ports.ts"
+import { isAlive } from "../../support/Processes.ts"
 
 /** A Chromium someone else runs: the browser the provider attaches to. */
 class Running extends Context.Service<Running, RunningBrowser>()("test/Running") {}
@@ -24,7 +24,7 @@ const openTabVia = (wsEndpoint: string, httpEndpoint: string, marker: string) =>
           const page = await context.newPage()
           await page.goto(`about:blank#${marker}`)
         })
-        return yield* Cdp.listTargets(httpEndpoint)
+        return yield* CdpHttp.listTargets(httpEndpoint)
       }),
     (browser) => Effect.promise(() => browser.close())
   )
@@ -71,7 +71,7 @@ layer(launched)("CdpEndpoint", (it) => {
       yield* Effect.scoped(provider.acquire)
       assert.isNotNull(running.pid)
       assert.isTrue(isAlive(running.pid!))
-      const version = yield* Cdp.version(running.httpEndpoint)
+      const version = yield* CdpHttp.version(running.httpEndpoint)
       assert.strictEqual(version.webSocketDebuggerUrl, running.wsEndpoint)
       const again = yield* Effect.scoped(provider.acquire)
       assert.isTrue(yield* again.alive)
@@ -92,7 +92,7 @@ layer(launched)("CdpEndpoint", (it) => {
   it.effect("a ws URL of one tab is refused without contacting the browser", () =>
     Effect.gen(function* () {
       const running = yield* Running
-      const [page] = (yield* Cdp.listTargets(running.httpEndpoint)).filter((t) => t.type === "page")
+      const [page] = (yield* CdpHttp.listTargets(running.httpEndpoint)).filter((t) => t.type === "page")
       const endpoint = `${running.httpEndpoint.replace(/^http/, "ws")}/devtools/page/${page!.id}`
       const error = yield* Effect.flip(CdpEndpoint.make({ endpoint }).acquire)
       assert.strictEqual(error._tag, "InvalidEndpoint")

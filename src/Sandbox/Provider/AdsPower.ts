@@ -3,9 +3,9 @@
  * when the scope closes. AdsPower owns the process, so there is no pid and no relaunch from here.
  */
 import { Effect, Layer, Redacted, Schema } from "effect"
-import * as Cdp from "../Cdp/Cdp.ts"
-import { EndpointUnreachable, InvalidEndpoint, ProviderError } from "../Errors/Browser.ts"
-import { InvalidInput } from "../Errors/Page.ts"
+import * as CdpHttp from "../../Cdp/Http.ts"
+import { EndpointUnreachable, InvalidEndpoint, ProviderError } from "../../Errors/Browser.ts"
+import { InvalidInput } from "../../Errors/Page.ts"
 import { BrowserProvider, type RunningBrowser } from "./Browser.ts"
 
 export interface AdsPowerOptions {
@@ -102,11 +102,13 @@ const call = (
           ? new ProviderError({
               provider,
               retryable: true,
-              message: `AdsPower Local API at ${config.base} did not answer ${path} for ${config.label} within ${timeoutMs} ms`
+              message: `AdsPower Local API at ${config.base} did not answer ${path} for ${config.label} within ${timeoutMs} ms`,
+              cause
             })
           : new EndpointUnreachable({
               endpoint: config.base,
-              message: `AdsPower Local API at ${config.base} is unreachable (is AdsPower running and logged in?): ${describe(cause)}`
+              message: `AdsPower Local API at ${config.base} is unreachable (is AdsPower running and logged in?): ${describe(cause)}`,
+              cause
             })
     })
     if (response.status < 200 || response.status > 299) {
@@ -119,11 +121,12 @@ const call = (
     }
     const envelope = yield* Schema.decodeUnknownEffect(Envelope)(response.body).pipe(
       Effect.mapError(
-        () =>
+        (cause) =>
           new ProviderError({
             provider,
             retryable: false,
-            message: `AdsPower Local API sent a malformed answer to ${path} for ${config.label}: ${response.body.slice(0, 200)}`
+            message: `AdsPower Local API sent a malformed answer to ${path} for ${config.label}: ${response.body.slice(0, 200)}`,
+            cause
           })
       )
     )
@@ -160,31 +163,34 @@ const start = Effect.fn("AdsPower.start")(function* (config: Api, timeoutMs: num
   return yield* Effect.gen(function* () {
     const started = yield* Schema.decodeUnknownEffect(StartData)(data).pipe(
       Effect.mapError(
-        () =>
+        (cause) =>
           new ProviderError({
             provider,
             retryable: false,
-            message: `AdsPower started ${config.label} but its answer has no ws.puppeteer endpoint: ${JSON.stringify(data)?.slice(0, 200)}`
+            message: `AdsPower started ${config.label} but its answer has no ws.puppeteer endpoint: ${JSON.stringify(data)?.slice(0, 200)}`,
+            cause
           })
       )
     )
     const wsEndpoint = started.ws.puppeteer
-    const httpEndpoint = yield* Cdp.httpOrigin(wsEndpoint).pipe(
+    const httpEndpoint = yield* CdpHttp.httpOrigin(wsEndpoint).pipe(
       Effect.mapError(
         (error) =>
           new ProviderError({
             provider,
             retryable: false,
-            message: `AdsPower started ${config.label}: ${error.message}`
+            message: `AdsPower started ${config.label}: ${error.message}`,
+            cause: error
           })
       )
     )
-    yield* Cdp.version(httpEndpoint, 5_000).pipe(
+    yield* CdpHttp.version(httpEndpoint, 5_000).pipe(
       Effect.mapError(
         (error) =>
           new EndpointUnreachable({
             endpoint: wsEndpoint,
-            message: `AdsPower started ${config.label} at ${wsEndpoint} but its browser does not answer: ${error.message}`
+            message: `AdsPower started ${config.label} at ${wsEndpoint} but its browser does not answer: ${error.message}`,
+            cause: error
           })
       )
     )
@@ -211,7 +217,7 @@ export const make = (options: AdsPowerOptions): BrowserProvider["Service"] =>
         wsEndpoint,
         httpEndpoint,
         pid: null,
-        alive: Effect.all([status(config), Cdp.version(httpEndpoint, activeTimeoutMs)], { concurrency: 2 }).pipe(
+        alive: Effect.all([status(config), CdpHttp.version(httpEndpoint, activeTimeoutMs)], { concurrency: 2 }).pipe(
           Effect.map(([s]) => s === "Active"),
           Effect.orElseSucceed(() => false)
         )

@@ -8,9 +8,10 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promise
 import { tmpdir } from "node:os"
 import { delimiter, join } from "node:path"
 import { Effect, Layer } from "effect"
-import * as Cdp from "../Cdp/Cdp.ts"
-import { chromiumArgs as egressArgs } from "../Egress/Proxy.ts"
-import { BrowserLaunchFailed } from "../Errors/Browser.ts"
+import * as CdpConnection from "../../Cdp/Connection.ts"
+import * as CdpHttp from "../../Cdp/Http.ts"
+import { chromiumArgs as egressArgs } from "../../Egress/Proxy.ts"
+import { BrowserLaunchFailed } from "../../Errors/Browser.ts"
 import { BrowserProvider, type RunningBrowser } from "./Browser.ts"
 
 export interface LocalChromiumOptions {
@@ -129,7 +130,11 @@ const launch = (options: LocalChromiumOptions) =>
       (yield* Effect.tryPromise({
         try: () => mkdtemp(join(tmpdir(), profilePrefix)),
         catch: (cause) =>
-          new BrowserLaunchFailed({ retryable: false, message: `cannot create a temp profile: ${String(cause)}` })
+          new BrowserLaunchFailed({
+            retryable: false,
+            message: `cannot create a temp profile: ${String(cause)}`,
+            cause
+          })
       }))
     const args = baseArgs(options, profileDir)
     const timeoutMs = options.launchTimeoutMs ?? 30_000
@@ -139,7 +144,8 @@ const launch = (options: LocalChromiumOptions) =>
         new BrowserLaunchFailed({
           executable,
           retryable: true,
-          message: `Chromium at ${executable} did not start: ${(cause as Error).message}`
+          message: `Chromium at ${executable} did not start: ${(cause as Error).message}`,
+          cause
         })
     }).pipe(
       // A configured (persistent) profile is never reported: a later reaper must not remove it.
@@ -254,7 +260,7 @@ const close = (launched: Launched, closeTimeoutMs: number) =>
   Effect.gen(function* () {
     if (!launched.exited()) {
       yield* Effect.scoped(
-        Cdp.connect(launched.wsEndpoint, 1_000).pipe(Effect.flatMap((cdp) => cdp.send("Browser.close")))
+        CdpConnection.connect(launched.wsEndpoint, 1_000).pipe(Effect.flatMap((cdp) => cdp.send("Browser.close")))
       ).pipe(Effect.timeoutOption(1_000), Effect.ignore)
       yield* waitExit(launched, closeTimeoutMs)
     }
@@ -316,7 +322,7 @@ export const make = (options: LocalChromiumOptions = {}): BrowserProvider["Servi
           alive: Effect.suspend(() =>
             launched.exited()
               ? Effect.succeed(false)
-              : Cdp.version(httpEndpoint, 2_000).pipe(
+              : CdpHttp.version(httpEndpoint, 2_000).pipe(
                   Effect.as(true),
                   Effect.orElseSucceed(() => false)
                 )

@@ -1,0 +1,133 @@
+/**
+ * The session browser's life: started on first use, checked before each call, relaunched once with its URL restored,
+ * and its page replaced at the last URL when it was closed, crashed or hung.
+ */
+import { Effect, Exit, Option, Ref, Scope } from "effect"
+import * as CdpHttp from "../Cdp/Http.ts"
+import * as Session from "../Cdp/Session.ts"
+import * as Page from "../Engine/PageState.ts"
+import { BrowserUnavailable } from "../Errors/Browser.ts"
+import type { SwitchyardError } from "../Errors.ts"
+import type { EngineSwitch } from "./EngineSwitch.ts"
+import { described, type Fate } from "./PageLink/Targets.ts"
+import * as PageLink from "./PageLink.ts"
+import { BrowserProvider, type RunningBrowser } from "./Provider/Browser.ts"
+import { type LiveBrowser, pageOf, type SessionState } from "./SessionState.ts"
+
+export interface BrowserLife {
+  /** The session's browser, healthy and on a live page: started, kept, or relaunched once; else an error. */
+  readonly ensure: Effect.Effect<LiveBrowser, SwitchyardError>
+  /** Disconnects the engine and stops the browser; the next `ensure` starts a new one. */
+  readonly stop: Effect.Effect<void>
+}
+
+export const make = Effect.fnUntraced(function* (options: {
+  readonly state: Ref.Ref<SessionState>
+  readonly engines: EngineSwitch
+  /** Relaunch a crashed browser once (providers that started it only) before reporting an error. */
+  readonly relaunch: boolean
+  /** After a failed call, a page that cannot evaluate `1` within this long is replaced (its main thread hangs). */
+  readonly hungAfterMs: number
+}) {
+  const { state, engines, relaunch, hungAfterMs } = options
+  const provider = yield* BrowserProvider
+
+  const stop = Effect.gen(function* () {
+    yield* engines.disconnect("released")
+    const current = yield* Ref.modify(state, (s): [LiveBrowser | undefined, SessionState] => [
+      s.browser,
+      { ...s, browser: undefined }
+    ])
+    if (current !== undefined) yield* Scope.close(current.scope, Exit.void)
+  })
+
+  /** The page a new browser's session works on: its first page, or a new one when it has none. */
+  const firstPage = (running: RunningBrowser, link: PageLink.PageLink) =>
+    Effect.gen(function* () {
+      const page = (yield* CdpHttp.listTargets(running.httpEndpoint)).find((t) => t.type === "page")
+      return page === undefined ? yield* link.openPage : page.id
+    })
+
+  const start = Effect.gen(function* () {
+    yield* Ref.update(state, (s) => ({ ...s, initializing: true }))
+    const scope = yield* Scope.make()
+    return yield* Effect.gen(function* () {
+      const running = yield* provider.acquire.pipe(Scope.provide(scope))
+      const link = yield* PageLink.make(running.wsEndpoint, {
+        // A person in control answers the page's dialogs themselves.
+        answerDialogs: Ref.get(state).pipe(Effect.map((s) => s.engine?.id.kind !== "human"))
+      }).pipe(Scope.provide(scope))
+      const targetId = yield* firstPage(running, link)
+      yield* link.follow(targetId)
+      const live: LiveBrowser = { running, scope, link, targetId }
+      yield* Ref.update(state, (s) => ({ ...s, browser: live }))
+      return live
+    }).pipe(
+      Effect.onError(() => Scope.close(scope, Exit.void)),
+      Effect.ensuring(Ref.update(state, (s) => ({ ...s, initializing: false })))
+    )
+  })
+
+  /** Brings the page back to where the session last was (a fresh page shows about:blank). */
+  const restore = (live: LiveBrowser, why: string) =>
+    Effect.gen(function* () {
+      const lastUrl = (yield* Ref.get(state)).lastLocation?.url
+      if (!Page.isRestorable(lastUrl)) return
+      yield* pageOf(live)((cdp, sessionId) => Session.navigateOn(cdp, sessionId, lastUrl)).pipe(
+        Effect.timeoutOption(30_000),
+        Effect.catch((error) => Effect.logWarning(`could not restore the page ${why}`, error.message))
+      )
+    })
+
+  const fateOf = (live: LiveBrowser) =>
+    Effect.gen(function* () {
+      const seen = yield* live.link.fate(live.targetId)
+      if (Option.isSome(seen)) return seen
+      // After a failed call, a page whose main thread no longer answers is as lost as a crashed one.
+      const { suspect } = yield* Ref.get(state)
+      if (suspect && !(yield* live.link.responsive(live.targetId, hungAfterMs))) return Option.some<Fate>("hung")
+      return Option.none<Fate>()
+    })
+
+  /** The session's page was closed, crashed or hung: a new page at the last URL replaces it. */
+  const keepPage = (live: LiveBrowser) =>
+    Effect.gen(function* () {
+      const fate = yield* fateOf(live)
+      if (Option.isNone(fate)) return live
+      const what = described[fate.value]
+      const { lastLocation } = yield* Ref.get(state)
+      yield* Effect.logWarning(`the session's page ${what}; opening a new one`, { url: lastLocation?.url })
+      yield* engines.disconnect(`the session's page ${what}`)
+      const replaced: LiveBrowser = { ...live, targetId: yield* live.link.openPage }
+      yield* Ref.update(state, (s) => ({ ...s, browser: replaced }))
+      yield* live.link.follow(replaced.targetId)
+      if (fate.value !== "closed") yield* live.link.closePage(live.targetId).pipe(Effect.timeout(5_000), Effect.ignore)
+      yield* restore(replaced, `after the page ${what}`)
+      return replaced
+    })
+
+  const ensure = Effect.gen(function* () {
+    const { browser: current, suspect } = yield* Ref.get(state)
+    if (current === undefined) return yield* start
+    // After a good call the kept socket is asked (one round trip); after a failed one, the provider's full check.
+    if ((!suspect && (yield* current.link.alive)) || (yield* current.running.alive)) return yield* keepPage(current)
+    yield* Effect.logWarning("browser is not responding", { pid: current.running.pid })
+    yield* stop
+    if (!(relaunch && provider.canRelaunch)) {
+      return yield* new BrowserUnavailable({
+        message: relaunch
+          ? `the ${provider.name} browser is gone and cannot be relaunched by Switchyard`
+          : "the browser died and relaunch is disabled"
+      })
+    }
+    const fresh = yield* start
+    yield* restore(fresh, "after relaunch")
+    yield* Effect.logInfo("browser relaunched", {
+      pid: fresh.running.pid,
+      url: (yield* Ref.get(state)).lastLocation?.url
+    })
+    return fresh
+  })
+
+  return { ensure, stop } satisfies BrowserLife
+})

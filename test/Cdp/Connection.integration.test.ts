@@ -1,0 +1,79 @@
+/** The raw CDP connection against a real Chromium: typed commands and errors, events, and a socket that closes. */
+import { assert, describe, layer } from "@effect/vitest"
+import { Effect, Exit, Fiber, PubSub, Scope } from "effect"
+import * as CdpConnection from "../../src/Cdp/Connection.ts"
+import * as Session from "../../src/Cdp/Session.ts"
+import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
+import * as SiteServer from "../fixtures/SiteServer.ts"
+import * as TestBrowser from "../support/TestBrowser.ts"
+
+layer(TestBrowser.layer())("Cdp connection", (it) => {
+  describe("commands", () => {
+    it.effect("answers with the protocol's result type, and a refused command is a cdp_closed naming it", () =>
+      Effect.gen(function* () {
+        const session = yield* BrowserSession
+        const cdp = yield* CdpConnection.connect(session.wsEndpoint)
+        const version = yield* cdp.send("Browser.getVersion")
+        assert.match(version.product, /Chrome/)
+        const refused = yield* Effect.flip(cdp.send("Target.attachToTarget", { targetId: "no-such-target" }))
+        assert.strictEqual(refused.type, "cdp_closed")
+        assert.match(refused.message, /^CDP Target\.attachToTarget failed: /)
+      })
+    )
+
+    it.effect("a command waiting for its answer fails with cdp_closed when the socket closes", () =>
+      Effect.gen(function* () {
+        const session = yield* BrowserSession
+        const scope = yield* Scope.make()
+        const cdp = yield* CdpConnection.connect(session.wsEndpoint).pipe(Scope.provide(scope))
+        const { sessionId } = yield* cdp.send("Target.attachToTarget", { targetId: session.targetId, flatten: true })
+        const waiting = yield* Effect.forkChild(
+          cdp.send("Runtime.evaluate", { expression: "new Promise(() => {})", awaitPromise: true }, sessionId)
+        )
+        yield* Effect.yieldNow
+        yield* Scope.close(scope, Exit.void)
+        const error = yield* Effect.flip(Fiber.join(waiting))
+        assert.strictEqual(error.type, "cdp_closed")
+        assert.isFalse(yield* cdp.isOpen)
+        const late = yield* Effect.flip(cdp.send("Browser.getVersion"))
+        assert.strictEqual(late.type, "cdp_closed", "a command after the close fails at once")
+      })
+    )
+  })
+
+  describe("events", () => {
+    it.effect("a subscription sees the events a command causes, typed by their name", () =>
+      Effect.gen(function* () {
+        const session = yield* BrowserSession
+        const site = yield* SiteServer.start
+        const cdp = yield* CdpConnection.connect(session.wsEndpoint)
+        yield* cdp.send("Target.setDiscoverTargets", { discover: true })
+        const events = yield* cdp.events
+        const { targetId } = yield* cdp.send("Target.createTarget", { url: "about:blank" })
+        const created = yield* PubSub.take(events).pipe(
+          Effect.repeat({
+            until: (event) => event.method === "Target.targetCreated" && event.params.targetInfo.targetId === targetId
+          })
+        )
+        assert.strictEqual(created.method === "Target.targetCreated" ? created.params.targetInfo.type : "", "page")
+        // navigateOn listens for the load event (nextEvent) before it navigates.
+        const { sessionId } = yield* cdp.send("Target.attachToTarget", { targetId, flatten: true })
+        yield* Session.navigateOn(cdp, sessionId, site.url("/plain.html"))
+        assert.strictEqual(yield* Session.evaluateOn<string>(cdp, sessionId, "location.pathname"), "/plain.html")
+        yield* cdp.send("Target.closeTarget", { targetId })
+      })
+    )
+
+    it.effect("every subscriber sees every event", () =>
+      Effect.gen(function* () {
+        const session = yield* BrowserSession
+        const cdp = yield* CdpConnection.connect(session.wsEndpoint)
+        const a = yield* cdp.nextEvent("Target.targetCreated")
+        const b = yield* cdp.nextEvent("Target.targetCreated")
+        yield* cdp.send("Target.setDiscoverTargets", { discover: true })
+        const [first, second] = yield* Effect.all([a, b])
+        assert.deepStrictEqual(first, second)
+      })
+    )
+  })
+})
