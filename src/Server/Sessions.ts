@@ -258,6 +258,8 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
           })
         )
       }
+      // A status read changes nothing and must answer while a long call holds the session: it takes no turn.
+      if (tool === "browser.status") return run(name, tool, args, meta)
       const turn = enter(name)
       return (turn === undefined ? Effect.void : Deferred.await(turn)).pipe(
         Effect.andThen(run(name, tool, args, meta)),
