@@ -116,7 +116,8 @@ export const splitCommon = (params: unknown) => {
     ...(typeof traceId === "string" ? { traceId } : {}),
     ...(typeof stepId === "string" ? { stepId } : {})
   }
-  return { session: session === undefined ? undefined : String(session), meta, args }
+  // The session name as given: the Sessions refuse one that is not a string rather than coerce it.
+  return { session, meta, args }
 }
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)

@@ -8,7 +8,7 @@ import type { ToolAnswer } from "../Cascade/Router.ts"
 import { splitCommon } from "../Cascade/Tool.ts"
 import { tools } from "../Cascade/Tools.ts"
 import { isSwitchyardError, type SwitchyardError, toErrorInfo } from "../Errors.ts"
-import { Sessions } from "./Sessions.ts"
+import { Sessions, sessionNameOf } from "./Sessions.ts"
 
 export const ErrorCode = {
   parseError: -32700,
@@ -109,8 +109,11 @@ export const methods = (sessions: Sessions["Service"]): ReadonlyMap<string, Meth
       tool.name,
       ({ session, meta, args }) => sessions.call(session, tool.name, args, meta).pipe(Effect.flatMap(toRpc))
     ]),
-    ["browserStatus", ({ session }) => sessions.status(session)],
-    ["browserClose", ({ session }) => sessions.close(session).pipe(Effect.as({ status: "ok" }))]
+    ["browserStatus", ({ session }) => sessionNameOf(session).pipe(Effect.flatMap(sessions.status))],
+    [
+      "browserClose",
+      ({ session }) => sessionNameOf(session).pipe(Effect.flatMap(sessions.close), Effect.as({ status: "ok" }))
+    ]
   ])
 
 /** Serves the sidecar's methods on stdio until stdin closes or `stop` completes. */

@@ -1,7 +1,10 @@
 /**
  * Browser sessions behind the surfaces: a default session for one agent and named sessions for workers, each with
- * its own browser, Sandbox and Router. A cap on sessions (browsers) with a bounded queue in front of it, a bound on
+ * its own browser, Sandbox and Router. Calls on one session run one at a time in arrival order (a FIFO lane per
+ * name, entered synchronously when the call starts, so every surface gets the order its requests came in); calls on
+ * different sessions run in parallel. A cap on sessions (browsers) with a bounded queue in front of it, a bound on
  * calls waiting on one session, and `busy` past either; on shutdown, calls still running answer `shutting_down`.
+ * `browser.status` and `browser.close` never open a session: a session not open is idle, and closing one frees its slot.
  *
  * Why not `LayerMap.make((name) => SessionStack.layer(…), { idleTimeToLive })`: in Effect 4.1 its RcMap keeps a
  * failed build as the key's entry (only an interrupted build is dropped), so a session refused with `busy` or unable
@@ -12,7 +15,7 @@
  * retains it and restarts its idle clock, so a status poll would keep a session open.
  */
 import { Clock, Context, Deferred, Effect, Exit, Layer, Option, Schedule, Scope, Semaphore } from "effect"
-import type { CallMeta, ToolAnswer } from "../Cascade/Router.ts"
+import type { CallMeta, ToolAnswer, ToolError } from "../Cascade/Router.ts"
 import { Router } from "../Cascade/Router.ts"
 import { toolNames } from "../Cascade/Tools.ts"
 import { InvalidInput } from "../Errors/Page.ts"
@@ -42,8 +45,14 @@ interface Live {
   readonly scope: Scope.Closeable
   readonly router: Router["Service"]
   readonly sandbox: Sandbox["Service"]
-  pending: number
   lastUsed: number
+}
+
+/** One session name's FIFO: calls waiting or running, and the turns of those waiting, in arrival order. */
+interface Lane {
+  pending: number
+  running: boolean
+  readonly waiters: Array<Deferred.Deferred<void>>
 }
 
 export interface SessionStatus extends SandboxStatus {
@@ -52,17 +61,32 @@ export interface SessionStatus extends SandboxStatus {
 
 const sessionName = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
+const isSessionName = (session: unknown): session is string | undefined =>
+  session === undefined || (typeof session === "string" && sessionName.test(session))
+
+const invalidName = (session: unknown) =>
+  new InvalidInput({
+    field: "session",
+    message:
+      typeof session === "string"
+        ? `session names are 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit; got "${session.slice(0, 80)}"`
+        : `a session name is a string; got ${session === null ? "null" : typeof session}`
+  })
+
+/** A session name as the surfaces pass it: `undefined` is the default session; anything but a valid string is refused. */
+export const sessionNameOf = (session: unknown): Effect.Effect<string, InvalidInput> =>
+  isSessionName(session) ? Effect.succeed(session ?? defaultSession) : Effect.fail(invalidName(session))
+
 export class Sessions extends Context.Service<
   Sessions,
   {
-    readonly call: (
-      session: string | undefined,
-      tool: string,
-      args: unknown,
-      meta?: CallMeta
-    ) => Effect.Effect<ToolAnswer>
+    /** Runs a tool on a session (`undefined` is the default session; a name that is not a string is invalid). */
+    readonly call: (session: unknown, tool: string, args: unknown, meta?: CallMeta) => Effect.Effect<ToolAnswer>
     readonly status: (session?: string) => Effect.Effect<SessionStatus>
+    /** Closes the session now, freeing its slot; a session not open is left alone (nothing opens). */
     readonly close: (session?: string) => Effect.Effect<void>
+    /** Whether the session has a browser stack open (or opening) now. */
+    readonly isOpen: (session?: string) => boolean
     readonly list: Effect.Effect<ReadonlyArray<SessionStatus>>
     /** Stops taking calls; calls in flight answer `shutting_down`. */
     readonly shutdown: Effect.Effect<void>
@@ -77,14 +101,18 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
   const opening = new Map<string, Deferred.Deferred<Live, SwitchyardError>>()
   const stopping = yield* Deferred.make<void>()
   const sessions = new Map<string, Live>()
+  const lanes = new Map<string, Lane>()
+  const serviceScope = yield* Effect.scope
   let waiting = 0
 
-  /** An answer for a call no session took: the same shape as any other, with an empty state. */
-  const refuse = (error: SwitchyardError, meta: CallMeta): ToolAnswer => {
+  /** An answer no open session gave: the same shape as any other, with an empty state. */
+  const sessionless = (
+    outcome: { ok: true; result: unknown } | { ok: false; error: ToolError },
+    meta: CallMeta
+  ): ToolAnswer => {
     const traceId = meta.traceId ?? crypto.randomUUID()
     return {
-      ok: false,
-      error: toErrorInfo(error),
+      ...outcome,
       traceId,
       ...(meta.stepId === undefined ? {} : { stepId: meta.stepId }),
       attemptId: `${traceId}#0`,
@@ -98,6 +126,7 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
       }
     }
   }
+  const refuse = (error: SwitchyardError, meta: CallMeta) => sessionless({ ok: false, error: toErrorInfo(error) }, meta)
 
   const sessionFor = (name: string): Effect.Effect<Live, SwitchyardError> =>
     Effect.suspend(() => {
@@ -108,10 +137,13 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
       if (pending) return Deferred.await(pending)
       const claim = Deferred.makeUnsafe<Live, SwitchyardError>()
       opening.set(name, claim)
+      // Opened on a fiber of its own, so a caller cancelled meanwhile does not leave the claim unsettled.
       return open(name).pipe(
-        Effect.exit,
-        Effect.tap((exit) => Effect.sync(() => opening.delete(name)).pipe(Effect.andThen(Deferred.done(claim, exit)))),
-        Effect.flatten
+        Effect.onExit((exit) =>
+          Effect.sync(() => opening.delete(name)).pipe(Effect.andThen(Deferred.done(claim, exit)))
+        ),
+        Effect.forkIn(serviceScope),
+        Effect.andThen(Deferred.await(claim))
       )
     })
 
@@ -144,7 +176,6 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
         scope,
         router: Context.get(context, Router),
         sandbox: Context.get(context, Sandbox),
-        pending: 0,
         lastUsed: yield* Clock.currentTimeMillis
       }
       sessions.set(name, live)
@@ -160,46 +191,90 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
       yield* slots.release(1)
     })
 
-  const checkName = (session: string | undefined) =>
-    session === undefined || sessionName.test(session)
-      ? Effect.succeed(session ?? defaultSession)
-      : Effect.fail(
-          new InvalidInput({
-            field: "session",
-            message: `session names are 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit; got "${String(session).slice(0, 80)}"`
+  /**
+   * Joins the session's lane at once (no yield before it): `undefined` when the call may run now, else the turn it
+   * waits for. `leave` hands the lane to the next in line, or drops a turn given up while waiting.
+   */
+  const enter = (name: string): Deferred.Deferred<void> | undefined => {
+    let lane = lanes.get(name)
+    if (lane === undefined) {
+      lane = { pending: 0, running: false, waiters: [] }
+      lanes.set(name, lane)
+    }
+    lane.pending++
+    if (!lane.running) {
+      lane.running = true
+      return undefined
+    }
+    const turn = Deferred.makeUnsafe<void>()
+    lane.waiters.push(turn)
+    return turn
+  }
+
+  const leave = (name: string, turn: Deferred.Deferred<void> | undefined) => {
+    const lane = lanes.get(name)
+    if (lane === undefined) return
+    lane.pending--
+    // A turn is completed only when handed over: an uncompleted one was given up while waiting.
+    if (turn === undefined || Deferred.isDoneUnsafe(turn)) {
+      const next = lane.waiters.shift()
+      if (next) Deferred.doneUnsafe(next, Effect.void)
+      else lane.running = false
+    } else {
+      lane.waiters.splice(lane.waiters.indexOf(turn), 1)
+    }
+    if (lane.pending === 0) lanes.delete(name)
+  }
+
+  const pendingOn = (name: string) => lanes.get(name)?.pending ?? 0
+
+  /** Runs a call whose turn has come: status and close of a session not open answer without opening it. */
+  const run = (name: string, tool: string, args: unknown, meta: CallMeta) =>
+    Effect.gen(function* () {
+      if (!sessions.has(name) && !opening.has(name)) {
+        if (tool === "browser.status") return sessionless({ ok: true, result: idleStatus }, meta)
+        if (tool === "browser.close") return sessionless({ ok: true, result: { status: "ok" } }, meta)
+      }
+      const live = yield* sessionFor(name)
+      live.lastUsed = yield* Clock.currentTimeMillis
+      const answer = yield* live.router.call(tool, args, meta)
+      // Closing the browser ends the session, so its slot is free at once.
+      if (tool === "browser.close" && answer.ok) yield* closeSession(name)
+      else live.lastUsed = yield* Clock.currentTimeMillis
+      return answer
+    })
+
+  const call = (session: unknown, tool: string, args: unknown, meta: CallMeta = {}) =>
+    Effect.suspend(() => {
+      if (Deferred.isDoneUnsafe(stopping))
+        return Effect.succeed(refuse(new ShuttingDown({ message: "the service is shutting down" }), meta))
+      if (!isSessionName(session)) return Effect.fail(invalidName(session))
+      const name = session ?? defaultSession
+      const pending = pendingOn(name)
+      if (pending >= options.maxPendingPerSession) {
+        return Effect.fail(
+          new Busy({
+            message: `session "${name}" already has ${pending} calls waiting (the limit is ${options.maxPendingPerSession}); calls on one session run one at a time`
           })
         )
-
-  const call = (session: string | undefined, tool: string, args: unknown, meta: CallMeta = {}) =>
-    Effect.gen(function* () {
-      if (yield* Deferred.isDone(stopping))
-        return refuse(new ShuttingDown({ message: "the service is shutting down" }), meta)
-      const name = yield* checkName(session)
-      const live = yield* sessionFor(name)
-      if (live.pending >= options.maxPendingPerSession) {
-        return yield* new Busy({
-          message: `session "${name}" already has ${live.pending} calls waiting (the limit is ${options.maxPendingPerSession}); calls on one session run one at a time`
-        })
       }
-      live.pending++
-      live.lastUsed = yield* Clock.currentTimeMillis
-      const answer = yield* live.router
-        .call(tool, args, meta)
-        .pipe(
-          Effect.raceFirst(
-            Deferred.await(stopping).pipe(
-              Effect.as(
-                refuse(
-                  new ShuttingDown({ action: tool, message: "the service is shutting down; the call was stopped" }),
-                  meta
-                )
+      // A status read changes nothing and must answer while a long call holds the session: it takes no turn.
+      if (tool === "browser.status") return run(name, tool, args, meta)
+      const turn = enter(name)
+      return (turn === undefined ? Effect.void : Deferred.await(turn)).pipe(
+        Effect.andThen(run(name, tool, args, meta)),
+        Effect.raceFirst(
+          Deferred.await(stopping).pipe(
+            Effect.as(
+              refuse(
+                new ShuttingDown({ action: tool, message: "the service is shutting down; the call was stopped" }),
+                meta
               )
             )
-          ),
-          Effect.ensuring(Effect.sync(() => void live.pending--))
-        )
-      live.lastUsed = yield* Clock.currentTimeMillis
-      return answer
+          )
+        ),
+        Effect.ensuring(Effect.sync(() => leave(name, turn)))
+      )
     }).pipe(Effect.catch((error: SwitchyardError) => Effect.succeed(refuse(error, meta))))
 
   const status = (session?: string) =>
@@ -216,7 +291,7 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         for (const live of [...sessions.values()]) {
-          if (live.name !== defaultSession && live.pending === 0 && now - live.lastUsed > limit) {
+          if (live.name !== defaultSession && pendingOn(live.name) === 0 && now - live.lastUsed > limit) {
             yield* closeSession(live.name)
           }
         }
@@ -234,6 +309,10 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
     call,
     status,
     close: (session) => closeSession(session ?? defaultSession),
+    isOpen: (session) => {
+      const name = session ?? defaultSession
+      return sessions.has(name) || opening.has(name)
+    },
     list: Effect.forEach([...sessions.keys()], (name) => status(name)),
     shutdown: Deferred.succeed(stopping, undefined).pipe(Effect.asVoid)
   })

@@ -1,0 +1,214 @@
+/**
+ * The Sessions over stand-in stacks (a Router and Sandbox that record what ran): calls on one session run one at a
+ * time in arrival order, sessions run in parallel, status and close never open a browser, a cancelled opener strands
+ * nobody.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
+import { Router, type ToolAnswer } from "../../src/Cascade/Router.ts"
+import { idleStatus, Sandbox } from "../../src/Sandbox/Sandbox.ts"
+import { make, type SessionsOptions } from "../../src/Server/Sessions.ts"
+
+interface Recorder {
+  /** Sessions whose stack was built, by name, in order. */
+  readonly opened: Array<string>
+  /** Calls as they started and ended, `session:index`. */
+  readonly log: Array<{ readonly event: "start" | "end"; readonly session: string; readonly n: number | undefined }>
+  running: Map<string, number>
+  overlaps: number
+}
+
+const recorder = (): Recorder => ({ opened: [], log: [], running: new Map(), overlaps: 0 })
+
+const unused = Effect.die("not used by Sessions")
+
+/** A stand-in stack: opening takes `openMs`; each call records its start and end and takes `args.ms`. */
+const stack =
+  (rec: Recorder, openMs: number | ((name: string) => Effect.Effect<void>) = 0) =>
+  (name: string) =>
+    Layer.effectContext(
+      Effect.gen(function* () {
+        yield* typeof openMs === "number" ? Effect.sleep(openMs) : openMs(name)
+        rec.opened.push(name)
+        const router = Router.of({
+          call: (tool, args) =>
+            Effect.gen(function* () {
+              const { n, ms = 0 } = args as { n?: number; ms?: number }
+              const busy = rec.running.get(name) ?? 0
+              if (busy > 0) rec.overlaps++
+              rec.running.set(name, busy + 1)
+              rec.log.push({ event: "start", session: name, n })
+              yield* Effect.sleep(ms)
+              rec.log.push({ event: "end", session: name, n })
+              rec.running.set(name, (rec.running.get(name) ?? 1) - 1)
+              return {
+                ok: true,
+                result: { tool, n },
+                traceId: "t",
+                attemptId: "t#1",
+                state: {
+                  engine: null,
+                  level: null,
+                  disabled: [],
+                  url: null,
+                  title: null,
+                  tools: { available: [], masked: {} }
+                }
+              } satisfies ToolAnswer
+            }),
+          state: () => unused
+        })
+        const sandbox = Sandbox.of({
+          use: () => unused,
+          switchTo: () => unused,
+          pageState: unused,
+          location: unused,
+          fingerprint: unused,
+          artifacts: { screenshot: unused, snapshot: () => unused },
+          status: Effect.succeed({ ...idleStatus, active: true }),
+          history: Effect.succeed([]),
+          forceRelease: Effect.void,
+          close: Effect.void
+        })
+        return Layer.mergeAll(Layer.succeed(Router, router), Layer.succeed(Sandbox, sandbox))
+      }).pipe(Effect.flatMap((layer) => Layer.build(layer)))
+    )
+
+const options = (rec: Recorder, overrides: Partial<SessionsOptions> = {}): SessionsOptions => ({
+  maxBrowsers: 3,
+  queue: 4,
+  maxPendingPerSession: 64,
+  slotTimeoutMs: 30_000,
+  idleTimeoutMs: null,
+  session: stack(rec, 20),
+  ...overrides
+})
+
+const Call = Schema.Struct({
+  session: Schema.Literals(["a", "b", "c"]),
+  tool: Schema.Literals(["browser.navigate", "browser.act", "browser.extract"]),
+  ms: Schema.Literals([0, 1, 3])
+})
+const Burst = Schema.Array(Call).check(Schema.isMaxLength(24))
+
+describe("Sessions", () => {
+  it.live.prop(
+    "a pipelined burst on several sessions: each session's calls run one at a time, in arrival order",
+    [Burst],
+    ([burst]) =>
+      Effect.gen(function* () {
+        const rec = recorder()
+        const sessions = yield* make(options(rec))
+        const arrived: Array<{ session: string; n: number }> = []
+        const fibers = burst.map((c, n) =>
+          Effect.runFork(
+            Effect.sync(() => arrived.push({ session: c.session, n })).pipe(
+              Effect.andThen(sessions.call(c.session, c.tool, { n, ms: c.ms }))
+            )
+          )
+        )
+        const answers = yield* Fiber.joinAll(fibers)
+        assert.isTrue(answers.every((a) => a.ok))
+        assert.strictEqual(rec.overlaps, 0, "two calls on one session ran at once")
+        for (const name of ["a", "b", "c"]) {
+          const wanted = arrived.filter((a) => a.session === name).map((a) => a.n)
+          const started = rec.log.filter((e) => e.event === "start" && e.session === name).map((e) => e.n)
+          assert.deepStrictEqual(started, wanted, `session ${name} ran its calls out of arrival order`)
+        }
+      }).pipe(Effect.scoped),
+    { timeout: 60_000, arbitrary: { runs: 40 } }
+  )
+
+  it.live("different sessions run in parallel", () =>
+    Effect.gen(function* () {
+      const rec = recorder()
+      const sessions = yield* make(options(rec, { session: stack(rec, 0) }))
+      const started = Date.now()
+      yield* Effect.all(
+        ["a", "b", "c"].map((s) => sessions.call(s, "browser.act", { n: 0, ms: 300 })),
+        { concurrency: "unbounded" }
+      )
+      assert.isBelow(Date.now() - started, 800)
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("a call cancelled while queued leaves the queue without blocking those behind it", () =>
+    Effect.gen(function* () {
+      const rec = recorder()
+      const sessions = yield* make(options(rec, { session: stack(rec, 0) }))
+      const first = Effect.runFork(sessions.call("a", "browser.act", { n: 0, ms: 200 }))
+      const second = Effect.runFork(sessions.call("a", "browser.act", { n: 1, ms: 0 }))
+      const third = Effect.runFork(sessions.call("a", "browser.act", { n: 2, ms: 0 }))
+      yield* Effect.sleep(50)
+      yield* Fiber.interrupt(second)
+      const answers = yield* Fiber.joinAll([first, third])
+      assert.isTrue(answers.every((a) => a.ok))
+      assert.deepStrictEqual(
+        rec.log.filter((e) => e.event === "start").map((e) => e.n),
+        [0, 2]
+      )
+      assert.strictEqual(rec.overlaps, 0)
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("status and close of a session never opened answer at once and open nothing", () =>
+    Effect.gen(function* () {
+      const rec = recorder()
+      // One slot, held by "a": anything that opened a session would wait for the slot.
+      const sessions = yield* make(options(rec, { maxBrowsers: 1, slotTimeoutMs: 5_000 }))
+      yield* sessions.call("a", "browser.act", { n: 0, ms: 0 })
+      const started = Date.now()
+      const status = yield* sessions.call("ghost", "browser.status", {})
+      const closed = yield* sessions.call("ghost", "browser.close", {})
+      assert.isTrue(status.ok)
+      assert.deepInclude(status.result as object, { active: false })
+      assert.isTrue(closed.ok)
+      assert.deepStrictEqual(closed.result, { status: "ok" })
+      assert.isBelow(Date.now() - started, 1_000)
+      assert.deepStrictEqual(rec.opened, ["a"])
+      assert.isFalse(sessions.isOpen("ghost"))
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("browser.close frees the session's slot at once", () =>
+    Effect.gen(function* () {
+      const rec = recorder()
+      const sessions = yield* make(options(rec, { maxBrowsers: 1, slotTimeoutMs: 5_000 }))
+      yield* sessions.call("a", "browser.act", { n: 0, ms: 0 })
+      assert.isTrue(sessions.isOpen("a"))
+      const closed = yield* sessions.call("a", "browser.close", {})
+      assert.isTrue(closed.ok)
+      assert.isFalse(sessions.isOpen("a"))
+      const started = Date.now()
+      const next = yield* sessions.call("b", "browser.act", { n: 1, ms: 0 })
+      assert.isTrue(next.ok)
+      assert.isBelow(Date.now() - started, 1_000)
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("a session name that is not a string is invalid input", () =>
+    Effect.gen(function* () {
+      const rec = recorder()
+      const sessions = yield* make(options(rec))
+      const answer = yield* sessions.call(true, "browser.status", {})
+      assert.isFalse(answer.ok)
+      assert.strictEqual(answer.error?.type, "invalid_input")
+      assert.deepStrictEqual(rec.opened, [])
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("the first call cancelled while its session opens strands no later call", () =>
+    Effect.gen(function* () {
+      const rec = recorder()
+      const gate = yield* Deferred.make<void>()
+      const sessions = yield* make(options(rec, { session: stack(rec, () => Deferred.await(gate)) }))
+      const first = Effect.runFork(sessions.call("a", "browser.act", { n: 0, ms: 0 }))
+      yield* Effect.sleep(20)
+      yield* Fiber.interrupt(first)
+      yield* Deferred.succeed(gate, undefined)
+      const later = yield* sessions.call("a", "browser.act", { n: 1, ms: 0 }).pipe(Effect.timeout(5_000))
+      assert.isTrue(later.ok)
+      assert.deepStrictEqual(rec.opened, ["a"])
+    }).pipe(Effect.scoped)
+  )
+})
