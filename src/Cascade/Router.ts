@@ -61,6 +61,8 @@ export class Router extends Context.Service<
     readonly call: (tool: string, args: unknown, meta?: Tool.CallMeta) => Effect.Effect<ToolAnswer>
     /** The state block alone, for status surfaces. */
     readonly state: (meta?: Tool.CallMeta) => Effect.Effect<StateBlock.StateBlock>
+    /** Whether a person holds the browser now: automation calls are then answered at once, without waiting. */
+    readonly occupied: Effect.Effect<boolean>
   }
 >()("switchyard/Router") {
   static readonly layer = (options: RouterOptions = {}) =>
@@ -229,6 +231,7 @@ export class Router extends Context.Service<
 
         return Router.of({
           call,
+          occupied: handoff.active.pipe(Effect.map(Option.isSome)),
           state: (meta = {}) =>
             Effect.gen(function* () {
               const step = meta.traceId ? steps.get(stepKey(meta.traceId, meta.stepId)) : undefined

@@ -77,6 +77,11 @@ const invalidName = (session: unknown) =>
 export const sessionNameOf = (session: unknown): Effect.Effect<string, InvalidInput> =>
   isSessionName(session) ? Effect.succeed(session ?? defaultSession) : Effect.fail(invalidName(session))
 
+/** Tools answered outside a session's queue, both spellings. */
+const outsideLane = new Set(
+  ["status", "close", "resume", "handoff"].flatMap((name) => [`browser.${name}`, `browser_${name}`])
+)
+
 export class Sessions extends Context.Service<
   Sessions,
   {
@@ -258,10 +263,14 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
           })
         )
       }
-      // A status read changes nothing and must answer while a long call holds the session: it takes no turn.
-      if (tool === "browser.status") return run(name, tool, args, meta)
+      // Calls that must answer while a long call holds the session take no turn: a status read, a close (which stops
+      // that call), and a person's takeover and hand-back (the long call may be the one waiting for the person).
+      if (outsideLane.has(tool)) return run(name, tool, args, meta)
       const turn = enter(name)
-      return (turn === undefined ? Effect.void : Deferred.await(turn)).pipe(
+      const live = sessions.get(name)
+      // While a person holds the browser, automation calls are refused at once rather than after the queue.
+      const person = live === undefined ? Effect.succeed(false) : live.router.occupied
+      const inLane = (turn === undefined ? Effect.void : Deferred.await(turn)).pipe(
         Effect.andThen(run(name, tool, args, meta)),
         Effect.raceFirst(
           Deferred.await(stopping).pipe(
@@ -274,6 +283,11 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
           )
         ),
         Effect.ensuring(Effect.sync(() => leave(name, turn)))
+      )
+      return person.pipe(
+        Effect.flatMap((occupied) =>
+          occupied ? Effect.sync(() => leave(name, turn)).pipe(Effect.andThen(run(name, tool, args, meta))) : inLane
+        )
       )
     }).pipe(Effect.catch((error: SwitchyardError) => Effect.succeed(refuse(error, meta))))
 

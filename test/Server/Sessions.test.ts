@@ -31,6 +31,7 @@ const stack =
         yield* typeof openMs === "number" ? Effect.sleep(openMs) : openMs(name)
         rec.opened.push(name)
         const router = Router.of({
+          occupied: Effect.succeed(false),
           call: (tool, args) =>
             Effect.gen(function* () {
               const { n, ms = 0 } = args as { n?: number; ms?: number }
