@@ -52,6 +52,17 @@ export interface SessionStatus extends SandboxStatus {
 
 const sessionName = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
+/** A session's name as given (absent: the default session), or `invalid_input` for a name that is not one. */
+export const checkSessionName = (session: string | undefined): Effect.Effect<string, InvalidInput> =>
+  session === undefined || sessionName.test(session)
+    ? Effect.succeed(session ?? defaultSession)
+    : Effect.fail(
+        new InvalidInput({
+          field: "session",
+          message: `session names are 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit; got "${String(session).slice(0, 80)}"`
+        })
+      )
+
 export class Sessions extends Context.Service<
   Sessions,
   {
@@ -160,21 +171,11 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
       yield* slots.release(1)
     })
 
-  const checkName = (session: string | undefined) =>
-    session === undefined || sessionName.test(session)
-      ? Effect.succeed(session ?? defaultSession)
-      : Effect.fail(
-          new InvalidInput({
-            field: "session",
-            message: `session names are 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit; got "${String(session).slice(0, 80)}"`
-          })
-        )
-
   const call = (session: string | undefined, tool: string, args: unknown, meta: CallMeta = {}) =>
     Effect.gen(function* () {
       if (yield* Deferred.isDone(stopping))
         return refuse(new ShuttingDown({ message: "the service is shutting down" }), meta)
-      const name = yield* checkName(session)
+      const name = yield* checkSessionName(session)
       const live = yield* sessionFor(name)
       if (live.pending >= options.maxPendingPerSession) {
         return yield* new Busy({
