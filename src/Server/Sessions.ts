@@ -119,10 +119,16 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
       if (pending) return Deferred.await(pending)
       const claim = Deferred.makeUnsafe<Live, SwitchyardError>()
       opening.set(name, claim)
+      // A call stopped while it opens the session (a JSON-RPC cancel) still settles the claim, so the calls
+      // waiting on it get an answer (`busy`, retryable) instead of waiting for good.
+      const settled = (exit: Exit.Exit<Live, SwitchyardError>) =>
+        Exit.hasInterrupts(exit)
+          ? Exit.fail(new Busy({ message: `the call opening session "${name}" was stopped; retry` }))
+          : exit
       return open(name).pipe(
-        Effect.exit,
-        Effect.tap((exit) => Effect.sync(() => opening.delete(name)).pipe(Effect.andThen(Deferred.done(claim, exit)))),
-        Effect.flatten
+        Effect.onExit((exit) =>
+          Effect.sync(() => opening.delete(name)).pipe(Effect.andThen(Deferred.done(claim, settled(exit))))
+        )
       )
     })
 

@@ -105,4 +105,31 @@ describe("JSON-RPC sidecar", () => {
       }),
     120_000
   )
+
+  it.live(
+    "cancelling the call that opens a session leaves the session usable: the next call on it is answered",
+    () =>
+      Effect.gen(function* () {
+        const site = yield* hangingSite
+        const service = startService()
+        const first = service.send(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: "first",
+            method: "browser.navigate",
+            params: { url: site.url, session: "w" }
+          }),
+          "first"
+        )
+        // Sent at once: the cancel arrives while the session's browser is still starting.
+        const ack = (yield* Effect.promise(() => service.call("$/cancelRequest", { id: "first" }))) as Reply
+        assert.deepStrictEqual(ack.result, { cancelled: true })
+        const cancelled = (yield* Effect.promise(() => first)) as Reply
+        assert.strictEqual(cancelled.error?.code, -32800)
+        const next = (yield* Effect.promise(() => service.call("browser.status", { session: "w" }))) as Reply
+        assert.isDefined(next.result, JSON.stringify(next))
+        assert.strictEqual(service.extra(), 0)
+      }),
+    120_000
+  )
 })
