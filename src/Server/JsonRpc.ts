@@ -1,22 +1,28 @@
 /**
- * Line-delimited JSON-RPC 2.0 over stdio (the sidecar mode of seed 002): one request per line in, one response per
- * line out. Engine errors travel as code -32000 with `data: {type, message, retryable}`.
+ * Line-delimited JSON-RPC 2.0 over stdio (the sidecar mode of seed 002): one request or batch per line in, one
+ * response or batch of responses per line out, and `$/cancelRequest` to stop a request in flight. Engine errors
+ * travel as code -32000 with `data: {type, message, retryable}`.
  */
 import { createInterface } from "node:readline"
-import { Data, Effect, FiberSet } from "effect"
+import { Data, Deferred, Effect, FiberSet } from "effect"
 import type { ToolAnswer } from "../Cascade/Router.ts"
 import { splitCommon } from "../Cascade/Tool.ts"
 import { tools } from "../Cascade/Tools.ts"
 import { isSwitchyardError, type SwitchyardError, toErrorInfo } from "../Errors.ts"
-import { Sessions, sessionNameOf } from "./Sessions.ts"
+import { defaultSession, Sessions, sessionNameOf } from "./Sessions.ts"
 
 export const ErrorCode = {
   parseError: -32700,
   invalidRequest: -32600,
   methodNotFound: -32601,
   invalidParams: -32602,
-  engineError: -32000
+  engineError: -32000,
+  /** As in LSP: the request was cancelled with `$/cancelRequest`. */
+  requestCancelled: -32800
 } as const
+
+/** The method that cancels a request in flight, as in LSP: `params: {"id": <the request's id>}`. */
+export const cancelMethod = "$/cancelRequest"
 
 /** A request the handler refuses before running it. */
 export class RpcError extends Data.TaggedError("RpcError")<{
@@ -27,45 +33,144 @@ export class RpcError extends Data.TaggedError("RpcError")<{
 
 export type Handler = (method: string, params: unknown) => Effect.Effect<unknown, RpcError | SwitchyardError>
 
+/** Requests in flight by id (as JSON, so `1` and `"1"` differ), each with the signal that cancels it. */
+export type InFlight = Map<string, Set<Deferred.Deferred<void>>>
+
 type Id = string | number | null
+type Failure = { readonly code: number; readonly message: string; readonly data?: unknown }
+type Response = { readonly jsonrpc: "2.0"; readonly id: Id } & ({ result: unknown } | { error: Failure })
 
-const response = (id: Id, body: { result: unknown } | { error: { code: number; message: string; data?: unknown } }) =>
-  JSON.stringify({ jsonrpc: "2.0", id, ...body })
+const response = (id: Id, body: { result: unknown } | { error: Failure }): Response => ({ jsonrpc: "2.0", id, ...body })
 
-const toError = (error: RpcError | SwitchyardError) =>
+const invalid = (id: Id, message: string) =>
+  response(id, { error: { code: ErrorCode.invalidRequest, message: `Invalid Request: ${message}` } })
+
+const toError = (error: RpcError | SwitchyardError): Failure =>
   isSwitchyardError(error)
     ? { code: ErrorCode.engineError, message: error.message, data: toErrorInfo(error) }
     : { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) }
 
-/** Answers one line; `undefined` for notifications (no id), which get no answer. */
-export const handleLine = (handler: Handler, line: string): Effect.Effect<string | undefined> =>
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+const isId = (u: unknown): u is Id => u === null || typeof u === "string" || typeof u === "number"
+
+/** Signals every request in flight with this id; whether there was one. */
+const cancel = (inFlight: InFlight, id: Id) =>
   Effect.gen(function* () {
-    let request: unknown
-    try {
-      request = JSON.parse(line)
-    } catch {
-      return response(null, { error: { code: ErrorCode.parseError, message: "Parse error: the line is not JSON" } })
-    }
-    if (typeof request !== "object" || request === null || Array.isArray(request)) {
-      return response(null, {
-        error: { code: ErrorCode.invalidRequest, message: "Invalid Request: expected an object" }
-      })
-    }
-    const { jsonrpc, method, params, id } = request as Record<string, unknown>
-    const validId = id === undefined || id === null || typeof id === "string" || typeof id === "number"
+    const signals = [...(inFlight.get(JSON.stringify(id)) ?? [])]
+    for (const signal of signals) yield* Deferred.succeed(signal, undefined)
+    return signals.length > 0
+  })
+
+/** Runs a request with an id, answering `requestCancelled` (after stopping it) if a cancel for its id comes first. */
+const cancellable = (inFlight: InFlight, id: Id, run: Effect.Effect<{ result: unknown } | { error: Failure }>) =>
+  Effect.gen(function* () {
+    const key = JSON.stringify(id)
+    const signal = yield* Deferred.make<void>()
+    const signals = inFlight.get(key) ?? new Set()
+    inFlight.set(key, signals.add(signal))
+    const cancelled = Deferred.await(signal).pipe(
+      Effect.as({ error: { code: ErrorCode.requestCancelled, message: "Request cancelled" } })
+    )
+    return yield* run.pipe(
+      Effect.raceFirst(cancelled),
+      Effect.ensuring(
+        Effect.sync(() => {
+          signals.delete(signal)
+          if (signals.size === 0 && inFlight.get(key) === signals) inFlight.delete(key)
+        })
+      )
+    )
+  })
+
+/** Answers one request of a line or a batch; `undefined` for a notification (no id), which gets no answer. */
+const handleRequest = (handler: Handler, inFlight: InFlight, request: unknown): Effect.Effect<Response | undefined> =>
+  Effect.gen(function* () {
+    if (!isRecord(request)) return invalid(null, "expected an object")
+    const { jsonrpc, method, params, id } = request
+    const validId = id === undefined || isId(id)
     if (jsonrpc !== "2.0" || typeof method !== "string" || !validId) {
-      return response(validId ? ((id as Id) ?? null) : null, {
-        error: {
-          code: ErrorCode.invalidRequest,
-          message: 'Invalid Request: needs "jsonrpc": "2.0", a string "method" and a string or number "id"'
-        }
-      })
+      return invalid(isId(id) ? id : null, 'needs "jsonrpc": "2.0", a string "method" and a string or number "id"')
     }
-    const answer = yield* handler(method, params ?? {}).pipe(
+    if (params !== undefined && (typeof params !== "object" || params === null)) {
+      return invalid(id ?? null, '"params", when given, is an object or an array')
+    }
+    if (method === cancelMethod) {
+      const target = isRecord(params) ? params.id : Array.isArray(params) ? params[0] : undefined
+      if (!isId(target)) {
+        return id === undefined
+          ? undefined
+          : response(id, {
+              error: { code: ErrorCode.invalidParams, message: `Invalid params: ${cancelMethod} needs {"id": …}` }
+            })
+      }
+      const found = yield* cancel(inFlight, target)
+      return id === undefined ? undefined : response(id, { result: { cancelled: found } })
+    }
+    const run = handler(method, params ?? {}).pipe(
       Effect.map((result) => ({ result })),
       Effect.catch((error) => Effect.succeed({ error: toError(error) }))
     )
-    return id === undefined ? undefined : response(id as Id, answer)
+    if (id === undefined) return yield* run.pipe(Effect.as(undefined))
+    return response(id, yield* cancellable(inFlight, id, run))
+  })
+
+/**
+ * The lane a batch member runs in: members on one session run one after another in batch order, members on
+ * different sessions (and cancels) at once.
+ */
+const laneOf = (request: unknown, index: number): string => {
+  if (!isRecord(request)) return `#${index}`
+  if (request.method === cancelMethod) return `#${index}`
+  const session = isRecord(request.params) ? request.params.session : undefined
+  return `session:${session === undefined ? defaultSession : String(session)}`
+}
+
+/** Answers a batch (spec §6): an array of the answers owed, in batch order, or none when all were notifications. */
+const handleBatch = (handler: Handler, inFlight: InFlight, batch: ReadonlyArray<unknown>) =>
+  Effect.gen(function* () {
+    if (batch.length === 0) return invalid(null, "an empty batch")
+    const lanes = new Map<string, Array<number>>()
+    batch.forEach((request, index) => {
+      const lane = laneOf(request, index)
+      lanes.set(lane, [...(lanes.get(lane) ?? []), index])
+    })
+    const answered = yield* Effect.forEach(
+      lanes.values(),
+      (indexes) =>
+        Effect.forEach(indexes, (index) =>
+          handleRequest(handler, inFlight, batch[index]).pipe(Effect.map((answer) => [index, answer] as const))
+        ),
+      { concurrency: "unbounded" }
+    )
+    const owed = answered
+      .flat()
+      .sort(([a], [b]) => a - b)
+      .flatMap(([, answer]) => (answer === undefined ? [] : [answer]))
+    return owed.length === 0 ? undefined : owed
+  })
+
+/**
+ * Answers one line: a request, a notification (no answer) or a batch. `inFlight` is shared by the lines of one
+ * connection, so a `$/cancelRequest` finds the request it names.
+ */
+export const handleLine = (
+  handler: Handler,
+  line: string,
+  inFlight: InFlight = new Map()
+): Effect.Effect<string | undefined> =>
+  Effect.gen(function* () {
+    let message: unknown
+    try {
+      message = JSON.parse(line)
+    } catch {
+      return JSON.stringify(
+        response(null, { error: { code: ErrorCode.parseError, message: "Parse error: the line is not JSON" } })
+      )
+    }
+    const answer = Array.isArray(message)
+      ? yield* handleBatch(handler, inFlight, message)
+      : yield* handleRequest(handler, inFlight, message)
+    return answer === undefined ? undefined : JSON.stringify(answer)
   })
 
 /**
@@ -74,15 +179,16 @@ export const handleLine = (handler: Handler, line: string): Effect.Effect<string
  */
 export const serveStdio = (handler: Handler, stop: Effect.Effect<void>, shutdown: Effect.Effect<void>) =>
   Effect.gen(function* () {
-    const inFlight = yield* FiberSet.make()
-    const run = yield* FiberSet.runtime(inFlight)()
+    const inFlight: InFlight = new Map()
+    const running = yield* FiberSet.make()
+    const run = yield* FiberSet.runtime(running)()
     const input = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY })
     yield* Effect.addFinalizer(() => Effect.sync(() => input.close()))
     const closed = Effect.callback<void>((resume) => {
       input.on("line", (line) => {
         if (line.trim() === "") return
         run(
-          handleLine(handler, line).pipe(
+          handleLine(handler, line, inFlight).pipe(
             Effect.flatMap((out) =>
               out === undefined ? Effect.void : Effect.sync(() => process.stdout.write(`${out}\n`))
             )
@@ -93,7 +199,7 @@ export const serveStdio = (handler: Handler, stop: Effect.Effect<void>, shutdown
     })
     yield* Effect.raceFirst(closed, stop)
     yield* shutdown
-    yield* FiberSet.awaitEmpty(inFlight).pipe(Effect.timeoutOption(10_000))
+    yield* FiberSet.awaitEmpty(running).pipe(Effect.timeoutOption(10_000))
   })
 
 /** A sidecar method: what it does with the call's session, trace and step, and its own arguments. */
@@ -101,7 +207,7 @@ type Method = (call: ReturnType<typeof splitCommon>) => Effect.Effect<unknown, R
 
 /**
  * The sidecar's method table, derived from the tool list: each `browser.*` tool by its name on the Sessions (a
- * `session` param picks one), plus seed 002's `browserStatus` and `browserClose`.
+ * `session` param picks one), plus seed 002's `browserStatus` and `browserClose` (session names checked as for tools).
  */
 export const methods = (sessions: Sessions["Service"]): ReadonlyMap<string, Method> =>
   new Map<string, Method>([

@@ -108,7 +108,8 @@ describe("bad input over JSON-RPC", () => {
       const service = startService()
       const lines = randomLines(120)
       const answers = yield* Effect.promise(() => Promise.all(lines.map((line, i) => service.send(line, `line-${i}`))))
-      for (const answer of answers) {
+      // A JSON array is a batch (spec §6): its answer is an array of one answer per member.
+      for (const answer of answers.flatMap((a): Array<Record<string, unknown>> => (Array.isArray(a) ? a : [a]))) {
         const error = answer.error as { code: number; message: string } | undefined
         assert.isTrue(
           answer.result !== undefined || (typeof error?.code === "number" && error.message.length > 0),
