@@ -148,6 +148,15 @@ export const ServiceConfig = Config.all({
     port: setting("http.port", [], whole(0), defaults.http.port),
     token: optional("http.token", ["SWITCHYARD_HTTP_TOKEN"], secret)
   }),
+  mcp: Config.all({
+    /** How MCP lists the tools: `browser_navigate` (underscore) or `browser.navigate` (dotted); both are accepted. */
+    toolNames: setting(
+      "mcp.toolNames",
+      ["SWITCHYARD_MCP_TOOL_NAMES"],
+      oneOf(["underscore", "dotted"]),
+      defaults.mcp.toolNames
+    )
+  }),
   artifacts: Config.all({
     screenshots: setting("artifacts.screenshots", ["SWITCHYARD_SCREENSHOTS"], onOff, defaults.artifacts.screenshots),
     snapshots: setting("artifacts.snapshots", [], onOff, defaults.artifacts.snapshots)

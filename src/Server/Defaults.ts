@@ -30,6 +30,8 @@ export const defaults = {
   urls: UrlPolicy.defaultUrlPolicy,
   limits: { maxArgumentBytes: 256 * 1024 },
   http: { host: "127.0.0.1", port: 8931 },
+  /** Tool names as model APIs accept them (`browser_navigate`); `dotted` lists seed 002's `browser.navigate`. */
+  mcp: { toolNames: "underscore" as "underscore" | "dotted" },
   artifacts: { screenshots: true, snapshots: true },
   human: { enabled: false, timeoutMs: 120_000, host: "127.0.0.1" },
   telemetry: { serviceName: "switchyard" },

@@ -9,54 +9,99 @@ import type { AddressInfo } from "node:net"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
-import { CallToolRequestSchema, isInitializeRequest, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, FiberSet, Redacted } from "effect"
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  isInitializeRequest,
+  ListToolsRequestSchema,
+  McpError
+} from "@modelcontextprotocol/sdk/types.js"
+import { Effect, FiberSet, Option, Redacted } from "effect"
 import type { ToolAnswer } from "../Cascade/Router.ts"
 import { splitCommon } from "../Cascade/Tool.ts"
-import { tools } from "../Cascade/Tools.ts"
+import { find, toolNames, tools } from "../Cascade/Tools.ts"
 import { InvalidInput } from "../Errors/Page.ts"
 import { Sessions } from "./Sessions.ts"
 
 export const serverInfo = { name: "switchyard", version: "0.1.0" }
 
-const instructions =
-  "Browser automation that does not get stuck. Start with browser.navigate, then browser.act one step at a time " +
-  "(browser.observe when unsure what to click) and browser.extract to read. Every answer has a `state` block: the " +
-  "engine in use, the page, and which tools work now; follow its `message` when a call fails."
+/** How MCP lists tool names: `browser_navigate` (the default, what model APIs accept) or `browser.navigate`. */
+export type ToolNames = "underscore" | "dotted"
+
+export interface McpOptions {
+  readonly toolNames: ToolNames
+}
+
+const spell = (name: string, names: ToolNames) => (names === "dotted" ? name : name.replaceAll(".", "_"))
+
+const instructions = (names: ToolNames) => {
+  const t = (name: string) => spell(`browser.${name}`, names)
+  return (
+    `Browser automation that does not get stuck. Start with ${t("navigate")}, then ${t("act")} one step at a time ` +
+    `(${t("observe")} when unsure what to click) and ${t("extract")} to read. Every answer has a \`state\` block: the ` +
+    "engine in use, the page, and which tools work now; follow its `message` when a call fails."
+  )
+}
 
 type Content = { type: "text"; text: string } | { type: "image"; data: string; mimeType: string }
 
-/** An answer as MCP content: the result and state as JSON text, a screenshot as an image block. */
-export const toContent = (answer: ToolAnswer): { content: Array<Content>; isError?: boolean } => {
+/**
+ * An answer as MCP content: the result and state as JSON text (for clients that ignore structured content), a
+ * screenshot as an image block, and a successful answer as `structuredContent` matching the tool's `outputSchema`.
+ */
+export const toContent = (
+  answer: ToolAnswer
+): { content: Array<Content>; structuredContent?: Record<string, unknown>; isError?: boolean } => {
   const { ok, result, ...rest } = answer
+  if (!ok) return { content: [{ type: "text", text: JSON.stringify(rest) }], isError: true }
+  const structuredContent = { result, ...rest }
   const image = result as { mimeType?: string; data?: string } | undefined
-  if (ok && image?.mimeType === "image/png" && typeof image.data === "string") {
+  if (image?.mimeType === "image/png" && typeof image.data === "string") {
     return {
       content: [
         { type: "image", data: image.data, mimeType: "image/png" },
         { type: "text", text: JSON.stringify(rest) }
-      ]
+      ],
+      structuredContent
     }
   }
-  return {
-    content: [{ type: "text", text: JSON.stringify(ok ? { result, ...rest } : rest) }],
-    ...(ok ? {} : { isError: true })
-  }
+  return { content: [{ type: "text", text: JSON.stringify(structuredContent) }], structuredContent }
 }
 
 /** The tool list as MCP lists it, derived from the tools' records. */
-const listed = tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }))
+const listed = (names: ToolNames) =>
+  tools.map((tool) => ({
+    name: spell(tool.name, names),
+    title: tool.title,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+    outputSchema: tool.outputSchema,
+    annotations: { title: tool.title, ...tool.annotations }
+  }))
 
 /** One MCP server object; its calls run on `run` (the surface's fiber set). */
 const makeServer = (
   run: <A>(effect: Effect.Effect<A>, signal: AbortSignal) => Promise<A>,
-  sessions: Sessions["Service"]
+  sessions: Sessions["Service"],
+  options: McpOptions
 ) => {
-  const server = new Server(serverInfo, { capabilities: { tools: { listChanged: false } }, instructions })
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }))
+  const server = new Server(serverInfo, {
+    capabilities: { tools: { listChanged: false } },
+    instructions: instructions(options.toolNames)
+  })
+  const list = listed(options.toolNames)
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: list }))
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const tool = find(request.params.name)
+    if (Option.isNone(tool)) {
+      // The spec's answer to an unknown tool is a protocol error, not a tool result.
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Unknown tool: ${request.params.name}; the tools are ${toolNames.map((n) => spell(n, options.toolNames)).join(", ")}`
+      )
+    }
     const { session, meta, args } = splitCommon(request.params.arguments)
-    return toContent(await run(sessions.call(session, request.params.name, args, meta), extra.signal))
+    return toContent(await run(sessions.call(session, tool.value.name, args, meta), extra.signal))
   })
   return server
 }
@@ -80,11 +125,11 @@ const runner = Effect.gen(function* () {
 })
 
 /** MCP over stdio until stdin closes or `stop` completes; then calls in flight answer `shutting_down`. */
-export const serveStdio = (stop: Effect.Effect<void>) =>
+export const serveStdio = (options: McpOptions, stop: Effect.Effect<void>) =>
   Effect.gen(function* () {
     const sessions = yield* Sessions
     const { run, drain } = yield* runner
-    const server = makeServer(run, sessions)
+    const server = makeServer(run, sessions, options)
     const transport = new StdioServerTransport()
     yield* Effect.addFinalizer(() => Effect.promise(() => server.close().catch(() => undefined)))
     const closed = Effect.callback<void>((resume) => {
@@ -97,7 +142,7 @@ export const serveStdio = (stop: Effect.Effect<void>) =>
     yield* drain
   })
 
-export interface HttpOptions {
+export interface HttpOptions extends McpOptions {
   readonly host: string
   readonly port: number
   /** The bearer token clients must send; opened only to compare it with what a request carries. */
@@ -200,7 +245,7 @@ export const serveHttp = (options: HttpOptions & { readonly maxBodyBytes: number
       transport.onclose = () => {
         if (transport.sessionId) transports.delete(transport.sessionId)
       }
-      await makeServer(run, sessions).connect(transport)
+      await makeServer(run, sessions, options).connect(transport)
       return transport.handleRequest(req, res, body)
     }
 
