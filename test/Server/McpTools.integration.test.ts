@@ -2,43 +2,15 @@
  * The MCP tool list as clients and model APIs read it (titles, annotations, output schemas, names model APIs accept)
  * and how calls are answered (structured content, nullable optionals, unknown tools), with the official SDK client.
  */
-import { mkdtempSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import { toolNames } from "../../src/Cascade/Tools.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
+import { stdioClient } from "../support/McpClient.ts"
 import { stopServices } from "../support/Service.ts"
 
 afterEach(stopServices)
-
-const main = join(import.meta.dirname, "..", "..", "src", "Main.ts")
-
-/** An SDK client over stdio on a real `switchyard serve`, closed with the test. */
-export const stdioClient = (env: Record<string, string> = {}) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const transport = new StdioClientTransport({
-        command: process.execPath,
-        args: [main, "serve"],
-        env: {
-          ...(process.env as Record<string, string>),
-          SWITCHYARD_LOG_DIR: mkdtempSync(join(tmpdir(), "switchyard-logs-")),
-          SWITCHYARD_IDLE_TIMEOUT_MS: "0",
-          ...env
-        },
-        stderr: "ignore"
-      })
-      const client = new Client({ name: "switchyard-test", version: "1.0.0" })
-      await client.connect(transport)
-      return client
-    }),
-    (client) => Effect.promise(() => client.close())
-  )
 
 const underscore = /^[a-zA-Z0-9_-]+$/
 
