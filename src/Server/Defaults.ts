@@ -29,7 +29,16 @@ export const defaults = {
   /** http and https; loopback and private-range hosts allowed (local apps are common targets). */
   urls: UrlPolicy.defaultUrlPolicy,
   limits: { maxArgumentBytes: 256 * 1024 },
-  http: { host: "127.0.0.1", port: 8931 },
+  http: {
+    host: "127.0.0.1",
+    port: 8931,
+    /** Host names accepted in Host/Origin besides the bound address (and loopback names on a loopback bind). */
+    allowedHosts: [] as ReadonlyArray<string>,
+    /** MCP sessions with no request for this long are closed. */
+    sessionIdleMs: 30 * 60_000,
+    /** MCP sessions at once; past it the least recently used idle one is closed (503 when none is idle). */
+    maxSessions: 256
+  },
   /** Tool names as model APIs accept them (`browser_navigate`); `dotted` lists seed 002's `browser.navigate`. */
   mcp: { toolNames: "underscore" as "underscore" | "dotted" },
   artifacts: { screenshots: true, snapshots: true },
