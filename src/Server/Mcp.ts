@@ -10,6 +10,7 @@ import { networkInterfaces } from "node:os"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/sdk/shared/stdio.js"
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -125,7 +126,10 @@ const runner = Effect.gen(function* () {
   return { run, drain }
 })
 
-/** MCP over stdio until stdin closes or `stop` completes; then calls in flight answer `shutting_down`. */
+/**
+ * MCP over stdio until stdin closes, stdout breaks (the client died), the transport closes (a message over its
+ * 10 MB limit) or `stop` completes; then calls in flight answer `shutting_down` and the service shuts down.
+ */
 export const serveStdio = (options: McpOptions, stop: Effect.Effect<void>) =>
   Effect.gen(function* () {
     const sessions = yield* Sessions
@@ -136,6 +140,18 @@ export const serveStdio = (options: McpOptions, stop: Effect.Effect<void>) =>
     const closed = Effect.callback<void>((resume) => {
       process.stdin.once("end", () => resume(Effect.void))
       process.stdin.once("close", () => resume(Effect.void))
+      // The client went away (nobody reads stdout): nothing can be answered any more, so shut down.
+      process.stdout.on("error", () => resume(Effect.void))
+      server.onerror = (error) => {
+        if (!/ReadBuffer exceeded/.test(error.message)) return
+        // The SDK transport drops a message over its buffer limit and closes: say why, then shut down.
+        const message = `a message over the stdio limit of ${STDIO_DEFAULT_MAX_BUFFER_SIZE} bytes (10 MB) was refused; the service is shutting down`
+        process.stderr.write(`switchyard: ${message}\n`)
+        if (process.stdout.writable) {
+          process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message } })}\n`)
+        }
+      }
+      server.onclose = () => resume(Effect.void)
       server.connect(transport).catch((error: Error) => resume(Effect.die(error)))
     })
     yield* Effect.raceFirst(closed, stop)
