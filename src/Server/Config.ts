@@ -164,6 +164,13 @@ export const ServiceConfig = Config.all({
       ["SWITCHYARD_MCP_TOOL_NAMES"],
       oneOf(["underscore", "dotted"]),
       defaults.mcp.toolNames
+    ),
+    /** How often a call with a progressToken reports progress besides each cascade step. */
+    progressIntervalMs: setting(
+      "mcp.progressIntervalMs",
+      ["SWITCHYARD_MCP_PROGRESS_MS"],
+      whole(1),
+      defaults.mcp.progressIntervalMs
     )
   }),
   artifacts: Config.all({

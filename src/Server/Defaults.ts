@@ -40,7 +40,11 @@ export const defaults = {
     maxSessions: 256
   },
   /** Tool names as model APIs accept them (`browser_navigate`); `dotted` lists seed 002's `browser.navigate`. */
-  mcp: { toolNames: "underscore" as "underscore" | "dotted" },
+  mcp: {
+    toolNames: "underscore" as "underscore" | "dotted",
+    /** A call with a progressToken reports progress at least this often (clients reset their timeout on it). */
+    progressIntervalMs: 10_000
+  },
   artifacts: { screenshots: true, snapshots: true },
   human: { enabled: false, timeoutMs: 120_000, host: "127.0.0.1" },
   telemetry: { serviceName: "switchyard" },

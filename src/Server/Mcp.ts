@@ -23,6 +23,7 @@ import type { ToolAnswer } from "../Cascade/Router.ts"
 import { splitCommon } from "../Cascade/Tool.ts"
 import { find, toolNames, tools } from "../Cascade/Tools.ts"
 import { InvalidInput } from "../Errors/Page.ts"
+import * as Events from "../Logging/Events.ts"
 import { Sessions } from "./Sessions.ts"
 
 export const serverInfo = { name: "switchyard", version: "0.1.0" }
@@ -32,7 +33,38 @@ export type ToolNames = "underscore" | "dotted"
 
 export interface McpOptions {
   readonly toolNames: ToolNames
+  /** A call with a progressToken reports progress at least this often, besides each cascade step. */
+  readonly progressIntervalMs: number
 }
+
+/** What a progress notification says about an event of the call: the cascade's steps, in a few words. */
+const describeEvent = (event: Events.Stamped): string => {
+  const fields = event as Record<string, unknown>
+  const engine =
+    typeof fields.engine === "string" ? ` ${fields.engine}${fields.mode ? `/${String(fields.mode)}` : ""}` : ""
+  const detail = ["reason", "from", "to", "level", "attempt"]
+    .filter((key) => fields[key] !== undefined)
+    .map((key) => `${key} ${String(fields[key])}`)
+    .join(", ")
+  return `${event.event}${engine}${detail === "" ? "" : ` (${detail})`}`
+}
+
+/**
+ * Runs a call reporting progress through `notify`: each event the cascade emits (attempt start, failure, fallback,
+ * switch, escalation) and, while it runs, a heartbeat every `everyMs`.
+ */
+const withProgress = <A>(work: Effect.Effect<A>, notify: (message: string) => void, everyMs: number) =>
+  Effect.gen(function* () {
+    const sink = yield* Events.Events
+    const started = Date.now()
+    const heartbeat = Effect.sync(() =>
+      notify(`still running after ${Math.round((Date.now() - started) / 1000)} s`)
+    ).pipe(Effect.delay(everyMs), Effect.forever)
+    const forwarding: Events.EventSink = {
+      emit: (event) => sink.emit(event).pipe(Effect.andThen(Effect.sync(() => notify(describeEvent(event)))))
+    }
+    return yield* Effect.raceFirst(work.pipe(Effect.provideService(Events.Events, forwarding)), heartbeat)
+  })
 
 const spell = (name: string, names: ToolNames) => (names === "dotted" ? name : name.replaceAll(".", "_"))
 
@@ -103,7 +135,17 @@ const makeServer = (
       )
     }
     const { session, meta, args } = splitCommon(request.params.arguments)
-    return toContent(await run(sessions.call(session, tool.value.name, args, meta), extra.signal))
+    const work = sessions.call(session, tool.value.name, args, meta)
+    const token = request.params._meta?.progressToken
+    if (token === undefined) return toContent(await run(work, extra.signal))
+    let progress = 0
+    const notify = (message: string) => {
+      progress++
+      extra
+        .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress, message } })
+        .catch(() => undefined)
+    }
+    return toContent(await run(withProgress(work, notify, options.progressIntervalMs), extra.signal))
   })
   return server
 }
