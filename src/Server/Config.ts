@@ -155,7 +155,14 @@ export const ServiceConfig = Config.all({
       whole(1),
       defaults.http.sessionIdleMs
     ),
-    maxSessions: setting("http.maxSessions", ["SWITCHYARD_MCP_MAX_SESSIONS"], whole(1), defaults.http.maxSessions)
+    maxSessions: setting("http.maxSessions", ["SWITCHYARD_MCP_MAX_SESSIONS"], whole(1), defaults.http.maxSessions),
+    /** MCP clients that name no session share one browser session instead of getting one each. */
+    sharedDefaultSession: setting(
+      "http.sharedDefaultSession",
+      ["SWITCHYARD_MCP_SHARED_DEFAULT"],
+      onOff,
+      defaults.http.sharedDefaultSession
+    )
   }),
   mcp: Config.all({
     /** How MCP lists the tools: `browser_navigate` (underscore) or `browser.navigate` (dotted); both are accepted. */

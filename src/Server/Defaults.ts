@@ -37,7 +37,9 @@ export const defaults = {
     /** MCP sessions with no request for this long are closed. */
     sessionIdleMs: 30 * 60_000,
     /** MCP sessions at once; past it the least recently used idle one is closed (503 when none is idle). */
-    maxSessions: 256
+    maxSessions: 256,
+    /** Each MCP session gets its own default browser session; `true` shares one (a sidecar for one app). */
+    sharedDefaultSession: false
   },
   /** Tool names as model APIs accept them (`browser_navigate`); `dotted` lists seed 002's `browser.navigate`. */
   mcp: {

@@ -114,10 +114,19 @@ const listed = (names: ToolNames) =>
   }))
 
 /** One MCP server object; its calls run on `run` (the surface's fiber set). */
+/** The browser sessions one MCP client's calls go to. */
+interface Client {
+  /** Where calls without a `session` go; undefined: the service's default session. */
+  readonly defaultSession?: string
+  /** Each browser session a call went to (the service's default one as undefined). */
+  readonly used: Set<string | undefined>
+}
+
 const makeServer = (
   run: <A>(effect: Effect.Effect<A>, signal: AbortSignal) => Promise<A>,
   sessions: Sessions["Service"],
-  options: McpOptions
+  options: McpOptions,
+  client: Client = { used: new Set() }
 ) => {
   const server = new Server(serverInfo, {
     capabilities: { tools: { listChanged: false } },
@@ -134,7 +143,9 @@ const makeServer = (
         `Unknown tool: ${request.params.name}; the tools are ${toolNames.map((n) => spell(n, options.toolNames)).join(", ")}`
       )
     }
-    const { session, meta, args } = splitCommon(request.params.arguments)
+    const { session: named, meta, args } = splitCommon(request.params.arguments)
+    const session = named ?? client.defaultSession
+    client.used.add(session)
     const work = sessions.call(session, tool.value.name, args, meta)
     const token = request.params._meta?.progressToken
     if (token === undefined) return toContent(await run(work, extra.signal))
@@ -212,6 +223,8 @@ export interface HttpOptions extends McpOptions {
   readonly sessionIdleMs: number
   /** MCP sessions at once; past it the least recently used idle one is closed, or 503 when none is idle. */
   readonly maxSessions: number
+  /** MCP clients that name no `session` share the service's default browser session (else each gets its own). */
+  readonly sharedDefaultSession: boolean
   /** Called once listening, with the URL of the MCP endpoint. */
   readonly onListening?: (url: string) => void
 }
@@ -308,6 +321,21 @@ export const serveHttp = (options: HttpOptions & { readonly maxBodyBytes: number
     /** Live MCP sessions by id, least recently used first (a request moves its session to the end). */
     const live = new Map<string, McpSession>()
 
+    /** Every MCP client's browser sessions, to tell whether another client still uses one. */
+    const clients = new Set<Client>()
+
+    /** An MCP session ended: the browser sessions it used close, unless another client uses them too. */
+    const release = (client: Client) => {
+      if (!clients.delete(client)) return
+      const stillUsed = new Set([...clients].flatMap((other) => [...other.used]))
+      const unused = [...client.used].filter((name) => !stillUsed.has(name))
+      if (unused.length === 0) return
+      run(
+        Effect.forEach(unused, (name) => sessions.close(name), { discard: true }),
+        new AbortController().signal
+      ).catch(() => undefined)
+    }
+
     /** Ends an MCP session: its transport and server close. */
     const end = (mcp: McpSession) => {
       live.delete(mcp.id)
@@ -394,10 +422,16 @@ export const serveHttp = (options: HttpOptions & { readonly maxBodyBytes: number
           opened(mcp, res)
         }
       })
+      const client: Client = {
+        ...(options.sharedDefaultSession ? {} : { defaultSession: `mcp-${randomUUID()}` }),
+        used: new Set()
+      }
+      clients.add(client)
       transport.onclose = () => {
         if (transport.sessionId) live.delete(transport.sessionId)
+        release(client)
       }
-      await makeServer(run, sessions, options).connect(transport)
+      await makeServer(run, sessions, options, client).connect(transport)
       return transport.handleRequest(req, res, body)
     }
 
