@@ -100,12 +100,13 @@ const serve = (flags: Command.Command.Config.Infer<typeof serveFlags>) =>
           ? Mcp.serveHttp(
               {
                 ...config.http,
+                ...config.mcp,
                 maxBodyBytes: config.limits.maxArgumentBytes * 2,
                 onListening: (url) => process.stderr.write(`switchyard: MCP over HTTP at ${url}\n`)
               },
               stop
             )
-          : Mcp.serveStdio(stop)
+          : Mcp.serveStdio(config.mcp, stop)
     yield* Service.run(surface).pipe(Effect.provide(Service.layer(config)))
   }).pipe(Effect.scoped)
 

@@ -61,8 +61,26 @@ export type Bound =
     }
 
 /** A tool as surfaces and the Router see it, whatever its argument and result types. */
+/** Hints for clients (MCP tool annotations): what a call may do to the page and the world. */
+export interface Annotations {
+  /** The call only reads: it does not change the page. */
+  readonly readOnlyHint?: boolean
+  /** The call may do something that cannot be undone (submit a form, close the browser). */
+  readonly destructiveHint?: boolean
+  /** Repeating the call with the same arguments has no further effect. */
+  readonly idempotentHint?: boolean
+  /** The call reaches the open web (pages beyond the service). */
+  readonly openWorldHint?: boolean
+}
+
 export interface Any {
+  /** The name, dotted (`browser.navigate`): seed 002's spelling, kept on JSON-RPC. */
   readonly name: string
+  /** The same name with `_` for `.` (`browser_navigate`): what model APIs limited to `[a-zA-Z0-9_-]` accept. */
+  readonly underscoreName: string
+  /** A short human-readable name for the tool. */
+  readonly title: string
+  readonly annotations: Annotations
   /** What the tool is for and when to use it: the text an LLM reads. */
   readonly description: string
   readonly args: Schema.Constraint
@@ -74,6 +92,8 @@ export interface Any {
   readonly mask: (now: Availability) => string | undefined
   /** The MCP `inputSchema`: one object, the tool's arguments plus the common ones. */
   readonly inputSchema: JsonSchema
+  /** The MCP `outputSchema`: the answer as structured content, `{result, traceId, attemptId, stepId?, state}`. */
+  readonly outputSchema: JsonSchema
   readonly decode: (raw: unknown) => Effect.Effect<Bound, Schema.SchemaError>
 }
 
@@ -116,8 +136,8 @@ export const splitCommon = (params: unknown) => {
     ...(typeof traceId === "string" ? { traceId } : {}),
     ...(typeof stepId === "string" ? { stepId } : {})
   }
-  // The session name as given: the Sessions refuse one that is not a string rather than coerce it.
-  return { session, meta, args }
+  // The session name as given (null: absent): the Sessions refuse one that is not a string rather than coerce it.
+  return { session: session === null ? undefined : session, meta, args }
 }
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
@@ -145,8 +165,28 @@ const inputSchemaOf = (args: Schema.Constraint): JsonSchema => {
   }
 }
 
+/** An answer as structured content: the result as its Schema says, with the call's ids and the state block. */
+const outputSchemaOf = (result: Schema.Constraint): JsonSchema => ({
+  type: "object",
+  properties: {
+    result: jsonOf(result),
+    traceId: { type: "string" },
+    stepId: { type: "string" },
+    attemptId: { type: "string" },
+    state: { type: "object", description: "The engine in use, the page, and which tools work now." }
+  },
+  required: ["result", "traceId", "attemptId", "state"]
+})
+
+/** Optional arguments are advertised nullable: a `null` one is taken as absent. */
+const dropNulls = (raw: unknown) =>
+  isRecord(raw) ? Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== null)) : raw
+
 interface Declaration<Args extends Schema.ConstraintDecoder<unknown>, Result extends Schema.Constraint> {
+  /** A short human-readable name. */
+  readonly title: string
   readonly description: string
+  readonly annotations: Annotations
   readonly args: Args
   readonly result: Result
   /** Why the tool cannot serve now, given what the session can do; default: it always can. */
@@ -184,12 +224,16 @@ export const make = <
   }
   return {
     name,
+    underscoreName: name.replaceAll(".", "_"),
+    title: declaration.title,
+    annotations: declaration.annotations,
     description: declaration.description,
     args: declaration.args,
     result: declaration.result,
     kind: "onSession" in declaration ? "session" : "engine",
     mask: declaration.mask ?? (() => undefined),
     inputSchema: inputSchemaOf(declaration.args),
-    decode: (raw) => decodeArgs(raw).pipe(Effect.map(bind))
+    outputSchema: outputSchemaOf(declaration.result),
+    decode: (raw) => decodeArgs(dropNulls(raw)).pipe(Effect.map(bind))
   }
 }

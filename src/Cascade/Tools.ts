@@ -47,12 +47,16 @@ const Empty = Schema.Struct({})
 
 export const tools = [
   Tool.make("browser.navigate", {
+    title: "Open a URL",
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     description: "Open a URL in the session's browser. Use first, or to go to a known address.",
     args: Schema.Struct({ url: text("Absolute URL to open, including the scheme (https://…).") }),
     result: Navigated,
     onEngine: { run: (engine, { url }) => engine.navigate(url), opens: ({ url }) => url }
   }),
   Tool.make("browser.act", {
+    title: "Act on the page",
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     description:
       "Do one thing on the current page: click, type, select, check, press a key, scroll. Give one action per call, or replay an action from browser.observe.",
     args: Schema.Union([
@@ -73,6 +77,8 @@ export const tools = [
     }
   }),
   Tool.make("browser.extract", {
+    title: "Read the page",
+    annotations: { readOnlyHint: true, openWorldHint: true },
     description:
       "Read data from the current page. Without a schema you get the page's text, headings, links and form fields; with a JSON schema you get an object of that shape.",
     args: Schema.Struct({
@@ -86,6 +92,8 @@ export const tools = [
     }
   }),
   Tool.make("browser.observe", {
+    title: "Find page elements",
+    annotations: { readOnlyHint: true, openWorldHint: true },
     description:
       "List the elements on the current page that match what you intend, as actions you can pass to browser.act. Use when unsure what to click.",
     args: Schema.Struct({ instruction: text("What to look for: an element or the action you intend.") }),
@@ -95,6 +103,8 @@ export const tools = [
     onEngine: { run: (engine, { instruction }) => engine.observe(instruction), serves: (c) => c.observe }
   }),
   Tool.make("browser.screenshot", {
+    title: "Screenshot the page",
+    annotations: { readOnlyHint: true, openWorldHint: false },
     description: "Take a PNG screenshot of the current page (viewport, or the full page).",
     args: Schema.Struct({
       fullPage: Schema.optional(
@@ -110,18 +120,24 @@ export const tools = [
     }
   }),
   Tool.make("browser.status", {
+    title: "Session status",
+    annotations: { readOnlyHint: true, openWorldHint: false },
     description: "Show the session: browser, engine in use, page, and which tools work right now.",
     args: Empty,
     result: Status,
     onSession: ({ sandbox }) => sandbox.status
   }),
   Tool.make("browser.close", {
+    title: "Close the browser",
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     description: "Close the session's browser. The next browser call starts a fresh one.",
     args: Empty,
     result: Closed,
     onSession: ({ sandbox }) => sandbox.close.pipe(Effect.as({ status: "ok" as const }))
   }),
   Tool.make("browser.handoff", {
+    title: "Hand over to a person",
+    annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
     description:
       "Ask a person to take over the browser (CAPTCHA, login, a judgement call). Returns where they can see it. Automation waits until browser.resume.",
     args: Schema.Struct({ reason: text("Why a person is needed (CAPTCHA, login, a decision).") }),
@@ -130,6 +146,8 @@ export const tools = [
     onSession: ({ handoff }, { reason }) => handoff.handoff(reason)
   }),
   Tool.make("browser.resume", {
+    title: "Resume automation",
+    annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     description: "The person is done: hand the browser back to automation after browser.handoff.",
     args: Empty,
     result: Schema.Struct({ resumed: Schema.Boolean }),
@@ -146,7 +164,13 @@ export const tools = [
 export type ToolName = (typeof tools)[number]["name"]
 export const toolNames: ReadonlyArray<ToolName> = tools.map((tool) => tool.name)
 
-const byName: ReadonlyMap<string, Tool.Any> = new Map(tools.map((tool) => [tool.name, tool]))
-export const isToolName = (name: string): name is ToolName => byName.has(name)
-/** The tool of that name, if there is one. */
+/** Both spellings of each name: `browser.navigate` and `browser_navigate`. */
+const byName: ReadonlyMap<string, Tool.Any> = new Map(
+  tools.flatMap((tool) => [
+    [tool.name, tool],
+    [tool.underscoreName, tool]
+  ])
+)
+export const isToolName = (name: string): name is ToolName => tools.some((tool) => tool.name === name)
+/** The tool of that name (either spelling), if there is one. */
 export const find = (name: string): Option.Option<Tool.Any> => Option.fromNullishOr(byName.get(name))

@@ -146,7 +146,39 @@ export const ServiceConfig = Config.all({
   http: Config.all({
     host: setting("http.host", [], text, defaults.http.host),
     port: setting("http.port", [], whole(0), defaults.http.port),
-    token: optional("http.token", ["SWITCHYARD_HTTP_TOKEN"], secret)
+    token: optional("http.token", ["SWITCHYARD_HTTP_TOKEN"], secret),
+    /** Host names clients may use (Host and Origin headers) besides the bound address: DNS rebinding protection. */
+    allowedHosts: setting("http.allowedHosts", ["SWITCHYARD_HTTP_ALLOWED_HOSTS"], list, defaults.http.allowedHosts),
+    sessionIdleMs: setting(
+      "http.sessionIdleMs",
+      ["SWITCHYARD_MCP_SESSION_IDLE_MS"],
+      whole(1),
+      defaults.http.sessionIdleMs
+    ),
+    maxSessions: setting("http.maxSessions", ["SWITCHYARD_MCP_MAX_SESSIONS"], whole(1), defaults.http.maxSessions),
+    /** MCP clients that name no session share one browser session instead of getting one each. */
+    sharedDefaultSession: setting(
+      "http.sharedDefaultSession",
+      ["SWITCHYARD_MCP_SHARED_DEFAULT"],
+      onOff,
+      defaults.http.sharedDefaultSession
+    )
+  }),
+  mcp: Config.all({
+    /** How MCP lists the tools: `browser_navigate` (underscore) or `browser.navigate` (dotted); both are accepted. */
+    toolNames: setting(
+      "mcp.toolNames",
+      ["SWITCHYARD_MCP_TOOL_NAMES"],
+      oneOf(["underscore", "dotted"]),
+      defaults.mcp.toolNames
+    ),
+    /** How often a call with a progressToken reports progress besides each cascade step. */
+    progressIntervalMs: setting(
+      "mcp.progressIntervalMs",
+      ["SWITCHYARD_MCP_PROGRESS_MS"],
+      whole(1),
+      defaults.mcp.progressIntervalMs
+    )
   }),
   artifacts: Config.all({
     screenshots: setting("artifacts.screenshots", ["SWITCHYARD_SCREENSHOTS"], onOff, defaults.artifacts.screenshots),

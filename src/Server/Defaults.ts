@@ -29,7 +29,24 @@ export const defaults = {
   /** http and https; loopback and private-range hosts allowed (local apps are common targets). */
   urls: UrlPolicy.defaultUrlPolicy,
   limits: { maxArgumentBytes: 256 * 1024 },
-  http: { host: "127.0.0.1", port: 8931 },
+  http: {
+    host: "127.0.0.1",
+    port: 8931,
+    /** Host names accepted in Host/Origin besides the bound address (and loopback names on a loopback bind). */
+    allowedHosts: [] as ReadonlyArray<string>,
+    /** MCP sessions with no request for this long are closed. */
+    sessionIdleMs: 30 * 60_000,
+    /** MCP sessions at once; past it the least recently used idle one is closed (503 when none is idle). */
+    maxSessions: 256,
+    /** Each MCP session gets its own default browser session; `true` shares one (a sidecar for one app). */
+    sharedDefaultSession: false
+  },
+  /** Tool names as model APIs accept them (`browser_navigate`); `dotted` lists seed 002's `browser.navigate`. */
+  mcp: {
+    toolNames: "underscore" as "underscore" | "dotted",
+    /** A call with a progressToken reports progress at least this often (clients reset their timeout on it). */
+    progressIntervalMs: 10_000
+  },
   artifacts: { screenshots: true, snapshots: true },
   human: { enabled: false, timeoutMs: 120_000, host: "127.0.0.1" },
   telemetry: { serviceName: "switchyard" },

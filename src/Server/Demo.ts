@@ -33,7 +33,13 @@ const serve = Effect.acquireRelease(
         server.listen(0, "127.0.0.1", () => resolve(server))
       })
   ),
-  (server) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  // Chromium keeps idle (and preconnected) sockets open: close them, or `close` waits for the server's 60 s
+  // headers timeout before the process can exit.
+  (server) =>
+    Effect.promise(() => {
+      server.closeAllConnections()
+      return new Promise<void>((resolve) => server.close(() => resolve()))
+    })
 ).pipe(Effect.map((server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}/`))
 
 export const run = (config: Config.ServiceConfig) =>

@@ -211,10 +211,13 @@ type Method = (call: ReturnType<typeof splitCommon>) => Effect.Effect<unknown, R
  */
 export const methods = (sessions: Sessions["Service"]): ReadonlyMap<string, Method> =>
   new Map<string, Method>([
-    ...tools.map((tool): [string, Method] => [
-      tool.name,
-      ({ session, meta, args }) => sessions.call(session, tool.name, args, meta).pipe(Effect.flatMap(toRpc))
-    ]),
+    // Each tool under seed 002's dotted name and its underscore spelling.
+    ...tools.flatMap((tool) =>
+      [tool.name, tool.underscoreName].map((name): [string, Method] => [
+        name,
+        ({ session, meta, args }) => sessions.call(session, tool.name, args, meta).pipe(Effect.flatMap(toRpc))
+      ])
+    ),
     ["browserStatus", ({ session }) => sessionNameOf(session).pipe(Effect.flatMap(sessions.status))],
     [
       "browserClose",

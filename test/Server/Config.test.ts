@@ -66,7 +66,7 @@ describe("Config.resolve", () => {
         queue: 4,
         idleTimeoutMs: 10
       })
-      assert.deepStrictEqual(config.http, { host: "0.0.0.0", port: 9000, token: undefined })
+      assert.deepStrictEqual(config.http, { ...defaults.http, host: "0.0.0.0", port: 9000, token: undefined })
       assert.strictEqual(config.model.stagehandDom, "anthropic/claude")
       assert.strictEqual(Redacted.value(config.model.apiKeys!.openai!), "sk-env")
       assert.strictEqual(Redacted.value(config.model.apiKeys!.mistral!), "mk-file")

@@ -23,13 +23,17 @@ const conformance = join(
   "index.js"
 )
 
-/** Scenarios about what this server offers (lifecycle, ping, tools/list, concurrent POST streams): all must pass. */
-const applicable = ["server-initialize", "ping", "tools-list", "server-sse-multiple-streams"]
-
-/** Scenarios that apply but fail on a gap being closed in `src/Server/Mcp.ts`; they are reported, not asserted. */
-const expectedToFailUntilFixed: Record<string, string> = {
-  "dns-rebinding-protection": "the HTTP server does not yet refuse a foreign Host/Origin with a 4xx"
-}
+/**
+ * Scenarios about what this server offers (lifecycle, ping, tools/list, concurrent POST streams, refusing a foreign
+ * Host/Origin): all must pass.
+ */
+const applicable = [
+  "server-initialize",
+  "ping",
+  "tools-list",
+  "server-sse-multiple-streams",
+  "dns-rebinding-protection"
+]
 
 /**
  * Scenarios that do not apply (README, "MCP conformance"): they call the suite's own fixture tools (`test_*`), or
@@ -112,17 +116,13 @@ describe("MCP conformance suite", () => {
         const service = startService({}, ["--http", "--host", "127.0.0.1", "--port", "0"])
         const url = yield* Effect.promise(() => service.stderrLine(/MCP over HTTP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/))
         const results = yield* runSuite(url)
-        const known = new Set([...applicable, ...Object.keys(expectedToFailUntilFixed), ...notApplicable])
+        const known = new Set([...applicable, ...notApplicable])
         const unclassified = [...results.keys()].filter((s) => !known.has(s))
         assert.deepStrictEqual(unclassified, [], "scenarios new to the suite: classify them here and in the README")
         for (const scenario of applicable) {
           const checks = results.get(scenario)
           assert.isDefined(checks, `the suite did not run ${scenario}`)
           assert.deepStrictEqual(failures(checks ?? []), [], scenario)
-        }
-        for (const [scenario, why] of Object.entries(expectedToFailUntilFixed)) {
-          const failed = failures(results.get(scenario) ?? [])
-          if (failed.length > 0) console.warn(`conformance: ${scenario} fails (${why}): ${failed.join("; ")}`)
         }
       }),
     300_000

@@ -1,0 +1,57 @@
+/**
+ * Long MCP calls report progress: with a progressToken, a call sends `notifications/progress` on each cascade step
+ * and on a steady cadence, so a client that resets its timeout on progress keeps waiting (official SDK client).
+ */
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { afterEach, assert, describe, it } from "@effect/vitest"
+import type { Progress } from "@modelcontextprotocol/sdk/types.js"
+import { Effect } from "effect"
+import { stdioClient } from "../support/McpClient.ts"
+import { stopServices } from "../support/Service.ts"
+
+afterEach(stopServices)
+
+/** A page that answers after `ms`. */
+const slowSite = (ms: number) =>
+  Effect.acquireRelease(
+    Effect.promise(
+      () =>
+        new Promise<{ url: string; close: () => void }>((resolve) => {
+          const server = createServer((_req, res) => {
+            setTimeout(() => res.writeHead(200, { "content-type": "text/html" }).end("<title>Slow</title>"), ms)
+          })
+          server.listen(0, "127.0.0.1", () =>
+            resolve({
+              url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/slow`,
+              close: () => server.closeAllConnections()
+            })
+          )
+        })
+    ),
+    (site) => Effect.sync(() => site.close())
+  )
+
+describe("MCP progress", () => {
+  it.live("a long call sends progress on each cascade step and on a steady cadence", () =>
+    Effect.gen(function* () {
+      const site = yield* slowSite(6_000)
+      const client = yield* stdioClient({ SWITCHYARD_MCP_PROGRESS_MS: "1000" })
+      const seen: Array<Progress> = []
+      const answer = yield* Effect.promise(() =>
+        client.callTool({ name: "browser_navigate", arguments: { url: site.url } }, undefined, {
+          onprogress: (progress) => seen.push(progress),
+          timeout: 4_000,
+          resetTimeoutOnProgress: true
+        })
+      )
+      assert.isNotTrue(answer.isError, JSON.stringify(answer))
+      assert.isAtLeast(seen.length, 4, JSON.stringify(seen))
+      assert.isTrue(
+        seen.some((p) => /start/.test(p.message ?? "")),
+        `an attempt's start is reported: ${JSON.stringify(seen)}`
+      )
+      for (let i = 1; i < seen.length; i++) assert.isAbove(seen[i]!.progress, seen[i - 1]!.progress)
+    })
+  )
+})

@@ -1,0 +1,87 @@
+/**
+ * MCP clients and browser sessions over HTTP, with the official SDK client against a real service: each MCP session
+ * gets its own default browser (unless configured to share one), and an MCP session that ends closes the browsers
+ * it opened.
+ */
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterEach, assert, describe, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { Effect } from "effect"
+import * as SiteServer from "../fixtures/SiteServer.ts"
+import { processesMatching } from "../support/Processes.ts"
+import { startService, stopServices } from "../support/Service.ts"
+import { waitFor } from "../support/Wait.ts"
+
+afterEach(stopServices)
+
+const connect = (url: string) =>
+  Effect.promise(async () => {
+    const transport = new StreamableHTTPClientTransport(new URL(url))
+    const client = new Client({ name: "t", version: "1" })
+    await client.connect(transport)
+    return { client, transport }
+  })
+
+const urlAfter = (client: Client, name: string, args: Record<string, unknown> = {}) =>
+  Effect.promise(async () => {
+    const answer = await client.callTool({ name, arguments: args })
+    assert.isNotTrue(answer.isError, JSON.stringify(answer))
+    return (answer.structuredContent as { state: { url: string } }).state.url
+  })
+
+const serve = (env: Record<string, string> = {}) =>
+  Effect.gen(function* () {
+    const tmp = mkdtempSync(join(tmpdir(), "switchyard-mcp-sessions-"))
+    const url = yield* Effect.promise(() =>
+      startService({ TMPDIR: tmp, ...env }, ["--http", "--port", "0"]).stderrLine(/MCP over HTTP at (\S+)/)
+    )
+    // Each browser's main process carries its profile dir once; renderers and helpers do not start with it.
+    const browsers = () => processesMatching(`--user-data-dir=${tmp}`).filter((p) => !/--type=/.test(p.cmdline))
+    return { url, browsers }
+  })
+
+describe("MCP sessions over HTTP", () => {
+  it.live("two clients without a session name get a browser each; ending one closes its browser", () =>
+    Effect.gen(function* () {
+      const site = yield* SiteServer.start
+      const { url, browsers } = yield* serve()
+      const a = yield* connect(url)
+      const b = yield* connect(url)
+      assert.strictEqual(
+        yield* urlAfter(a.client, "browser_navigate", { url: site.url("/plain.html") }),
+        site.url("/plain.html")
+      )
+      assert.strictEqual(
+        yield* urlAfter(b.client, "browser_navigate", { url: site.url("/forms.html") }),
+        site.url("/forms.html")
+      )
+      assert.strictEqual(
+        yield* urlAfter(a.client, "browser_status"),
+        site.url("/plain.html"),
+        "b did not move a's page"
+      )
+      assert.strictEqual(browsers().length, 2)
+      yield* Effect.promise(() => a.transport.terminateSession())
+      yield* Effect.promise(() => a.client.close())
+      yield* Effect.promise(() => waitFor(() => browsers().length === 1, 20_000))
+      assert.strictEqual(yield* urlAfter(b.client, "browser_status"), site.url("/forms.html"))
+      yield* Effect.promise(() => b.client.close())
+    })
+  )
+
+  it.live("configured to share, clients without a session name drive one browser", () =>
+    Effect.gen(function* () {
+      const site = yield* SiteServer.start
+      const { url } = yield* serve({ SWITCHYARD_MCP_SHARED_DEFAULT: "on" })
+      const a = yield* connect(url)
+      const b = yield* connect(url)
+      yield* urlAfter(a.client, "browser_navigate", { url: site.url("/plain.html") })
+      yield* urlAfter(b.client, "browser_navigate", { url: site.url("/forms.html") })
+      assert.strictEqual(yield* urlAfter(a.client, "browser_status"), site.url("/forms.html"))
+      yield* Effect.promise(() => Promise.all([a.client.close(), b.client.close()]))
+    })
+  )
+})

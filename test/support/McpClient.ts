@@ -1,0 +1,31 @@
+/** The official MCP SDK client on a real `switchyard serve` process, for tests: over stdio, closed with the test. */
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { Effect } from "effect"
+
+export const main = join(import.meta.dirname, "..", "..", "src", "Main.ts")
+
+/** An SDK client over stdio on a real `switchyard serve`, closed with the test. */
+export const stdioClient = (env: Record<string, string> = {}) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [main, "serve"],
+        env: {
+          ...(process.env as Record<string, string>),
+          SWITCHYARD_LOG_DIR: mkdtempSync(join(tmpdir(), "switchyard-logs-")),
+          SWITCHYARD_IDLE_TIMEOUT_MS: "0",
+          ...env
+        },
+        stderr: "ignore"
+      })
+      const client = new Client({ name: "switchyard-test", version: "1.0.0" })
+      await client.connect(transport)
+      return client
+    }),
+    (client) => Effect.promise(() => client.close())
+  )
