@@ -13,6 +13,7 @@ import * as Config from "./Server/Config.ts"
 import { defaults } from "./Server/Defaults.ts"
 import * as Demo from "./Server/Demo.ts"
 import * as JsonRpc from "./Server/JsonRpc.ts"
+import * as McpHttp from "./Server/Mcp/Http.ts"
 import * as Mcp from "./Server/Mcp.ts"
 import * as Service from "./Server/Service.ts"
 import * as Status from "./Server/Status.ts"
@@ -97,7 +98,7 @@ const serve = (flags: Command.Command.Config.Infer<typeof serveFlags>) =>
       flags.jsonrpc
         ? JsonRpc.serveSessions(stop)
         : flags.http
-          ? Mcp.serveHttp(
+          ? McpHttp.serveHttp(
               {
                 ...config.http,
                 ...config.mcp,
