@@ -2,35 +2,14 @@
  * Long MCP calls report progress: with a progressToken, a call sends `notifications/progress` on each cascade step
  * and on a steady cadence, so a client that resets its timeout on progress keeps waiting (official SDK client).
  */
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import type { Progress } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
+import { slowSite } from "../fixtures/SlowSite.ts"
 import { stdioClient } from "../support/McpClient.ts"
 import { stopServices } from "../support/Service.ts"
 
 afterEach(stopServices)
-
-/** A page that answers after `ms`. */
-const slowSite = (ms: number) =>
-  Effect.acquireRelease(
-    Effect.promise(
-      () =>
-        new Promise<{ url: string; close: () => void }>((resolve) => {
-          const server = createServer((_req, res) => {
-            setTimeout(() => res.writeHead(200, { "content-type": "text/html" }).end("<title>Slow</title>"), ms)
-          })
-          server.listen(0, "127.0.0.1", () =>
-            resolve({
-              url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/slow`,
-              close: () => server.closeAllConnections()
-            })
-          )
-        })
-    ),
-    (site) => Effect.sync(() => site.close())
-  )
 
 describe("MCP progress", () => {
   it.live("a long call sends progress on each cascade step and on a steady cadence", () =>

@@ -4,39 +4,18 @@
  * shutdown, with no browser and no temp profile left.
  */
 import { mkdtempSync, readdirSync } from "node:fs"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
+import { slowSite } from "../fixtures/SlowSite.ts"
 import { processesMatching } from "../support/Processes.ts"
 import { startService, stopServices } from "../support/Service.ts"
 import { waitFor } from "../support/Wait.ts"
 
 afterEach(stopServices)
-
-/** A page that answers after `ms`, so a call is still running when the client goes away. */
-const slowSite = (ms: number) =>
-  Effect.acquireRelease(
-    Effect.promise(
-      () =>
-        new Promise<{ url: string; close: () => void }>((resolve) => {
-          const server = createServer((_req, res) => {
-            setTimeout(() => res.writeHead(200, { "content-type": "text/html" }).end("<title>Slow</title>"), ms)
-          })
-          server.listen(0, "127.0.0.1", () =>
-            resolve({
-              url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/slow`,
-              close: () => server.closeAllConnections()
-            })
-          )
-        })
-    ),
-    (site) => Effect.sync(() => site.close())
-  )
 
 const message = (id: number, method: string, params: unknown) => JSON.stringify({ jsonrpc: "2.0", id, method, params })
 const initialize = message(1, "initialize", {

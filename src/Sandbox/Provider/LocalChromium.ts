@@ -42,7 +42,8 @@ export const profilePrefix = "switchyard-profile-"
 
 const candidates = ["chromium", "chromium-browser", "google-chrome-stable", "google-chrome"]
 
-const isExecutable = (path: string) => {
+/** Whether `path` is a file this process may run. */
+export const isExecutable = (path: string) => {
   try {
     accessSync(path, constants.X_OK)
     return true

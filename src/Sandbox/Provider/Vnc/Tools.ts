@@ -2,8 +2,9 @@
  * What a VNC stack needs on this machine (Xvfb, x11vnc, websockify, noVNC's page), where each is, and for what is
  * missing the Debian package that brings it: checked before starting a stack and shown by `switchyard status`.
  */
-import { accessSync, constants, existsSync } from "node:fs"
+import { existsSync } from "node:fs"
 import { delimiter, join } from "node:path"
+import { isExecutable } from "../LocalChromium.ts"
 
 /** Where to look for what a stack runs. */
 export interface ToolOptions {
@@ -19,15 +20,6 @@ export interface MissingTool {
 }
 
 const defaultWebRoot = "/usr/share/novnc"
-
-const isExecutable = (path: string) => {
-  try {
-    accessSync(path, constants.X_OK)
-    return true
-  } catch {
-    return false
-  }
-}
 
 const onPath = (name: string) =>
   (process.env.PATH ?? "")
