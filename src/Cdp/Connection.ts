@@ -78,11 +78,13 @@ export const connect = (wsEndpoint: string, timeoutMs = 5_000): Effect.Effect<Co
       }
     }
     const decoder = new TextDecoder()
+    // Closed first: a caller resumed by its failed answer may send again at once (a cleanup), and must fail too.
     const shut = Effect.sync(() => {
+      Deferred.doneUnsafe(closed, Exit.void)
       const waiting = [...pending.values()]
       pending.clear()
       for (const answer of waiting) answer({ error: { message: "CDP socket closed" } })
-    }).pipe(Effect.andThen(Deferred.succeed(closed, undefined)))
+    })
     // One reader for the socket's life; when it ends (the socket closed, or the scope did), every waiting command fails.
     yield* reader.pull.pipe(
       Effect.flatMap((frames) =>

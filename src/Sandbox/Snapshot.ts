@@ -13,13 +13,14 @@ export const screenshot = (page: PageRun) =>
   page((cdp, sessionId) =>
     Effect.gen(function* () {
       yield* cdp.send("Runtime.evaluate", { expression: Redact.maskInputsScript }, sessionId)
-      const shot = yield* cdp
-        .send("Page.captureScreenshot", { format: "png" }, sessionId)
-        .pipe(
-          Effect.ensuring(
-            cdp.send("Runtime.evaluate", { expression: Redact.unmaskInputsScript }, sessionId).pipe(Effect.ignore)
-          )
+      const shot = yield* cdp.send("Page.captureScreenshot", { format: "png" }, sessionId).pipe(
+        // Bounded: a clean-up runs uninterruptibly, and a page whose main thread hangs would never answer it.
+        Effect.ensuring(
+          cdp
+            .send("Runtime.evaluate", { expression: Redact.unmaskInputsScript }, sessionId)
+            .pipe(Effect.timeoutOption(2_000), Effect.ignore)
         )
+      )
       return new Uint8Array(Buffer.from(shot.data, "base64"))
     })
   )

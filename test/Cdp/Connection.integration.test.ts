@@ -1,13 +1,14 @@
 /** The raw CDP connection against a real Chromium: typed commands and errors, events, and a socket that closes. */
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Exit, Fiber, PubSub, Scope } from "effect"
+import { Deferred, Effect, Exit, Fiber, Option, PubSub, Scope } from "effect"
 import * as CdpConnection from "../../src/Cdp/Connection.ts"
 import * as Session from "../../src/Cdp/Session.ts"
 import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
 import * as TestBrowser from "../support/TestBrowser.ts"
 
-layer(TestBrowser.layer())("Cdp connection", (it) => {
+// Live clock: a hang shows as a time limit running out, not as a test that never ends.
+layer(TestBrowser.layer(), { excludeTestServices: true })("Cdp connection", (it) => {
   describe("commands", () => {
     it.effect("answers with the protocol's result type, and a refused command is a cdp_closed naming it", () =>
       Effect.gen(function* () {
@@ -37,6 +38,31 @@ layer(TestBrowser.layer())("Cdp connection", (it) => {
         assert.isFalse(yield* cdp.isOpen)
         const late = yield* Effect.flip(cdp.send("Browser.getVersion"))
         assert.strictEqual(late.type, "cdp_closed", "a command after the close fails at once")
+      })
+    )
+    it.effect("a command sent as another fails on a closing socket (a cleanup, say) fails too instead of waiting", () =>
+      Effect.gen(function* () {
+        const session = yield* BrowserSession
+        const scope = yield* Scope.make()
+        const cdp = yield* CdpConnection.connect(session.wsEndpoint).pipe(Scope.provide(scope))
+        const { sessionId } = yield* cdp.send("Target.attachToTarget", { targetId: session.targetId, flatten: true })
+        const cleanup = yield* Deferred.make<Exit.Exit<unknown, unknown>>()
+        const waiting = yield* Effect.forkChild(
+          cdp.send("Runtime.evaluate", { expression: "new Promise(() => {})", awaitPromise: true }, sessionId).pipe(
+            Effect.ensuring(
+              cdp.send("Runtime.evaluate", { expression: "1" }, sessionId).pipe(
+                Effect.exit,
+                Effect.flatMap((exit) => Deferred.succeed(cleanup, exit))
+              )
+            )
+          )
+        )
+        yield* Effect.yieldNow
+        yield* Scope.close(scope, Exit.void)
+        const joined = yield* Fiber.await(waiting).pipe(Effect.timeoutOption(5_000))
+        assert.isTrue(Option.isSome(joined), "the command and its cleanup ended")
+        const cleaned = yield* Deferred.await(cleanup)
+        assert.isTrue(Exit.isFailure(cleaned), "the cleanup's command failed at once")
       })
     )
   })
