@@ -43,6 +43,11 @@ export interface CallOptions {
   readonly action: string
   /** An `act`: a failure may have changed the page. */
   readonly isAct: boolean
+  /**
+   * Where a level stands in the page's full cascade when `config` holds only some of its levels (the Stagehand
+   * fallback): events and errors report that index, the one the state block and `browser.status` show.
+   */
+  readonly levelIndex?: (level: Level) => number
 }
 
 /** A failed act changed the page: repeating it could do it twice, so the cascade stops with this error. */
@@ -141,29 +146,34 @@ export const run = <A>(
 ): Effect.Effect<A, SwitchyardError> =>
   Effect.gen(function* () {
     const position = yield* Ref.make<Position>({ index: 0, attempt: 0 })
+    /** The reported index of the level at `index` in `config`. */
+    const shown = (index: number) => {
+      const full = options.levelIndex?.(config.levels[index]!) ?? -1
+      return full >= 0 ? full : index
+    }
     const levels = Effect.gen(function* () {
       const nextId = yield* attemptIds
       let last: SwitchyardError | undefined
       const skipped: Array<readonly [Level, SwitchyardError]> = []
       for (const [index, level] of config.levels.entries()) {
-        yield* Ref.set(position, { index, attempt: 0 })
-        const skip = yield* runner.skip(level, index)
+        yield* Ref.set(position, { index: shown(index), attempt: 0 })
+        const skip = yield* runner.skip(level, shown(index))
         if (Option.isSome(skip)) {
           skipped.push([level, skip.value])
           yield* Events.emit({
             event: "level_skipped",
             engine: level.engine,
             ...(level.mode ? { mode: level.mode } : {}),
-            level: index,
+            level: shown(index),
             reason: skip.value.message
           })
           continue
         }
-        const outcome = yield* Effect.result(runLevel(config, runner, options, level, index, position, nextId))
+        const outcome = yield* Effect.result(runLevel(config, runner, options, level, shown(index), position, nextId))
         if (outcome._tag === "Success") return outcome.success
         if (outcome.failure instanceof Halt) return yield* Effect.fail(outcome.failure.error)
         last = outcome.failure
-        yield* escalate(config, index, last)
+        yield* escalate(config, index, last, shown)
       }
       return yield* Effect.fail(last ?? allSkipped(options.action, skipped))
     })
@@ -214,7 +224,7 @@ const allSkipped = (action: string, skipped: ReadonlyArray<readonly [Level, Swit
 }
 
 /** The level at `index` failed: say where the cascade goes next. */
-const escalate = (config: CascadeConfig, index: number, failure: SwitchyardError) => {
+const escalate = (config: CascadeConfig, index: number, failure: SwitchyardError, shown: (index: number) => number) => {
   const level = config.levels[index]!
   const next = index + 1 < config.levels.length ? index + 1 : -1
   const to = next >= 0 ? EngineId.label(idOf(config.levels[next]!)) : null
@@ -223,9 +233,9 @@ const escalate = (config: CascadeConfig, index: number, failure: SwitchyardError
     Events.emit({ event: "fallback", from: EngineId.label(idOf(level)), to, reason }),
     Events.emit({
       event: "cascade_escalation",
-      fromLevel: index,
+      fromLevel: shown(index),
       from: EngineId.label(idOf(level)),
-      toLevel: next >= 0 ? next : null,
+      toLevel: next >= 0 ? shown(next) : null,
       to,
       reason
     })

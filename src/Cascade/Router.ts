@@ -214,7 +214,13 @@ export class Router extends Context.Service<
             const used = cascadeFor(policy, bound.opens ?? lastUrl)
             const { outcome, message } = yield* scoped(
               route(tool.name, used, step, (levels) =>
-                cascade.call({ config: levels, action: tool.name, isAct: bound.isAct, run: bound.run })
+                cascade.call({
+                  config: levels,
+                  action: tool.name,
+                  isAct: bound.isAct,
+                  run: bound.run,
+                  levelIndex: (level) => used.levels.indexOf(level)
+                })
               )
             )
             if (outcome._tag === "Success") {

@@ -18,6 +18,11 @@ export interface PageLink {
   ) => Effect.Effect<A, E | CdpClosed>
   /** A page's URL and title as the browser last announced them (target events: no round trip). */
   readonly location: (targetId: string) => Effect.Effect<Option.Option<Targets.Location>>
+  /**
+   * A page's URL and `document.title` as the page itself says them now (one round trip, bounded): the announced
+   * title lags a navigation and stands in the URL for a page without a title. The announced one when it cannot answer.
+   */
+  readonly current: (targetId: string) => Effect.Effect<Option.Option<Targets.Location>>
   /** Opens a new page target and returns its id. */
   readonly openPage: Effect.Effect<string, CdpClosed>
   /** Closes a page target (a crashed one, replaced). */
@@ -51,6 +56,9 @@ interface Open {
 const reopenSchedule = Schedule.exponential("100 millis").pipe(Schedule.upTo({ times: 5 }))
 
 const attachTimeoutMs = 5_000
+
+/** How long `current` waits for the page (a hung main thread or an open dialog never answers). */
+const currentTimeoutMs = 500
 
 /** Forgets the sessions of pages that were destroyed or detached on this connection. */
 const forgetSessions = (open: Open, event: Protocol.Event) => {
@@ -160,6 +168,18 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
   return {
     run,
     location: targets.location,
+    current: (targetId) =>
+      targets.fate(targetId).pipe(
+        Effect.flatMap((fate) =>
+          Option.isSome(fate)
+            ? Effect.succeed(Option.none<Targets.Location>())
+            : run(targetId, (cdp, sessionId) =>
+                Session.evaluateOn<Targets.Location>(cdp, sessionId, "({ url: location.href, title: document.title })")
+              ).pipe(Effect.timeoutOption(currentTimeoutMs))
+        ),
+        Effect.orElseSucceed(() => Option.none<Targets.Location>()),
+        Effect.flatMap((read) => (Option.isSome(read) ? Effect.succeed(read) : targets.location(targetId)))
+      ),
     openPage: ensure.pipe(
       Effect.flatMap((open) => open.cdp.send("Target.createTarget", { url: "about:blank" })),
       Effect.map((created) => created.targetId)

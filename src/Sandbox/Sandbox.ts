@@ -45,7 +45,7 @@ export class Sandbox extends Context.Service<
     readonly switchTo: (spec: EngineSpec, reason: string) => Effect.Effect<SessionState.SwitchRecord, SwitchyardError>
     /** The page's state as the browser sees it, without any engine. */
     readonly pageState: Effect.Effect<PageState, SwitchyardError>
-    /** The session page's URL and title from the DevTools target list: cheap, for every answer's state. */
+    /** The session page's URL and title as read when the last call ended: cheap, for every answer's state. */
     readonly location: Effect.Effect<Option.Option<{ readonly url: string; readonly title: string }>>
     /** A digest of the page's URL, title and form state ("" when no page is readable). */
     readonly fingerprint: Effect.Effect<string>
@@ -81,10 +81,10 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     closeIdle: lease.run(life.stop)
   })
 
-  /** Where the page is when a call ends: what answers report and what a relaunch restores. */
+  /** Where the page is when a call ends, as the page says it: what answers report and what a relaunch restores. */
   const track = (live: SessionState.LiveBrowser) =>
     live.link
-      .location(live.targetId)
+      .current(live.targetId)
       .pipe(
         Effect.flatMap((page) =>
           Option.isSome(page) ? Ref.update(state, (s) => ({ ...s, lastLocation: page.value })) : Effect.void
