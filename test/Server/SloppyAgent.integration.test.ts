@@ -3,6 +3,7 @@
  * labels, bad arguments, unknown tools and sessions, pipelined bursts, cancellations, closes and a disconnect, on
  * pages that change. Each request is answered exactly once, calls on a session take effect in order, a valid call
  * after page-level failures succeeds on its first attempt, and nothing (browser, process, profile) outlives the run.
+ * A failure names its seed: `SLOPPY_SEED=<seed>` replays it (`SLOPPY_TRACE=1` prints the steps as they run).
  */
 import { existsSync, readFileSync } from "node:fs"
 import { createServer, type ServerResponse } from "node:http"
@@ -93,6 +94,10 @@ interface Page {
   readonly form: boolean
 }
 
+/**
+ * `SLOPPY_CLOSE_IN_FLIGHT=1` also closes sessions with a call of their own still in flight. Off by default: under
+ * load that call was at times left without an answer (seed 20261121, step 4), which is still to be tracked down.
+ */
 const closeInFlight = process.env.SLOPPY_CLOSE_IN_FLIGHT === "1"
 
 const run = async (seed: number, service: Service, fixtures: SiteServer.SiteServer, own: string) => {
@@ -126,7 +131,15 @@ const run = async (seed: number, service: Service, fixtures: SiteServer.SiteServ
     Promise.race([
       pending,
       new Promise<never>((_, reject) =>
-        setTimeout(() => reject(new Error(`${where()}: ${what} got no answer in 20 s`)), 20_000).unref()
+        setTimeout(
+          () =>
+            reject(
+              new Error(
+                `${where()}: ${what} got no answer in 20 s; the service said: ${service.stderr().slice(-3_000)}`
+              )
+            ),
+          20_000
+        ).unref()
       )
     ])
   const ok = (answer: Outcome, what: string) =>
