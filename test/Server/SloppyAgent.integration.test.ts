@@ -8,6 +8,7 @@
 import { existsSync, readFileSync } from "node:fs"
 import { createServer, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
+import { createInterface } from "node:readline"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Descendants from "../Chaos/Descendants.ts"
@@ -96,12 +97,15 @@ interface Page {
 
 /**
  * `SLOPPY_CLOSE_IN_FLIGHT=1` also closes sessions with a call of their own still in flight. Off by default: under
- * load that call was at times left without an answer (seed 20261121, step 4), which is still to be tracked down.
+ * load an extract written just before `browserClose` on its session was at times never answered while the close was
+ * (seeds 20261121 step 4, 20261123 step 7): a lost answer still to be tracked down in the service.
  */
 const closeInFlight = process.env.SLOPPY_CLOSE_IN_FLIGHT === "1"
 
 const run = async (seed: number, service: Service, fixtures: SiteServer.SiteServer, own: string) => {
   const random = Random.make(seed)
+  const stdout: Array<string> = []
+  createInterface({ input: service.child.stdout }).on("line", (line) => stdout.push(line.slice(0, 300)))
   const tracker = Descendants.tracker(service.child.pid ?? -1)
   const profiles = new Set<string>()
   const sample = () => {
@@ -135,7 +139,7 @@ const run = async (seed: number, service: Service, fixtures: SiteServer.SiteServ
           () =>
             reject(
               new Error(
-                `${where()}: ${what} got no answer in 20 s; the service said: ${service.stderr().slice(-3_000)}`
+                `${where()}: ${what} got no answer in 20 s; its last lines: ${stdout.slice(-6).join("\n")}; the service said: ${service.stderr().slice(-3_000)}`
               )
             ),
           20_000
