@@ -3,7 +3,8 @@
  * labels, bad arguments, unknown tools and sessions, pipelined bursts, cancellations, closes and a disconnect, on
  * pages that change. Each request is answered exactly once, calls on a session take effect in order, a valid call
  * after page-level failures succeeds on its first attempt, and nothing (browser, process, profile) outlives the run.
- * A failure names its seed: `SLOPPY_SEED=<seed>` replays it (`SLOPPY_TRACE=1` prints the steps as they run).
+ * A failure names its seed: `SLOPPY_SEED=<seed>` replays it (`SLOPPY_TRACE=1` prints the steps as they run). Over
+ * 350 lines because the generator, its model of each session and the checks read together as one property.
  */
 import { existsSync, readFileSync } from "node:fs"
 import { createServer, type ServerResponse } from "node:http"
