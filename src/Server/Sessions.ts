@@ -19,7 +19,7 @@ import type { CallMeta, ToolAnswer, ToolError } from "../Cascade/Router.ts"
 import { Router } from "../Cascade/Router.ts"
 import { toolNames } from "../Cascade/Tools.ts"
 import { InvalidInput } from "../Errors/Page.ts"
-import { Busy, ShuttingDown } from "../Errors/Service.ts"
+import { Busy, SessionClosed, ShuttingDown } from "../Errors/Service.ts"
 import { type SwitchyardError, toErrorInfo } from "../Errors.ts"
 import { idleStatus, Sandbox, type SandboxStatus } from "../Sandbox/Sandbox.ts"
 
@@ -45,6 +45,8 @@ interface Live {
   readonly scope: Scope.Closeable
   readonly router: Router["Service"]
   readonly sandbox: Sandbox["Service"]
+  /** Completed when the session closes: calls still running on it answer `session_closed` rather than never. */
+  readonly closed: Deferred.Deferred<void>
   lastUsed: number
 }
 
@@ -181,6 +183,7 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
         scope,
         router: Context.get(context, Router),
         sandbox: Context.get(context, Sandbox),
+        closed: Deferred.makeUnsafe<void>(),
         lastUsed: yield* Clock.currentTimeMillis
       }
       sessions.set(name, live)
@@ -192,6 +195,7 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
       const live = sessions.get(name)
       if (!live) return
       sessions.delete(name)
+      Deferred.doneUnsafe(live.closed, Effect.void)
       yield* Scope.close(live.scope, Exit.void)
       yield* slots.release(1)
     })
@@ -242,7 +246,21 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
       }
       const live = yield* sessionFor(name)
       live.lastUsed = yield* Clock.currentTimeMillis
-      const answer = yield* live.router.call(tool, args, meta)
+      const answer = yield* live.router.call(tool, args, meta).pipe(
+        Effect.raceFirst(
+          Deferred.await(live.closed).pipe(
+            Effect.as(
+              refuse(
+                new SessionClosed({
+                  action: tool,
+                  message: `session "${name}" was closed while this call ran; call again to start afresh`
+                }),
+                meta
+              )
+            )
+          )
+        )
+      )
       // Closing the browser ends the session, so its slot is free at once.
       if (tool === "browser.close" && answer.ok) yield* closeSession(name)
       else live.lastUsed = yield* Clock.currentTimeMillis

@@ -96,13 +96,6 @@ interface Page {
   readonly form: boolean
 }
 
-/**
- * `SLOPPY_CLOSE_IN_FLIGHT=1` also closes sessions with a call of their own still in flight. Off by default: under
- * load an extract written just before `browserClose` on its session was at times never answered while the close was
- * (seeds 20261121 step 4, 20261123 step 7): a lost answer still to be tracked down in the service.
- */
-const closeInFlight = process.env.SLOPPY_CLOSE_IN_FLIGHT === "1"
-
 const run = async (seed: number, service: Service, fixtures: SiteServer.SiteServer, own: string) => {
   const random = Random.make(seed)
   const stdout: Array<string> = []
@@ -284,7 +277,8 @@ const run = async (seed: number, service: Service, fixtures: SiteServer.SiteServ
   }
   /** Closes a session, by the sidecar or the tool; sometimes with a call of its own still in flight. */
   const close = async (session: string) => {
-    const inFlight = closeInFlight && pages.has(session) && random.chance(0.4)
+    // A close may come with a call of the session still in flight: that call is answered too (session_closed).
+    const inFlight = pages.has(session) && random.chance(0.4)
     const before = inFlight ? call("browser.extract", { instruction: "the page", session }) : undefined
     const closed = await answered(
       call(random.pick(["browserClose", "browser.close"]), { session }),
