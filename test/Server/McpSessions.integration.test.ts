@@ -35,9 +35,16 @@ const urlAfter = (client: Client, name: string, args: Record<string, unknown> = 
 const serve = (env: Record<string, string> = {}) =>
   Effect.gen(function* () {
     const tmp = mkdtempSync(join(tmpdir(), "switchyard-mcp-sessions-"))
-    const url = yield* Effect.promise(() =>
-      startService({ TMPDIR: tmp, ...env }, ["--http", "--port", "0"]).stderrLine(/MCP over HTTP at (\S+)/)
+    const service = startService({ TMPDIR: tmp, ...env }, ["--http", "--port", "0"])
+    // Its browsers' profiles live under its own TMPDIR, which the shared reaper does not look in: stop it gracefully
+    // so it removes them itself.
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(async () => {
+        if (service.child.exitCode === null) service.child.kill("SIGTERM")
+        await service.exited
+      })
     )
+    const url = yield* Effect.promise(() => service.stderrLine(/MCP over HTTP at (\S+)/))
     // Each browser's main process carries its profile dir once; renderers and helpers do not start with it.
     const browsers = () => processesMatching(`--user-data-dir=${tmp}`).filter((p) => !/--type=/.test(p.cmdline))
     return { url, browsers }
