@@ -55,7 +55,8 @@ interface Open {
 /** After the socket drops with the browser still there (a reset connection), a few quick tries to reopen it. */
 const reopenSchedule = Schedule.exponential("100 millis").pipe(Schedule.upTo({ times: 5 }))
 
-const attachTimeoutMs = 5_000
+/** Bound on the browser answering the link's own set-up commands (attach, target discovery). */
+const answerTimeoutMs = 5_000
 
 /** How long `current` waits for the page (a hung main thread or an open dialog never answers). */
 const currentTimeoutMs = 500
@@ -82,7 +83,8 @@ const forgetSessions = (open: Open, event: Protocol.Event) => {
 export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: PageLinkOptions) {
   const linkScope = yield* Effect.scope
   const targets = yield* Targets.make
-  const current = yield* SynchronizedRef.make<Open | undefined>(undefined)
+  /** The connection now; `"closed"` once the link closed with the browser, so nothing opens one after that. */
+  const current = yield* SynchronizedRef.make<Open | undefined | "closed">(undefined)
   const followed = yield* Ref.make<string | undefined>(undefined)
 
   const attach = (open: Open, targetId: string) =>
@@ -91,7 +93,7 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
       if (known !== undefined) return known
       const { sessionId } = yield* open.cdp.send("Target.attachToTarget", { targetId, flatten: true }).pipe(
         Effect.timeoutOrElse({
-          duration: attachTimeoutMs,
+          duration: answerTimeoutMs,
           orElse: () => Effect.fail(new CdpClosed({ message: `attaching to page ${targetId} took over 5 s` }))
         })
       )
@@ -115,7 +117,12 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
         Effect.forkScoped
       )
       yield* Dialogs.answer(cdp, yield* cdp.events, options.answerDialogs).pipe(Effect.forkScoped)
-      yield* cdp.send("Target.setDiscoverTargets", { discover: true })
+      yield* cdp.send("Target.setDiscoverTargets", { discover: true }).pipe(
+        Effect.timeoutOrElse({
+          duration: answerTimeoutMs,
+          orElse: () => Effect.fail(new CdpClosed({ message: "the browser did not answer Target.setDiscoverTargets" }))
+        })
+      )
       return open
     }).pipe(
       Scope.provide(scope),
@@ -123,15 +130,14 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
     )
   })
 
-  const isOpen = (open: Open | undefined) => (open === undefined ? Effect.succeed(false) : open.cdp.isOpen)
-
   /** The open connection, reopened when the socket dropped; one opener at a time. */
   const ensure: Effect.Effect<Open, CdpClosed> = Effect.gen(function* () {
     const known = yield* SynchronizedRef.get(current)
-    if (known !== undefined && (yield* known.cdp.isOpen)) return known
+    if (typeof known === "object" && (yield* known.cdp.isOpen)) return known
     return yield* SynchronizedRef.modifyEffect(current, (stale) =>
       Effect.gen(function* () {
-        if (stale !== undefined && (yield* isOpen(stale))) return [stale, stale] as const
+        if (stale === "closed") return yield* new CdpClosed({ message: "the browser's page link is closed" })
+        if (stale !== undefined && (yield* stale.cdp.isOpen)) return [stale, stale] as const
         if (stale !== undefined) yield* Scope.close(stale.scope, Exit.void)
         const open = yield* connect
         const page = yield* Ref.get(followed)
@@ -149,8 +155,10 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
   })
 
   yield* Effect.addFinalizer(() =>
-    SynchronizedRef.get(current).pipe(
-      Effect.flatMap((open) => (open === undefined ? Effect.void : Scope.close(open.scope, Exit.void)))
+    SynchronizedRef.modifyEffect(current, (open) =>
+      (typeof open === "object" ? Scope.close(open.scope, Exit.void) : Effect.void).pipe(
+        Effect.as([undefined, "closed"] as const)
+      )
     )
   )
   // The first connection is made now so target events are seen from the start; a failure here is retried on use.
@@ -192,7 +200,7 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
     // The socket can still look open for a moment after the browser is killed: only an answer proves it alive.
     alive: Effect.gen(function* () {
       const open = yield* SynchronizedRef.get(current)
-      if (open === undefined || !(yield* open.cdp.isOpen)) return false
+      if (typeof open !== "object" || !(yield* open.cdp.isOpen)) return false
       return yield* open.cdp.send("Browser.getVersion").pipe(
         Effect.timeoutOption(2_000),
         Effect.map(Option.isSome),
