@@ -79,10 +79,8 @@ const invalidName = (session: unknown) =>
 export const sessionNameOf = (session: unknown): Effect.Effect<string, InvalidInput> =>
   isSessionName(session) ? Effect.succeed(session ?? defaultSession) : Effect.fail(invalidName(session))
 
-/** Tools answered outside a session's queue, both spellings. */
-const outsideLane = new Set(
-  ["status", "close", "resume", "handoff"].flatMap((name) => [`browser.${name}`, `browser_${name}`])
-)
+/** Tools answered outside a session's queue, by their canonical names (the surfaces resolve either spelling). */
+const outsideLane = new Set(["browser.status", "browser.close", "browser.resume", "browser.handoff"])
 
 export class Sessions extends Context.Service<
   Sessions,
