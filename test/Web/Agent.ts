@@ -1,0 +1,32 @@
+/** An agent on the real service (`node src/Main.ts serve --jsonrpc`): each pattern on its own session, by tool name. */
+import type { Service } from "../support/Service.ts"
+import type { Agent, Answer, WebPattern } from "./Pattern.ts"
+import type { PatternServer } from "./Server.ts"
+
+export const agentFor = (service: Service, server: PatternServer, p: WebPattern): Agent => {
+  const call = async (tool: string, args: Record<string, unknown> = {}): Promise<Answer> => {
+    const reply = await service.call(tool, { ...args, session: p.name })
+    // JSON-RPC carries a tool failure as an error whose data is the typed error and the state block.
+    if (reply.error !== undefined) {
+      const { code, message, data } = reply.error as { code: number; message: string; data?: Record<string, any> }
+      if (data?.type === undefined)
+        return { ok: false, error: { type: `rpc_${code}`, message, retryable: false }, state: {} }
+      const { state, message: guidance, traceId: _t, stepId: _s, attemptId: _a, ...error } = data
+      return { ok: false, error: error as Answer["error"], message: guidance, state: state ?? {} }
+    }
+    const { result, state, message } = reply.result as Record<string, any>
+    return { ok: true, result, state, message }
+  }
+  return {
+    url: (path) => server.url(p.name, path),
+    call,
+    ok: async (tool, args) => {
+      const answer = await call(tool, args)
+      if (!answer.ok) {
+        throw new Error(`${tool} ${JSON.stringify(args ?? {})} failed: ${JSON.stringify(answer.error)}`)
+      }
+      return answer
+    },
+    recorded: () => server.recorded(p.name)
+  }
+}

@@ -1,0 +1,66 @@
+/** Serves every pattern's pages on 127.0.0.1 under `/<pattern>/…`, and keeps what pages post to `/<pattern>/record`. */
+import { createServer, type IncomingMessage } from "node:http"
+import type { AddressInfo } from "node:net"
+import type { WebPattern } from "./Pattern.ts"
+
+export interface PatternServer {
+  readonly origin: string
+  readonly url: (pattern: string, path: string) => string
+  readonly recorded: (pattern: string) => ReadonlyArray<Record<string, unknown>>
+  readonly close: () => Promise<void>
+}
+
+const readBody = (req: IncomingMessage) =>
+  new Promise<string>((resolve) => {
+    let body = ""
+    req.on("data", (chunk) => {
+      body += String(chunk)
+    })
+    req.on("end", () => resolve(body))
+  })
+
+export const start = (patterns: ReadonlyArray<WebPattern>, host = "127.0.0.1") =>
+  new Promise<PatternServer>((resolve) => {
+    const byName = new Map(patterns.map((p) => [p.name, p]))
+    const records = new Map<string, Array<Record<string, unknown>>>()
+    const server = createServer(async (req, res) => {
+      const url = new URL(req.url ?? "/", "http://x")
+      const [, name, ...rest] = url.pathname.split("/")
+      const p = byName.get(name ?? "")
+      const body = await readBody(req)
+      if (p === undefined) return void res.writeHead(404, { "content-type": "text/plain" }).end("no such pattern")
+      const path = `/${rest.join("/")}`
+      if (path === "/record" && req.method === "POST") {
+        let data: Record<string, unknown>
+        try {
+          data = JSON.parse(body) as Record<string, unknown>
+        } catch {
+          data = Object.fromEntries(new URLSearchParams(body))
+        }
+        records.set(p.name, [...(records.get(p.name) ?? []), data])
+        return void res.writeHead(204).end()
+      }
+      const page = p.pages[path]
+      if (page === undefined) return void res.writeHead(404, { "content-type": "text/html" }).end("<h1>Not found</h1>")
+      if (typeof page === "string")
+        return void res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(page)
+      try {
+        await page(req, res, body)
+      } catch (error) {
+        if (!res.headersSent) res.writeHead(500).end(String(error))
+      }
+    })
+    server.listen(0, host, () => {
+      const origin = `http://${host}:${(server.address() as AddressInfo).port}`
+      resolve({
+        origin,
+        url: (pattern, path) => `${origin}/${pattern}${path.startsWith("/") ? "" : "/"}${path}`,
+        recorded: (pattern) => records.get(pattern) ?? [],
+        close: () =>
+          new Promise<void>((done) => {
+            server.closeAllConnections()
+            server.close(() => done())
+          })
+      })
+    })
+  })
