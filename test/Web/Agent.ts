@@ -1,6 +1,6 @@
 /** An agent on the real service (`node src/Main.ts serve --jsonrpc`): each pattern on its own session, by tool name. */
 import type { Service } from "../support/Service.ts"
-import type { Agent, Answer, WebPattern } from "./Pattern.ts"
+import type { Agent, Answer, ToolError, WebPattern } from "./Pattern.ts"
 import type { PatternServer } from "./Server.ts"
 
 export const agentFor = (service: Service, server: PatternServer, p: WebPattern): Agent => {
@@ -12,7 +12,7 @@ export const agentFor = (service: Service, server: PatternServer, p: WebPattern)
       if (data?.type === undefined)
         return { ok: false, error: { type: `rpc_${code}`, message, retryable: false }, state: {} }
       const { state, message: guidance, traceId: _t, stepId: _s, attemptId: _a, ...error } = data
-      return { ok: false, error: error as Answer["error"], message: guidance, state: state ?? {} }
+      return { ok: false, error: error as ToolError, message: guidance, state: state ?? {} }
     }
     const { result, state, message } = reply.result as Record<string, any>
     return { ok: true, result, state, message }

@@ -26,15 +26,17 @@ export type PatternClass =
 /** A page: its HTML, or a handler for what HTML cannot say (redirects, status codes, slow bodies, downloads, posts). */
 export type Page = string | ((req: IncomingMessage, res: ServerResponse, body: string) => void | Promise<void>)
 
+export type ToolError = { readonly type: string; readonly message: string; readonly retryable: boolean } & Record<
+  string,
+  any
+>
+
 /** One tool answer as the service sends it (JSON-RPC `result`), or the protocol error. */
 export interface Answer {
   readonly ok: boolean
   readonly result?: any
-  readonly error?: { readonly type: string; readonly message: string; readonly retryable: boolean } & Record<
-    string,
-    any
-  >
-  readonly message?: string
+  readonly error?: ToolError | undefined
+  readonly message?: string | undefined
   readonly state: Record<string, any>
 }
 
