@@ -5,6 +5,7 @@
 import { Effect, Exit, Option, Ref, Scope } from "effect"
 import * as CdpHttp from "../Cdp/Http.ts"
 import * as Session from "../Cdp/Session.ts"
+import { Egress } from "../Egress/Egress.ts"
 import * as Page from "../Engine/PageState.ts"
 import { BrowserUnavailable } from "../Errors/Browser.ts"
 import type { SwitchyardError } from "../Errors.ts"
@@ -31,6 +32,7 @@ export const make = Effect.fnUntraced(function* (options: {
 }) {
   const { state, engines, relaunch, hungAfterMs } = options
   const provider = yield* BrowserProvider
+  const egress = yield* Effect.serviceOption(Egress)
 
   const stop = Effect.gen(function* () {
     yield* engines.disconnect("released")
@@ -55,7 +57,9 @@ export const make = Effect.fnUntraced(function* (options: {
       const running = yield* provider.acquire.pipe(Scope.provide(scope))
       const link = yield* PageLink.make(running.wsEndpoint, {
         // A person in control answers the page's dialogs themselves.
-        answerDialogs: Ref.get(state).pipe(Effect.map((s) => s.engine?.id.kind !== "human"))
+        answerDialogs: Ref.get(state).pipe(Effect.map((s) => s.engine?.id.kind !== "human")),
+        // file: and other local schemes are refused for every page, frame and popup, on each connection.
+        ...(Option.isSome(egress) ? { onConnect: egress.value.guardSchemes } : {})
       }).pipe(Scope.provide(scope))
       const targetId = yield* firstPage(running, link)
       yield* link.follow(targetId)

@@ -42,6 +42,9 @@ export interface PageLink {
 export interface PageLinkOptions {
   /** Asked when a dialog opens: false leaves it for a person to answer. */
   readonly answerDialogs: Effect.Effect<boolean>
+  /** Set up on each new connection, for that connection's life (the egress guard for file:, which lasts as long as
+   * the connection that enabled it). */
+  readonly onConnect?: (cdp: CdpConnection.Connection) => Effect.Effect<void, CdpClosed, Scope.Scope>
 }
 
 /** One connection of the link's life, with the pages attached on it. */
@@ -117,6 +120,7 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
         Effect.forkScoped
       )
       yield* Dialogs.answer(cdp, yield* cdp.events, options.answerDialogs).pipe(Effect.forkScoped)
+      if (options.onConnect !== undefined) yield* options.onConnect(cdp)
       yield* cdp.send("Target.setDiscoverTargets", { discover: true }).pipe(
         Effect.timeoutOrElse({
           duration: answerTimeoutMs,
