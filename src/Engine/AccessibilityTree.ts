@@ -17,7 +17,7 @@ export type Verb = "click" | "fill" | "select" | "check" | "press" | "hover" | "
 
 /** One element of the page as a person would name it, with the reference that acts on it. */
 export interface Element {
-  /** `e12` (main frame), `f2e5` (inside a frame), `x3` (an input the accessibility snapshot leaves out). */
+  /** `e12`, `f2e5` (the frame's number, then the element's), `x3` (a rich-text editor). */
   readonly ref: string
   readonly role: string
   /** The name a person reads: accessible name, else placeholder, title, or the text beside or above it. */
@@ -57,7 +57,7 @@ const clickableRoles = [
   "option",
   "treeitem"
 ]
-const textEntry = ["textbox", "searchbox", "combobox", "spinbutton", "date"]
+const textEntry = ["textbox", "searchbox", "combobox", "spinbutton"]
 export const interactiveRoles = [...clickableRoles, ...textEntry, "listbox", "slider", "gridcell"]
 
 interface Fit {
@@ -72,7 +72,7 @@ interface Fit {
 const fits: Record<Verb, Fit> = {
   click: { primary: clickableRoles, secondary: interactiveRoles, text: true, what: "button or link" },
   fill: {
-    primary: ["textbox", "searchbox", "spinbutton", "date"],
+    primary: ["textbox", "searchbox", "spinbutton"],
     secondary: ["combobox"],
     text: false,
     what: "text field"

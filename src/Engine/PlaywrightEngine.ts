@@ -53,10 +53,6 @@ const readFacts = async (page: Page, maxTextChars: number): Promise<PageFacts.Ra
   return all
 }
 
-/** A password field's value never leaves the engine (page facts redact it the same way). */
-const isPassword = (raw: PageFacts.RawFacts, e: AccessibilityTree.Element) =>
-  raw.fields.some((f) => f.type === "password" && f.label === e.name)
-
 export const capabilities: Capabilities = {
   instructions: "grammar",
   actions: true,
@@ -119,9 +115,7 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
           ref: e.ref,
           role: e.role,
           name: e.name,
-          ...(e.value === undefined
-            ? {}
-            : { value: e.role === "textbox" && isPassword(raw, e) ? "[redacted]" : e.value }),
+          ...(e.value === undefined ? {} : { value: e.value }),
           ...(e.checked === undefined ? {} : { checked: e.checked }),
           ...(e.disabled ? { disabled: true } : {}),
           ...(e.frame === undefined ? {} : { frame: e.frame })

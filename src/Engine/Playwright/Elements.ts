@@ -2,7 +2,7 @@
  * The page's elements as a person sees them, each with a reference to act on: Playwright's AI snapshot
  * (`ariaSnapshotJSON({ mode: "ai" })`: every frame, cross-origin ones included, and open shadow roots; `[ref=eN]`
  * resolved by the `aria-ref=` selector), with a name inferred for unnamed controls from the text beside or above
- * them, plus the inputs that snapshot leaves out (date and time pickers, colour), referenced as `xN`.
+ * them, plus the rich-text editors that snapshot leaves out (`contenteditable`), referenced as `xN`.
  */
 import type { Frame, Locator, Page } from "playwright-core"
 import { interactiveRoles, type Element as PageElement } from "../AccessibilityTree.ts"
@@ -66,7 +66,10 @@ const besideText = (
 }
 
 /** Flattens a snapshot into elements with references, naming unnamed controls from the text around them. */
-export const fromSnapshot = (roots: ReadonlyArray<Child>): Array<PageElement> => {
+export const fromSnapshot = (
+  roots: ReadonlyArray<Child>,
+  frameTitles: ReadonlyMap<string, string> = new Map()
+): Array<PageElement> => {
   const out: Array<PageElement> = []
   const visit = (
     node: SnapshotNode,
@@ -108,7 +111,8 @@ export const fromSnapshot = (roots: ReadonlyArray<Child>): Array<PageElement> =>
     }
     const children = node.children ?? []
     const inner = interactive && node.ref !== undefined ? [...within, node.ref] : within
-    const inFrame = node.role === "iframe" ? `iframe${node.name ? ` "${clean(node.name)}"` : ""}` : frame
+    const title = clean(node.name ?? (node.ref === undefined ? "" : (frameTitles.get(node.ref) ?? "")))
+    const inFrame = node.role === "iframe" ? `iframe${title === "" ? "" : ` "${title}"`}` : frame
     children.forEach((child, index) => {
       if (typeof child !== "string") visit(child, [...path, { siblings: children, index }], inner, inFrame)
     })
@@ -119,12 +123,14 @@ export const fromSnapshot = (roots: ReadonlyArray<Child>): Array<PageElement> =>
   return out
 }
 
-/** Inputs without an ARIA role (so absent from the snapshot) that a person still fills. */
-const unlistedInputs =
-  "input[type=date], input[type=time], input[type=datetime-local], input[type=month], input[type=week], input[type=color]"
+/** Rich-text editors (`contenteditable` hosts) that a person types into: the snapshot leaves them out. */
+const unlisted = '[contenteditable]:not([contenteditable="false"])'
 
-/** Runs in the page: each unlisted input's name (label, aria, placeholder, title, text before it) and value. */
-const describeUnlisted = (inputs: Array<HTMLInputElement>) => {
+/**
+ * Runs in a frame: each editor's name (aria, title, the text before it) and text, and the values of the frame's
+ * password fields (the snapshot shows a textbox's value, so those are redacted).
+ */
+const scanFrame = (editors: Array<Element>) => {
   const clean = (s: string | null | undefined) => (s ?? "").replace(/\s+/g, " ").trim()
   const before = (el: Element) => {
     for (let node: Element | null = el, level = 0; node !== null && level < 3; node = node.parentElement, level++) {
@@ -135,29 +141,42 @@ const describeUnlisted = (inputs: Array<HTMLInputElement>) => {
         )
           break
         const text = clean(sib.textContent)
-        if (text !== "") return text
+        if (text !== "") return text.replace(/[\s:*]+$/, "").slice(0, 80)
       }
     }
     return ""
   }
-  return inputs.map((el) => ({
-    visible: el.getClientRects().length > 0,
-    name:
-      clean(el.labels?.[0]?.textContent) ||
-      clean(el.getAttribute("aria-label")) ||
-      clean(
-        (el.getAttribute("aria-labelledby") ?? "")
-          .split(/\s+/)
-          .map((id) => document.getElementById(id)?.textContent ?? "")
-          .join(" ")
-      ) ||
-      clean(el.getAttribute("placeholder")) ||
-      clean(el.getAttribute("title")) ||
-      before(el),
-    value: el.value,
-    disabled: el.disabled
-  }))
+  return {
+    editors: editors.map((el) => ({
+      host: !(el.parentElement as HTMLElement | null)?.isContentEditable,
+      visible: el.getClientRects().length > 0,
+      name:
+        clean(el.getAttribute("aria-label")) ||
+        clean(
+          (el.getAttribute("aria-labelledby") ?? "")
+            .split(/\s+/)
+            .map((id) => document.getElementById(id)?.textContent ?? "")
+            .join(" ")
+        ) ||
+        clean(el.getAttribute("title")) ||
+        clean(el.getAttribute("data-placeholder") ?? el.getAttribute("placeholder")) ||
+        before(el),
+      value: clean(el.textContent)
+    })),
+    passwords: Array.from(document.querySelectorAll("input[type=password]"), (i) => (i as HTMLInputElement).value)
+  }
 }
+
+/** Collects the iframe nodes' references, to name each frame by its iframe's title. */
+const iframeRefs = (roots: ReadonlyArray<Child>): Array<string> =>
+  roots.flatMap((child) =>
+    typeof child === "string"
+      ? []
+      : [
+          ...(child.role === "iframe" && child.ref !== undefined ? [child.ref] : []),
+          ...iframeRefs(child.children ?? [])
+        ]
+  )
 
 /** The elements of a page and what their references point at; one per connected page. */
 export interface Inventory {
@@ -176,48 +195,68 @@ export const refOf = (text: string) => refPattern.exec(text.trim())?.[1]
 
 export const inventory = (page: Page): Inventory => {
   const handedOut = new Map<string, PageElement>()
-  const unlisted = new Map<string, { readonly frame: Frame; readonly index: number }>()
+  const editables = new Map<string, { readonly frame: Frame; readonly index: number }>()
   let next = 0
   const keyed = new Map<string, string>()
 
   const read = async (timeoutMs: number) => {
     const snapshot = (await page.ariaSnapshotJSON({ mode: "ai", timeout: timeoutMs })) as ReadonlyArray<Child>
-    const elements = fromSnapshot(snapshot)
-    // Each frame (cross-origin ones too: Playwright attaches to them) for the inputs the snapshot leaves out.
     const frames = page.frames()
-    const extra = await Promise.all(
-      frames.map((frame) =>
-        frame
-          .locator(unlistedInputs)
-          .evaluateAll(describeUnlisted)
-          .then((found) => ({ frame, found }))
-          .catch(() => ({ frame, found: [] }))
+    // Each frame (cross-origin ones too: Playwright attaches to them) for what the snapshot leaves out or shows
+    // too plainly; each iframe for the title that names it.
+    const [scans, titles] = await Promise.all([
+      Promise.all(
+        frames.map((frame) =>
+          frame
+            .locator(unlisted)
+            .evaluateAll(scanFrame)
+            .then((scan) => ({ frame, scan }))
+            .catch(() => ({ frame, scan: { editors: [], passwords: [] } }))
+        )
+      ),
+      Promise.all(
+        iframeRefs(snapshot).map(async (ref) => {
+          const title = await page
+            .locator(`aria-ref=${ref}`)
+            .getAttribute("title", { timeout: 1_000 })
+            .catch(() => null)
+          return [ref, title ?? ""] as const
+        })
       )
+    ])
+    const secrets = new Set(scans.flatMap(({ scan }) => scan.passwords).filter((v) => v !== ""))
+    const elements = fromSnapshot(snapshot, new Map(titles)).map((e) =>
+      e.value !== undefined && secrets.has(e.value) ? { ...e, value: "[redacted]" } : e
     )
-    for (const { frame, found } of extra) {
-      found.forEach((input, index) => {
-        if (!input.visible) return
+    for (const { frame, scan } of scans) {
+      scan.editors.forEach((editor, index) => {
+        if (!editor.visible || !editor.host) return
         const key = `${frames.indexOf(frame)}:${frame.url()}:${index}`
         let ref = keyed.get(key)
         if (ref === undefined) {
           ref = `x${++next}`
           keyed.set(key, ref)
         }
-        unlisted.set(ref, { frame, index })
+        editables.set(ref, { frame, index })
         elements.push({
           ref,
-          role: "date",
-          name: input.name,
+          role: "textbox",
+          name: editor.name,
           also: [],
           within: [],
           clickable: false,
-          disabled: input.disabled,
-          value: input.value,
+          disabled: false,
+          value: editor.value,
           ...(frame === page.mainFrame() ? {} : { frame: `iframe ${frame.url()}` })
         })
       })
     }
     for (const e of elements) handedOut.set(e.ref, e)
+    // A long session reads many pages: keep the references of the last few thousand elements.
+    for (const ref of handedOut.keys()) {
+      if (handedOut.size <= 5_000) break
+      handedOut.delete(ref)
+    }
     return elements
   }
 
@@ -225,8 +264,8 @@ export const inventory = (page: Page): Inventory => {
     const ref = refOf(text)
     if (ref === undefined) return undefined
     if (ref.startsWith("x")) {
-      const at = unlisted.get(ref)
-      return at === undefined ? undefined : at.frame.locator(unlistedInputs).nth(at.index)
+      const at = editables.get(ref)
+      return at === undefined ? undefined : at.frame.locator(unlisted).nth(at.index)
     }
     return page.locator(`aria-ref=${ref}`)
   }

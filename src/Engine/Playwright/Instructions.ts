@@ -187,11 +187,7 @@ const actionsFor = (sp: SessionPage, ins: Instruction.Instruction, input: string
 /** An element as observe lists it: a click on its reference, described with role, name and reference. */
 const asAction = (e: AccessibilityTree.Element): Action => ({
   selector: `aria-ref=${e.ref}`,
-  method:
-    AccessibilityTree.interactiveRoles.includes(e.role) &&
-    ["textbox", "searchbox", "spinbutton", "date"].includes(e.role)
-      ? "fill"
-      : "click",
+  method: ["textbox", "searchbox", "spinbutton"].includes(e.role) ? "fill" : "click",
   arguments: [],
   description: `${AccessibilityTree.describe(e)}${e.frame === undefined ? "" : ` in ${e.frame}`}`
 })

@@ -11,9 +11,45 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 /** How long the pointer rests on a hovered target: hover-intent menus open once the pointer stops. */
 export const dwellMs = 250
 
-/** Scrolls the target into view and moves the mouse to its centre in steps from where it was. */
+/**
+ * Runs in the page: whether something else (a sticky bar, a banner, a modal) covers the element's centre; if so the
+ * element is scrolled to the middle of the view, as a person scrolls a button out from under a footer. Returns what
+ * still covers it, or null.
+ */
+const uncover = (el: Element) => {
+  const coverAt = () => {
+    const r = el.getBoundingClientRect()
+    if (r.width === 0 || r.height === 0) return null
+    const root = el.getRootNode() as Document | ShadowRoot
+    const hit = root.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2)
+    if (hit === null || hit === el || el.contains(hit) || hit.contains(el)) return null
+    if (hit instanceof HTMLLabelElement && hit.control === el) return null
+    return hit
+  }
+  if (coverAt() === null) return null
+  el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" })
+  const cover = coverAt()
+  if (cover === null) return null
+  const owner = cover.closest("[role=dialog], [role=alertdialog], dialog, [aria-modal=true]") ?? cover
+  const name = owner.getAttribute("aria-label") ?? owner.textContent?.replace(/\s+/g, " ").trim().slice(0, 60) ?? ""
+  return `${owner.getAttribute("role") ?? owner.localName}${name === "" ? "" : ` "${name}"`}`
+}
+
+/** Something covers the target: a person would close or dismiss it first. */
+export class Covered extends Error {
+  readonly cover: string
+  constructor(cover: string) {
+    super(`the target is covered by ${cover}`)
+    this.cover = cover
+  }
+}
+
+/** Scrolls the target into view (out from under sticky bars) and moves the mouse to its centre in steps from where
+ * it was; fails with Covered when something still covers it. */
 export const approach = async (page: Page, locator: Locator, timeout: number) => {
   await locator.scrollIntoViewIfNeeded({ timeout })
+  const cover = await locator.evaluate(uncover, undefined, { timeout })
+  if (cover !== null) throw new Covered(cover)
   const box = await locator.boundingBox({ timeout })
   if (box === null) return
   const to = { x: box.x + box.width / 2, y: box.y + box.height / 2 }

@@ -47,13 +47,19 @@ export const around = async <A>(
   const before = page.url()
   let requested: Request | undefined
   let committed = false
+  // Data the action asked for (fetch, XHR) is awaited too: a route renders once its data arrives.
+  const pending = new Set<Request>()
   const onRequest = (request: Request) => {
     if (request.isNavigationRequest() && request.frame() === main) requested = request
+    else if (["fetch", "xhr"].includes(request.resourceType())) pending.add(request)
   }
+  const onDone = (request: Request) => void pending.delete(request)
   const onNavigated = (frame: Frame) => {
     if (frame === main) committed = true
   }
   page.on("request", onRequest)
+  page.on("requestfinished", onDone)
+  page.on("requestfailed", onDone)
   page.on("framenavigated", onNavigated)
   try {
     const result = await action()
@@ -62,7 +68,14 @@ export const around = async <A>(
       const graceEnd = Date.now() + options.graceMs
       while (Date.now() < graceEnd && requested === undefined && !committed) await sleep(20)
     }
-    if (requested === undefined && !committed) return { result }
+    if (requested === undefined && !committed) {
+      if (pending.size === 0) return { result }
+      // No navigation, but the page is fetching what the action asked for (a save, a search): wait for it.
+      const dataEnd = Math.min(deadline, Date.now() + 5_000)
+      while (pending.size > 0 && Date.now() < dataEnd) await sleep(20)
+      await page.evaluate(domQuiet, { quietMs: 100, maxMs: 1_000 }).catch(() => undefined)
+      return { result }
+    }
     // A document navigation: wait for its commit (it may still fail or turn into a download), then its load.
     if (requested !== undefined) {
       const pending = requested
@@ -75,6 +88,8 @@ export const around = async <A>(
       }
       await page.waitForLoadState("load", { timeout: Math.max(1, deadline - Date.now()) }).catch(() => undefined)
     }
+    const dataEnd = Math.min(deadline, Date.now() + 5_000)
+    while (pending.size > 0 && Date.now() < dataEnd) await sleep(20)
     const left = Math.max(0, deadline - Date.now())
     await page.evaluate(domQuiet, { quietMs: 150, maxMs: Math.min(2_000, left) }).catch(() => undefined)
     const url = page.url()
@@ -82,6 +97,8 @@ export const around = async <A>(
     return committed || url !== before ? { result, navigated: { url, title } } : { result }
   } finally {
     page.off("request", onRequest)
+    page.off("requestfinished", onDone)
+    page.off("requestfailed", onDone)
     page.off("framenavigated", onNavigated)
   }
 }
