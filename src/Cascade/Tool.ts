@@ -39,6 +39,9 @@ export interface OnEngine<A, R> {
   readonly opens?: (args: A) => string
   /** Whether an engine with these capabilities can serve the call; by default any engine can. */
   readonly serves?: (capabilities: Capabilities, args: A) => boolean
+  /** Whether the call means anything to an engine with these capabilities; levels whose engine it does not are not
+   * tried (an element reference to an engine that never handed it out). By default every engine is tried. */
+  readonly tries?: (capabilities: Capabilities, args: A) => boolean
 }
 
 /** Work on the session itself, without an engine. */
@@ -53,6 +56,7 @@ export type Bound =
       readonly opens: string | undefined
       readonly run: (engine: Engine["Service"]) => Effect.Effect<unknown, SwitchyardError>
       readonly serves: (capabilities: Capabilities) => boolean
+      readonly tries: (capabilities: Capabilities) => boolean
     }
   | {
       readonly _tag: "session"
@@ -219,7 +223,8 @@ export const make = <
       isAct: work.isAct ?? false,
       opens: work.opens?.(args),
       run: (engine) => work.run(engine, args),
-      serves: (capabilities) => work.serves?.(capabilities, args) ?? true
+      serves: (capabilities) => work.serves?.(capabilities, args) ?? true,
+      tries: (capabilities) => work.tries?.(capabilities, args) ?? true
     }
   }
   return {
