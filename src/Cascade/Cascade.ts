@@ -19,6 +19,7 @@ import { Context, Data, Effect, Layer, Option, Ref, Schedule } from "effect"
 import type { Engine } from "../Engine/Engine.ts"
 import * as EngineId from "../Engine/EngineId.ts"
 import { EngineCoolingDown, NotConfigured, Timeout } from "../Errors/Engine.ts"
+import { DialogOpen } from "../Errors/Page.ts"
 import { isPageError, type SwitchyardError } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
 import { Sandbox } from "../Sandbox/Sandbox.ts"
@@ -108,6 +109,8 @@ const runLevel = <A>(
   const judge = (error: SwitchyardError, before: Option.Option<string>) =>
     Effect.gen(function* () {
       // A failed act that may have acted is repeated only when the page shows it did nothing.
+      // A dialog blocks every engine alike: no retry or other level can get past it; the agent answers it.
+      if (error instanceof DialogOpen) return new Halt({ error })
       const possible = options.isAct && "sideEffect" in error && error.sideEffect === "possible"
       const guarded = possible && !config.repeatPossibleSideEffects
       const pageLevel = isPageError(error) && error.retryable

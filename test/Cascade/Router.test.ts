@@ -80,6 +80,9 @@ const router = (script: Script, options: RouterOptions = {}) => {
   const sandbox = Layer.mock(Sandbox)({
     status: Effect.succeed(status),
     close: Effect.void,
+    openDialog: Effect.succeedNone,
+    events: Effect.succeed([]),
+    page: Effect.succeed({ tabs: [], dialog: null, downloads: [] }),
     artifacts: { screenshot: Effect.succeed(Option.none()), snapshot: () => Effect.succeed(Option.none()) }
   })
   return Layer.build(Router.layer(options).pipe(Layer.provide([cascade, engines, sandbox]))).pipe(

@@ -24,6 +24,7 @@ type Method =
   | "hover"
   | "scrollIntoView"
   | "scrollTo"
+  | "setInputFiles"
 
 /** An Action's method, matched ignoring case, with the aliases other engines write. */
 const methods: Record<string, Method> = {
@@ -39,7 +40,9 @@ const methods: Record<string, Method> = {
   selectoptionfromdropdown: "selectOption",
   hover: "hover",
   scrollintoview: "scrollIntoView",
-  scrollto: "scrollTo"
+  scrollto: "scrollTo",
+  setinputfiles: "setInputFiles",
+  upload: "setInputFiles"
 }
 
 /** What was done, for `ActResult.description`: `filled textbox "Email" with "a@b.c"`. */
@@ -54,10 +57,11 @@ const past: Record<Method, (target: string, argument: string) => string> = {
   selectOption: (t, a) => `selected ${a} in ${t}`,
   hover: (t) => `hovered over ${t}`,
   scrollIntoView: (t) => `scrolled ${t} into view`,
-  scrollTo: (t, a) => `scrolled ${t} to ${a}`
+  scrollTo: (t, a) => `scrolled ${t} to ${a}`,
+  setInputFiles: (t, a) => `put ${a} into the file upload ${t}`
 }
 
-const needsArgument: ReadonlyArray<Method> = ["fill", "type", "press", "selectOption", "scrollTo"]
+const needsArgument: ReadonlyArray<Method> = ["fill", "type", "press", "selectOption", "scrollTo", "setInputFiles"]
 
 /** `xpath=…`, `css=…` and other Playwright selectors pass through; a bare XPath gets its prefix. */
 export const toSelector = (selector: string) => {
@@ -206,7 +210,20 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
         return locator.scrollIntoViewIfNeeded({ timeout })
       case "scrollTo":
         return locator.evaluate(PageFacts.scrollToPercent, percent, { timeout })
+      case "setInputFiles": {
+        const files = [...action.arguments]
+        // A file input takes the files itself; a button or drop zone in front of one opens its chooser on click.
+        const isFileInput = await locator.evaluate(
+          (el) => el instanceof HTMLInputElement && el.type === "file",
+          undefined,
+          { timeout }
+        )
+        if (isFileInput) return locator.setInputFiles(files, { timeout })
+        const [chooser] = await Promise.all([page.waitForEvent("filechooser", { timeout }), locator.click({ timeout })])
+        return chooser.setFiles(chooser.isMultiple() ? files : files.slice(0, 1), { timeout })
+      }
     }
   })
-  return done(past[method](action.description || action.selector, quote(argument ?? "")))
+  const shown = method === "setInputFiles" ? action.arguments.map(quote).join(", ") : quote(argument ?? "")
+  return done(past[method](action.description || action.selector, shown))
 })

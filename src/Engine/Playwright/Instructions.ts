@@ -18,7 +18,9 @@ const verbOf: Record<string, AccessibilityTree.Verb> = {
   select: "select",
   check: "check",
   press: "press",
-  hover: "hover"
+  hover: "hover",
+  // A file input is a button to the accessibility tree, and so is the styled button or drop zone in front of one.
+  upload: "click"
 }
 
 /** The Action an instruction means for a resolved element, and how it reads in a log. */
@@ -38,6 +40,8 @@ const actionFor = (ins: Instruction.Instruction, c: AccessibilityTree.Candidate)
       return { selector, method: ins.checked ? "check" : "uncheck", arguments: [], description }
     case "press":
       return { selector, method: "press", arguments: [ins.key], description }
+    case "upload":
+      return { selector, method: "setInputFiles", arguments: [...ins.files], description }
     default:
       return { selector, method: "hover", arguments: [], description }
   }
