@@ -110,6 +110,43 @@ const parsePercent = (text: string, label: string) => {
     : Effect.succeed(Number(match[1]))
 }
 
+/**
+ * Observe results that are file inputs become uploads: a person reads one as "Resume (choose a file)", not as a
+ * button to click, and clicking it only opens a chooser. The files go in the action's arguments.
+ */
+export const asUploads = (sp: SessionPage, actions: ReadonlyArray<Action>) =>
+  Effect.gen(function* () {
+    const selectors = actions.map((a) => (a.method === "click" ? toSelector(a.selector) : ""))
+    if (!selectors.some((s) => s.startsWith("xpath="))) return actions
+    const files = yield* attempt(sp.at("observe"), () =>
+      sp.page.evaluate(
+        (paths) =>
+          paths.map((path) => {
+            if (!path.startsWith("xpath=")) return false
+            const el = document.evaluate(
+              path.slice(6),
+              document,
+              null,
+              XPathResult.FIRST_ORDERED_NODE_TYPE,
+              null
+            ).singleNodeValue
+            return el instanceof HTMLInputElement && el.type === "file"
+          }),
+        selectors
+      )
+    )
+    return actions.map(
+      (a, i): Action =>
+        files[i]
+          ? {
+              ...a,
+              method: "setInputFiles",
+              description: `file upload ${a.description.replace(/^button /, "")} (put the files' paths in arguments, or use browser.upload)`
+            }
+          : a
+    )
+  })
+
 /** Waits briefly for the selector, insists on exactly one match, then runs the method. An empty selector types or
  * presses keys into whatever has focus. */
 export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: SessionPage, action: Action) {
@@ -219,8 +256,8 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
           { timeout }
         )
         if (isFileInput) return locator.setInputFiles(files, { timeout })
-        const [chooser] = await Promise.all([page.waitForEvent("filechooser", { timeout }), locator.click({ timeout })])
-        return chooser.setFiles(chooser.isMultiple() ? files : files.slice(0, 1), { timeout })
+        // The session answers the chooser this click opens with the files the call named (any engine's click).
+        return locator.click({ timeout })
       }
     }
   })

@@ -171,6 +171,9 @@ const actionsFor = (sp: SessionPage, ins: Instruction.Instruction, input: string
 
 /** `observe`: a grammar sentence's Actions, else every element ranked against the phrase, as clicks. */
 export const observe = (sp: SessionPage, instruction: string) =>
+  observeAll(sp, instruction).pipe(Effect.flatMap((actions) => Actions.asUploads(sp, actions)))
+
+const observeAll = (sp: SessionPage, instruction: string) =>
   Effect.gen(function* () {
     const parsed = Instruction.parse(instruction)
     const actions = Result.isSuccess(parsed) ? yield* actionsFor(sp, parsed.success, instruction) : []
