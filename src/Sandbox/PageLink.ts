@@ -79,6 +79,17 @@ export interface PageLink {
   ) => Effect.Effect<readonly [A, number], E | CdpClosed>
   /** What happened on the pages since the last call of it (dialogs answered by policy, downloads, files chosen). */
   readonly notices: Effect.Effect<ReadonlyArray<PageEvent.PageEvent>>
+  /** How many loads the pages' frames have started, and how many committed a new document: marks for `loaded`. */
+  readonly loadMark: Effect.Effect<readonly [started: number, committed: number]>
+  /**
+   * Waits, at most `maxMs`, while a frame of `targetId` is loading, when a load started since `mark`: a click on a
+   * link whose response is a download only tells it is one when the response comes.
+   */
+  readonly loaded: (
+    targetId: string,
+    mark: readonly [started: number, committed: number],
+    maxMs: number
+  ) => Effect.Effect<"none" | "committed" | "no_document">
 }
 
 export interface PageLinkOptions {
@@ -133,6 +144,12 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
   const dialogs = yield* Dialogs.make(options.dialogs)
   const downloads = options.downloads === undefined ? undefined : yield* Downloads.make(options.downloads)
   const notes = yield* Ref.make<ReadonlyArray<PageEvent.PageEvent>>([])
+  /** targetId → the frames of that page still loading. */
+  const loading = yield* Ref.make<ReadonlyMap<string, ReadonlySet<string>>>(new Map())
+  const loadsStarted = yield* Ref.make(0)
+  const loadsCommitted = yield* Ref.make(0)
+  const frames = (targetId: string, f: (loading: ReadonlySet<string>) => ReadonlySet<string>) =>
+    Ref.update(loading, (m) => new Map(m).set(targetId, f(m.get(targetId) ?? new Set())))
   const note = (event: PageEvent.PageEvent) => Ref.update(notes, (all) => [...all, event])
   /** Files a file chooser is answered with while a call that named them runs, and how many choosers got them. */
   const armed = yield* Ref.make<{ readonly files: ReadonlyArray<string>; chosen: number } | undefined>(undefined)
@@ -174,6 +191,16 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
             yield* note(PageEvent.dialogAnswered(answered.value.dialog, answered.value.accepted, "policy"))
           }
           if (event.method === "Page.fileChooserOpened") yield* chooserOpened(open, event)
+          if (targetId !== undefined && event.method === "Page.frameStartedLoading") {
+            const { frameId } = event.params
+            yield* frames(targetId, (f) => new Set(f).add(frameId))
+            yield* Ref.update(loadsStarted, (n) => n + 1)
+          }
+          if (event.method === "Page.frameNavigated") yield* Ref.update(loadsCommitted, (n) => n + 1)
+          if (targetId !== undefined && event.method === "Page.frameStoppedLoading") {
+            const { frameId } = event.params
+            yield* frames(targetId, (f) => new Set([...f].filter((id) => id !== frameId)))
+          }
           if (downloads !== undefined && event.sessionId === undefined) {
             const done = yield* downloads.observe(open.cdp, event)
             if (Option.isSome(done)) yield* note(PageEvent.downloaded(done.value))
@@ -383,6 +410,18 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
         () => Ref.set(armed, undefined).pipe(Effect.andThen(intercept(false).pipe(Effect.ignore)))
       )
     },
-    notices: Ref.getAndSet(notes, [])
+    notices: Ref.getAndSet(notes, []),
+    loadMark: Effect.all([Ref.get(loadsStarted), Ref.get(loadsCommitted)]),
+    loaded: (targetId, [started, committed], maxMs) =>
+      Effect.gen(function* () {
+        if ((yield* Ref.get(loadsStarted)) === started) return "none" as const
+        yield* Ref.get(loading).pipe(
+          Effect.map((m) => (m.get(targetId)?.size ?? 0) === 0),
+          Effect.repeat({ until: (done) => done, schedule: Schedule.spaced("25 millis") }),
+          Effect.timeoutOption(maxMs)
+        )
+        // A load that ended without a new document was stopped, or its response was a download.
+        return (yield* Ref.get(loadsCommitted)) === committed ? ("no_document" as const) : ("committed" as const)
+      })
   } satisfies PageLink
 })

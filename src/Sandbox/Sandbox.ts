@@ -138,6 +138,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     downloads: options.downloads
   })
   const downloadWaitMs = options.downloadWaitMs ?? 15_000
+  /** How long a call's end waits for a loading page to tell whether its response is a download. */
+  const downloadStartMs = 1_000
   const idle = yield* Idle.make({
     state,
     idleTimeoutMs: options.idleTimeoutMs === undefined ? 5 * 60_000 : options.idleTimeoutMs,
@@ -165,15 +167,25 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     })
 
   /** Waits, bounded, for the downloads a call started to finish, so its answer reports them. */
-  const settleDownloads = (live: SessionState.LiveBrowser, mark: number) =>
-    live.link.downloadsSince(mark).pipe(
-      Effect.repeat({
-        until: (started) => started.every((d) => d.state !== "in_progress"),
-        schedule: Schedule.spaced("100 millis")
-      }),
-      Effect.timeoutOption(downloadWaitMs),
-      Effect.ignore
-    )
+  const settleDownloads = (live: SessionState.LiveBrowser, mark: number, loads: readonly [number, number]) =>
+    Effect.gen(function* () {
+      const load = yield* live.link.loaded(live.targetId, loads, downloadStartMs)
+      const started = live.link.downloadsSince(mark)
+      // The browser announces the download a moment after the page stops loading it.
+      if (load === "no_document") {
+        yield* started.pipe(
+          Effect.repeat({ until: (all) => all.length > 0, schedule: Schedule.spaced("25 millis") }),
+          Effect.timeoutOption(downloadStartMs)
+        )
+      }
+      yield* started.pipe(
+        Effect.repeat({
+          until: (all) => all.every((d) => d.state !== "in_progress"),
+          schedule: Schedule.spaced("100 millis")
+        }),
+        Effect.timeoutOption(downloadWaitMs)
+      )
+    })
 
   /** Keeps the outcome of each call: a failed (or stopped) call makes the next one check the browser fully. */
   const remember = <A, E>(self: Effect.Effect<A, E>) =>
@@ -206,6 +218,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
           const connected = yield* engines.engineFor(spec, live)
           yield* live.link.claimDownloads
           const mark = yield* live.link.downloadMark
+          const loads = yield* live.link.loadMark
           // A page closed or crashed under a call would leave the engine waiting out its time limit: end it now.
           const pageLost = live.link.lost(live.targetId).pipe(
             Effect.flatMap((fate) =>
@@ -230,7 +243,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
             // An interrupted call (a timeout) may leave the SDK mid-flight: drop that client before the lease goes.
             Effect.onInterrupt(() => engines.disconnect("the call was interrupted")),
             Effect.ensuring(
-              settleDownloads(live, mark).pipe(
+              settleDownloads(live, mark, loads).pipe(
                 Effect.andThen(settleTabs(live)),
                 Effect.andThen(live.link.notices.pipe(Effect.flatMap(note))),
                 Effect.andThen(idle.touch)
