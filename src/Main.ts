@@ -108,7 +108,8 @@ const serve = (flags: Command.Command.Config.Infer<typeof serveFlags>) =>
               stop
             )
           : Mcp.serveStdio(config.mcp, stop)
-    yield* Service.run(surface).pipe(Effect.provide(Service.layer(config)))
+    const listening = flags.http ? { host: config.http.host, port: config.http.port } : undefined
+    yield* Service.run(surface).pipe(Effect.provide(Service.layer(config, listening)))
   }).pipe(Effect.scoped)
 
 const serveCommand = Command.make("serve", serveFlags, serve).pipe(

@@ -5,6 +5,7 @@
  */
 import { createHash } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
+import { Egress } from "../Egress/Egress.ts"
 import { DialogOpen } from "../Errors/Page.ts"
 import { toErrorInfo } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
@@ -40,8 +41,6 @@ export interface ToolAnswer {
 
 export interface RouterOptions extends StagehandFallback.StagehandFallbackOptions {
   readonly policy?: Policy
-  /** Which URLs a tool that opens one (`browser.navigate`) may open. */
-  readonly urlPolicy?: UrlPolicy.UrlPolicy
   /** Largest tool-argument payload accepted, as JSON bytes. */
   readonly maxArgumentBytes?: number
   /** Folders a call may upload files from; default: the service's working directory. */
@@ -83,7 +82,9 @@ export class Router extends Context.Service<
         const route = StagehandFallback.make(options, (level) => states.usable(level).pipe(Effect.map(Option.isSome)))
         const session: Tool.Session = { sandbox, handoff }
         const policy = options.policy ?? defaultPolicy
-        const urlPolicy = options.urlPolicy ?? UrlPolicy.defaultUrlPolicy
+        // Which URLs a tool that opens one (`browser.navigate`) may open: the session's egress policy.
+        const egress = Option.getOrUndefined(yield* Effect.serviceOption(Egress))
+        const urlPolicy = egress?.policy ?? UrlPolicy.defaultPolicy
         const maxArgumentBytes = options.maxArgumentBytes ?? 256 * 1024
         const uploadRoots = options.uploadRoots ?? [process.cwd()]
         const steps = new Map<string, StepState>()
@@ -195,7 +196,7 @@ export class Router extends Context.Service<
               return yield* fail(toErrorInfo(Handoff.inControl(person.value, tool.name)))
             }
             if (bound._tag === "engine" && bound.opens !== undefined) {
-              const allowed = yield* Effect.result(UrlPolicy.check(bound.opens, urlPolicy))
+              const allowed = yield* Effect.result(UrlPolicy.check(bound.opens, urlPolicy, egress?.resolve))
               if (allowed._tag === "Failure") return yield* fail(toErrorInfo(allowed.failure))
             }
             // Every engine would wait behind an open dialog: refused at once, saying how to answer it.

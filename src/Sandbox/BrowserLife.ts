@@ -7,6 +7,7 @@ import { join } from "node:path"
 import { Effect, Exit, Option, Ref, Scope } from "effect"
 import * as CdpHttp from "../Cdp/Http.ts"
 import * as Session from "../Cdp/Session.ts"
+import { Egress } from "../Egress/Egress.ts"
 import * as Page from "../Engine/PageState.ts"
 import { BrowserUnavailable } from "../Errors/Browser.ts"
 import type { SwitchyardError } from "../Errors.ts"
@@ -47,6 +48,7 @@ export const make = Effect.fnUntraced(function* (options: {
 }) {
   const { state, engines, relaunch, hungAfterMs, tabs } = options
   const provider = yield* BrowserProvider
+  const egress = yield* Effect.serviceOption(Egress)
 
   /** The session's download folder, made on the first start and kept across relaunches. */
   let downloadDir: string | undefined
@@ -91,7 +93,9 @@ export const make = Effect.fnUntraced(function* (options: {
         ),
         ...(downloads === undefined
           ? {}
-          : { downloads: { dir: yield* downloadFolder(downloads), maxBytes: downloads.maxBytes } })
+          : { downloads: { dir: yield* downloadFolder(downloads), maxBytes: downloads.maxBytes } }),
+        // file: and other local schemes are refused for every page, frame and popup, on each connection.
+        ...(Option.isSome(egress) ? { onConnect: egress.value.guardSchemes } : {})
       }).pipe(Scope.provide(scope))
       const targetId = yield* firstPage(running, link)
       yield* link.follow(targetId)

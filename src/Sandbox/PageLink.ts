@@ -97,6 +97,9 @@ export interface PageLinkOptions {
   readonly dialogs: Effect.Effect<Option.Option<Dialogs.DialogPolicy>>
   /** Where downloads go and how large they may grow; absent, the browser's own behaviour stays. */
   readonly downloads?: Downloads.DownloadOptions
+  /** Set up on each new connection, for that connection's life (the egress guard for file:, which lasts as long as
+   * the connection that enabled it). */
+  readonly onConnect?: (cdp: CdpConnection.Connection) => Effect.Effect<void, CdpClosed, Scope.Scope>
 }
 
 /** One connection of the link's life, with the pages attached on it. */
@@ -247,6 +250,7 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
       )
       yield* pageEvents(open, yield* cdp.events).pipe(Effect.forkScoped)
       if (downloads !== undefined) yield* downloads.claim(cdp)
+      if (options.onConnect !== undefined) yield* options.onConnect(cdp)
       yield* cdp.send("Target.setDiscoverTargets", { discover: true }).pipe(
         Effect.timeoutOrElse({
           duration: answerTimeoutMs,

@@ -128,12 +128,8 @@ export const ServiceConfig = Config.all({
   urls: Config.all({
     /** URL schemes `browser.navigate` accepts. */
     schemes: setting("urls.schemes", ["SWITCHYARD_URL_SCHEMES"], list, defaults.urls.schemes),
-    privateNetworks: setting(
-      "urls.privateNetworks",
-      ["SWITCHYARD_PRIVATE_NETWORKS"],
-      onOff,
-      defaults.urls.privateNetworks
-    )
+    /** Loopback and private ranges; unset, the surface decides (Defaults.ts). */
+    privateNetworks: optional("urls.privateNetworks", ["SWITCHYARD_PRIVATE_NETWORKS"], onOff)
   }),
   limits: Config.all({
     maxArgumentBytes: setting(

@@ -27,8 +27,9 @@ export const defaults = {
   model: Model.defaultModel,
   cascade: Policy.defaultPolicy,
   fallback: true,
-  /** http and https; loopback and private-range hosts allowed (local apps are common targets). */
-  urls: UrlPolicy.defaultUrlPolicy,
+  /** http and https. Loopback and private-range hosts (`urls.privateNetworks`) have no fixed default: allowed on stdio
+   * and on a loopback HTTP bind (local apps are common targets), refused when HTTP listens beyond loopback. */
+  urls: { schemes: UrlPolicy.defaultSchemes },
   limits: { maxArgumentBytes: 256 * 1024 },
   http: {
     host: "127.0.0.1",

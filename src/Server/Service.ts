@@ -3,8 +3,11 @@
  * crashed run left, serves one surface, and shuts down gracefully on SIGTERM, SIGINT or stdin close (calls in
  * flight answer `shutting_down`, engines disconnect, browsers close, logs flush); a second signal forces exit.
  */
+import { networkInterfaces } from "node:os"
 import { Deferred, Effect, Layer, Logger } from "effect"
 import * as Policy from "../Cascade/Policy.ts"
+import * as Address from "../Egress/Address.ts"
+import type * as Egress from "../Egress/Egress.ts"
 import * as SystemLog from "../Logging/SystemLog.ts"
 import * as Telemetry from "../Logging/Telemetry.ts"
 import * as AdsPower from "../Sandbox/Provider/AdsPower.ts"
@@ -41,8 +44,49 @@ const provider = (config: Config.ServiceConfig, registry: Registry): Layer.Layer
 const policyOf = (config: Config.ServiceConfig) =>
   typeof config.cascade === "string" ? Policy.load(config.cascade) : Effect.succeed(config.cascade)
 
-/** Every layer the surfaces need, from one validated configuration. */
-export const layer = (config: Config.ServiceConfig) =>
+/** Where the service listens for HTTP clients, when it does (stdio otherwise). */
+export interface Listening {
+  readonly host: string
+  readonly port: number
+}
+
+const loopbackHosts = new Set(["localhost", "::1", "[::1]"])
+const isLoopback = (host: string) => {
+  const address = Address.parse(host.replace(/^\[|\]$/g, ""))
+  return loopbackHosts.has(host) || (address !== undefined && Address.classify(address) === "loopback")
+}
+
+/**
+ * Each session's egress: the configured lists, loopback and private ranges allowed on stdio and on a loopback HTTP
+ * bind unless configured, refused beyond loopback; the service's own HTTP port refused always (a page must not
+ * drive the service that drives its browser).
+ */
+export const egressOf = (config: Config.ServiceConfig, http?: Listening): Egress.EgressOptions => {
+  const own =
+    http === undefined || http.port === 0
+      ? []
+      : [
+          `127.0.0.0/8:${http.port}`,
+          `[::1]:${http.port}`,
+          ...(isLoopback(http.host) ? [] : wildcard(http.host) ? localAddresses() : [http.host]).map((a) =>
+            a.includes(":") ? `[${a.replace(/^\[|\]$/g, "")}]:${http.port}` : `${a}:${http.port}`
+          )
+        ]
+  return {
+    config: { ...config.egress, deny: [...config.egress.deny, ...own] },
+    privateNetworks: config.urls.privateNetworks ?? (http === undefined || isLoopback(http.host)),
+    schemes: config.urls.schemes
+  }
+}
+
+const wildcard = (host: string) => host === "0.0.0.0" || host === "::" || host === "[::]" || host === ""
+
+/** Every address of this machine's interfaces: a wildcard bind listens on each. */
+const localAddresses = () =>
+  Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address.replace(/%.*$/, "")))
+
+/** Every layer the surfaces need, from one validated configuration; `http` when the service listens for HTTP. */
+export const layer = (config: Config.ServiceConfig, http?: Listening) =>
   Layer.unwrap(
     Effect.gen(function* () {
       const root = config.logDir
@@ -63,7 +107,6 @@ export const layer = (config: Config.ServiceConfig) =>
         router: {
           policy,
           fallback: config.fallback,
-          urlPolicy: config.urls,
           maxArgumentBytes: config.limits.maxArgumentBytes,
           uploadRoots: config.uploads.roots
         },
@@ -75,6 +118,7 @@ export const layer = (config: Config.ServiceConfig) =>
         },
         engines: { model: config.model },
         browser: provider(config, registry),
+        egress: egressOf(config, http),
         ...(human.enabled
           ? {
               human: {

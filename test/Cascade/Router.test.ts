@@ -83,7 +83,11 @@ const router = (script: Script, options: RouterOptions = {}) => {
     openDialog: Effect.succeedNone,
     events: Effect.succeed([]),
     page: Effect.succeed({ tabs: [], dialog: null, downloads: [] }),
-    artifacts: { screenshot: Effect.succeed(Option.none()), snapshot: () => Effect.succeed(Option.none()) }
+    artifacts: {
+      screenshotLater: () => Effect.void,
+      settled: Effect.void,
+      snapshot: () => Effect.succeed(Option.none())
+    }
   })
   return Layer.build(Router.layer(options).pipe(Layer.provide([cascade, engines, sandbox]))).pipe(
     Effect.map((context) => Context.get(context, Router))

@@ -11,15 +11,8 @@ export const agentFor = (service: Service, server: PatternServer, p: WebPattern)
       const { code, message, data } = reply.error as { code: number; message: string; data?: Record<string, any> }
       if (data?.type === undefined)
         return { ok: false, error: { type: `rpc_${code}`, message, retryable: false }, state: {} }
-      const { state, message: guidance, pageEvents, traceId: _t, stepId: _s, attemptId: _a, ...error } = data
-      // The error's own message is the JSON-RPC message; `data.message` is the answer's guidance when there is one.
-      return {
-        ok: false,
-        error: { ...error, message } as ToolError,
-        message: guidance === message ? undefined : guidance,
-        state: state ?? {},
-        pageEvents
-      }
+      const { state, guidance, pageEvents, traceId: _t, stepId: _s, attemptId: _a, ...error } = data
+      return { ok: false, error: error as ToolError, message: guidance, state: state ?? {}, pageEvents }
     }
     const { result, state, message, pageEvents } = reply.result as Record<string, any>
     return { ok: true, result, state, message, pageEvents }

@@ -7,9 +7,10 @@ import { accessSync, constants, existsSync, readFileSync } from "node:fs"
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { delimiter, join } from "node:path"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import * as CdpConnection from "../../Cdp/Connection.ts"
 import * as CdpHttp from "../../Cdp/Http.ts"
+import { Egress } from "../../Egress/Egress.ts"
 import { chromiumArgs as egressArgs } from "../../Egress/Proxy.ts"
 import { BrowserLaunchFailed } from "../../Errors/Browser.ts"
 import { BrowserProvider, type RunningBrowser } from "./Browser.ts"
@@ -333,4 +334,16 @@ export const make = (options: LocalChromiumOptions = {}): BrowserProvider["Servi
     )
   })
 
-export const layer = (options: LocalChromiumOptions = {}) => Layer.succeed(BrowserProvider, make(options))
+/** The session's egress proxy, when the session has one and the options name none. */
+export const throughEgress = (options: LocalChromiumOptions) =>
+  Effect.serviceOption(Egress).pipe(
+    Effect.map((egress) =>
+      options.egressProxy !== undefined || Option.isNone(egress)
+        ? options
+        : { ...options, egressProxy: egress.value.proxyUrl }
+    )
+  )
+
+/** A Chromium per session, launched through the session's egress proxy when it has one (SessionStack gives each). */
+export const layer = (options: LocalChromiumOptions = {}) =>
+  Layer.effect(BrowserProvider, throughEgress(options).pipe(Effect.map(make)))
