@@ -181,7 +181,15 @@ const outputSchemaOf = (result: Schema.Constraint): JsonSchema => ({
     traceId: { type: "string" },
     stepId: { type: "string" },
     attemptId: { type: "string" },
-    state: { type: "object", description: "The engine in use, the page, and which tools work now." }
+    state: {
+      type: "object",
+      description: "The engine in use, the page, the tabs, an open dialog, the downloads, and which tools work now."
+    },
+    pageEvents: {
+      type: "array",
+      description:
+        "What happened on the pages besides the call: a tab opened or closed, a dialog, files chosen, a download."
+    }
   },
   required: ["result", "traceId", "attemptId", "state"]
 })

@@ -130,7 +130,11 @@ export const make = Effect.fnUntraced(function* (options: {
       if (Option.isSome(seen)) return seen
       // After a failed call, a page whose main thread no longer answers is as lost as a crashed one.
       const { suspect } = yield* Ref.get(state)
-      if (suspect && !(yield* live.link.responsive(live.targetId, hungAfterMs))) return Option.some<Fate>("hung")
+      // A page behind a dialog does not answer either, and is not hung: the dialog waits for its answer.
+      const blocked = Option.isSome(yield* live.link.dialog(live.targetId))
+      if (suspect && !blocked && !(yield* live.link.responsive(live.targetId, hungAfterMs))) {
+        return Option.some<Fate>("hung")
+      }
       return Option.none<Fate>()
     })
 

@@ -195,8 +195,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
   const remember = <A, E>(self: Effect.Effect<A, E>) =>
     self.pipe(
       Effect.tapError((error) =>
-        // A call refused because a person has the browser says nothing about the browser.
-        error instanceof HumanInControl
+        // A call refused because a person has the browser, or ended by a dialog, says nothing about the browser.
+        error instanceof HumanInControl || error instanceof DialogOpen
           ? Effect.void
           : Ref.update(state, (s) => ({
               ...s,
