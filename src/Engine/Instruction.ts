@@ -242,8 +242,8 @@ const parseTokens = (tokens: ReadonlyArray<Token>): Instruction => {
     // Quoted files stand alone; unquoted ones are separated by commas or "and".
     const files = split[0].some((t) => t.quoted)
       ? split[0].filter((t) => t.quoted).map((t) => t.text)
-      : phrase(split[0].filter((t) => !is(t, "and")))
-          .split(",")
+      : phrase(split[0])
+          .split(/\s*,\s*|\s+and\s+/i)
           .map((f) => f.trim())
           .filter((f) => f !== "")
     if (files.length === 0) throw new ParseError('the file to upload is missing (upload "cv.pdf" to "Resume")')
