@@ -107,9 +107,15 @@ export const layer = (config: Config.ServiceConfig, http?: Listening) =>
         router: {
           policy,
           fallback: config.fallback,
-          maxArgumentBytes: config.limits.maxArgumentBytes
+          maxArgumentBytes: config.limits.maxArgumentBytes,
+          uploadRoots: config.uploads.roots
         },
-        sandbox: { idleTimeoutMs: idle === 0 ? null : idle, leaseTimeoutMs: sessions.leaseTimeoutMs },
+        sandbox: {
+          idleTimeoutMs: idle === 0 ? null : idle,
+          leaseTimeoutMs: sessions.leaseTimeoutMs,
+          dialogs: config.dialogs,
+          downloads: { root: config.downloads.dir, maxBytes: config.downloads.maxBytes }
+        },
         engines: { model: config.model },
         browser: provider(config, registry),
         egress: egressOf(config, http),

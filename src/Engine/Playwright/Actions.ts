@@ -29,6 +29,7 @@ type Method =
   | "hover"
   | "scrollIntoView"
   | "scrollTo"
+  | "setInputFiles"
 
 /** An Action's method, matched ignoring case, with the aliases other engines write. */
 const methods: Record<string, Method> = {
@@ -44,7 +45,9 @@ const methods: Record<string, Method> = {
   selectoptionfromdropdown: "selectOption",
   hover: "hover",
   scrollintoview: "scrollIntoView",
-  scrollto: "scrollTo"
+  scrollto: "scrollTo",
+  setinputfiles: "setInputFiles",
+  upload: "setInputFiles"
 }
 
 /** What was done, for `ActResult.description`: `filled textbox "Email" with "a@b.c"`. */
@@ -59,10 +62,11 @@ const past: Record<Method, (target: string, argument: string) => string> = {
   selectOption: (t, a) => `selected ${a} in ${t}`,
   hover: (t) => `hovered over ${t}`,
   scrollIntoView: (t) => `scrolled ${t} into view`,
-  scrollTo: (t, a) => `scrolled ${t} to ${a}`
+  scrollTo: (t, a) => `scrolled ${t} to ${a}`,
+  setInputFiles: (t, a) => `put ${a} into the file upload ${t}`
 }
 
-const needsArgument: ReadonlyArray<Method> = ["fill", "type", "press", "selectOption", "scrollTo"]
+const needsArgument: ReadonlyArray<Method> = ["fill", "type", "press", "selectOption", "scrollTo", "setInputFiles"]
 
 /** `xpath=…`, `css=…` and other Playwright selectors pass through; a bare XPath gets its prefix. */
 export const toSelector = (selector: string) => {
@@ -265,6 +269,37 @@ const mayNavigate: ReadonlyArray<Method> = ["click", "doubleClick", "press", "ch
 
 /** Runs an Action on exactly one element (a reference or a selector). An empty selector types or presses keys
  * into whatever has focus. */
+
+/**
+ * Observe results that are file inputs become uploads: a person reads one as "Resume (choose a file)", not as a
+ * button to click, and clicking it only opens a chooser. The files go in the action's arguments.
+ */
+export const asUploads = (sp: SessionPage, actions: ReadonlyArray<Action>) =>
+  Effect.forEach(actions, (a) =>
+    // A file input is a button to the accessibility tree: only those are looked at.
+    a.method !== "click" || !a.description.startsWith("button ")
+      ? Effect.succeed(a)
+      : attempt(sp.at("observe"), () =>
+          sp.page
+            .locator(toSelector(a.selector))
+            .evaluate((el) => el instanceof HTMLInputElement && el.type === "file", undefined, {
+              timeout: sp.limits.actionTimeoutMs
+            })
+            .catch(() => false)
+        ).pipe(
+          Effect.map(
+            (isFile): Action =>
+              isFile
+                ? {
+                    ...a,
+                    method: "setInputFiles",
+                    description: `file upload ${a.description.replace(/^button /, "")} (put the files' paths in arguments, or use browser.upload)`
+                  }
+                : a
+          )
+        )
+  )
+
 export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: SessionPage, action: Action) {
   const { page, at } = sp
   const { actionTimeoutMs } = sp.limits
@@ -362,10 +397,23 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
             return locator.scrollIntoViewIfNeeded({ timeout })
           case "scrollTo":
             return locator.evaluate(PageFacts.scrollToPercent, percent, { timeout })
+          case "setInputFiles": {
+            const files = [...action.arguments]
+            // A file input takes the files itself; a button or drop zone in front of one opens its chooser on click.
+            const isFileInput = await locator.evaluate(
+              (el) => el instanceof HTMLInputElement && el.type === "file",
+              undefined,
+              { timeout }
+            )
+            if (isFileInput) return locator.setInputFiles(files, { timeout })
+            // The session answers the chooser this click opens with the files the call named (any engine's click).
+            return locator.click({ timeout })
+          }
         }
       },
       settle
     )
   )
-  return done(past[method](target, quote(argument ?? "")), settled)
+  const shown = method === "setInputFiles" ? action.arguments.map(quote).join(", ") : quote(argument ?? "")
+  return done(past[method](target, shown), settled)
 })

@@ -79,6 +79,8 @@ export const connect = (options: ConnectOptions): Effect.Effect<SessionPage, Swi
           Effect.timeoutOption(options.releaseTimeoutMs ?? 5_000)
         )
     )
+    // Playwright dismisses a dialog nobody listens for: the session decides them (held for the agent by default).
+    for (const context of browser.contexts()) context.on("dialog", () => undefined)
     const { page, found } = yield* attempt(
       { action: "connect", timeoutMs: limits.actionTimeoutMs, sideEffect: "none" },
       () => findPage(browser, options.targetId)
