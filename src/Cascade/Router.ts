@@ -8,6 +8,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { Egress } from "../Egress/Egress.ts"
 import { toErrorInfo } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
+import * as Secrets from "../Logging/Secrets.ts"
 import { Sandbox } from "../Sandbox/Sandbox.ts"
 import * as Handoff from "../Takeover/Handoff.ts"
 import { Cascade } from "./Cascade.ts"
@@ -105,14 +106,15 @@ export class Router extends Context.Service<
             const status = yield* sandbox.status
             const state = yield* states.block(step.stagehandDisabled, status, config)
             if (state.url !== null) lastUrl = state.url
-            return {
+            // A page that echoes a configured secret does not hand it back: the answer carries its reference.
+            return Secrets.scrubDeep({
               ...outcome,
               ...(message === undefined ? {} : { message }),
               traceId: base.traceId,
               ...(base.stepId === undefined ? {} : { stepId: base.stepId }),
               attemptId: base.attemptId,
               state
-            } satisfies ToolAnswer
+            } satisfies ToolAnswer)
           })
 
         /** One system-log line per call; failures also reach stderr as a one-line summary. */
@@ -219,6 +221,7 @@ export class Router extends Context.Service<
                   config: levels,
                   action: tool.name,
                   isAct: bound.isAct,
+                  modelFree: Secrets.refersToSecret(bound.args),
                   run: bound.run,
                   levelIndex: (level) => used.levels.indexOf(level)
                 })

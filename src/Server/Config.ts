@@ -200,6 +200,8 @@ export const ServiceConfig = Config.all({
       defaults.egress.subresources
     )
   }),
+  /** A JSON file of secrets (name → value) tools refer to as `{{secret:NAME}}`, besides `SWITCHYARD_SECRET_<NAME>`. */
+  secretsFile: optional("secretsFile", ["SWITCHYARD_SECRETS_FILE"], text),
   /** OTLP/HTTP export of traces, metrics and logs, when a collector is named. */
   telemetry: Config.all({
     otlpUrl: optional("telemetry.otlpUrl", ["SWITCHYARD_OTLP_URL", "OTEL_EXPORTER_OTLP_ENDPOINT"], text),

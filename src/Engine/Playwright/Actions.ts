@@ -6,6 +6,7 @@ import { Effect } from "effect"
 import type { Locator } from "playwright-core"
 import { Unsupported } from "../../Errors/Engine.ts"
 import { AmbiguousTarget, ElementNotFound, InvalidInput } from "../../Errors/Page.ts"
+import * as Secrets from "../../Logging/Secrets.ts"
 import * as AccessibilityTree from "../AccessibilityTree.ts"
 import type { Action, ActResult } from "../Engine.ts"
 import * as PageFacts from "../PageFacts.ts"
@@ -106,6 +107,12 @@ const parsePercent = (text: string, label: string) => {
     : Effect.succeed(Number(match[1]))
 }
 
+/** A field that received a secret shows dots from then on, like a password field, in every screenshot. */
+const hideTyped = (element: unknown) => {
+  const style = (element as { style?: { setProperty: (n: string, v: string, p: string) => void } } | null)?.style
+  style?.setProperty("-webkit-text-security", "disc", "important")
+}
+
 /** Waits briefly for the selector, insists on exactly one match, then runs the method. An empty selector types or
  * presses keys into whatever has focus. */
 export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: SessionPage, action: Action) {
@@ -134,6 +141,21 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
     )
   }
   const done = (text: string): ActResult => ({ success: true, description: text, action })
+  // A `{{secret:NAME}}` is resolved only here, for the keystrokes: the description and errors keep the reference.
+  const unknown =
+    argument === undefined ? undefined : Secrets.referenced(argument).find((n) => !Secrets.names().includes(n))
+  if (unknown !== undefined) {
+    return yield* Effect.fail(
+      new InvalidInput({
+        engine,
+        action: label,
+        field: "arguments",
+        message: new Secrets.UnknownSecret(unknown).message
+      })
+    )
+  }
+  const typed = () => Secrets.reveal(argument!)
+  const secret = argument !== undefined && Secrets.referenced(argument).length > 0
 
   if (action.selector.trim() === "") {
     if (method !== "press" && method !== "type") {
@@ -142,8 +164,9 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
       )
     }
     yield* attempt(at(label, "possible"), () =>
-      method === "press" ? page.keyboard.press(argument!) : page.keyboard.type(argument!)
+      method === "press" ? page.keyboard.press(argument!) : page.keyboard.type(typed())
     )
+    if (secret) yield* attempt(at(label), () => page.evaluate(`(${hideTyped})(document.activeElement)`))
     return done(`${method === "press" ? "pressed" : "typed"} ${quote(argument!)}`)
   }
 
@@ -189,9 +212,11 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
       case "doubleClick":
         return locator.dblclick({ timeout })
       case "fill":
-        return locator.fill(argument!, { timeout })
+        await locator.fill(typed(), { timeout })
+        return secret ? locator.evaluate(hideTyped) : undefined
       case "type":
-        return locator.pressSequentially(argument!, { timeout })
+        await locator.pressSequentially(typed(), { timeout })
+        return secret ? locator.evaluate(hideTyped) : undefined
       case "press":
         return locator.press(argument!, { timeout })
       case "check":
