@@ -43,6 +43,10 @@ const browser = Config.all({
   chromePath: optional("browser.chromePath", ["CHROME_PATH"], text),
   headless: setting("browser.headless", ["SWITCHYARD_HEADLESS"], onOff, defaults.browser.headless),
   profileDir: optional("browser.profileDir", ["SWITCHYARD_PROFILE_DIR"], text),
+  /** As root, the unprivileged user Chromium runs as, sandboxed. */
+  user: setting("browser.user", ["SWITCHYARD_BROWSER_USER"], text, defaults.browser.user),
+  /** Chromium without its sandbox: only when set. */
+  noSandbox: setting("browser.noSandbox", ["SWITCHYARD_NO_SANDBOX"], onOff, defaults.browser.noSandbox),
   cdpUrl: optional("browser.cdpUrl", ["SWITCHYARD_CDP_URL"], text),
   adspower: Config.all({
     url: optional("browser.adspower.url", ["ADSPOWER_API_URL"], text),

@@ -40,6 +40,8 @@ const provider = (config: Config.ServiceConfig, registry: Registry): Layer.Layer
     ...(browser.chromePath ? { executablePath: browser.chromePath } : {}),
     ...(browser.profileDir ? { profileDir: browser.profileDir } : {}),
     headless: browser.headless,
+    user: browser.user,
+    noSandbox: browser.noSandbox,
     registry
   })
 }
@@ -153,6 +155,8 @@ export const layer = (config: Config.ServiceConfig, http?: Listening) =>
                 vnc: { host: human.host, ...(human.publicHost ? { publicHost: human.publicHost } : {}) },
                 chromium: {
                   ...(config.browser.chromePath ? { executablePath: config.browser.chromePath } : {}),
+                  user: config.browser.user,
+                  noSandbox: config.browser.noSandbox,
                   registry
                 }
               }
