@@ -251,7 +251,9 @@ export const run = (options: { readonly iterations: number; readonly warmup: num
       const order = variants.map((_, k) => variants[(i + k) % variants.length]!)
       for (const variant of order) {
         const ms = yield* run(variant)
-        // The log writer runs in the background: let it finish before the next variant, outside the timing.
+        // The attempt screenshots and the log writer run in the background: let them finish before the next variant,
+        // outside the timing, as an agent's think time would.
+        yield* sandbox.artifacts.settled
         const flushed = yield* Effect.promise(() => Stats.time(() => Effect.runPromise(attemptLog.flush)))
         if (i >= options.warmup) {
           samples[variant].push(ms)

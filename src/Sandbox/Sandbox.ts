@@ -11,6 +11,7 @@ import { CdpClosed } from "../Errors/Engine.ts"
 import { HumanInControl } from "../Errors/Service.ts"
 import { isSwitchyardError, type SwitchyardError, toErrorInfo } from "../Errors.ts"
 import * as BrowserLife from "./BrowserLife.ts"
+import * as Captures from "./Captures.ts"
 import * as EngineSwitch from "./EngineSwitch.ts"
 import * as Idle from "./Idle.ts"
 import * as Lease from "./Lease.ts"
@@ -51,7 +52,10 @@ export class Sandbox extends Context.Service<
     readonly fingerprint: Effect.Effect<string>
     /** Artifacts over raw CDP, whatever engine is connected: a masked screenshot, a failure snapshot. */
     readonly artifacts: {
-      readonly screenshot: Effect.Effect<Option.Option<Uint8Array>>
+      /** A masked screenshot taken now and handed to `save` in the background (Captures.ts). */
+      readonly screenshotLater: (save: (image: Uint8Array) => Effect.Effect<void>) => Effect.Effect<void>
+      /** Waits until the screenshots in flight are saved. */
+      readonly settled: Effect.Effect<void>
       readonly snapshot: (lookedFor?: string) => Effect.Effect<Option.Option<unknown>>
     }
     readonly status: Effect.Effect<SessionState.SandboxStatus>
@@ -109,12 +113,19 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       Effect.onInterrupt(() => Ref.update(state, (s) => ({ ...s, suspect: true })))
     )
 
+  /** The engine as a call sees it: what reads the page's pixels first waits for the attempt screenshot in flight. */
+  const guarded = (spec: EngineSpec, engine: Engine["Service"]): Effect.Effect<Engine["Service"]> =>
+    spec.capabilities.vision
+      ? Effect.as(captures.settled, engine)
+      : Effect.succeed({ ...engine, screenshot: (o) => Effect.andThen(captures.settled, engine.screenshot(o)) })
+
   const use = <A, E>(spec: EngineSpec, f: (engine: Engine["Service"]) => Effect.Effect<A, E>) =>
     lease
       .run(
         Effect.gen(function* () {
           const live = yield* life.ensure
           const connected = yield* engines.engineFor(spec, live)
+          const engine = yield* guarded(spec, connected.engine)
           // A page closed or crashed under a call would leave the engine waiting out its time limit: end it now.
           const pageLost = live.link.lost(live.targetId).pipe(
             Effect.flatMap((fate) =>
@@ -126,7 +137,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
               )
             )
           )
-          return yield* f(connected.engine).pipe(
+          return yield* f(engine).pipe(
             Effect.raceFirst(pageLost),
             // An interrupted call (a timeout) may leave the SDK mid-flight: drop that client before the lease goes.
             Effect.onInterrupt(() => engines.disconnect("the call was interrupted")),
@@ -167,6 +178,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
   const closeWith = (holding: (self: Effect.Effect<void>) => Effect.Effect<void, unknown>) =>
     Effect.gen(function* () {
       yield* forceRelease
+      // The last attempt's screenshot is taken before its browser goes.
+      yield* captures.settled
       yield* idle.cancel
       yield* holding(life.stop).pipe(Effect.ignore)
       // A closed session starts afresh: nothing to restore or report.
@@ -181,6 +194,17 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
   const onBrowser = <A, E>(read: (live: SessionState.LiveBrowser) => Effect.Effect<A, E>, none: Effect.Effect<A, E>) =>
     Ref.get(state).pipe(Effect.flatMap((s) => (s.browser === undefined ? none : read(s.browser))))
 
+  const screenshot = onBrowser(
+    (live) =>
+      Snapshot.screenshot(SessionState.pageOf(live)).pipe(
+        Effect.timeoutOption(5_000),
+        Effect.orElseSucceed(() => Option.none<Uint8Array>())
+      ),
+    Effect.succeed(Option.none<Uint8Array>())
+  )
+
+  const captures = yield* Captures.make(screenshot)
+
   return Sandbox.of({
     use,
     switchTo,
@@ -194,14 +218,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     ),
     fingerprint: onBrowser((live) => Page.fingerprint(SessionState.pageOf(live)), Effect.succeed("")),
     artifacts: {
-      screenshot: onBrowser(
-        (live) =>
-          Snapshot.screenshot(SessionState.pageOf(live)).pipe(
-            Effect.timeoutOption(5_000),
-            Effect.orElseSucceed(() => Option.none<Uint8Array>())
-          ),
-        Effect.succeed(Option.none<Uint8Array>())
-      ),
+      screenshotLater: captures.start,
+      settled: captures.settled,
       snapshot: (lookedFor?: string) =>
         onBrowser(
           (live) =>

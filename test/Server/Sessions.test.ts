@@ -65,7 +65,7 @@ const stack =
           pageState: unused,
           location: unused,
           fingerprint: unused,
-          artifacts: { screenshot: unused, snapshot: () => unused },
+          artifacts: { screenshotLater: () => unused, settled: unused, snapshot: () => unused },
           status: Effect.succeed({ ...idleStatus, active: true }),
           history: Effect.succeed([]),
           forceRelease: Effect.void,

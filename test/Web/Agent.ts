@@ -11,7 +11,7 @@ export const agentFor = (service: Service, server: PatternServer, p: WebPattern)
       const { code, message, data } = reply.error as { code: number; message: string; data?: Record<string, any> }
       if (data?.type === undefined)
         return { ok: false, error: { type: `rpc_${code}`, message, retryable: false }, state: {} }
-      const { state, message: guidance, traceId: _t, stepId: _s, attemptId: _a, ...error } = data
+      const { state, guidance, traceId: _t, stepId: _s, attemptId: _a, ...error } = data
       return { ok: false, error: error as ToolError, message: guidance, state: state ?? {} }
     }
     const { result, state, message } = reply.result as Record<string, any>
