@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import type { Locator } from "playwright-core"
 import { Unsupported } from "../../Errors/Engine.ts"
 import { AmbiguousTarget, ElementNotFound, type ElementRef, InvalidInput } from "../../Errors/Page.ts"
+import * as Secrets from "../../Logging/Secrets.ts"
 import * as AccessibilityTree from "../AccessibilityTree.ts"
 import type { Action, ActResult } from "../Engine.ts"
 import * as PageFacts from "../PageFacts.ts"
@@ -113,6 +114,12 @@ const parsePercent = (text: string, label: string) => {
         })
       )
     : Effect.succeed(Number(match[1]))
+}
+
+/** A field that received a secret shows dots from then on, like a password field, in every screenshot. */
+const hideTyped = (element: unknown) => {
+  const style = (element as { style?: { setProperty: (n: string, v: string, p: string) => void } } | null)?.style
+  style?.setProperty("-webkit-text-security", "disc", "important")
 }
 
 /** An element as errors point to it. */
@@ -333,6 +340,22 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
     ...(settled.navigated === undefined ? {} : { navigated: settled.navigated })
   })
 
+  // A `{{secret:NAME}}` is resolved only here, for the keystrokes: the description and errors keep the reference.
+  const unknown =
+    argument === undefined ? undefined : Secrets.referenced(argument).find((n) => !Secrets.names().includes(n))
+  if (unknown !== undefined) {
+    return yield* Effect.fail(
+      new InvalidInput({
+        engine,
+        action: label,
+        field: "arguments",
+        message: new Secrets.UnknownSecret(unknown).message
+      })
+    )
+  }
+  const typed = () => Secrets.reveal(argument!)
+  const secret = argument !== undefined && Secrets.referenced(argument).length > 0
+
   if (action.selector.trim() === "") {
     if (method !== "press" && method !== "type") {
       return yield* Effect.fail(
@@ -342,10 +365,11 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
     const settled = yield* attempt(at(label, "possible"), () =>
       Settle.around(
         page,
-        () => (method === "press" ? page.keyboard.press(argument!) : page.keyboard.type(argument!)),
+        () => (method === "press" ? page.keyboard.press(argument!) : page.keyboard.type(typed())),
         settle
       )
     )
+    if (secret) yield* attempt(at(label), () => page.evaluate(`(${hideTyped})(document.activeElement)`))
     return done(`${method === "press" ? "pressed" : "typed"} ${quote(argument!)}`, settled)
   }
 
@@ -380,9 +404,11 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
           case "doubleClick":
             return locator.dblclick({ timeout })
           case "fill":
-            return Pointer.fill(locator, argument!, timeout)
+            await Pointer.fill(locator, typed(), timeout)
+            return secret ? locator.evaluate(hideTyped) : undefined
           case "type":
-            return locator.pressSequentially(argument!, { timeout })
+            await locator.pressSequentially(typed(), { timeout })
+            return secret ? locator.evaluate(hideTyped) : undefined
           case "press":
             return locator.press(argument!, { timeout })
           case "check":

@@ -2,6 +2,7 @@
  * Stagehand in `dom` mode on the main thread, with every SDK call made cancellable: the call's abort signal reaches
  * the model's HTTP request through model middleware, and a closed CDP transport fails the call at once.
  */
+
 import { AsyncLocalStorage } from "node:async_hooks"
 import type { ModelConfiguration, Action as StagehandAction } from "@browserbasehq/stagehand"
 import { DateTime, Effect, Redacted } from "effect"
@@ -10,6 +11,7 @@ import { CdpClosed, Timeout } from "../../Errors/Engine.ts"
 import type { SideEffect } from "../../Errors/Fields.ts"
 import { NavigationFailed } from "../../Errors/Page.ts"
 import type { SwitchyardError } from "../../Errors.ts"
+import * as Secrets from "../../Logging/Secrets.ts"
 import { BrowserSession } from "../BrowserSession.ts"
 import { type Action, type ActResult, type Capabilities, Engine, type ScreenshotOptions } from "../Engine.ts"
 import * as Model from "../Model.ts"
@@ -34,7 +36,9 @@ interface Call {
  * the AI SDK retries only errors marked retryable, so the caller's Schedule stays the only retry policy.
  */
 const middlewareFor = (calls: AsyncLocalStorage<Call>): Middleware => ({
-  transformParams: async ({ params }) => {
+  transformParams: async ({ params: raw }) => {
+    // A page that shows a configured secret does not send it to the model: the prompt carries its reference.
+    const params = { ...raw, prompt: Secrets.scrubDeep(raw.prompt) }
     const call = calls.getStore()
     if (call === undefined) return params
     const abortSignal =
