@@ -123,7 +123,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     lease
       .run(
         Effect.gen(function* () {
-          const live = yield* life.ensure
+          // The engine's modules load while the browser starts (only the first time costs anything).
+          const [live] = yield* Effect.all([life.ensure, spec.warm ?? Effect.void], { concurrency: 2 })
           const connected = yield* engines.engineFor(spec, live)
           const engine = yield* guarded(spec, connected.engine)
           // A page closed or crashed under a call would leave the engine waiting out its time limit: end it now.
