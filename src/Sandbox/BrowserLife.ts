@@ -2,7 +2,7 @@
  * The session browser's life: started on first use, checked before each call, relaunched once with its URL restored;
  * a closed page gives way to the previous tab, and the last one (or a crashed or hung one) is replaced at the last URL.
  */
-import { mkdir, mkdtemp } from "node:fs/promises"
+import { chown, mkdir, mkdtemp, readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect, Exit, Option, Ref, Scope } from "effect"
 import * as CdpHttp from "../Cdp/Http.ts"
@@ -33,6 +33,14 @@ export interface BrowserLife {
   readonly stop: Effect.Effect<void>
 }
 
+/** The real user and group a process runs as (from /proc), if it can be read. */
+const ownerOf = async (pid: number) => {
+  const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "")
+  const uid = /^Uid:\s+(\d+)/m.exec(status)?.[1]
+  const gid = /^Gid:\s+(\d+)/m.exec(status)?.[1]
+  return uid === undefined || gid === undefined ? undefined : { uid: Number(uid), gid: Number(gid) }
+}
+
 export const make = Effect.fnUntraced(function* (options: {
   readonly state: Ref.Ref<SessionState>
   readonly engines: EngineSwitch
@@ -52,11 +60,14 @@ export const make = Effect.fnUntraced(function* (options: {
 
   /** The session's download folder, made on the first start and kept across relaunches. */
   let downloadDir: string | undefined
-  const downloadFolder = (settings: DownloadSettings) =>
+  const downloadFolder = (settings: DownloadSettings, browserPid: number | null) =>
     Effect.tryPromise(async () => {
       if (downloadDir !== undefined) return downloadDir
       await mkdir(settings.root, { recursive: true })
       downloadDir = await mkdtemp(join(settings.root, "session-"))
+      // A browser dropped to an unprivileged user (its sandbox on as root) writes the files itself: the folder is its.
+      const owner = browserPid === null ? undefined : await ownerOf(browserPid)
+      if (owner !== undefined && owner.uid !== process.getuid?.()) await chown(downloadDir, owner.uid, owner.gid)
       return downloadDir
     }).pipe(
       Effect.mapError(
@@ -93,7 +104,7 @@ export const make = Effect.fnUntraced(function* (options: {
         ),
         ...(downloads === undefined
           ? {}
-          : { downloads: { dir: yield* downloadFolder(downloads), maxBytes: downloads.maxBytes } }),
+          : { downloads: { dir: yield* downloadFolder(downloads, running.pid), maxBytes: downloads.maxBytes } }),
         // file: and other local schemes are refused for every page, frame and popup, on each connection.
         ...(Option.isSome(egress) ? { onConnect: egress.value.guardSchemes } : {})
       }).pipe(Scope.provide(scope))
