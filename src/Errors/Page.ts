@@ -53,5 +53,22 @@ export class NavigationFailed extends Schema.TaggedError<NavigationFailed>()("Na
   readonly retryable = true
 }
 
-export const PageError = Schema.Union([ElementNotFound, AmbiguousTarget, InvalidInput, ActionFailed, NavigationFailed])
+/** The page ran past a per-session limit (reloading without end, opening page after page, exhausting its memory):
+ * the call is stopped and what the page did is undone where it can be (extra pages closed, the loop left). */
+export class LimitExceeded extends Schema.TaggedError<LimitExceeded>()("LimitExceeded", {
+  ...context,
+  limit: Schema.Literals(["navigations", "pages", "memory"])
+}) {
+  readonly type = "limit_exceeded"
+  readonly retryable = false
+}
+
+export const PageError = Schema.Union([
+  ElementNotFound,
+  AmbiguousTarget,
+  InvalidInput,
+  ActionFailed,
+  NavigationFailed,
+  LimitExceeded
+])
 export type PageError = typeof PageError.Type

@@ -15,6 +15,7 @@ import * as Captures from "./Captures.ts"
 import * as EngineSwitch from "./EngineSwitch.ts"
 import * as Idle from "./Idle.ts"
 import * as Lease from "./Lease.ts"
+import * as Limits from "./Limits.ts"
 import { described } from "./PageLink/Targets.ts"
 import * as SessionState from "./SessionState.ts"
 import * as Snapshot from "./Snapshot.ts"
@@ -22,6 +23,8 @@ import * as Snapshot from "./Snapshot.ts"
 export { idleStatus, type SandboxStatus, type SwitchRecord } from "./SessionState.ts"
 
 export interface SandboxOptions {
+  /** What a hostile page may not run past: pages open at once, loads of the page in one call (Limits.ts). */
+  readonly limits?: Limits.LimitsOptions
   /** How long a call waits for the one-client lease before failing with `lease_timeout`. */
   readonly leaseTimeoutMs?: number
   /** Close the browser after this long without a call; `null` keeps it open. */
@@ -73,9 +76,11 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
   const state = yield* Ref.make(SessionState.initial)
   const lease = yield* Lease.make({ state, timeoutMs: options.leaseTimeoutMs ?? 30_000 })
   const engines = EngineSwitch.make({ state, connectTimeoutMs: options.connectTimeoutMs ?? 30_000 })
+  const limits = yield* Limits.make(options.limits)
   const life = yield* BrowserLife.make({
     state,
     engines,
+    limits,
     relaunch: options.relaunch ?? true,
     hungAfterMs: options.hungAfterMs ?? 2_000
   })
@@ -137,8 +142,19 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
               )
             )
           )
+          // A page that runs past a limit ends the call; a reload loop is left for about:blank so it stops.
+          const runaway = limits.breach.pipe(
+            Effect.tapError((breach) =>
+              breach.limit === "navigations"
+                ? SessionState.pageOf(live)((cdp, sessionId) =>
+                    cdp.send("Page.navigate", { url: "about:blank" }, sessionId)
+                  ).pipe(Effect.timeout(5_000), Effect.ignore)
+                : Effect.void
+            )
+          )
           return yield* f(engine).pipe(
             Effect.raceFirst(pageLost),
+            Effect.raceFirst(runaway),
             // An interrupted call (a timeout) may leave the SDK mid-flight: drop that client before the lease goes.
             Effect.onInterrupt(() => engines.disconnect("the call was interrupted")),
             Effect.ensuring(track(live).pipe(Effect.andThen(idle.touch))),

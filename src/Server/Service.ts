@@ -42,6 +42,7 @@ const provider = (config: Config.ServiceConfig, registry: Registry): Layer.Layer
     headless: browser.headless,
     user: browser.user,
     noSandbox: browser.noSandbox,
+    heapLimitMb: config.limits.pageHeapMb,
     registry
   })
 }
@@ -144,7 +145,11 @@ export const layer = (config: Config.ServiceConfig, http?: Listening) =>
           fallback: config.fallback,
           maxArgumentBytes: config.limits.maxArgumentBytes
         },
-        sandbox: { idleTimeoutMs: idle === 0 ? null : idle, leaseTimeoutMs: sessions.leaseTimeoutMs },
+        sandbox: {
+          idleTimeoutMs: idle === 0 ? null : idle,
+          leaseTimeoutMs: sessions.leaseTimeoutMs,
+          limits: { maxPages: config.limits.maxPages, maxNavigationsPerCall: config.limits.maxNavigationsPerCall }
+        },
         engines: { model: config.model },
         browser: provider(config, registry),
         egress: egressOf(config, http),
@@ -157,6 +162,7 @@ export const layer = (config: Config.ServiceConfig, http?: Listening) =>
                   ...(config.browser.chromePath ? { executablePath: config.browser.chromePath } : {}),
                   user: config.browser.user,
                   noSandbox: config.browser.noSandbox,
+                  heapLimitMb: config.limits.pageHeapMb,
                   registry
                 }
               }

@@ -114,8 +114,11 @@ describe("egress policy on the service", () => {
   })
 
   it("the attempt log records each refusal as rejected_by_policy naming the rule", { timeout: 30_000 }, async () => {
-    await waitFor(() => attemptLines(logDir).some((l) => JSON.stringify(l).includes("rejected_by_policy")), 10_000)
-    const failures = attemptLines(logDir).filter((l) => l.event === "failure" && l.errorType === "rejected_by_policy")
+    const refusals = () =>
+      attemptLines(logDir).filter((l) => l.event === "failure" && l.errorType === "rejected_by_policy")
+    // The log is written in the background: wait for the five calls' lines.
+    await waitFor(() => refusals().length >= 5, 10_000)
+    const failures = refusals()
     // The redirect, the link, the popup, the form and the page that moved itself.
     assert.isAtLeast(failures.length, 5)
     for (const line of failures) assert.include(line.reason, `rule ${rule}`)
