@@ -58,6 +58,10 @@ export const make = Effect.fnUntraced(function* (options: {
     const scope = yield* Scope.make()
     return yield* Effect.gen(function* () {
       const running = yield* provider.acquire.pipe(Scope.provide(scope))
+      // The browser's own DevTools endpoint drives the browser: no page may reach it through the proxy.
+      const devtools = new URL(running.httpEndpoint)
+      if (Option.isSome(egress) && devtools.port !== "")
+        yield* Effect.forEach([`127.0.0.0/8:${devtools.port}`, `[::1]:${devtools.port}`], egress.value.refuse)
       const link = yield* PageLink.make(running.wsEndpoint, {
         // A person in control answers the page's dialogs themselves.
         answerDialogs: Ref.get(state).pipe(Effect.map((s) => s.engine?.id.kind !== "human")),

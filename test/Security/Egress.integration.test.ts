@@ -113,6 +113,16 @@ describe("egress policy on the service", () => {
     assert.deepStrictEqual(sites.denied.hits, [])
   })
 
+  it("a page cannot reach the browser's own DevTools endpoint", { timeout: 60_000 }, async () => {
+    const status = await service.call("browser.status", {})
+    const { wsEndpoint } = (status.result as { result: { wsEndpoint: string } }).result
+    const port = new URL(wsEndpoint).port
+    const answer = await call("browser.navigate", { url: `http://127.0.0.1:${port}/json/version` })
+    assert.isFalse(answer.ok)
+    assert.strictEqual(answer.error?.type, "rejected_by_policy")
+    assert.include(answer.error?.message, `deny:127.0.0.0/8:${port}`)
+  })
+
   it("the attempt log records each refusal as rejected_by_policy naming the rule", { timeout: 30_000 }, async () => {
     const refusals = () =>
       attemptLines(logDir).filter((l) => l.event === "failure" && l.errorType === "rejected_by_policy")
