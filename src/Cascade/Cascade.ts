@@ -20,6 +20,7 @@ import { Egress, rejection } from "../Egress/Egress.ts"
 import type { Engine } from "../Engine/Engine.ts"
 import * as EngineId from "../Engine/EngineId.ts"
 import { EngineCoolingDown, NotConfigured, Timeout } from "../Errors/Engine.ts"
+import { DialogOpen } from "../Errors/Page.ts"
 import { PolicyRejected } from "../Errors/Service.ts"
 import { isPageError, type SwitchyardError } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
@@ -113,6 +114,8 @@ const runLevel = <A>(
       // same page again.
       if (error._tag === "PolicyRejected" || error._tag === "LimitExceeded") return new Halt({ error })
       // A failed act that may have acted is repeated only when the page shows it did nothing.
+      // A dialog blocks every engine alike: no retry or other level can get past it; the agent answers it.
+      if (error instanceof DialogOpen) return new Halt({ error })
       const possible = options.isAct && "sideEffect" in error && error.sideEffect === "possible"
       const guarded = possible && !config.repeatPossibleSideEffects
       const pageLevel = isPageError(error) && error.retryable

@@ -204,6 +204,26 @@ export const ServiceConfig = Config.all({
     host: setting("human.host", ["SWITCHYARD_VNC_HOST"], text, defaults.human.host),
     publicHost: optional("human.publicHost", ["SWITCHYARD_VNC_PUBLIC_HOST"], text)
   }),
+  /** Who answers the pages' JavaScript dialogs: the agent (held open and reported), or the service at once. */
+  dialogs: Config.all({
+    mode: setting("dialogs.mode", ["SWITCHYARD_DIALOGS"], oneOf(["agent", "accept", "dismiss"]), defaults.dialogs.mode),
+    beforeunload: setting(
+      "dialogs.beforeunload",
+      ["SWITCHYARD_DIALOGS_BEFOREUNLOAD"],
+      oneOf(["agent", "accept", "dismiss"]),
+      defaults.dialogs.beforeunload
+    )
+  }),
+  /** Folders a page's file input may be given files from (real paths: symlinks and `..` cannot leave them). */
+  uploads: Config.all({
+    roots: setting("uploads.roots", ["SWITCHYARD_UPLOAD_ROOTS"], list, defaults.uploads.roots)
+  }),
+  downloads: Config.all({
+    /** Each session saves its downloads in a folder of its own under this one. */
+    dir: setting("downloads.dir", ["SWITCHYARD_DOWNLOAD_DIR"], text, defaults.downloads.dir),
+    /** A download growing past this many bytes is cancelled (`download_too_large`). */
+    maxBytes: setting("downloads.maxBytes", ["SWITCHYARD_DOWNLOAD_MAX_BYTES"], whole(1), defaults.downloads.maxBytes)
+  }),
   /** What the browser may reach, enforced by the egress proxy (Egress/): networks and host patterns, a deny wins. */
   egress: Config.all({
     allow: setting("egress.allow", ["SWITCHYARD_EGRESS_ALLOW"], egressEntries, defaults.egress.allow),

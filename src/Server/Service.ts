@@ -143,11 +143,14 @@ export const layer = (config: Config.ServiceConfig, http?: Listening) =>
         router: {
           policy,
           fallback: config.fallback,
-          maxArgumentBytes: config.limits.maxArgumentBytes
+          maxArgumentBytes: config.limits.maxArgumentBytes,
+          uploadRoots: config.uploads.roots
         },
         sandbox: {
           idleTimeoutMs: idle === 0 ? null : idle,
           leaseTimeoutMs: sessions.leaseTimeoutMs,
+          dialogs: config.dialogs,
+          downloads: { root: config.downloads.dir, maxBytes: config.downloads.maxBytes },
           limits: { maxPages: config.limits.maxPages, maxNavigationsPerCall: config.limits.maxNavigationsPerCall }
         },
         engines: { model: config.model },

@@ -80,6 +80,9 @@ const router = (script: Script, options: RouterOptions = {}) => {
   const sandbox = Layer.mock(Sandbox)({
     status: Effect.succeed(status),
     close: Effect.void,
+    openDialog: Effect.succeedNone,
+    events: Effect.succeed([]),
+    page: Effect.succeed({ tabs: [], dialog: null, downloads: [] }),
     artifacts: {
       screenshotLater: () => Effect.void,
       settled: Effect.void,

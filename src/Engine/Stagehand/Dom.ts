@@ -19,7 +19,6 @@ import { requireAbsoluteUrl } from "../Navigation.ts"
 import * as Errors from "./Errors.ts"
 import type { StagehandEngineOptions } from "./Options.ts"
 import * as StagehandPage from "./Page.ts"
-import * as Schema from "./Schema.ts"
 
 const engine = "stagehand" as const
 
@@ -299,6 +298,8 @@ export const make = Effect.fn("StagehandEngine.dom")(function* (options: Stageha
     extract: Effect.fn("StagehandEngine.extract")(function* (instruction: string, jsonSchema?: unknown) {
       const step: Step = { action: `extract ${instruction}`, timeoutMs: actionTimeoutMs, sideEffect: "none" }
       if (jsonSchema === undefined) return withoutCacheStatus(yield* run(step, () => sh.extract(instruction, { page })))
+      // zod is loaded with the first schema, not with the service.
+      const Schema = yield* Effect.promise(() => import("./Schema.ts"))
       const schema = yield* Effect.fromResult(Schema.toZod(jsonSchema))
       return withoutCacheStatus(yield* run(step, () => sh.extract(instruction, schema, { page })))
     }),
