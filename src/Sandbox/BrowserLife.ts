@@ -2,7 +2,8 @@
  * The session browser's life: started on first use, checked before each call, relaunched once with its URL restored;
  * a closed page gives way to the previous tab, and the last one (or a crashed or hung one) is replaced at the last URL.
  */
-import { mkdir, mkdtemp } from "node:fs/promises"
+import { readFileSync } from "node:fs"
+import { chown, mkdir, mkdtemp } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect, Exit, Option, Ref, Scope } from "effect"
 import * as CdpHttp from "../Cdp/Http.ts"
@@ -34,6 +35,18 @@ export interface BrowserLife {
   readonly stop: Effect.Effect<void>
 }
 
+/** The real user and group a process runs as, from /proc. */
+const ownerOf = (pid: number) => {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8")
+    const uid = /^Uid:\s+(\d+)/m.exec(status)?.[1]
+    const gid = /^Gid:\s+(\d+)/m.exec(status)?.[1]
+    return uid === undefined || gid === undefined ? undefined : { uid: Number(uid), gid: Number(gid) }
+  } catch {
+    return undefined
+  }
+}
+
 export const make = Effect.fnUntraced(function* (options: {
   readonly state: Ref.Ref<SessionState>
   readonly engines: EngineSwitch
@@ -55,11 +68,15 @@ export const make = Effect.fnUntraced(function* (options: {
 
   /** The session's download folder, made on the first start and kept across relaunches. */
   let downloadDir: string | undefined
-  const downloadFolder = (settings: DownloadSettings) =>
+  const downloadFolder = (settings: DownloadSettings, browserPid: number | null) =>
     Effect.tryPromise(async () => {
-      if (downloadDir !== undefined) return downloadDir
-      await mkdir(settings.root, { recursive: true })
-      downloadDir = await mkdtemp(join(settings.root, "session-"))
+      if (downloadDir === undefined) {
+        await mkdir(settings.root, { recursive: true })
+        downloadDir = await mkdtemp(join(settings.root, "session-"))
+      }
+      // The browser writes there: a browser running as another user (sandboxed, as root) owns the folder.
+      const owner = browserPid === null ? undefined : ownerOf(browserPid)
+      if (owner !== undefined && owner.uid !== process.getuid?.()) await chown(downloadDir, owner.uid, owner.gid)
       return downloadDir
     }).pipe(
       Effect.mapError(
@@ -100,7 +117,7 @@ export const make = Effect.fnUntraced(function* (options: {
         ),
         ...(downloads === undefined
           ? {}
-          : { downloads: { dir: yield* downloadFolder(downloads), maxBytes: downloads.maxBytes } }),
+          : { downloads: { dir: yield* downloadFolder(downloads, running.pid), maxBytes: downloads.maxBytes } }),
         // On each connection: the page limits, and file: refused for every page, frame and popup.
         onConnect: (cdp) =>
           Effect.andThen(
