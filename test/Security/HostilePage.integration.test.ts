@@ -10,8 +10,9 @@ import { type Sites, startSites } from "./Support.ts"
 const pages = (): Record<string, string> => ({
   "/hello": "<title>hello</title><p>hello from the allowed app</p>",
   "/reload": "<title>reload</title><script>location.reload()</script>",
-  // Chromium lets one popup through per click: a page that opens one on every click, as ad-laden pages do.
-  "/popups": `<title>popups</title><button onclick="window.open('/hello?' + Math.random())">Open</button>`,
+  // Chromium lets one popup through per click: a page that opens another of itself on every click (the session
+  // follows the new tab), as ad-laden pages do.
+  "/popups": `<title>popups</title><button onclick="window.open('/popups?' + Math.random())">Open</button>`,
   "/memory": `<title>memory</title><p>growing</p><script>
       const kept = []
       for (;;) kept.push(new Array(1e6).fill(kept.length + 0.5))
