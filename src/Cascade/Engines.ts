@@ -19,19 +19,20 @@ export interface EnginesOptions {
   /** Per-engine options beyond the model, e.g. shorter limits in tests. */
   readonly stagehand?: Omit<StagehandEngineOptions, "mode" | "model">
   readonly magnitude?: Omit<MagnitudeEngine.MagnitudeEngineOptions, "model">
+  /** The model-free level's limits, e.g. how long a target that is not there yet is waited for. */
+  readonly playwright?: PlaywrightEngine.PlaywrightEngineOptions
   /** The session's person over VNC, when the session has a VNC display. */
   readonly human?: EngineSpec
 }
 
-const playwright: EngineSpec = {
-  id: { kind: "playwright" },
-  capabilities: PlaywrightEngine.capabilities,
-  layer: PlaywrightEngine.layer(),
-  warm: PlaywrightEngine.warm
-}
-
 export const make = (options: EnginesOptions = {}): { readonly specFor: Engines["Service"]["specFor"] } => {
   const model = options.model ?? {}
+  const playwright: EngineSpec = {
+    id: { kind: "playwright" },
+    capabilities: PlaywrightEngine.capabilities,
+    layer: PlaywrightEngine.layer(options.playwright),
+    warm: PlaywrightEngine.warm
+  }
   // Layers are built once per level, so a connect reuses the same Layer value.
   const stagehand = {
     dom: StagehandEngine.layer({ ...options.stagehand, mode: "dom", model }),

@@ -129,6 +129,10 @@ export const ServiceConfig = Config.all({
   cascade: setting("cascade", ["SWITCHYARD_CASCADE"], policy, defaults.cascade),
   /** Route to the fallback engines after Stagehand's second failure. */
   fallback: setting("fallback", ["SWITCHYARD_FALLBACK"], onOff, defaults.fallback),
+  waits: Config.all({
+    /** A target that is not on the page yet (late content) is waited for this long before element_not_found. */
+    elementMs: setting("waits.elementMs", ["SWITCHYARD_ELEMENT_WAIT_MS"], whole(0), defaults.waits.elementMs)
+  }),
   urls: Config.all({
     /** URL schemes `browser.navigate` accepts. */
     schemes: setting("urls.schemes", ["SWITCHYARD_URL_SCHEMES"], list, defaults.urls.schemes),

@@ -30,6 +30,8 @@ export const defaults = {
   model: Model.defaultModel,
   cascade: Policy.defaultPolicy,
   fallback: true,
+  /** How long the model-free level waits for a target that is not there yet (Playwright MCP's action wait). */
+  waits: { elementMs: 5_000 },
   /** http and https. Loopback and private-range hosts (`urls.privateNetworks`) have no fixed default: allowed on stdio
    * and on a loopback HTTP bind (local apps are common targets), refused when HTTP listens beyond loopback. */
   urls: { schemes: UrlPolicy.defaultSchemes },

@@ -153,7 +153,7 @@ export const layer = (config: Config.ServiceConfig, http?: Listening) =>
           downloads: { root: config.downloads.dir, maxBytes: config.downloads.maxBytes },
           limits: { maxPages: config.limits.maxPages, maxNavigationsPerCall: config.limits.maxNavigationsPerCall }
         },
-        engines: { model: config.model },
+        engines: { model: config.model, playwright: { elementWaitMs: config.waits.elementMs } },
         browser: provider(config, registry),
         egress: egressOf(config, http),
         ...(human.enabled

@@ -362,7 +362,9 @@ describe("a sloppy agent over JSON-RPC", () => {
         Effect.gen(function* () {
           const fixtures = yield* SiteServer.start
           const own = yield* ownSite
-          const service = startService()
+          // Most of its wrong labels name nothing that will ever appear: a short wait for late content keeps the run
+          // about order and answers, not about waiting.
+          const service = startService({ SWITCHYARD_ELEMENT_WAIT_MS: "300" })
           const summary = yield* Effect.promise(() =>
             run(seed, service, fixtures, own.origin).catch((e: unknown) => {
               if (e instanceof Error) e.message = `[replay with SLOPPY_SEED=${seed}] ${e.message}`
