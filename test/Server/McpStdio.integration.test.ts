@@ -3,7 +3,7 @@
  * dies mid-call (its end of stdout closed) and a message over the transport's 10 MB limit both end in a clean
  * shutdown, with no browser and no temp profile left.
  */
-import { mkdtempSync, readdirSync } from "node:fs"
+import { chmodSync, mkdtempSync, readdirSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
@@ -28,6 +28,8 @@ const initialized = JSON.stringify({ jsonrpc: "2.0", method: "notifications/init
 /** A stdio MCP service with its own temp dir, initialized. */
 const started = Effect.gen(function* () {
   const tmp = mkdtempSync(join(tmpdir(), "switchyard-stdio-"))
+  // As root the browser runs as an unprivileged user, whose profile can live here only if it can pass through.
+  chmodSync(tmp, 0o711)
   const service = startService({ TMPDIR: tmp }, [])
   // The service may exit before reading all of a huge line: that write's EPIPE is expected.
   service.child.stdin.on("error", () => undefined)
