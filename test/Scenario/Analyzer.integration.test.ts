@@ -3,7 +3,7 @@
  * call counts twice), failing and recovered traces, personal data redacted in both reports, and the HTML report
  * opened in a real Chromium: it renders, lists the failing traces, and every inlined screenshot decodes.
  */
-import { mkdtempSync, readFileSync } from "node:fs"
+import { chmodSync, mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
@@ -16,6 +16,8 @@ import { attempt, canaries, png, writeTrace } from "./LogRoot.ts"
 /** Three traces: one fails after a fallback, one fails twice with a screenshot each, one recovers. */
 const logRoot = () => {
   const root = mkdtempSync(join(tmpdir(), "switchyard-logs-"))
+  // The report is opened in a browser that, as root, runs as an unprivileged user: it must get through to it.
+  chmodSync(root, 0o711)
   const checkout = { attemptId: "prod-1/checkout#1", stepId: "checkout", action: "browser.act", toolArgsHash: "aa11" }
   writeTrace(root, {
     day: "2026-11-20",
