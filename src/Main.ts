@@ -7,6 +7,8 @@ import { setFlagsFromString } from "node:v8"
 import { NodeServices } from "@effect/platform-node"
 import { Console, Effect, Logger, Option } from "effect"
 import { Command, Flag } from "effect/cli"
+import * as Apply from "./Apply/Command.ts"
+import * as Store from "./Cluster/Store.ts"
 import { prettyCause } from "./Logging/SystemLog.ts"
 import * as Scenarios from "./Scenario/Commands.ts"
 import * as Config from "./Server/Config.ts"
@@ -129,9 +131,47 @@ const demoCommand = Command.make("demo", common, (flags) =>
   )
 )
 
+const applyFlags = {
+  ...common,
+  job: Flag.String("job").pipe(Flag.withDescription("The job posting's application page")),
+  profile: Flag.String("profile").pipe(
+    Flag.withDescription("The applicant as JSON: firstName, lastName, email, phone, resume (a path), answers")
+  ),
+  store: Flag.String("store").pipe(
+    Flag.optional,
+    Flag.withDescription(
+      "Embedded store file (SWITCHYARD_STORE; default ~/.switchyard/store.db); DATABASE_URL selects PostgreSQL"
+    )
+  )
+}
+
+const applyCommand = Command.make("apply", applyFlags, (flags) =>
+  Effect.gen(function* () {
+    const config = yield* resolveConfig(flags)
+    const toStderr = (...args: Array<unknown>) => console.error(...args)
+    Object.assign(console, { log: toStderr, info: toStderr, debug: toStderr })
+    yield* Apply.run(config, {
+      job: flags.job,
+      profile: flags.profile,
+      store: Store.fromEnv(process.env, Option.getOrUndefined(flags.store))
+    })
+  })
+).pipe(
+  Command.withDescription(
+    "Apply to a job as a durable workflow (start-browser, analyze-form, fill-fields, upload-resume, check-captcha, submit, verify); run it again to resume after a crash"
+  )
+)
+
 const root = Command.make("switchyard", serveFlags, serve).pipe(
   Command.withDescription("Reliable browser automation for AI agents"),
-  Command.withSubcommands([serveCommand, statusCommand, demoCommand, Scenarios.scenarios, Scenarios.analyze])
+  Command.withSubcommands([
+    serveCommand,
+    statusCommand,
+    demoCommand,
+    applyCommand,
+    Scenarios.scenarios,
+    Scenarios.analyze
+  ])
 )
 
 const program = Command.run(root, { version: "0.1.0" }).pipe(

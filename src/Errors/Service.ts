@@ -59,6 +59,15 @@ export class HumanTimeout extends Schema.TaggedError<HumanTimeout>()("HumanTimeo
   readonly retryable = false
 }
 
+/** A step of a durable workflow (a job application) could not finish: what the page showed, or the call that failed. */
+export class StepFailed extends Schema.TaggedError<StepFailed>()("StepFailed", {
+  ...context,
+  step: Schema.String,
+  retryable: Schema.Boolean
+}) {
+  readonly type = "step_failed"
+}
+
 export const ServiceError = Schema.Union([
   LeaseTimeout,
   Busy,
@@ -66,6 +75,7 @@ export const ServiceError = Schema.Union([
   SessionClosed,
   PolicyRejected,
   HumanInControl,
-  HumanTimeout
+  HumanTimeout,
+  StepFailed
 ])
 export type ServiceError = typeof ServiceError.Type
