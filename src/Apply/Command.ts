@@ -13,13 +13,13 @@ import { DurableDeferred, type WorkflowEngine } from "effect/workflow"
 import { splitCommon } from "../Cascade/Tool.ts"
 import { TaskEvents } from "../Cluster/Events.ts"
 import { SavedStates } from "../Cluster/SavedState.ts"
+import * as SessionHost from "../Cluster/SessionHost.ts"
 import * as Store from "../Cluster/Store.ts"
 import type * as Config from "../Server/Config.ts"
 import * as JsonRpc from "../Server/JsonRpc.ts"
 import * as Service from "../Server/Service.ts"
 import { Sessions, sessionNameOf } from "../Server/Sessions.ts"
 import * as Profile from "./Profile.ts"
-import * as SessionDriver from "./SessionDriver.ts"
 import { JobApplication, personFor, runOf, sessionOf, layer as workflowLayer } from "./Workflow.ts"
 
 export interface ApplyOptions {
@@ -64,7 +64,7 @@ const resume = (session: string) =>
 const handlerOf = Effect.gen(function* () {
   const sessions = yield* Sessions
   const events = yield* TaskEvents
-  const context = yield* Effect.context<TaskEvents | SavedStates | Sessions | WorkflowEngine.WorkflowEngine>()
+  const context = yield* Effect.context<TaskEvents | WorkflowEngine.WorkflowEngine>()
   const table = JsonRpc.methods(sessions)
   const handler: JsonRpc.Handler = (method, params) => {
     const call = splitCommon(params)
@@ -83,21 +83,6 @@ const handlerOf = Effect.gen(function* () {
       )
     }
     const found = table.get(method)
-    // A person's call on a run's session this process has no browser for finds the page where the run left it.
-    const run = typeof call.session === "string" ? runOf(call.session) : undefined
-    if (
-      found !== undefined &&
-      run !== undefined &&
-      typeof call.session === "string" &&
-      !sessions.isOpen(call.session)
-    ) {
-      const session = call.session
-      return SessionDriver.make({ run, session, step: "person" }).pipe(
-        Effect.flatMap((driver) => driver.open),
-        Effect.provideContext(context),
-        Effect.andThen(found(call))
-      )
-    }
     return found === undefined
       ? Effect.fail(
           new JsonRpc.RpcError({ code: JsonRpc.ErrorCode.methodNotFound, message: `Method not found: ${method}` })
@@ -160,7 +145,11 @@ export const run = (config: Config.ServiceConfig, options: ApplyOptions) =>
       })
     ).pipe(
       Effect.provide(
-        workflowLayer.pipe(Layer.provideMerge(engineLayer(options.store)), Layer.provideMerge(Service.layer(config)))
+        workflowLayer.pipe(
+          Layer.provideMerge(SessionHost.layer),
+          Layer.provideMerge(engineLayer(options.store)),
+          Layer.provideMerge(Service.layer(config))
+        )
       )
     )
   }).pipe(Effect.scoped)
