@@ -8,6 +8,9 @@ import { NodeServices } from "@effect/platform-node"
 import { Console, Effect, Logger, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import * as Apply from "./Apply/Command.ts"
+import * as ApplyMethods from "./Apply/Methods.ts"
+import * as ApplyWorkflow from "./Apply/Workflow.ts"
+import * as Runner from "./Cluster/Runner.ts"
 import * as Store from "./Cluster/Store.ts"
 import { prettyCause } from "./Logging/SystemLog.ts"
 import * as Scenarios from "./Scenario/Commands.ts"
@@ -61,7 +64,13 @@ const serveFlags = {
     Flag.optional,
     Flag.withDescription("Bearer token HTTP clients must send (required off 127.0.0.1; also SWITCHYARD_HTTP_TOKEN)")
   ),
-  maxBrowsers: Flag.Int("max-browsers").pipe(Flag.optional, Flag.withDescription("Sessions (browsers) at once"))
+  maxBrowsers: Flag.Int("max-browsers").pipe(Flag.optional, Flag.withDescription("Sessions (browsers) at once")),
+  runner: Flag.String("runner").pipe(
+    Flag.optional,
+    Flag.withDescription(
+      "With DATABASE_URL: this runner's name in the fleet (SWITCHYARD_RUNNER; one of SWITCHYARD_RUNNERS)"
+    )
+  )
 }
 
 type CommonFlags = {
@@ -96,9 +105,9 @@ const serve = (flags: Command.Command.Config.Infer<typeof serveFlags>) =>
       const toStderr = (...args: Array<unknown>) => console.error(...args)
       Object.assign(console, { log: toStderr, info: toStderr, debug: toStderr })
     }
-    const surface = (stop: Effect.Effect<void>) =>
+    const surface = (stop: Effect.Effect<void>, extra?: ReadonlyMap<string, JsonRpc.Method>) =>
       flags.jsonrpc
-        ? JsonRpc.serveSessions(stop)
+        ? JsonRpc.serveSessions(stop, extra)
         : flags.http
           ? McpHttp.serveHttp(
               {
@@ -110,7 +119,17 @@ const serve = (flags: Command.Command.Config.Infer<typeof serveFlags>) =>
               stop
             )
           : Mcp.serveStdio(config.mcp, stop)
-    yield* Service.run(surface).pipe(Effect.provide(Service.layer(config)))
+    const store = Store.fromEnv()
+    if (store.kind === "embedded") return yield* Service.run(surface).pipe(Effect.provide(Service.layer(config)))
+    // A database named: this process is one runner of a fleet sharing it.
+    const runner = yield* Runner.fromEnv(store, process.env, Option.getOrUndefined(flags.runner))
+    process.stderr.write(
+      `switchyard: runner ${runner.name} at ${runner.host}:${runner.port} on ${Store.describe(store)}\n`
+    )
+    // Its JSON-RPC also starts and watches job applications, run wherever the fleet has room.
+    const fleetSurface = (stop: Effect.Effect<void>) =>
+      ApplyMethods.methods.pipe(Effect.flatMap((extra) => surface(stop, extra)))
+    yield* Service.run(fleetSurface).pipe(Effect.provide(Runner.layer(config, runner, ApplyWorkflow.layer)))
   }).pipe(Effect.scoped)
 
 const serveCommand = Command.make("serve", serveFlags, serve).pipe(

@@ -6,9 +6,10 @@
  * cannot finish — a human check, say — hands the page to a person: a durable wait (`DurableDeferred`) that
  * `browser.resume` on the session completes, surviving restarts; then the step runs once more.
  */
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schedule, Schema } from "effect"
 import { Activity, DurableDeferred, Workflow } from "effect/workflow"
 import { TaskEvents } from "../Cluster/Events.ts"
+import { Fleet } from "../Cluster/Fleet.ts"
 import { StepFailed } from "../Errors/Service.ts"
 import { Profile } from "./Profile.ts"
 import * as SessionDriver from "./SessionDriver.ts"
@@ -53,6 +54,8 @@ export const layer = JobApplication.toLayer(
   Effect.fnUntraced(function* ({ job, profile }, executionId) {
     const events = yield* TaskEvents
     const session = sessionOf(executionId)
+    // In a fleet, which runner ran each step: a step resumed elsewhere after a runner died shows it.
+    const runner = Option.map(yield* Effect.serviceOption(Fleet), (fleet) => fleet.self).pipe(Option.getOrNull)
     const run = executionId
 
     /** One step as an activity: its events, its retries on retryable failures, its driver on the session. */
@@ -69,11 +72,18 @@ export const layer = JobApplication.toLayer(
         execute: Effect.gen(function* () {
           const attempt = yield* Activity.CurrentAttempt
           const started = Date.now()
-          yield* events.record(run, "step_started", { step: name, attempt, platform: platform ?? null, session })
+          yield* events.record(run, "step_started", {
+            step: name,
+            attempt,
+            platform: platform ?? null,
+            session,
+            runner
+          })
           yield* Effect.logInfo(`${name}: started`)
           const driver = yield* SessionDriver.make({ run, session, step: name, startUrl: job, platform })
           return yield* body(driver).pipe(
-            Effect.retry({ times: 2, while: (error) => error.retryable }),
+            // Retryable failures include a session whose runner just died: the fleet moves it within seconds.
+            Effect.retry({ schedule: Schedule.spaced("1 second"), times: 15, while: (error) => error.retryable }),
             Effect.tapError((error) =>
               events.record(run, "step_failed", {
                 step: name,

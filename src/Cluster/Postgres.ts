@@ -73,8 +73,9 @@ export const start = Effect.acquireRelease(
       if (bin === undefined) {
         throw new Error("PostgreSQL is not installed: apt-get install -y postgresql (Debian) provides it")
       }
-      const dir = mkdtempSync(join(tmpdir(), "switchyard-pg-"))
       const user = asPostgres()
+      // The postgres user must reach its directory: a root-only TMPDIR (as test runners make) is skipped for /tmp.
+      const dir = mkdtempSync(join(user ? "/tmp" : tmpdir(), "switchyard-pg-"))
       if (user) chownSync(dir, user.uid, user.gid)
       const runAs = (command: string, args: Array<string>) =>
         user

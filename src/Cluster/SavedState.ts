@@ -50,22 +50,23 @@ const pageAt = (context: BrowserContext, url: string) =>
 /** Reads the page's state from the browser the session runs in. */
 export const capture = (wsEndpoint: string, url: string): Effect.Effect<SavedPage, StepFailed> =>
   onContext(wsEndpoint, "save page state", async (context) => {
-    const state = await context.storageState()
+    // Cookies from the context; the page's own origin's storage read in the page (a context attached over CDP does
+    // not report localStorage reliably).
+    const cookies = await context.cookies()
     const page = pageAt(context, url)
-    const session = page
+    const storage = page
       ? await page.evaluate(() => ({
           origin: location.origin,
-          entries: Object.entries(sessionStorage) as Array<[string, string]>
+          local: Object.entries(localStorage) as Array<[string, string]>,
+          session: Object.entries(sessionStorage) as Array<[string, string]>
         }))
       : undefined
     return {
       url: page?.url() ?? url,
-      cookies: state.cookies as unknown as ReadonlyArray<Record<string, unknown>>,
-      localStorage: state.origins.map((o) => ({
-        origin: o.origin,
-        entries: o.localStorage.map((e) => [e.name, e.value] as [string, string])
-      })),
-      sessionStorage: session && session.entries.length > 0 ? [session] : []
+      cookies: cookies as unknown as ReadonlyArray<Record<string, unknown>>,
+      localStorage: storage && storage.local.length > 0 ? [{ origin: storage.origin, entries: storage.local }] : [],
+      sessionStorage:
+        storage && storage.session.length > 0 ? [{ origin: storage.origin, entries: storage.session }] : []
     }
   })
 

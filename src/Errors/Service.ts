@@ -14,8 +14,11 @@ export class LeaseTimeout extends Schema.TaggedError<LeaseTimeout>()("LeaseTimeo
   readonly retryable = true
 }
 
-/** Too many sessions or queued calls: the caller should back off and retry. */
-export class Busy extends Schema.TaggedError<Busy>()("Busy", context) {
+/** Too many sessions or queued calls: the caller should back off and retry (after `retryAfterMs` when given). */
+export class Busy extends Schema.TaggedError<Busy>()("Busy", {
+  ...context,
+  retryAfterMs: Schema.optional(Schema.Number)
+}) {
   readonly type = "busy"
   readonly retryable = true
 }

@@ -1,0 +1,221 @@
+/**
+ * The fleet as people run it: Debian's PostgreSQL started on 127.0.0.1 in a temp dir, real `switchyard serve`
+ * runner processes sharing it, real Chromiums. Calls cross runners; a full fleet answers `busy`; a runner that joins
+ * takes new sessions; a runner killed with SIGKILL loses no work: its session answers on another runner with its
+ * page, cookies and storage, and a job application it was running finishes elsewhere without re-running a step.
+ */
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterEach, assert, describe, it } from "@effect/vitest"
+import { Effect, Redacted } from "effect"
+import * as Postgres from "../../src/Cluster/Postgres.ts"
+import * as AtsServer from "../fixtures/AtsServer.ts"
+import { startsPerStep } from "../support/Apply.ts"
+import { processesMatching } from "../support/Processes.ts"
+import { type Service, startService, stopServices } from "../support/Service.ts"
+import { waitFor } from "../support/Wait.ts"
+
+const dirs: Array<string> = []
+
+afterEach(async () => {
+  await stopServices()
+  for (const dir of dirs.splice(0)) {
+    assert.isTrue(await waitFor(() => processesMatching(dir).length === 0, 10_000), `processes left under ${dir}`)
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+/** A fleet on a fresh PostgreSQL: `runner(name, cap)` starts one more runner process. */
+const fleet = Effect.gen(function* () {
+  // Finalizers run last-added first: the runners stop, then the database, then nothing of it may be left.
+  let pgDir = ""
+  yield* Effect.addFinalizer(() =>
+    Effect.promise(async () => {
+      assert.isTrue(await waitFor(() => processesMatching(pgDir).length === 0, 10_000), "PostgreSQL outlived its test")
+      assert.isFalse(existsSync(pgDir), "PostgreSQL's directory was left")
+    })
+  )
+  const pg = yield* Postgres.start
+  pgDir = pg.dir
+  yield* Effect.addFinalizer(() => Effect.promise(() => stopServices()))
+  const dir = mkdtempSync(join(tmpdir(), "switchyard-fleet-"))
+  dirs.push(dir)
+  const env = {
+    DATABASE_URL: Redacted.value(pg.url),
+    TMPDIR: dir,
+    SWITCHYARD_RUNNERS: "r1,r2,r3",
+    SWITCHYARD_FAILOVER_MS: "2000"
+  }
+  const runner = (name: string, cap: number) =>
+    Effect.promise(async () => {
+      const service = startService(env, ["--jsonrpc", "--runner", name, "--max-browsers", String(cap)])
+      await service.stderrLine(/ready, JSON-RPC/)
+      return service
+    })
+  const owners = Effect.promise(async () => {
+    const { execFileSync } = await import("node:child_process")
+    const out = execFileSync(
+      "psql",
+      [Redacted.value(pg.url), "-At", "-c", "SELECT session, runner FROM fleet_sessions"],
+      {
+        encoding: "utf8"
+      }
+    )
+    return Object.fromEntries(
+      out
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => line.split("|"))
+    )
+  })
+  const query = (sql: string) =>
+    Effect.promise(async () => {
+      const { execFileSync } = await import("node:child_process")
+      return execFileSync("psql", [Redacted.value(pg.url), "-At", "-c", sql], { encoding: "utf8" })
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+    })
+  return { pg, dir, runner, owners, query }
+})
+
+const call = (service: Service, method: string, params: Record<string, unknown>) =>
+  Effect.promise(() => service.call(method, params))
+
+const textOf = (answer: Record<string, unknown>) =>
+  ((answer.result as { result?: { text?: string } } | undefined)?.result?.text ?? "") as string
+
+describe("fleet on PostgreSQL", () => {
+  it.live(
+    "routes calls to the runner holding the browser, answers busy when full, a joining runner takes new sessions, a killed runner's session answers elsewhere with its storage",
+    () =>
+      Effect.gen(function* () {
+        const ats = yield* AtsServer.start
+        const { runner, owners, query } = yield* fleet
+        const r1 = yield* runner("r1", 1)
+        const r2 = yield* runner("r2", 1)
+
+        // Each asked at its own runner: with room everywhere, a session starts where it was asked for.
+        const n1 = yield* call(r1, "browser.navigate", { session: "s1", url: ats.storage })
+        assert.isUndefined(n1.error, JSON.stringify(n1.error))
+        yield* call(r2, "browser.navigate", { session: "s2", url: ats.storage })
+        assert.deepStrictEqual(yield* owners, { s1: "r1", s2: "r2" })
+
+        // Any front door answers for any session: s2's browser is on r2, asked at r1 (and back).
+        const again = yield* call(r1, "browser.navigate", { session: "s2", url: ats.storage })
+        assert.isUndefined(again.error, JSON.stringify(again.error))
+        assert.include(
+          textOf(yield* call(r1, "browser.extract", { session: "s2", instruction: "text" })),
+          "local 2 session 2"
+        )
+        assert.include(
+          textOf(yield* call(r2, "browser.extract", { session: "s1", instruction: "text" })),
+          "local 1 session 1"
+        )
+
+        // Full: busy, with a wait hint.
+        const busy = yield* call(r1, "browser.navigate", { session: "s3", url: ats.storage })
+        const data = (busy.error as { data?: { type?: string; retryAfterMs?: number } }).data
+        assert.strictEqual(data?.type, "busy")
+        assert.isNumber(data?.retryAfterMs)
+
+        // A runner joining takes the next session.
+        const r3 = yield* runner("r3", 2)
+        const joined = yield* call(r1, "browser.navigate", { session: "s3", url: ats.storage })
+        assert.isUndefined(joined.error, JSON.stringify(joined.error))
+        assert.strictEqual((yield* owners).s3, "r3")
+
+        // r2 dies with s2's browser: the next call answers on a live runner, the page's storage restored.
+        r2.child.kill("SIGKILL")
+        const killed = Date.now()
+        let answer: Record<string, unknown> = {}
+        const answered = yield* Effect.promise(() =>
+          waitFor(async () => {
+            answer = await r1.call("browser.extract", { session: "s2", instruction: "text" })
+            return answer.error === undefined
+          }, 30_000)
+        )
+        const failoverMs = Date.now() - killed
+        assert.isTrue(answered, JSON.stringify(answer))
+        // Restored to 2 and 2, then the restore's own reload of the page counted one more visit.
+        assert.include(textOf(answer), "local 3 session 3")
+        assert.strictEqual((yield* owners).s2, "r3")
+        const moved = yield* query(
+          "SELECT data->>'from', data->>'to' FROM task_events WHERE event_type = 'session_failover'"
+        )
+        assert.deepStrictEqual(moved, ["r2|r3"])
+        process.stderr.write(
+          `fleet failover: SIGKILL → next call answered in ${failoverMs} ms (failover after 2000 ms)\n`
+        )
+        assert.isDefined(r3)
+      }),
+    120_000
+  )
+
+  it.live(
+    "a runner killed mid-application: the workflow finishes on another runner, no finished step ran again",
+    () =>
+      Effect.gen(function* () {
+        const ats = yield* AtsServer.start
+        const { dir, runner, query } = yield* fleet
+        writeFileSync(join(dir, "resume.pdf"), "%PDF-1.4\n% Ada Lovelace\n")
+        const profile = {
+          firstName: "Ada",
+          lastName: "Lovelace",
+          email: "ada@example.com",
+          phone: "+44 20 7946 0000",
+          resume: join(dir, "resume.pdf")
+        }
+        const runners = { r1: yield* runner("r1", 2), r2: yield* runner("r2", 2) }
+        const started = yield* call(runners.r1, "apply.start", { job: ats.jobs.workday, profile })
+        const run = (started.result as { run: string }).run
+        assert.isString(run, JSON.stringify(started))
+        const events = (service: Service) =>
+          Effect.promise(() => service.call("apply.status", { run })).pipe(
+            Effect.map(
+              (answer) =>
+                answer.result as {
+                  events: Array<{ eventType: string; data: Record<string, unknown> }>
+                  result: null | { ok: boolean }
+                }
+            )
+          )
+        // Killed once the engine stored fill-fields' result (the next step started).
+        let victim = ""
+        const reached = yield* Effect.promise(() =>
+          waitFor(async () => {
+            const status = await Effect.runPromise(events(runners.r1))
+            const next = status.events.find((e) => e.eventType === "step_started" && e.data.step === "upload-resume")
+            victim = String(next?.data.runner ?? "")
+            return next !== undefined
+          }, 60_000)
+        )
+        assert.isTrue(reached, "upload-resume never started")
+        const survivor = victim === "r1" ? runners.r2 : runners.r1
+        const survivorName = victim === "r1" ? "r2" : "r1"
+        runners[victim as "r1" | "r2"].child.kill("SIGKILL")
+
+        let status = yield* events(survivor)
+        const finished = yield* Effect.promise(() =>
+          waitFor(async () => {
+            status = await Effect.runPromise(events(survivor))
+            return status.result !== null && !("suspended" in status.result)
+          }, 90_000)
+        )
+        assert.isTrue(finished, JSON.stringify(status.events.slice(-5)))
+        assert.isTrue(status.result?.ok, JSON.stringify(status.result))
+        const starts = startsPerStep(status.events.map((e) => ({ type: e.eventType, data: e.data })))
+        for (const step of ["start-browser", "analyze-form", "fill-fields"]) assert.strictEqual(starts[step], 1, step)
+        const verify = status.events.find((e) => e.eventType === "step_started" && e.data.step === "verify")
+        assert.strictEqual(verify?.data.runner, survivorName)
+        assert.strictEqual(ats.submissions().length, 1)
+        assert.strictEqual(ats.submissions()[0]!.resume?.name, "resume.pdf")
+        assert.deepInclude(ats.submissions()[0]!.fields, { "legalName--firstName": "Ada" })
+        const restored = yield* query("SELECT count(*) FROM task_events WHERE event_type = 'session_restored'")
+        assert.isAtLeast(Number(restored[0]), 1)
+      }),
+    180_000
+  )
+})
