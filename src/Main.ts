@@ -10,6 +10,8 @@ import { Command, Flag } from "effect/cli"
 import * as Apply from "./Apply/Command.ts"
 import * as ApplyMethods from "./Apply/Methods.ts"
 import * as ApplyWorkflow from "./Apply/Workflow.ts"
+import * as Dashboard from "./Cluster/Dashboard.ts"
+import * as Dev from "./Cluster/Dev.ts"
 import * as Runner from "./Cluster/Runner.ts"
 import * as Store from "./Cluster/Store.ts"
 import { prettyCause } from "./Logging/SystemLog.ts"
@@ -136,10 +138,54 @@ const serveCommand = Command.make("serve", serveFlags, serve).pipe(
   Command.withDescription("Run the service (default): MCP on stdio, --http for Streamable HTTP, --jsonrpc for JSON-RPC")
 )
 
-const statusCommand = Command.make("status", common, (flags) =>
-  resolveConfig(flags).pipe(Effect.flatMap(Status.report), Effect.flatMap(Console.log))
+const storeFlag = Flag.String("store").pipe(
+  Flag.optional,
+  Flag.withDescription(
+    "Embedded store file (SWITCHYARD_STORE; default ~/.switchyard/store.db); DATABASE_URL selects PostgreSQL"
+  )
+)
+
+const statusCommand = Command.make("status", { ...common, store: storeFlag }, (flags) =>
+  Effect.gen(function* () {
+    const config = yield* resolveConfig(flags)
+    const machine = yield* Status.report(config)
+    // The fleet (with DATABASE_URL) or the embedded store: runners, sessions and the dashboard's questions.
+    const store = yield* Dashboard.report(Store.fromEnv(process.env, Option.getOrUndefined(flags.store)))
+    yield* Console.log(`${machine}${store}`)
+  })
 ).pipe(
-  Command.withDescription("Show what this machine and configuration can run: browser, engines, log root, services")
+  Command.withDescription(
+    "Show what this machine and configuration can run (browser, engines, log root, services) and, from the store, the fleet and the step and engine dashboard"
+  )
+)
+
+const devCommand = Command.make(
+  "dev",
+  {
+    runners: Flag.Int("runners").pipe(Flag.withDefault(3), Flag.withDescription("Runner processes to start")),
+    port: Flag.Int("port").pipe(Flag.withDefault(8931), Flag.withDescription("The first runner's MCP HTTP port")),
+    maxBrowsers: Flag.Int("max-browsers").pipe(Flag.optional, Flag.withDescription("Browsers per runner")),
+    install: Flag.Boolean("install-postgres").pipe(
+      Flag.withDefault(true),
+      Flag.withDescription("Install Debian's postgresql with apt-get when missing (as root)")
+    )
+  },
+  (flags) =>
+    Dev.run({
+      runners: flags.runners,
+      port: flags.port,
+      maxBrowsers: Option.getOrUndefined(flags.maxBrowsers),
+      installPostgres: flags.install
+    })
+).pipe(
+  Command.withDescription(
+    "Start a local PostgreSQL (on 127.0.0.1, in a temp dir) and N runners sharing it, each serving MCP over HTTP"
+  )
+)
+
+const clusterCommand = Command.make("cluster").pipe(
+  Command.withDescription("A fleet of runners on PostgreSQL"),
+  Command.withSubcommands([devCommand])
 )
 
 const demoCommand = Command.make("demo", common, (flags) =>
@@ -188,6 +234,7 @@ const root = Command.make("switchyard", serveFlags, serve).pipe(
     statusCommand,
     demoCommand,
     applyCommand,
+    clusterCommand,
     Scenarios.scenarios,
     Scenarios.analyze
   ])

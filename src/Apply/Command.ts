@@ -31,16 +31,13 @@ export interface ApplyOptions {
 /** The workflow engine on one machine: a single runner whose shards, messages and workflows live in the store. */
 export const engineLayer = (store: Store.StoreOptions) => {
   const sql = Store.layer(store)
+  const records = Layer.mergeAll(TaskEvents.layer, SavedStates.layer).pipe(Layer.provideMerge(sql))
   const runner = SingleRunner.layer({
     runnerStorage: "sql",
     // A runner killed mid-step holds its shard locks until they expire: seconds, not the default half-minute.
     shardingConfig: { shardLockExpiration: "6 seconds", shardLockRefreshInterval: "2 seconds" }
   }).pipe(Layer.provide(Digest.layerWebCrypto))
-  return ClusterWorkflowEngine.layer.pipe(
-    Layer.provideMerge(runner),
-    Layer.provideMerge(Layer.mergeAll(TaskEvents.layer, SavedStates.layer)),
-    Layer.provideMerge(sql)
-  )
+  return ClusterWorkflowEngine.layer.pipe(Layer.provideMerge(runner), Layer.provideMerge(records))
 }
 
 /** The person's takeover on a run's session ends: the step waiting for them runs again. */
@@ -147,8 +144,9 @@ export const run = (config: Config.ServiceConfig, options: ApplyOptions) =>
       Effect.provide(
         workflowLayer.pipe(
           Layer.provideMerge(SessionHost.layer),
-          Layer.provideMerge(engineLayer(options.store)),
-          Layer.provideMerge(Service.layer(config))
+          // The sessions emit engine events into the same store the steps are written to.
+          Layer.provideMerge(Service.layer(config, TaskEvents.layerEngineEvents)),
+          Layer.provideMerge(engineLayer(options.store))
         )
       )
     )

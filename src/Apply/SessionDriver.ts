@@ -61,7 +61,8 @@ export const make = Effect.fnUntraced(function* (options: DriverOptions) {
   const raw = (tool: string, args: Record<string, unknown>) =>
     Effect.gen(function* () {
       const started = Date.now()
-      const answer = yield* sessions.call(session, tool, args, { stepId: step })
+      // The run's id as the trace: its engine events are stored under the run.
+      const answer = yield* sessions.call(session, tool, args, { traceId: run, stepId: step })
       yield* events.record(run, "engine_operation", {
         step,
         operation: tool,

@@ -4,6 +4,18 @@
  */
 import { Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
+import * as Events from "../Logging/Events.ts"
+
+/** The engine events seed 001 §10 tracks, stored beside the steps (per-attempt operations stay in the attempt log:
+ * each step's calls are stored as `engine_operation` with their platform). */
+const stored = new Set([
+  "engine_connected",
+  "engine_disconnected",
+  "engine_switch",
+  "engine_failure",
+  "cascade_escalation",
+  "human_takeover"
+])
 
 export interface TaskEvent {
   readonly workflowRunId: string
@@ -19,6 +31,32 @@ export class TaskEvents extends Context.Service<
     readonly list: (workflowRunId: string) => Effect.Effect<ReadonlyArray<TaskEvent>>
   }
 >()("switchyard/TaskEvents") {
+  /**
+   * The engine events also written to the store, under the call's trace id as the run (a job application's calls
+   * carry its run id as their trace id), so the dashboard's queries see switches beside the steps.
+   */
+  static readonly layerEngineEvents = Layer.effect(
+    Events.Events,
+    Effect.gen(function* () {
+      const inner = yield* Events.Events
+      const tasks = yield* TaskEvents
+      return {
+        emit: (event: Events.Stamped) => {
+          if (!stored.has(event.event) || event.traceId === undefined) return inner.emit(event)
+          const {
+            event: type,
+            traceId,
+            toolArgs: _args,
+            ...data
+          } = event as Events.Stamped & {
+            readonly toolArgs?: unknown
+          }
+          return inner.emit(event).pipe(Effect.andThen(tasks.record(traceId ?? "", type, data)))
+        }
+      }
+    })
+  )
+
   static readonly layer = Layer.effect(
     TaskEvents,
     Effect.gen(function* () {

@@ -103,7 +103,7 @@ export const layer = <E, R>(
     Layer.provide(sql)
   )
   const engine = ClusterWorkflowEngine.layer.pipe(Layer.provideMerge(sharding))
-  const local = Service.layer(config)
+  const local = Service.layer(config, TaskEvents.layerEngineEvents).pipe(Layer.provide(records))
   const fleet = Layer.unwrap(
     Effect.gen(function* () {
       const sessions = yield* Sessions

@@ -41,8 +41,11 @@ const provider = (config: Config.ServiceConfig, registry: Registry): Layer.Layer
 const policyOf = (config: Config.ServiceConfig) =>
   typeof config.cascade === "string" ? Policy.load(config.cascade) : Effect.succeed(config.cascade)
 
-/** Every layer the surfaces need, from one validated configuration. */
-export const layer = (config: Config.ServiceConfig) =>
+/**
+ * Every layer the surfaces need, from one validated configuration. `events`, when given, wraps the events sink the
+ * sessions emit to (`Logging/Events.ts`; a fleet also stores engine events beside its workflows' steps).
+ */
+export const layer = <R = never>(config: Config.ServiceConfig, events?: Layer.Layer<never, never, R>) =>
   Layer.unwrap(
     Effect.gen(function* () {
       const root = config.logDir
@@ -95,7 +98,10 @@ export const layer = (config: Config.ServiceConfig) =>
         slotTimeoutMs: sessions.leaseTimeoutMs,
         idleTimeoutMs: idle === 0 ? null : idle,
         session: () => session
-      }).pipe(Layer.provide(reaping), Layer.provideMerge(logging))
+      }).pipe(
+        Layer.provide(reaping),
+        Layer.provideMerge(events === undefined ? logging : events.pipe(Layer.provideMerge(logging)))
+      )
     })
   )
 

@@ -81,6 +81,18 @@ const fleet = Effect.gen(function* () {
   return { pg, dir, runner, owners, query }
 })
 
+const main = join(import.meta.dirname, "..", "..", "src", "Main.ts")
+
+/** `switchyard status` as a person runs it against the fleet's database. */
+const statusOf = (url: string) =>
+  Effect.promise(async () => {
+    const { execFileSync } = await import("node:child_process")
+    return execFileSync(process.execPath, [main, "status"], {
+      env: { ...process.env, DATABASE_URL: url },
+      encoding: "utf8"
+    })
+  })
+
 const call = (service: Service, method: string, params: Record<string, unknown>) =>
   Effect.promise(() => service.call(method, params))
 
@@ -93,7 +105,7 @@ describe("fleet on PostgreSQL", () => {
     () =>
       Effect.gen(function* () {
         const ats = yield* AtsServer.start
-        const { runner, owners, query } = yield* fleet
+        const { pg, runner, owners, query } = yield* fleet
         const r1 = yield* runner("r1", 1)
         const r2 = yield* runner("r2", 1)
 
@@ -149,6 +161,12 @@ describe("fleet on PostgreSQL", () => {
         process.stderr.write(
           `fleet failover: SIGKILL → next call answered in ${failoverMs} ms (failover after 2000 ms)\n`
         )
+
+        // `switchyard status` shows the fleet: who is live, who holds what.
+        const status = yield* statusOf(Redacted.value(pg.url))
+        assert.match(status, /fleet\s+2 live runners of 3/)
+        assert.match(status, /r2\s+gone/)
+        assert.match(status, /r3\s+live.*2\/2 sessions: (s2, s3|s3, s2)/)
         assert.isDefined(r3)
       }),
     120_000
@@ -217,5 +235,47 @@ describe("fleet on PostgreSQL", () => {
         assert.isAtLeast(Number(restored[0]), 1)
       }),
     180_000
+  )
+
+  it.live(
+    "switchyard cluster dev starts a database and runners a person can use, and leaves nothing when stopped",
+    () =>
+      Effect.gen(function* () {
+        const dir = mkdtempSync(join(tmpdir(), "switchyard-dev-"))
+        dirs.push(dir)
+        const { spawn } = yield* Effect.promise(() => import("node:child_process"))
+        const port = 20_000 + Math.floor(Math.random() * 20_000)
+        const child = spawn(process.execPath, [main, "cluster", "dev", "--runners", "2", "--port", String(port)], {
+          env: { ...process.env, TMPDIR: dir, SWITCHYARD_LOG_DIR: join(dir, "logs") },
+          stdio: ["ignore", "ignore", "pipe"]
+        })
+        let stderr = ""
+        child.stderr.on("data", (chunk) => {
+          stderr += String(chunk)
+        })
+        const exited = new Promise((resolve) => child.once("exit", resolve))
+        yield* Effect.addFinalizer(() => Effect.sync(() => child.kill("SIGKILL")))
+        const ready = yield* Effect.promise(() =>
+          waitFor(() => (stderr.match(/JSON-RPC|MCP over HTTP at/g) ?? []).length >= 2, 60_000)
+        )
+        assert.isTrue(ready, stderr)
+        const url = /DATABASE_URL=(\S+)/.exec(stderr)?.[1]
+        assert.isString(url, stderr)
+        const pgDir = /data in (\S+)\)/.exec(stderr)?.[1] ?? ""
+        // Both runners beat within a second of serving.
+        const live = yield* Effect.promise(() =>
+          waitFor(async () => /fleet\s+2 live runners of 2/.test(await Effect.runPromise(statusOf(url!))), 10_000)
+        )
+        assert.isTrue(live, stderr)
+        child.kill("SIGINT")
+        yield* Effect.promise(() => exited)
+        assert.isTrue(yield* Effect.promise(() => waitFor(() => processesMatching(pgDir).length === 0, 10_000)))
+        assert.isFalse(existsSync(pgDir), "the database's directory was left")
+        assert.deepStrictEqual(
+          processesMatching(`--runner r1`).filter((p) => p.cmdline.includes(String(port))),
+          []
+        )
+      }),
+    120_000
   )
 })
