@@ -1,26 +1,29 @@
 /**
- * `switchyard apply --job <url> --profile <file>`: runs one job application as a durable workflow in this process,
- * on the store (embedded SQLite by default, PostgreSQL when `DATABASE_URL` names one). Run it again after a crash and
- * it resumes where it stopped. While it runs, stdin takes the service's JSON-RPC (the session is `apply-<run>`) plus
- * `apply.status`; `browser.resume` on that session ends a person's takeover. Progress goes to stderr; the result is
- * the last line on stdout, as a JSON-RPC notification `apply.done`.
+ * `switchyard apply --job <url> --profile <file>`: one job application as a durable workflow. On the embedded store
+ * it runs in this process (run it again after a crash and it resumes where it stopped); with `DATABASE_URL` it is
+ * handed to the fleet's runners and this process waits for it. While it runs, stdin takes JSON-RPC: the browser tools
+ * (the session is `apply-<run>`; in this process only), `apply.status`, and `browser.resume` on that session, which
+ * ends a person's takeover. Progress goes to stderr; the result is the last line on stdout, an `apply.done`
+ * notification.
  */
 import { createInterface } from "node:readline"
-import { Effect, Fiber, FiberSet, Layer } from "effect"
+import { NodeClusterSocket } from "@effect/platform-node"
+import { Effect, Fiber, FiberSet, Layer, Option, Schedule } from "effect"
 import { ClusterWorkflowEngine, SingleRunner } from "effect/cluster"
 import * as Digest from "effect/crypto/Digest"
-import { DurableDeferred, type WorkflowEngine } from "effect/workflow"
 import { splitCommon } from "../Cascade/Tool.ts"
 import { TaskEvents } from "../Cluster/Events.ts"
+import * as Runner from "../Cluster/Runner.ts"
 import { SavedStates } from "../Cluster/SavedState.ts"
 import * as SessionHost from "../Cluster/SessionHost.ts"
 import * as Store from "../Cluster/Store.ts"
 import type * as Config from "../Server/Config.ts"
 import * as JsonRpc from "../Server/JsonRpc.ts"
 import * as Service from "../Server/Service.ts"
-import { Sessions, sessionNameOf } from "../Server/Sessions.ts"
+import { Sessions } from "../Server/Sessions.ts"
+import * as Methods from "./Methods.ts"
 import * as Profile from "./Profile.ts"
-import { JobApplication, personFor, runOf, sessionOf, layer as workflowLayer } from "./Workflow.ts"
+import { JobApplication, sessionOf, layer as workflowLayer } from "./Workflow.ts"
 
 export interface ApplyOptions {
   readonly job: string
@@ -40,51 +43,26 @@ export const engineLayer = (store: Store.StoreOptions) => {
   return ClusterWorkflowEngine.layer.pipe(Layer.provideMerge(runner), Layer.provideMerge(records))
 }
 
-/** The person's takeover on a run's session ends: the step waiting for them runs again. */
-const resume = (session: string) =>
-  Effect.gen(function* () {
-    const run = runOf(session)
-    if (run === undefined) return undefined
-    const events = yield* TaskEvents
-    const history = yield* events.list(run)
-    const asked = history.filter((e) => e.eventType === "human_needed")
-    const done = new Set(history.filter((e) => e.eventType === "human_resumed").map((e) => e.data.token))
-    const open = asked.find((e) => !done.has(e.data.token))
-    if (open === undefined) return undefined
-    const token = open.data.token as DurableDeferred.Token
-    yield* DurableDeferred.succeed(personFor(String(open.data.step)), { token, value: undefined })
-    yield* events.record(run, "human_resumed", { step: open.data.step, session, token })
-    return { resumed: true, step: open.data.step }
-  })
-
-/** The service's JSON-RPC methods, with `browser.resume` ending a run's takeover and `apply.status` reading it. */
+/** The service's JSON-RPC methods (when this process has sessions) and the application's own. */
 const handlerOf = Effect.gen(function* () {
-  const sessions = yield* Sessions
-  const events = yield* TaskEvents
-  const context = yield* Effect.context<TaskEvents | WorkflowEngine.WorkflowEngine>()
-  const table = JsonRpc.methods(sessions)
+  const sessions = yield* Effect.serviceOption(Sessions)
+  const table = new Map([
+    ...Option.match(sessions, {
+      onNone: (): Array<[string, JsonRpc.Method]> => [],
+      onSome: (s) => [...JsonRpc.methods(s)]
+    }),
+    ...(yield* Methods.methods)
+  ])
   const handler: JsonRpc.Handler = (method, params) => {
-    const call = splitCommon(params)
-    if ((method === "browser.resume" || method === "browser_resume") && typeof call.session === "string") {
-      return resume(call.session).pipe(
-        Effect.provideContext(context),
-        Effect.flatMap((answer) =>
-          answer === undefined ? (table.get(method)?.(call) ?? Effect.succeed(null)) : Effect.succeed(answer)
-        )
-      )
-    }
-    if (method === "apply.status") {
-      const run = (call.args as { run?: unknown }).run
-      return sessionNameOf(call.session).pipe(
-        Effect.flatMap((session) => events.list(typeof run === "string" ? run : (runOf(session) ?? session)))
-      )
-    }
     const found = table.get(method)
     return found === undefined
       ? Effect.fail(
-          new JsonRpc.RpcError({ code: JsonRpc.ErrorCode.methodNotFound, message: `Method not found: ${method}` })
+          new JsonRpc.RpcError({
+            code: JsonRpc.ErrorCode.methodNotFound,
+            message: `Method not found: ${method}; methods: ${[...table.keys()].join(", ")}`
+          })
         )
-      : found(call)
+      : found(splitCommon(params))
   }
   return handler
 })
@@ -109,6 +87,75 @@ const serveStdin = (handler: JsonRpc.Handler) =>
     })
   })
 
+/** Step events as they are stored, on stderr, for a person watching a run another process executes. */
+const follow = (run: string) =>
+  Effect.gen(function* () {
+    const events = yield* TaskEvents
+    let seen = 0
+    yield* events.list(run).pipe(
+      Effect.tap((all) =>
+        Effect.sync(() => {
+          for (const e of all.slice(seen)) {
+            if (e.eventType.startsWith("step_") || e.eventType.startsWith("human_"))
+              process.stderr.write(
+                `switchyard apply: ${e.eventType} ${String(e.data.step ?? "")}${e.data.runner ? ` on ${e.data.runner}` : ""}\n`
+              )
+          }
+          seen = all.length
+        })
+      ),
+      Effect.repeat(Schedule.spaced("1 second"))
+    )
+  })
+
+/**
+ * With a fleet's database: the application is handed to the fleet (the runners execute it, any of them after a
+ * crash) and this process only waits, printing its steps; its stdin takes `apply.status` and `browser.resume`.
+ */
+const runOnFleet = (options: ApplyOptions, payload: typeof JobApplication.payloadSchema.Type, run: string) =>
+  Effect.gen(function* () {
+    const slots = yield* Runner.fromEnv(options.store)
+    const sql = Store.layer(options.store)
+    const client = NodeClusterSocket.layer({
+      clientOnly: true,
+      storage: "sql",
+      shardingConfig: { availableShardGroups: Runner.shardingConfig(slots).availableShardGroups, shardsPerGroup: 12 }
+    }).pipe(Layer.provide(sql))
+    const layer = ClusterWorkflowEngine.layer.pipe(
+      Layer.provideMerge(client),
+      Layer.provideMerge(TaskEvents.layer.pipe(Layer.provideMerge(sql)))
+    )
+    yield* Effect.gen(function* () {
+      yield* serveStdin(yield* handlerOf)
+      yield* follow(run).pipe(Effect.forkScoped)
+      return yield* report(run, JobApplication.execute(payload), Effect.never)
+    }).pipe(Effect.provide(layer))
+  })
+
+/** Waits for the application and says how it ended: `apply.done` on stdout, a line on stderr, the exit code. */
+const report = <R>(
+  run: string,
+  application: Effect.Effect<typeof JobApplication.successSchema.Type, typeof JobApplication.errorSchema.Type, R>,
+  stop: Effect.Effect<void>
+) =>
+  Effect.gen(function* () {
+    const fiber = yield* application.pipe(Effect.forkScoped)
+    const outcome = yield* Fiber.join(fiber).pipe(
+      Effect.map((result) => ({ ok: true as const, result })),
+      Effect.catch((error) =>
+        Effect.succeed({ ok: false as const, error: { type: error.type, message: error.message } })
+      ),
+      Effect.raceFirst(stop.pipe(Effect.as({ ok: false as const, error: { type: "stopped", message: "stopped" } })))
+    )
+    process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", method: "apply.done", params: { run, ...outcome } })}\n`)
+    process.stderr.write(
+      outcome.ok
+        ? `switchyard apply: ${outcome.result.platform}: ${outcome.result.confirmation} (${outcome.result.url})\n`
+        : `switchyard apply: not finished: ${outcome.error.message}\n`
+    )
+    if (!outcome.ok) process.exitCode = outcome.error.type === "stopped" ? 130 : 1
+  })
+
 export const run = (config: Config.ServiceConfig, options: ApplyOptions) =>
   Effect.gen(function* () {
     const profile = yield* Profile.load(options.profile)
@@ -117,26 +164,11 @@ export const run = (config: Config.ServiceConfig, options: ApplyOptions) =>
     process.stderr.write(
       `switchyard apply: run ${executionId} on ${Store.describe(options.store)}; session ${sessionOf(executionId)}\n`
     )
+    if (options.store.kind === "postgres") return yield* runOnFleet(options, payload, executionId)
     yield* Service.run((stop) =>
       Effect.gen(function* () {
         yield* serveStdin(yield* handlerOf)
-        const application = yield* JobApplication.execute(payload).pipe(Effect.forkScoped)
-        const outcome = yield* Fiber.join(application).pipe(
-          Effect.map((result) => ({ ok: true as const, result })),
-          Effect.catch((error) =>
-            Effect.succeed({ ok: false as const, error: { type: error.type, message: error.message } })
-          ),
-          Effect.raceFirst(stop.pipe(Effect.as({ ok: false as const, error: { type: "stopped", message: "stopped" } })))
-        )
-        process.stdout.write(
-          `${JSON.stringify({ jsonrpc: "2.0", method: "apply.done", params: { run: executionId, ...outcome } })}\n`
-        )
-        process.stderr.write(
-          outcome.ok
-            ? `switchyard apply: ${outcome.result.platform}: ${outcome.result.confirmation} (${outcome.result.url})\n`
-            : `switchyard apply: not finished: ${outcome.error.message}\n`
-        )
-        if (!outcome.ok) process.exitCode = outcome.error.type === "stopped" ? 130 : 1
+        yield* report(executionId, JobApplication.execute(payload), stop)
         const sessions = yield* Sessions
         yield* sessions.shutdown
       })

@@ -11,7 +11,7 @@ import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import * as Postgres from "../../src/Cluster/Postgres.ts"
 import * as AtsServer from "../fixtures/AtsServer.ts"
-import { startsPerStep } from "../support/Apply.ts"
+import { startApply, startsPerStep } from "../support/Apply.ts"
 import { processesMatching } from "../support/Processes.ts"
 import { type Service, startService, stopServices } from "../support/Service.ts"
 import { waitFor } from "../support/Wait.ts"
@@ -200,17 +200,16 @@ describe("fleet on PostgreSQL", () => {
                 }
             )
           )
-        // Killed once the engine stored fill-fields' result (the next step started).
-        let victim = ""
+        // Once the engine stored fill-fields' result (the next step started), the runner holding the application's
+        // browser is killed (the workflow may run there too, or have been balanced to the other runner).
         const reached = yield* Effect.promise(() =>
           waitFor(async () => {
             const status = await Effect.runPromise(events(runners.r1))
-            const next = status.events.find((e) => e.eventType === "step_started" && e.data.step === "upload-resume")
-            victim = String(next?.data.runner ?? "")
-            return next !== undefined
+            return status.events.some((e) => e.eventType === "step_started" && e.data.step === "upload-resume")
           }, 60_000)
         )
         assert.isTrue(reached, "upload-resume never started")
+        const victim = (yield* query(`SELECT runner FROM fleet_sessions WHERE session = 'apply-${run}'`))[0] ?? ""
         const survivor = victim === "r1" ? runners.r2 : runners.r1
         const survivorName = victim === "r1" ? "r2" : "r1"
         runners[victim as "r1" | "r2"].child.kill("SIGKILL")
@@ -232,7 +231,10 @@ describe("fleet on PostgreSQL", () => {
         assert.strictEqual(ats.submissions()[0]!.resume?.name, "resume.pdf")
         assert.deepInclude(ats.submissions()[0]!.fields, { "legalName--firstName": "Ada" })
         const restored = yield* query("SELECT count(*) FROM task_events WHERE event_type = 'session_restored'")
-        assert.isAtLeast(Number(restored[0]), 1)
+        const all = yield* query(
+          "SELECT workflow_run_id, event_type, data FROM task_events WHERE event_type NOT IN ('engine_operation') ORDER BY id"
+        )
+        assert.isAtLeast(Number(restored[0]), 1, `killed ${victim}: ${all.join("\n")}`)
       }),
     180_000
   )
@@ -275,6 +277,57 @@ describe("fleet on PostgreSQL", () => {
           processesMatching(`--runner r1`).filter((p) => p.cmdline.includes(String(port))),
           []
         )
+      }),
+    120_000
+  )
+
+  it.live(
+    "switchyard apply hands the application to the fleet; a person passes its human check through a runner's front door",
+    () =>
+      Effect.gen(function* () {
+        const ats = yield* AtsServer.start
+        const { pg, dir, runner } = yield* fleet
+        writeFileSync(join(dir, "resume.pdf"), "%PDF-1.4\n% Ada Lovelace\n")
+        writeFileSync(
+          join(dir, "profile.json"),
+          JSON.stringify({
+            firstName: "Ada",
+            lastName: "Lovelace",
+            email: "ada@example.com",
+            phone: "+44 20 7946 0000",
+            resume: "resume.pdf"
+          })
+        )
+        const r1 = yield* runner("r1", 2)
+        const r2 = yield* runner("r2", 2)
+        const apply = startApply(["--job", ats.jobs.lever, "--profile", join(dir, "profile.json")], {
+          DATABASE_URL: Redacted.value(pg.url),
+          SWITCHYARD_RUNNERS: "r1,r2,r3",
+          TMPDIR: dir
+        })
+        yield* Effect.addFinalizer(() => Effect.sync(() => apply.child.kill("SIGKILL")))
+        const asked = yield* Effect.promise(() =>
+          waitFor(() => /human_needed check-captcha/.test(apply.stderr()), 60_000)
+        )
+        assert.isTrue(asked, `${apply.stderr()}\n--- r1\n${r1.stderr()}\n--- r2\n${r2.stderr()}`)
+        const session = /session (apply-\w+)/.exec(apply.stderr())?.[1]
+        assert.isString(session)
+        // The person works through r1's front door, wherever the session's browser is.
+        const typed = yield* call(r1, "browser.act", {
+          session,
+          action: { selector: '[name="captcha"]', method: "fill", arguments: [ats.captchaCode], description: "code" }
+        })
+        assert.isUndefined(typed.error, JSON.stringify(typed.error))
+        yield* call(r1, "browser.act", {
+          session,
+          action: { selector: "button", method: "click", arguments: [], description: "Verify" }
+        })
+        const resumed = yield* call(r1, "browser.resume", { session })
+        assert.deepInclude(resumed.result as object, { resumed: true, step: "check-captcha" })
+        const done = yield* Effect.promise(() => apply.done)
+        assert.isTrue(done.ok, JSON.stringify(done))
+        assert.strictEqual(yield* Effect.promise(() => apply.exited), 0)
+        assert.strictEqual(ats.submissions().length, 1)
       }),
     120_000
   )
