@@ -4,7 +4,7 @@
  * wait hint; a session whose runner stopped beating is given to another, which restores it from its saved state.
  * (The cluster knows runners too, but not their browser caps, and it must never move a session by itself.)
  */
-import { Clock, Context, Effect, Layer, Option, Schedule } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schedule, Semaphore } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { Busy } from "../Errors/Service.ts"
 
@@ -152,7 +152,12 @@ export const make = Effect.fnUntraced(function* (options: FleetOptions, openSess
     return best.name
   })
 
-  const place = (session: string) =>
+  // One placement at a time through this front door, so sessions opened together see each other's places (two front
+  // doors placing at the same instant may still both pick one runner: its own queue then takes the extra call).
+  const placing = yield* Semaphore.make(1)
+
+  /** Places a session that has no live runner: under the lock, looking again first. */
+  const placeAnew = (session: string) =>
     Effect.gen(function* () {
       const current = yield* owner(session)
       if (Option.isSome(current) && current.value.live) return { runner: current.value.runner }
@@ -169,7 +174,16 @@ export const make = Effect.fnUntraced(function* (options: FleetOptions, openSess
       const placed = yield* owner(session)
       const runner = Option.isSome(placed) ? placed.value.runner : chosen
       return Option.isSome(current) ? { runner, moved: current.value.runner } : { runner }
-    })
+    }).pipe(placing.withPermits(1))
+
+  const place = (session: string) =>
+    owner(session).pipe(
+      Effect.flatMap((current) =>
+        Option.isSome(current) && current.value.live
+          ? Effect.succeed({ runner: current.value.runner })
+          : placeAnew(session)
+      )
+    )
 
   return Fleet.of({
     self: options.self,
