@@ -329,6 +329,6 @@ describe("fleet on PostgreSQL", () => {
         assert.strictEqual(yield* Effect.promise(() => apply.exited), 0)
         assert.strictEqual(ats.submissions().length, 1)
       }),
-    120_000
+    180_000
   )
 })
