@@ -28,6 +28,15 @@ const out = (line = "") => {
   process.stdout.write(`${line}\n`)
 }
 
+/** A Markdown table with padded columns, as the formatter writes them. */
+const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>) => {
+  const widths = head.map((h, i) => Math.max(h.length, 3, ...rows.map((r) => r[i]!.length)))
+  const line = (cells: ReadonlyArray<string>) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`
+  out(line(head))
+  out(`| ${widths.map((w) => "-".repeat(w)).join(" | ")} |`)
+  for (const row of rows) out(line(row))
+}
+
 const ok = (answer: Record<string, unknown>) => answer.error === undefined
 
 /** A fleet on a fresh database for one measurement; everything stops with the scope. */
@@ -58,8 +67,7 @@ const program = Effect.gen(function* () {
   out()
   out("## Sessions per runner × runners")
   out()
-  out("| runners | sessions opened | answered busy | per runner | wall time to open all |")
-  out("|---|---|---|---|---|")
+  const capacity: Array<Array<string>> = []
   for (const n of [1, 2, 3]) {
     const row = yield* withFleet(async ({ runner }) => {
       const runners: Array<Service> = []
@@ -72,10 +80,17 @@ const program = Effect.gen(function* () {
       )
       const wall = performance.now() - started
       const opened = answers.filter(ok).length
-      return `| ${n} | ${opened} | ${answers.length - opened} | ${(opened / n).toFixed(1)} | ${Math.round(wall)} ms |`
+      return [
+        String(n),
+        String(opened),
+        String(answers.length - opened),
+        (opened / n).toFixed(1),
+        `${Math.round(wall)} ms`
+      ]
     })
-    out(row)
+    capacity.push(row)
   }
+  table(["runners", "sessions opened", "answered busy", "per runner", "wall time to open all"], capacity)
 
   // 2. Routing overhead: the same call on a single-process service, on a fleet runner holding the session, and at
   // another runner's front door (routed over the cluster's RPC), interleaved.
@@ -102,14 +117,21 @@ const program = Effect.gen(function* () {
   out()
   out("## Routing overhead per call (`browser.extract` on a small page, JSON-RPC round trip)")
   out()
-  out("| path | median | ratio to single-process (median of pairs) |")
-  out("|---|---|---|")
-  out(`| single-process service (no database) | ${Stats.show(Stats.summarize(routing.direct))} | 1 |`)
-  out(
-    `| fleet, asked at the runner holding the browser | ${Stats.show(Stats.summarize(routing.local))} | ${Stats.ratios(routing.local, routing.direct).median} |`
-  )
-  out(
-    `| fleet, asked at another runner (routed) | ${Stats.show(Stats.summarize(routing.routed))} | ${Stats.ratios(routing.routed, routing.direct).median} |`
+  table(
+    ["path", "median", "ratio to single-process (median of pairs)"],
+    [
+      ["single-process service (no database)", Stats.show(Stats.summarize(routing.direct)), "1"],
+      [
+        "fleet, asked at the runner holding the browser",
+        Stats.show(Stats.summarize(routing.local)),
+        String(Stats.ratios(routing.local, routing.direct).median)
+      ],
+      [
+        "fleet, asked at another runner (routed)",
+        Stats.show(Stats.summarize(routing.routed)),
+        String(Stats.ratios(routing.routed, routing.direct).median)
+      ]
+    ]
   )
 
   // 3. Failover: the runner holding a session is killed; the next call at another front door is timed until it is
@@ -166,11 +188,10 @@ const program = Effect.gen(function* () {
   out()
   out("## Job application wall time per step (fleet of 2, Greenhouse- and Workday-like fixtures, model-free)")
   out()
-  out("| step | median | runs |")
-  out("|---|---|---|")
-  for (const [step, ms] of Object.entries(steps)) {
-    out(`| ${step} | ${Stats.summarize(ms, 0).median} ms | ${ms.length} |`)
-  }
+  table(
+    ["step", "median", "runs"],
+    Object.entries(steps).map(([step, ms]) => [step, `${Stats.summarize(ms, 0).median} ms`, String(ms.length)])
+  )
   writeFileSync(join(import.meta.dirname, "CLUSTER.md"), `${lines.join("\n")}\n`)
 }).pipe(Effect.scoped)
 
