@@ -25,7 +25,7 @@ const ranks: ReadonlyArray<readonly [RegExp, number]> = [
   [/^Scenario\//, 7],
   [/^Cluster\//, 7],
   [/^Apply\//, 7.5],
-  [/^Main\.ts$/, 8]
+  [/^Main(\.ts|\/)/, 8]
 ]
 
 const rankOf = (file: string) => ranks.find(([pattern]) => pattern.test(file))?.[1]

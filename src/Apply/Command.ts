@@ -177,7 +177,7 @@ export const run = (config: Config.ServiceConfig, options: ApplyOptions) =>
         workflowLayer.pipe(
           Layer.provideMerge(SessionHost.layer),
           // The sessions emit engine events into the same store the steps are written to.
-          Layer.provideMerge(Service.layer(config, TaskEvents.layerEngineEvents)),
+          Layer.provideMerge(Service.layer(config, undefined, TaskEvents.layerEngineEvents)),
           Layer.provideMerge(engineLayer(options.store))
         )
       )

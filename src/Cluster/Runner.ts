@@ -33,6 +33,8 @@ export interface RunnerOptions {
   readonly store: Store.StoreOptions
   /** A runner silent this long is taken for dead: its sessions and workflows move. */
   readonly failoverAfterMs: number
+  /** Where its MCP front door listens over HTTP, when it does. */
+  readonly http?: Service.Listening | undefined
 }
 
 export const defaultSlots = ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8"]
@@ -52,7 +54,12 @@ const freePort = (host: string) =>
   )
 
 /** The runner's settings from the environment: `SWITCHYARD_RUNNER`, `SWITCHYARD_RUNNERS`, `SWITCHYARD_CLUSTER_HOST`/`PORT`, `SWITCHYARD_FAILOVER_MS`. */
-export const fromEnv = (store: Store.StoreOptions, env: NodeJS.ProcessEnv = process.env, name?: string) =>
+export const fromEnv = (
+  store: Store.StoreOptions,
+  env: NodeJS.ProcessEnv = process.env,
+  name?: string,
+  http?: Service.Listening
+) =>
   Effect.gen(function* () {
     const slots = (env.SWITCHYARD_RUNNERS ?? defaultSlots.join(","))
       .split(",")
@@ -67,7 +74,7 @@ export const fromEnv = (store: Store.StoreOptions, env: NodeJS.ProcessEnv = proc
     const host = env.SWITCHYARD_CLUSTER_HOST ?? "127.0.0.1"
     const port = env.SWITCHYARD_CLUSTER_PORT ? Number(env.SWITCHYARD_CLUSTER_PORT) : yield* freePort(host)
     const failoverAfterMs = env.SWITCHYARD_FAILOVER_MS ? Number(env.SWITCHYARD_FAILOVER_MS) : 3_000
-    return { name: runner, slots, host, port, store, failoverAfterMs } satisfies RunnerOptions
+    return { name: runner, slots, host, port, store, failoverAfterMs, http } satisfies RunnerOptions
   })
 
 /** The cluster's timings for a runner that fails over within a few seconds. */
@@ -103,7 +110,7 @@ export const layer = <E, R>(
     Layer.provide(sql)
   )
   const engine = ClusterWorkflowEngine.layer.pipe(Layer.provideMerge(sharding))
-  const local = Service.layer(config, TaskEvents.layerEngineEvents).pipe(Layer.provide(records))
+  const local = Service.layer(config, options.http, TaskEvents.layerEngineEvents).pipe(Layer.provide(records))
   const fleet = Layer.unwrap(
     Effect.gen(function* () {
       const sessions = yield* Sessions

@@ -30,6 +30,8 @@ export class Egress extends Context.Service<
   Egress,
   {
     readonly policy: Policy.Policy
+    /** How the proxy resolves names: a check made before the browser goes resolves the same way. */
+    readonly resolve: EgressProxy.Resolver
     /** `http://127.0.0.1:<port>` */
     readonly proxyUrl: string
     /** The Chromium flags that route the browser through the proxy (`LocalChromium`'s `egressProxy` adds them). */
@@ -58,13 +60,11 @@ export const make = Effect.fnUntraced(function* (options: EgressOptions) {
     kept.push({ sequence: ++sequence, block })
     if (kept.length > keep) kept.splice(0, kept.length - keep)
   }
-  const proxy = yield* EgressProxy.start({
-    policy,
-    onBlock,
-    ...(options.resolve === undefined ? {} : { resolve: options.resolve })
-  })
+  const resolve = options.resolve ?? EgressProxy.systemResolver
+  const proxy = yield* EgressProxy.start({ policy, onBlock, resolve })
   return Egress.of({
     policy,
+    resolve,
     proxyUrl: proxy.url,
     chromiumArgs: EgressProxy.chromiumArgs(proxy.url),
     blocked: Effect.sync(() => kept.map((k) => k.block)),
@@ -93,19 +93,20 @@ const refused = (block: Block, url: string) => {
 }
 
 /**
- * The `rejected_by_policy` failure for a navigation that ended on a blocked document, from the call's blocks
- * (`since(mark)`). A navigation that succeeded is rejected when its final URL was refused (a blocked plain-HTTP
- * document shows the proxy's 403 at its own URL); one that failed (a refused tunnel or file: leaves an error page)
+ * The `rejected_by_policy` failure for a call that reached for a blocked document, from the call's blocks
+ * (`since(mark)`). A call whose page loaded is rejected when its final URL was refused (a blocked plain-HTTP
+ * document shows the proxy's 403 at its own URL) or when a top-level document was refused meanwhile (a popup, a
+ * link or form that opened elsewhere); one whose navigation failed (a refused tunnel or file: leaves an error page)
  * is rejected when the call saw any block, naming the latest. A blocked image or frame alone rejects nothing.
  */
 export const rejection = (
   blocks: ReadonlyArray<Block>,
-  navigation: { readonly url?: string; readonly failed?: boolean },
+  navigation: { readonly url?: string | undefined; readonly failed?: boolean },
   action = "browser.navigate"
 ): PolicyRejected | undefined => {
   const { url } = navigation
   const failed = navigation.failed === true || url === undefined || url.startsWith("chrome-error:")
-  const block = failed ? blocks.at(-1) : blocks.findLast((b) => refused(b, url))
+  const block = failed ? blocks.at(-1) : blocks.findLast((b) => refused(b, url) || b.dest === "document")
   if (block === undefined) return undefined
   return new PolicyRejected({
     action,

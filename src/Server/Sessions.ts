@@ -117,6 +117,9 @@ export const sessionless = (
       disabled: [],
       url: null,
       title: null,
+      tabs: [],
+      dialog: null,
+      downloads: [],
       tools: { available: toolNames, masked: {} }
     }
   }

@@ -3,13 +3,13 @@
  * failed navigation or action. The library's own failure is kept as the error's `cause` (never sent to clients).
  */
 import { Effect } from "effect"
-import { errors } from "playwright-core"
 import { EndpointUnreachable } from "../../Errors/Browser.ts"
 import { CdpClosed, Timeout } from "../../Errors/Engine.ts"
 import type { SideEffect } from "../../Errors/Fields.ts"
-import { InvalidInput } from "../../Errors/Page.ts"
+import { ActionFailed, InvalidInput } from "../../Errors/Page.ts"
 import { isSwitchyardError, type SwitchyardError } from "../../Errors.ts"
 import { pageFailure } from "../Navigation.ts"
+import { Covered } from "./Pointer.ts"
 
 export const engine = "playwright" as const
 
@@ -35,7 +35,15 @@ export const toEngineError = (cause: unknown, at: Attempt): SwitchyardError => {
   if (isSwitchyardError(cause)) return cause
   const message = firstLine(cause)
   const base = { engine, action: at.action, cause }
-  if (cause instanceof errors.TimeoutError) {
+  if (cause instanceof Covered) {
+    return new ActionFailed({
+      ...base,
+      sideEffect: "none",
+      message: `${at.action} did nothing: ${cause.message}; dismiss or close that first (e.g. click its accept or close button)`
+    })
+  }
+  // By name: playwright-core is loaded with the first connection, not with this module.
+  if (cause instanceof Error && cause.name === "TimeoutError") {
     return new Timeout({
       ...base,
       timeoutMs: at.timeoutMs,

@@ -3,18 +3,26 @@
  * Magnitude worker), and what every call on it shares: its limits, a CDP session on it, whether it is still there.
  */
 import { Effect, type Scope } from "effect"
-import { type Browser, type CDPSession, chromium, type Page } from "playwright-core"
+import type { Browser, CDPSession, Page } from "playwright-core"
 import { CdpClosed } from "../../Errors/Engine.ts"
 import type { SideEffect } from "../../Errors/Fields.ts"
 import type { SwitchyardError } from "../../Errors.ts"
+import * as Elements from "./Elements.ts"
 import { type Attempt, attempt, connectError, engine } from "./Errors.ts"
+
+let sdk: Promise<typeof import("playwright-core")> | undefined
+/** playwright-core, loaded once on first use (or by `preload` while the service waits for its first request). */
+export const preload = () => {
+  sdk ??= import("playwright-core")
+  return sdk
+}
 
 export interface Limits {
   /** Limit for `navigate` and history moves. */
   readonly navigationTimeoutMs: number
   /** Limit for one page action, screenshot or evaluation. */
   readonly actionTimeoutMs: number
-  /** How long an Action's selector may take to appear before ElementNotFound. */
+  /** How long a target (a name, a reference, a selector) may take to appear before ElementNotFound. */
   readonly elementWaitMs: number
 }
 
@@ -23,6 +31,8 @@ export interface SessionPage {
   readonly browser: Browser
   readonly page: Page
   readonly limits: Limits
+  /** The page's elements with references, read across frames and shadow roots. */
+  readonly elements: Elements.Inventory
   /** What a call is doing, for its errors: bounded by the action limit unless told otherwise. */
   readonly at: (action: string, sideEffect?: SideEffect, timeoutMs?: number) => Attempt
   readonly connected: () => boolean
@@ -67,7 +77,10 @@ export const connect = (options: ConnectOptions): Effect.Effect<SessionPage, Swi
     const { limits } = options
     const browser = yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: () => chromium.connectOverCDP(options.wsEndpoint, { timeout: options.connectTimeoutMs ?? 15_000 }),
+        try: () =>
+          preload().then(({ chromium }) =>
+            chromium.connectOverCDP(options.wsEndpoint, { timeout: options.connectTimeoutMs ?? 15_000 })
+          ),
         catch: (cause) => connectError(options.wsEndpoint, cause)
       }),
       // On a connectOverCDP browser, close() only disconnects: the browser and its pages keep running.
@@ -76,6 +89,8 @@ export const connect = (options: ConnectOptions): Effect.Effect<SessionPage, Swi
           Effect.timeoutOption(options.releaseTimeoutMs ?? 5_000)
         )
     )
+    // Playwright dismisses a dialog nobody listens for: the session decides them (held for the agent by default).
+    for (const context of browser.contexts()) context.on("dialog", () => undefined)
     const { page, found } = yield* attempt(
       { action: "connect", timeoutMs: limits.actionTimeoutMs, sideEffect: "none" },
       () => findPage(browser, options.targetId)
@@ -97,6 +112,7 @@ export const connect = (options: ConnectOptions): Effect.Effect<SessionPage, Swi
       browser,
       page,
       limits,
+      elements: Elements.inventory(page),
       at,
       connected,
       ensureConnected: (action) =>
