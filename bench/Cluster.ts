@@ -46,7 +46,12 @@ const withFleet = <A>(f: (fleet: { url: string; runner: (name: string) => Promis
     const url = Redacted.value(pg.url)
     const runner = async (name: string) => {
       const service = startService(
-        { DATABASE_URL: url, SWITCHYARD_RUNNERS: "r1,r2,r3", SWITCHYARD_FAILOVER_MS: String(failoverMs) },
+        {
+          DATABASE_URL: url,
+          SWITCHYARD_RUNNERS: "r1,r2,r3",
+          SWITCHYARD_FAILOVER_MS: String(failoverMs),
+          SWITCHYARD_UPLOAD_ROOTS: runDir
+        },
         ["--jsonrpc", "--runner", name, "--max-browsers", String(perRunner)]
       )
       await service.stderrLine(/ready, JSON-RPC/)

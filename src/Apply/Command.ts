@@ -6,6 +6,7 @@
  * ends a person's takeover. Progress goes to stderr; the result is the last line on stdout, an `apply.done`
  * notification.
  */
+import { dirname } from "node:path"
 import { createInterface } from "node:readline"
 import { NodeClusterSocket } from "@effect/platform-node"
 import { Effect, Fiber, FiberSet, Layer, Option, Schedule } from "effect"
@@ -156,9 +157,14 @@ const report = <R>(
     if (!outcome.ok) process.exitCode = outcome.error.type === "stopped" ? 130 : 1
   })
 
-export const run = (config: Config.ServiceConfig, options: ApplyOptions) =>
+export const run = (configured: Config.ServiceConfig, options: ApplyOptions) =>
   Effect.gen(function* () {
     const profile = yield* Profile.load(options.profile)
+    // The applicant's own résumé may be uploaded from where the profile names it, besides the configured folders.
+    const config = {
+      ...configured,
+      uploads: { ...configured.uploads, roots: [...configured.uploads.roots, dirname(profile.resume)] }
+    }
     const payload = { job: options.job, profile }
     const executionId = yield* JobApplication.executionId(payload)
     process.stderr.write(

@@ -1,14 +1,13 @@
 /**
  * How a workflow step drives its browser session: through the service's `Sessions` and tools (the same Router,
  * cascade and engines an agent gets; in a fleet, routed to the runner holding the browser), starting the session at
- * the job's page the first time. Every tool call is an `engine_operation` event. The résumé goes through the host's
- * file input setter, since no tool sets one.
+ * the job's page the first time. Every tool call, the résumé's `browser.upload` included, is an `engine_operation`
+ * event.
  */
 import { Effect, Option } from "effect"
 import type { ToolAnswer } from "../Cascade/Router.ts"
 import { TaskEvents } from "../Cluster/Events.ts"
 import { SavedStates } from "../Cluster/SavedState.ts"
-import { SessionFiles } from "../Cluster/SessionHost.ts"
 import { StepFailed } from "../Errors/Service.ts"
 import { Sessions } from "../Server/Sessions.ts"
 
@@ -34,8 +33,8 @@ export interface Driver {
   readonly call: (tool: string, args: Record<string, unknown>) => Effect.Effect<ToolAnswer, StepFailed>
   /** The page's facts (URL, title, text, form fields), read model-free. */
   readonly facts: Effect.Effect<Facts, StepFailed>
-  /** Sets a file input's file. */
-  readonly upload: (selector: string, file: string) => Effect.Effect<void, StepFailed>
+  /** Puts a file into the file upload named `target` (its label). */
+  readonly upload: (target: string, file: string) => Effect.Effect<void, StepFailed>
   /** Closes the session's browser and forgets its saved state. */
   readonly close: Effect.Effect<void>
 }
@@ -52,7 +51,6 @@ export interface DriverOptions {
 export const make = Effect.fnUntraced(function* (options: DriverOptions) {
   const sessions = yield* Sessions
   const saved = yield* SavedStates
-  const files = yield* SessionFiles
   const events = yield* TaskEvents
   const { run, session, step } = options
 
@@ -93,23 +91,12 @@ export const make = Effect.fnUntraced(function* (options: DriverOptions) {
       return yield* raw(tool, args)
     })
 
-  const facts = call("browser.extract", { instruction: "the page's form" }).pipe(
+  const facts = call("browser.extract", { instruction: "the page" }).pipe(
     Effect.map((answer) => answer.result as Facts)
   )
 
-  const upload = (selector: string, file: string) =>
-    Effect.gen(function* () {
-      const started = Date.now()
-      yield* files.upload(session, selector, file)
-      yield* events.record(run, "engine_operation", {
-        step,
-        operation: "upload",
-        engine: "playwright",
-        platform: options.platform ?? null,
-        durationMs: Date.now() - started,
-        success: true
-      })
-    })
+  // The résumé through the service's own upload tool: confined to its upload folders like any agent's upload.
+  const upload = (target: string, file: string) => call("browser.upload", { files: [file], target }).pipe(Effect.asVoid)
 
   const close = sessions.close(session)
 

@@ -47,7 +47,7 @@ const fillPage = (driver: Driver, profile: Profile, facts: Facts) =>
         })
         set++
       } else if (field.type === "file" && field.value === "") {
-        yield* driver.upload(selectorOf(field), profile.resume)
+        yield* driver.upload(field.label || field.name, profile.resume)
         set++
       }
     }
@@ -100,7 +100,7 @@ export const uploadResume = (driver: Driver, profile: Profile) =>
     const facts = yield* driver.facts
     const file = facts.fields.find((f) => f.type === "file")
     if (file === undefined) return { uploaded: false }
-    yield* driver.upload(selectorOf(file), profile.resume)
+    yield* driver.upload(file.label || file.name, profile.resume)
     if (advances(facts)) {
       yield* clickSubmit(driver, "continue")
       yield* fillFields(driver, profile)

@@ -16,7 +16,6 @@ import { TaskEvents } from "./Events.ts"
 import { Fleet } from "./Fleet.ts"
 import { BrowserSession, entityId } from "./SessionEntity.ts"
 import * as SessionHost from "./SessionHost.ts"
-import { SessionFiles } from "./SessionHost.ts"
 
 const canonical = (tool: string) => (toolNames.includes(tool as never) ? tool : tool.replace("_", "."))
 const idle = new Set(["browser.status", "browser.close"])
@@ -123,26 +122,6 @@ export const layer = Layer.effectContext(
         known.delete(name)
       })
 
-    const upload = (session: string, selector: string, file: string) =>
-      Effect.gen(function* () {
-        const runner = yield* placed(session).pipe(
-          Effect.mapError((busy) => new StepFailed({ step: "upload", retryable: true, message: busy.message }))
-        )
-        if (runner === fleet.self) return yield* host.upload(session, selector, file)
-        return yield* remote(
-          runner,
-          session,
-          "upload",
-          client(entityId(runner, session)).Upload({ session, selector, file })
-        ).pipe(
-          Effect.mapError((error) =>
-            error instanceof StepFailed
-              ? error
-              : new StepFailed({ step: "upload", retryable: true, message: error.message })
-          )
-        )
-      })
-
     const started = yield* Clock.currentTimeMillis
     yield* Effect.logDebug(`front door of runner ${fleet.self} open at ${started}`)
     return Context.make(
@@ -154,6 +133,6 @@ export const layer = Layer.effectContext(
         close,
         isOpen: (session) => local.isOpen(session) || known.has(session ?? "default")
       })
-    ).pipe(Context.add(SessionFiles, SessionFiles.of({ upload })))
+    )
   })
 )

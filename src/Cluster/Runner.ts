@@ -19,7 +19,6 @@ import { Fleet } from "./Fleet.ts"
 import * as FrontDoor from "./FrontDoor.ts"
 import { SavedStates } from "./SavedState.ts"
 import * as SessionEntity from "./SessionEntity.ts"
-import type { SessionFiles } from "./SessionHost.ts"
 import * as Store from "./Store.ts"
 
 export interface RunnerOptions {
@@ -132,4 +131,4 @@ export const layer = <E, R>(
   return Layer.mergeAll(hosted, workflows as Layer.Layer<never, E, Exclude<R, never>>).pipe(Layer.provideMerge(front))
 }
 
-export type WorkflowRequirements = Sessions | SessionFiles | TaskEvents | SavedStates | WorkflowEngine.WorkflowEngine
+export type WorkflowRequirements = Sessions | TaskEvents | SavedStates | WorkflowEngine.WorkflowEngine

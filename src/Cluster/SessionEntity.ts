@@ -8,7 +8,6 @@ import { Effect, Schema } from "effect"
 import { ClusterSchema, Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
 import type { CallMeta } from "../Cascade/Router.ts"
-import { StepFailed } from "../Errors/Service.ts"
 import { Sessions } from "../Server/Sessions.ts"
 import * as SessionHost from "./SessionHost.ts"
 
@@ -24,10 +23,6 @@ export const BrowserSession = Entity.make("BrowserSession", [
     payload: { session: Schema.String, tool: Schema.String, args: Schema.Unknown, meta: Schema.Unknown },
     success: Schema.Unknown
   }),
-  Rpc.make("Upload", {
-    payload: { session: Schema.String, selector: Schema.String, file: Schema.String },
-    error: StepFailed
-  }),
   Rpc.make("Status", { payload: { session: Schema.String }, success: Schema.Unknown }),
   Rpc.make("Close", { payload: { session: Schema.String } })
 ]).annotate(ClusterSchema.ShardGroup, (id) => groupOf(runnerOfId(id)))
@@ -39,7 +34,6 @@ export const layer = BrowserSession.toLayer(
     const host = yield* SessionHost.make(local)
     return BrowserSession.of({
       Call: ({ payload }) => host.call(payload.session, payload.tool, payload.args, (payload.meta ?? {}) as CallMeta),
-      Upload: ({ payload }) => host.upload(payload.session, payload.selector, payload.file),
       Status: ({ payload }) => local.status(payload.session),
       Close: ({ payload }) => host.close(payload.session)
     })

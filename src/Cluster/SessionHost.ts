@@ -2,12 +2,10 @@
  * The process that holds a session's browser: it opens the session when it has none for it — restored from the
  * state saved in the store when another process had it (that process or its machine died) — and saves that state
  * after every call that may have changed it. Wrapped around the local `Sessions`, so every surface, the workflow's
- * steps and the fleet's entity get the same behaviour. It also sets file inputs (the résumé), which no tool does:
- * over a connection of its own, `setInputFiles` on the session's page.
+ * steps and the fleet's entity get the same behaviour.
  */
 
 import { Context, Effect, Layer, Option } from "effect"
-import { chromium } from "playwright-core"
 import type { CallMeta, ToolAnswer } from "../Cascade/Router.ts"
 import { StepFailed } from "../Errors/Service.ts"
 import { defaultSession, Sessions } from "../Server/Sessions.ts"
@@ -20,17 +18,8 @@ const changing = new Set(["browser.navigate", "browser.act", "browser_navigate",
 /** Tools that never open a session. */
 const idle = new Set(["browser.status", "browser.close", "browser_status", "browser_close"])
 
-export class SessionFiles extends Context.Service<
-  SessionFiles,
-  {
-    /** Sets the file input `selector` on the session's page to `file` (a path on the machine holding the browser). */
-    readonly upload: (session: string, selector: string, file: string) => Effect.Effect<void, StepFailed>
-  }
->()("switchyard/SessionFiles") {}
-
 export interface Host {
   readonly call: (session: string, tool: string, args: unknown, meta?: CallMeta) => Effect.Effect<ToolAnswer>
-  readonly upload: (session: string, selector: string, file: string) => Effect.Effect<void, StepFailed>
 }
 
 /** The host's behaviour over `local`, the sessions whose browsers run in this process. */
@@ -90,45 +79,16 @@ export const make = Effect.fnUntraced(function* (local: Sessions["Service"]) {
       return answer
     })
 
-  const upload = (session: string, selector: string, file: string) =>
-    Effect.gen(function* () {
-      if (!local.isOpen(session)) yield* restore(session)
-      const ws = yield* wsEndpoint(session)
-      yield* Effect.tryPromise({
-        try: async () => {
-          const browser = await chromium.connectOverCDP(ws, { timeout: 10_000 })
-          try {
-            const page = browser
-              .contexts()[0]
-              ?.pages()
-              .find((p) => p.url() !== "about:blank")
-            if (page === undefined) throw new Error("the session has no page")
-            await page.locator(selector).setInputFiles(file, { timeout: 10_000 })
-          } finally {
-            await browser.close()
-          }
-        },
-        catch: (cause) =>
-          new StepFailed({
-            step: "upload",
-            retryable: true,
-            message: `setting ${selector} failed: ${String(cause).split("\n")[0]}`
-          })
-      })
-    })
-
   const close = (session?: string) => local.close(session).pipe(Effect.andThen(saved.drop(session ?? defaultSession)))
 
-  return { call, upload, close }
+  return { call, close }
 })
 
-/** The local `Sessions` with the host's restore and save, and its file inputs: one process, one store. */
+/** The local `Sessions` with the host's restore and save: one process, one store. */
 export const layer = Layer.effectContext(
   Effect.gen(function* () {
     const local = yield* Sessions
     const host = yield* make(local)
-    return Context.make(Sessions, Sessions.of({ ...local, call: host.call, close: host.close })).pipe(
-      Context.add(SessionFiles, SessionFiles.of({ upload: host.upload }))
-    )
+    return Context.make(Sessions, Sessions.of({ ...local, call: host.call, close: host.close }))
   })
 )

@@ -72,7 +72,7 @@ describe("switchyard apply", () => {
         const filled = yield* Effect.promise(() =>
           waitFor(
             () => eventsIn(store).some((e) => e.type === "step_started" && e.data.step === "upload-resume"),
-            45_000
+            120_000
           )
         )
         assert.isTrue(filled, `upload-resume never started: ${first.stderr()}`)
@@ -102,7 +102,7 @@ describe("switchyard apply", () => {
         assert.deepInclude(submissions[0]!.fields, { "legalName--firstName": "Ada", emailAddress: "ada@example.com" })
         assert.strictEqual(submissions[0]!.resume?.name, "resume.pdf")
       }),
-    120_000
+    240_000
   )
 
   it.live(
@@ -113,7 +113,7 @@ describe("switchyard apply", () => {
         const { store, apply } = workspace()
         const first = apply(ats.jobs.lever)
         const asked = yield* Effect.promise(() =>
-          waitFor(() => eventsIn(store).some((e) => e.type === "human_needed"), 45_000)
+          waitFor(() => eventsIn(store).some((e) => e.type === "human_needed"), 120_000)
         )
         assert.isTrue(asked, `no person was asked: ${first.stderr()}`)
         yield* Effect.promise(() => kill(first))
@@ -148,6 +148,6 @@ describe("switchyard apply", () => {
         assert.strictEqual(ats.submissions().length, 1)
         assert.deepInclude(ats.submissions()[0]!, { job: "/lever/acme/202" })
       }),
-    120_000
+    240_000
   )
 })

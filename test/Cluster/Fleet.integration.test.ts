@@ -45,7 +45,9 @@ const fleet = Effect.gen(function* () {
     DATABASE_URL: Redacted.value(pg.url),
     TMPDIR: dir,
     SWITCHYARD_RUNNERS: "r1,r2,r3",
-    SWITCHYARD_FAILOVER_MS: "2000"
+    SWITCHYARD_FAILOVER_MS: "2000",
+    // The applicant's résumé lives in the test's directory.
+    SWITCHYARD_UPLOAD_ROOTS: dir
   }
   const runner = (name: string, cap: number) =>
     Effect.promise(async () => {
@@ -147,7 +149,7 @@ describe("fleet on PostgreSQL", () => {
           waitFor(async () => {
             answer = await r1.call("browser.extract", { session: "s2", instruction: "text" })
             return answer.error === undefined
-          }, 30_000)
+          }, 60_000)
         )
         const failoverMs = Date.now() - killed
         assert.isTrue(answered, JSON.stringify(answer))
@@ -169,7 +171,7 @@ describe("fleet on PostgreSQL", () => {
         assert.match(status, /r3\s+live.*2\/2 sessions: (s2, s3|s3, s2)/)
         assert.isDefined(r3)
       }),
-    120_000
+    240_000
   )
 
   it.live(
@@ -206,7 +208,7 @@ describe("fleet on PostgreSQL", () => {
           waitFor(async () => {
             const status = await Effect.runPromise(events(runners.r1))
             return status.events.some((e) => e.eventType === "step_started" && e.data.step === "upload-resume")
-          }, 60_000)
+          }, 120_000)
         )
         assert.isTrue(reached, "upload-resume never started")
         const victim = (yield* query(`SELECT runner FROM fleet_sessions WHERE session = 'apply-${run}'`))[0] ?? ""
@@ -219,7 +221,7 @@ describe("fleet on PostgreSQL", () => {
           waitFor(async () => {
             status = await Effect.runPromise(events(survivor))
             return status.result !== null && !("suspended" in status.result)
-          }, 90_000)
+          }, 150_000)
         )
         assert.isTrue(finished, JSON.stringify(status.events.slice(-5)))
         assert.isTrue(status.result?.ok, JSON.stringify(status.result))
@@ -236,7 +238,7 @@ describe("fleet on PostgreSQL", () => {
         )
         assert.isAtLeast(Number(restored[0]), 1, `killed ${victim}: ${all.join("\n")}`)
       }),
-    180_000
+    240_000
   )
 
   it.live(
@@ -258,7 +260,7 @@ describe("fleet on PostgreSQL", () => {
         const exited = new Promise((resolve) => child.once("exit", resolve))
         yield* Effect.addFinalizer(() => Effect.sync(() => child.kill("SIGKILL")))
         const ready = yield* Effect.promise(() =>
-          waitFor(() => (stderr.match(/JSON-RPC|MCP over HTTP at/g) ?? []).length >= 2, 60_000)
+          waitFor(() => (stderr.match(/JSON-RPC|MCP over HTTP at/g) ?? []).length >= 2, 120_000)
         )
         assert.isTrue(ready, stderr)
         const url = /DATABASE_URL=(\S+)/.exec(stderr)?.[1]
@@ -266,7 +268,7 @@ describe("fleet on PostgreSQL", () => {
         const pgDir = /data in (\S+)\)/.exec(stderr)?.[1] ?? ""
         // Both runners beat within a second of serving.
         const live = yield* Effect.promise(() =>
-          waitFor(async () => /fleet\s+2 live runners of 2/.test(await Effect.runPromise(statusOf(url!))), 10_000)
+          waitFor(async () => /fleet\s+2 live runners of 2/.test(await Effect.runPromise(statusOf(url!))), 30_000)
         )
         assert.isTrue(live, stderr)
         child.kill("SIGINT")
@@ -278,7 +280,7 @@ describe("fleet on PostgreSQL", () => {
           []
         )
       }),
-    120_000
+    240_000
   )
 
   it.live(
@@ -307,7 +309,7 @@ describe("fleet on PostgreSQL", () => {
         })
         yield* Effect.addFinalizer(() => Effect.sync(() => apply.child.kill("SIGKILL")))
         const asked = yield* Effect.promise(() =>
-          waitFor(() => /human_needed check-captcha/.test(apply.stderr()), 60_000)
+          waitFor(() => /human_needed check-captcha/.test(apply.stderr()), 120_000)
         )
         assert.isTrue(asked, `${apply.stderr()}\n--- r1\n${r1.stderr()}\n--- r2\n${r2.stderr()}`)
         const session = /session (apply-\w+)/.exec(apply.stderr())?.[1]
@@ -329,6 +331,6 @@ describe("fleet on PostgreSQL", () => {
         assert.strictEqual(yield* Effect.promise(() => apply.exited), 0)
         assert.strictEqual(ats.submissions().length, 1)
       }),
-    180_000
+    240_000
   )
 })
