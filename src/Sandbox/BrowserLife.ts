@@ -2,7 +2,8 @@
  * The session browser's life: started on first use, checked before each call, relaunched once with its URL restored;
  * a closed page gives way to the previous tab, and the last one (or a crashed or hung one) is replaced at the last URL.
  */
-import { mkdir, mkdtemp } from "node:fs/promises"
+import { readFileSync } from "node:fs"
+import { chown, mkdir, mkdtemp } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect, Exit, Option, Ref, Scope } from "effect"
 import * as CdpHttp from "../Cdp/Http.ts"
@@ -12,6 +13,7 @@ import * as Page from "../Engine/PageState.ts"
 import { BrowserUnavailable } from "../Errors/Browser.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import type { EngineSwitch } from "./EngineSwitch.ts"
+import type * as Limits from "./Limits.ts"
 import type { DialogPolicy } from "./PageLink/Dialogs.ts"
 import { described, type Fate } from "./PageLink/Targets.ts"
 import * as PageLink from "./PageLink.ts"
@@ -33,9 +35,23 @@ export interface BrowserLife {
   readonly stop: Effect.Effect<void>
 }
 
+/** The real user and group a process runs as, from /proc. */
+const ownerOf = (pid: number) => {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8")
+    const uid = /^Uid:\s+(\d+)/m.exec(status)?.[1]
+    const gid = /^Gid:\s+(\d+)/m.exec(status)?.[1]
+    return uid === undefined || gid === undefined ? undefined : { uid: Number(uid), gid: Number(gid) }
+  } catch {
+    return undefined
+  }
+}
+
 export const make = Effect.fnUntraced(function* (options: {
   readonly state: Ref.Ref<SessionState>
   readonly engines: EngineSwitch
+  /** Watched on every connection of the browser's page link. */
+  readonly limits: Limits.Limits
   /** Relaunch a crashed browser once (providers that started it only) before reporting an error. */
   readonly relaunch: boolean
   /** After a failed call, a page that cannot evaluate `1` within this long is replaced (its main thread hangs). */
@@ -52,11 +68,15 @@ export const make = Effect.fnUntraced(function* (options: {
 
   /** The session's download folder, made on the first start and kept across relaunches. */
   let downloadDir: string | undefined
-  const downloadFolder = (settings: DownloadSettings) =>
+  const downloadFolder = (settings: DownloadSettings, browserPid: number | null) =>
     Effect.tryPromise(async () => {
-      if (downloadDir !== undefined) return downloadDir
-      await mkdir(settings.root, { recursive: true })
-      downloadDir = await mkdtemp(join(settings.root, "session-"))
+      if (downloadDir === undefined) {
+        await mkdir(settings.root, { recursive: true })
+        downloadDir = await mkdtemp(join(settings.root, "session-"))
+      }
+      // The browser writes there: a browser running as another user (sandboxed, as root) owns the folder.
+      const owner = browserPid === null ? undefined : ownerOf(browserPid)
+      if (owner !== undefined && owner.uid !== process.getuid?.()) await chown(downloadDir, owner.uid, owner.gid)
       return downloadDir
     }).pipe(
       Effect.mapError(
@@ -85,6 +105,10 @@ export const make = Effect.fnUntraced(function* (options: {
     const scope = yield* Scope.make()
     return yield* Effect.gen(function* () {
       const running = yield* provider.acquire.pipe(Scope.provide(scope))
+      // The browser's own DevTools endpoint drives the browser: no page may reach it through the proxy.
+      const devtools = new URL(running.httpEndpoint)
+      if (Option.isSome(egress) && devtools.port !== "")
+        yield* Effect.forEach([`127.0.0.0/8:${devtools.port}`, `[::1]:${devtools.port}`], egress.value.refuse)
       const downloads = options.downloads
       const link = yield* PageLink.make(running.wsEndpoint, {
         // A person in control answers the page's dialogs themselves.
@@ -93,9 +117,13 @@ export const make = Effect.fnUntraced(function* (options: {
         ),
         ...(downloads === undefined
           ? {}
-          : { downloads: { dir: yield* downloadFolder(downloads), maxBytes: downloads.maxBytes } }),
-        // file: and other local schemes are refused for every page, frame and popup, on each connection.
-        ...(Option.isSome(egress) ? { onConnect: egress.value.guardSchemes } : {})
+          : { downloads: { dir: yield* downloadFolder(downloads, running.pid), maxBytes: downloads.maxBytes } }),
+        // On each connection: the page limits, and file: refused for every page, frame and popup.
+        onConnect: (cdp) =>
+          Effect.andThen(
+            options.limits.watch(cdp),
+            Option.isSome(egress) ? egress.value.guardSchemes(cdp) : Effect.void
+          )
       }).pipe(Scope.provide(scope))
       const targetId = yield* firstPage(running, link)
       yield* link.follow(targetId)
@@ -138,6 +166,9 @@ export const make = Effect.fnUntraced(function* (options: {
       return Option.none<Fate>()
     })
 
+  /** The URL the page last crashed or hung at, when it was reopened there. */
+  let failedAt: string | undefined
+
   /** The session's page was closed, crashed or hung: a new page at the last URL replaces it. */
   const keepPage = (live: LiveBrowser) =>
     Effect.gen(function* () {
@@ -164,7 +195,12 @@ export const make = Effect.fnUntraced(function* (options: {
       }))
       yield* live.link.follow(replaced.targetId)
       if (fate.value !== "closed") yield* live.link.closePage(live.targetId).pipe(Effect.timeout(5_000), Effect.ignore)
-      yield* restore(replaced, `after the page ${what}`)
+      // A page that crashed or hung again right after being reopened there (memory without end, an endless loop)
+      // would do it again: it is not reopened a second time.
+      const url = lastLocation?.url
+      const again = fate.value !== "closed" && url !== undefined && url === failedAt
+      failedAt = fate.value !== "closed" ? url : undefined
+      if (!again) yield* restore(replaced, `after the page ${what}`)
       return replaced
     })
 

@@ -42,6 +42,7 @@ const provider = (config: Config.ServiceConfig, registry: Registry): Layer.Layer
     headless: browser.headless,
     user: browser.user,
     noSandbox: browser.noSandbox,
+    heapLimitMb: config.limits.pageHeapMb,
     registry
   })
 }
@@ -157,7 +158,8 @@ export const layer = <R = never>(
           idleTimeoutMs: idle === 0 ? null : idle,
           leaseTimeoutMs: sessions.leaseTimeoutMs,
           dialogs: config.dialogs,
-          downloads: { root: config.downloads.dir, maxBytes: config.downloads.maxBytes }
+          downloads: { root: config.downloads.dir, maxBytes: config.downloads.maxBytes },
+          limits: { maxPages: config.limits.maxPages, maxNavigationsPerCall: config.limits.maxNavigationsPerCall }
         },
         engines: { model: config.model },
         browser: provider(config, registry),
@@ -171,6 +173,7 @@ export const layer = <R = never>(
                   ...(config.browser.chromePath ? { executablePath: config.browser.chromePath } : {}),
                   user: config.browser.user,
                   noSandbox: config.browser.noSandbox,
+                  heapLimitMb: config.limits.pageHeapMb,
                   registry
                 }
               }

@@ -35,7 +35,7 @@ export const patterns = [
       await agent.ok("browser.navigate", { url: agent.url("/apply.html") })
       const seen = await agent.ok("browser.observe", { instruction: "Resume" })
       // Observe offers the file input as an upload, not as a button to click.
-      const input = seen.result.find((a: Record<string, string>) => a.selector?.endsWith("/input"))
+      const input = seen.result.find((a: Record<string, string>) => a.method === "setInputFiles")
       assert.equal(input?.method, "setInputFiles", JSON.stringify(seen.result))
       assert.match(input?.description, /^file upload "Resume"/)
       const uploaded = await agent.ok("browser.upload", { files: [resume], target: "Resume" })
