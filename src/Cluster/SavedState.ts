@@ -32,7 +32,7 @@ const failed = (step: string) => (cause: unknown) =>
 const onContext = <A>(wsEndpoint: string, step: string, f: (context: BrowserContext) => Promise<A>) =>
   Effect.tryPromise({
     try: async () => {
-      const browser = await chromium.connectOverCDP(wsEndpoint, { timeout: 10_000 })
+      const browser = await chromium.connectOverCDP(wsEndpoint, { timeout: 30_000 })
       try {
         const context = browser.contexts()[0]
         if (context === undefined) throw new Error("the browser has no context")

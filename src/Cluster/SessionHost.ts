@@ -7,8 +7,8 @@
 
 import { Context, Effect, Layer, Option } from "effect"
 import type { CallMeta, ToolAnswer } from "../Cascade/Router.ts"
-import { StepFailed } from "../Errors/Service.ts"
-import { defaultSession, Sessions } from "../Server/Sessions.ts"
+import { SessionClosed, StepFailed } from "../Errors/Service.ts"
+import { defaultSession, refuse, Sessions } from "../Server/Sessions.ts"
 import { TaskEvents } from "./Events.ts"
 import * as SavedState from "./SavedState.ts"
 import { SavedStates } from "./SavedState.ts"
@@ -40,7 +40,10 @@ export const make = Effect.fnUntraced(function* (local: Sessions["Service"]) {
         )
       )
 
-  /** This process has no browser for the session: when another had, a new one at its page, cookies and storage. */
+  /**
+   * This process has no browser for the session: when another had, a new one at its page, cookies and storage. A
+   * restore that fails closes the new browser (its state must not be saved over the good one) and says why.
+   */
   const restore = (session: string) =>
     Effect.gen(function* () {
       const before = yield* saved.load(session)
@@ -49,7 +52,13 @@ export const make = Effect.fnUntraced(function* (local: Sessions["Service"]) {
       const started = Date.now()
       // The page first, so cookies and storage land on its origin; then the page again, now with them.
       const first = yield* local.call(session, "browser.navigate", { url: page.url })
-      if (!first.ok) return
+      if (!first.ok) {
+        return yield* new StepFailed({
+          step: "restore",
+          retryable: true,
+          message: `${first.error?.type}: ${first.error?.message}`
+        })
+      }
       yield* SavedState.restore(yield* wsEndpoint(session), page)
       yield* local.call(session, "browser.navigate", { url: page.url })
       yield* events.record(session, "session_restored", {
@@ -59,7 +68,19 @@ export const make = Effect.fnUntraced(function* (local: Sessions["Service"]) {
         durationMs: Date.now() - started
       })
       yield* Effect.logInfo(`restored ${session} at ${page.url}: ${SavedState.summary(page)}`)
-    }).pipe(Effect.catch((error) => Effect.logWarning(`session ${session} could not be restored: ${error.message}`)))
+    }).pipe(
+      Effect.tapError((error) =>
+        Effect.logWarning(`session ${session} could not be restored: ${error.message}`).pipe(
+          Effect.andThen(local.close(session))
+        )
+      ),
+      Effect.mapError(
+        (error) =>
+          new SessionClosed({
+            message: `session "${session}" could not be restored from its saved state (${error.message}); call again`
+          })
+      )
+    )
 
   const save = (session: string, url: string | null) =>
     Effect.gen(function* () {
@@ -72,7 +93,10 @@ export const make = Effect.fnUntraced(function* (local: Sessions["Service"]) {
   const call = (session: unknown, tool: string, args: unknown, meta?: CallMeta) =>
     Effect.gen(function* () {
       const name = typeof session === "string" ? session : defaultSession
-      if (!idle.has(tool) && !local.isOpen(name)) yield* restore(name)
+      if (!idle.has(tool) && !local.isOpen(name)) {
+        const restored = yield* Effect.result(restore(name))
+        if (restored._tag === "Failure") return refuse(restored.failure, meta ?? {})
+      }
       const answer = yield* local.call(session, tool, args, meta)
       if (answer.ok && changing.has(tool)) yield* save(name, answer.state.url)
       if (answer.ok && (tool === "browser.close" || tool === "browser_close")) yield* saved.drop(name)

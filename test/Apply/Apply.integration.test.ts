@@ -144,7 +144,8 @@ describe("switchyard apply", () => {
         const starts = startsPerStep(events)
         assert.strictEqual(starts["check-captcha"], 1)
         assert.strictEqual(starts["check-captcha:after-person"], 1)
-        assert.strictEqual(events.filter((e) => e.type === "human_needed").length, 1)
+        // One person asked once (the request may be written twice if the process died while writing it).
+        assert.strictEqual(new Set(events.filter((e) => e.type === "human_needed").map((e) => e.data.token)).size, 1)
         assert.strictEqual(ats.submissions().length, 1)
         assert.deepInclude(ats.submissions()[0]!, { job: "/lever/acme/202" })
       }),
