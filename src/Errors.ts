@@ -43,7 +43,7 @@ export const toErrorInfo = (error: SwitchyardError): ErrorInfo => {
     ...(error.engine === undefined ? {} : { engine: error.engine }),
     ...(error.action === undefined ? {} : { action: error.action }),
     ...(sideEffect === undefined ? {} : { sideEffect }),
-    ...("retryAfterMs" in error ? { retryAfterMs: error.retryAfterMs } : {}),
+    ...("retryAfterMs" in error && error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}),
     ...("elements" in error && error.elements !== undefined ? { elements: error.elements } : {})
   }
 }

@@ -14,6 +14,7 @@ const ranks: ReadonlyArray<readonly [RegExp, number]> = [
   [/^Engine\/EngineId\.ts$/, 0],
   [/^Errors(\.ts|\/)/, 0],
   [/^Logging\//, 1],
+  [/^Store\//, 1],
   [/^Cdp\//, 2],
   [/^Egress\//, 2],
   [/^Takeover\//, 2],
@@ -22,6 +23,8 @@ const ranks: ReadonlyArray<readonly [RegExp, number]> = [
   [/^Cascade\//, 5],
   [/^Server\//, 6],
   [/^Scenario\//, 7],
+  [/^Cluster\//, 7],
+  [/^Apply\//, 7.5],
   [/^Main(\.ts|\/)/, 8]
 ]
 

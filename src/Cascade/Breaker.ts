@@ -53,7 +53,8 @@ const health: Record<SwitchyardError["type"], boolean> = {
   session_closed: false,
   shutting_down: false,
   busy: false,
-  lease_timeout: false
+  lease_timeout: false,
+  step_failed: false
 }
 
 /** Whether `error` counts toward its engine's breaker. */

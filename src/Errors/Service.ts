@@ -14,8 +14,11 @@ export class LeaseTimeout extends Schema.TaggedError<LeaseTimeout>()("LeaseTimeo
   readonly retryable = true
 }
 
-/** Too many sessions or queued calls: the caller should back off and retry. */
-export class Busy extends Schema.TaggedError<Busy>()("Busy", context) {
+/** Too many sessions or queued calls: the caller should back off and retry (after `retryAfterMs` when given). */
+export class Busy extends Schema.TaggedError<Busy>()("Busy", {
+  ...context,
+  retryAfterMs: Schema.optional(Schema.Number)
+}) {
   readonly type = "busy"
   readonly retryable = true
 }
@@ -59,6 +62,15 @@ export class HumanTimeout extends Schema.TaggedError<HumanTimeout>()("HumanTimeo
   readonly retryable = false
 }
 
+/** A step of a durable workflow (a job application) could not finish: what the page showed, or the call that failed. */
+export class StepFailed extends Schema.TaggedError<StepFailed>()("StepFailed", {
+  ...context,
+  step: Schema.String,
+  retryable: Schema.Boolean
+}) {
+  readonly type = "step_failed"
+}
+
 export const ServiceError = Schema.Union([
   LeaseTimeout,
   Busy,
@@ -66,6 +78,7 @@ export const ServiceError = Schema.Union([
   SessionClosed,
   PolicyRejected,
   HumanInControl,
-  HumanTimeout
+  HumanTimeout,
+  StepFailed
 ])
 export type ServiceError = typeof ServiceError.Type

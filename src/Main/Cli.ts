@@ -57,8 +57,17 @@ const serveFlags = {
     Flag.optional,
     Flag.withDescription("Bearer token HTTP clients must send (required off 127.0.0.1; also SWITCHYARD_HTTP_TOKEN)")
   ),
-  maxBrowsers: Flag.Int("max-browsers").pipe(Flag.optional, Flag.withDescription("Sessions (browsers) at once"))
+  maxBrowsers: Flag.Int("max-browsers").pipe(Flag.optional, Flag.withDescription("Sessions (browsers) at once")),
+  runner: Flag.String("runner").pipe(
+    Flag.optional,
+    Flag.withDescription(
+      "With DATABASE_URL: this runner's name in the fleet (SWITCHYARD_RUNNER; one of SWITCHYARD_RUNNERS)"
+    )
+  )
 }
+
+/** A database named in the environment makes `serve` a runner of the fleet sharing it. */
+const databaseUrl = () => process.env.SWITCHYARD_DATABASE_URL || process.env.DATABASE_URL || undefined
 
 type CommonFlags = {
   readonly config: Option.Option<string>
@@ -116,20 +125,124 @@ const serve = (flags: Command.Command.Config.Infer<typeof serveFlags>) =>
       concurrency: "unbounded"
     })
     const listening = flags.http ? { host: config.http.host, port: config.http.port } : undefined
-    yield* Service.run(serveOn).pipe(Effect.provide(Service.layer(config, listening)))
+    if (databaseUrl() === undefined) {
+      return yield* Service.run(serveOn).pipe(Effect.provide(Service.layer(config, listening)))
+    }
+    const [Store, Runner, ApplyWorkflow, ApplyMethods, JsonRpc] = yield* Effect.all(
+      [
+        load(() => import("../Cluster/Store.ts")),
+        load(() => import("../Cluster/Runner.ts")),
+        load(() => import("../Apply/Workflow.ts")),
+        load(() => import("../Apply/Methods.ts")),
+        load(() => import("../Server/JsonRpc.ts"))
+      ],
+      { concurrency: "unbounded" }
+    )
+    const store = Store.fromEnv()
+    const runner = yield* Runner.fromEnv(store, process.env, Option.getOrUndefined(flags.runner), listening)
+    process.stderr.write(
+      `switchyard: runner ${runner.name} at ${runner.host}:${runner.port} on ${Store.describe(store)}\n`
+    )
+    // Its JSON-RPC also starts and watches job applications, run wherever the fleet has room.
+    const fleetSurface = (stop: Effect.Effect<void>) =>
+      flags.jsonrpc
+        ? ApplyMethods.methods.pipe(Effect.flatMap((extra) => JsonRpc.serveSessions(stop, extra)))
+        : serveOn(stop)
+    yield* Service.run(fleetSurface).pipe(Effect.provide(Runner.layer(config, runner, ApplyWorkflow.layer)))
   }).pipe(Effect.scoped)
 
 const serveCommand = Command.make("serve", serveFlags, serve).pipe(
   Command.withDescription("Run the service (default): MCP on stdio, --http for Streamable HTTP, --jsonrpc for JSON-RPC")
 )
 
-const statusCommand = Command.make("status", common, (flags) =>
-  Effect.all([resolveConfig(flags), load(() => import("../Server/Status.ts"))]).pipe(
-    Effect.flatMap(([config, Status]) => Status.report(config)),
-    Effect.flatMap(Console.log)
+const storeFlag = Flag.String("store").pipe(
+  Flag.optional,
+  Flag.withDescription(
+    "Embedded store file (SWITCHYARD_STORE; default ~/.switchyard/store.db); DATABASE_URL selects PostgreSQL"
   )
+)
+
+const statusCommand = Command.make("status", { ...common, store: storeFlag }, (flags) =>
+  Effect.gen(function* () {
+    const [config, Status, Store, Dashboard] = yield* Effect.all([
+      resolveConfig(flags),
+      load(() => import("../Server/Status.ts")),
+      load(() => import("../Cluster/Store.ts")),
+      load(() => import("../Cluster/Dashboard.ts"))
+    ])
+    const machine = yield* Status.report(config)
+    // The fleet (with DATABASE_URL) or the embedded store: runners, sessions and the dashboard's questions.
+    const store = yield* Dashboard.report(Store.fromEnv(process.env, Option.getOrUndefined(flags.store)))
+    yield* Console.log(`${machine}${store}`)
+  })
 ).pipe(
-  Command.withDescription("Show what this machine and configuration can run: browser, engines, log root, services")
+  Command.withDescription(
+    "Show what this machine and configuration can run (browser, engines, log root, services) and, from the store, the fleet and the step and engine dashboard"
+  )
+)
+
+const applyFlags = {
+  ...common,
+  job: Flag.String("job").pipe(Flag.withDescription("The job posting's application page")),
+  profile: Flag.String("profile").pipe(
+    Flag.withDescription("The applicant as JSON: firstName, lastName, email, phone, resume (a path), answers")
+  ),
+  store: storeFlag
+}
+
+const applyCommand = Command.make("apply", applyFlags, (flags) =>
+  Effect.gen(function* () {
+    const [config, Apply, Store] = yield* Effect.all([
+      resolveConfig(flags),
+      load(() => import("../Apply/Command.ts")),
+      load(() => import("../Cluster/Store.ts"))
+    ])
+    // stdout carries the result and JSON-RPC answers: libraries that print go to stderr.
+    const toStderr = (...args: Array<unknown>) => console.error(...args)
+    Object.assign(console, { log: toStderr, info: toStderr, debug: toStderr })
+    yield* Apply.run(config, {
+      job: flags.job,
+      profile: flags.profile,
+      store: Store.fromEnv(process.env, Option.getOrUndefined(flags.store))
+    })
+  })
+).pipe(
+  Command.withDescription(
+    "Apply to a job as a durable workflow (start-browser, analyze-form, fill-fields, upload-resume, check-captcha, submit, verify); run it again to resume after a crash"
+  )
+)
+
+const devCommand = Command.make(
+  "dev",
+  {
+    runners: Flag.Int("runners").pipe(Flag.withDefault(3), Flag.withDescription("Runner processes to start")),
+    port: Flag.Int("port").pipe(Flag.withDefault(8931), Flag.withDescription("The first runner's MCP HTTP port")),
+    maxBrowsers: Flag.Int("max-browsers").pipe(Flag.optional, Flag.withDescription("Browsers per runner")),
+    install: Flag.Boolean("install-postgres").pipe(
+      Flag.withDefault(true),
+      Flag.withDescription("Install Debian's postgresql with apt-get when missing (as root)")
+    )
+  },
+  (flags) =>
+    load(() => import("../Cluster/Dev.ts")).pipe(
+      Effect.flatMap((Dev) =>
+        Dev.run({
+          runners: flags.runners,
+          port: flags.port,
+          maxBrowsers: Option.getOrUndefined(flags.maxBrowsers),
+          installPostgres: flags.install
+        })
+      )
+    )
+).pipe(
+  Command.withDescription(
+    "Start a local PostgreSQL (on 127.0.0.1, in a temp dir) and N runners sharing it, each serving MCP over HTTP"
+  )
+)
+
+const clusterCommand = Command.make("cluster").pipe(
+  Command.withDescription("A fleet of runners on PostgreSQL"),
+  Command.withSubcommands([devCommand])
 )
 
 const demoCommand = Command.make("demo", common, (flags) =>
@@ -144,7 +257,15 @@ const demoCommand = Command.make("demo", common, (flags) =>
 
 const root = Command.make("switchyard", serveFlags, serve).pipe(
   Command.withDescription("Reliable browser automation for AI agents"),
-  Command.withSubcommands([serveCommand, statusCommand, demoCommand, Scenarios.scenarios, Scenarios.analyze])
+  Command.withSubcommands([
+    serveCommand,
+    statusCommand,
+    demoCommand,
+    applyCommand,
+    clusterCommand,
+    Scenarios.scenarios,
+    Scenarios.analyze
+  ])
 )
 
 const program = Command.run(root, { version: "0.1.0" }).pipe(

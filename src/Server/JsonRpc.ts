@@ -203,7 +203,7 @@ export const serveStdio = (handler: Handler, stop: Effect.Effect<void>, shutdown
   })
 
 /** A sidecar method: what it does with the call's session, trace and step, and its own arguments. */
-type Method = (call: ReturnType<typeof splitCommon>) => Effect.Effect<unknown, RpcError | SwitchyardError>
+export type Method = (call: ReturnType<typeof splitCommon>) => Effect.Effect<unknown, RpcError | SwitchyardError>
 
 /**
  * The sidecar's method table, derived from the tool list: each `browser.*` tool by its name on the Sessions (a
@@ -225,11 +225,11 @@ export const methods = (sessions: Sessions["Service"]): ReadonlyMap<string, Meth
     ]
   ])
 
-/** Serves the sidecar's methods on stdio until stdin closes or `stop` completes. */
-export const serveSessions = (stop: Effect.Effect<void>) =>
+/** Serves the sidecar's methods (and `extra` ones) on stdio until stdin closes or `stop` completes. */
+export const serveSessions = (stop: Effect.Effect<void>, extra: ReadonlyMap<string, Method> = new Map()) =>
   Effect.gen(function* () {
     const sessions = yield* Sessions
-    const table = methods(sessions)
+    const table = new Map([...methods(sessions), ...extra])
     const known = [...table.keys()].join(", ")
     const handler: Handler = (name, params) => {
       const method = table.get(name)

@@ -120,8 +120,16 @@ export const loadSecrets = (config: Config.ServiceConfig, env: Record<string, st
     return Secrets.names()
   })
 
-/** Every layer the surfaces need, from one validated configuration; `http` when the service listens for HTTP. */
-export const layer = (config: Config.ServiceConfig, http?: Listening) =>
+/**
+ * Every layer the surfaces need, from one validated configuration; `http` when the service listens for HTTP.
+ * `events`, when given, wraps the events sink the sessions emit to (`Logging/Events.ts`; a fleet also stores engine
+ * events beside its workflows' steps).
+ */
+export const layer = <R = never>(
+  config: Config.ServiceConfig,
+  http?: Listening,
+  events?: Layer.Layer<never, never, R>
+) =>
   Layer.unwrap(
     Effect.gen(function* () {
       yield* loadSecrets(config)
@@ -185,7 +193,10 @@ export const layer = (config: Config.ServiceConfig, http?: Listening) =>
         slotTimeoutMs: sessions.leaseTimeoutMs,
         idleTimeoutMs: idle === 0 ? null : idle,
         session: () => session
-      }).pipe(Layer.provide(reaping), Layer.provideMerge(logging))
+      }).pipe(
+        Layer.provide(reaping),
+        Layer.provideMerge(events === undefined ? logging : events.pipe(Layer.provideMerge(logging)))
+      )
     })
   )
 

@@ -100,6 +100,35 @@ export class Sessions extends Context.Service<
   static readonly layer = (options: SessionsOptions) => Layer.effect(Sessions, make(options))
 }
 
+/** An answer no open session gave: the same shape as any other, with an empty state. */
+export const sessionless = (
+  outcome: { ok: true; result: unknown } | { ok: false; error: ToolError },
+  meta: CallMeta
+): ToolAnswer => {
+  const traceId = meta.traceId ?? crypto.randomUUID()
+  return {
+    ...outcome,
+    traceId,
+    ...(meta.stepId === undefined ? {} : { stepId: meta.stepId }),
+    attemptId: `${traceId}#0`,
+    state: {
+      engine: null,
+      level: null,
+      disabled: [],
+      url: null,
+      title: null,
+      tabs: [],
+      dialog: null,
+      downloads: [],
+      tools: { available: toolNames, masked: {} }
+    }
+  }
+}
+
+/** A call refused before any session ran it, answered like any other. */
+export const refuse = (error: SwitchyardError, meta: CallMeta) =>
+  sessionless({ ok: false, error: toErrorInfo(error) }, meta)
+
 export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
   const slots = yield* Semaphore.make(options.maxBrowsers)
   /** Sessions being opened: a second call for the same name waits for the first to finish opening it. */
@@ -109,32 +138,6 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
   const lanes = new Map<string, Lane>()
   const serviceScope = yield* Effect.scope
   let waiting = 0
-
-  /** An answer no open session gave: the same shape as any other, with an empty state. */
-  const sessionless = (
-    outcome: { ok: true; result: unknown } | { ok: false; error: ToolError },
-    meta: CallMeta
-  ): ToolAnswer => {
-    const traceId = meta.traceId ?? crypto.randomUUID()
-    return {
-      ...outcome,
-      traceId,
-      ...(meta.stepId === undefined ? {} : { stepId: meta.stepId }),
-      attemptId: `${traceId}#0`,
-      state: {
-        engine: null,
-        level: null,
-        disabled: [],
-        url: null,
-        title: null,
-        tabs: [],
-        dialog: null,
-        downloads: [],
-        tools: { available: toolNames, masked: {} }
-      }
-    }
-  }
-  const refuse = (error: SwitchyardError, meta: CallMeta) => sessionless({ ok: false, error: toErrorInfo(error) }, meta)
 
   const sessionFor = (name: string): Effect.Effect<Live, SwitchyardError> =>
     Effect.suspend(() => {
@@ -346,7 +349,7 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
       const name = session ?? defaultSession
       return sessions.has(name) || opening.has(name)
     },
-    list: Effect.forEach([...sessions.keys()], (name) => status(name)),
+    list: Effect.suspend(() => Effect.forEach([...sessions.keys()], (name) => status(name))),
     shutdown: Deferred.succeed(stopping, undefined).pipe(Effect.asVoid)
   })
 })

@@ -1,0 +1,104 @@
+/**
+ * How a workflow step drives its browser session: through the service's `Sessions` and tools (the same Router,
+ * cascade and engines an agent gets; in a fleet, routed to the runner holding the browser), starting the session at
+ * the job's page the first time. Every tool call, the résumé's `browser.upload` included, is an `engine_operation`
+ * event.
+ */
+import { Effect, Option } from "effect"
+import type { ToolAnswer } from "../Cascade/Router.ts"
+import { TaskEvents } from "../Cluster/Events.ts"
+import { SavedStates } from "../Cluster/SavedState.ts"
+import { StepFailed } from "../Errors/Service.ts"
+import { Sessions } from "../Server/Sessions.ts"
+
+export interface Field {
+  readonly label: string
+  readonly name: string
+  readonly id?: string
+  readonly type: string
+  readonly value: string
+}
+
+export interface Facts {
+  readonly url: string
+  readonly title: string
+  readonly text: string
+  readonly headings: ReadonlyArray<string>
+  readonly fields: ReadonlyArray<Field>
+}
+
+export interface Driver {
+  readonly session: string
+  /** Runs a tool on the session; a failed answer fails the step (retryable as the error says). */
+  readonly call: (tool: string, args: Record<string, unknown>) => Effect.Effect<ToolAnswer, StepFailed>
+  /** The page's facts (URL, title, text, form fields), read model-free. */
+  readonly facts: Effect.Effect<Facts, StepFailed>
+  /** Puts a file into the file upload named `target` (its label). */
+  readonly upload: (target: string, file: string) => Effect.Effect<void, StepFailed>
+  /** Closes the session's browser and forgets its saved state. */
+  readonly close: Effect.Effect<void>
+}
+
+export interface DriverOptions {
+  readonly run: string
+  readonly session: string
+  readonly step: string
+  /** Where a session nobody has opened yet starts (none: such a session is left to open on its own). */
+  readonly startUrl?: string
+  readonly platform?: string | undefined
+}
+
+export const make = Effect.fnUntraced(function* (options: DriverOptions) {
+  const sessions = yield* Sessions
+  const saved = yield* SavedStates
+  const events = yield* TaskEvents
+  const { run, session, step } = options
+
+  const fail = (message: string, retryable = false) => new StepFailed({ step, retryable, message })
+
+  const raw = (tool: string, args: Record<string, unknown>) =>
+    Effect.gen(function* () {
+      const started = Date.now()
+      // The run's id as the trace: its engine events are stored under the run.
+      const answer = yield* sessions.call(session, tool, args, { traceId: run, stepId: step })
+      yield* events.record(run, "engine_operation", {
+        step,
+        operation: tool,
+        engine: answer.state.engine,
+        level: answer.state.level,
+        platform: options.platform ?? null,
+        durationMs: Date.now() - started,
+        success: answer.ok,
+        ...(answer.ok ? {} : { error: answer.error?.type })
+      })
+      if (!answer.ok) {
+        return yield* fail(
+          `${tool} failed: ${answer.error?.type ?? "error"}: ${answer.error?.message ?? ""}`,
+          answer.error?.retryable ?? false
+        )
+      }
+      return answer
+    })
+
+  const hasSaved = saved.load(session).pipe(Effect.map(Option.isSome))
+
+  const call = (tool: string, args: Record<string, unknown>) =>
+    Effect.gen(function* () {
+      // A session nobody opened yet starts at the job; one another process had is restored by the host.
+      if (!sessions.isOpen(session) && options.startUrl !== undefined && !(yield* hasSaved)) {
+        yield* raw("browser.navigate", { url: options.startUrl })
+      }
+      return yield* raw(tool, args)
+    })
+
+  const facts = call("browser.extract", { instruction: "the page" }).pipe(
+    Effect.map((answer) => answer.result as Facts)
+  )
+
+  // The résumé through the service's own upload tool: confined to its upload folders like any agent's upload.
+  const upload = (target: string, file: string) => call("browser.upload", { files: [file], target }).pipe(Effect.asVoid)
+
+  const close = sessions.close(session)
+
+  return { session, call, facts, upload, close } satisfies Driver
+})

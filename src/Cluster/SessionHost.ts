@@ -1,0 +1,118 @@
+/**
+ * The process that holds a session's browser: it opens the session when it has none for it — restored from the
+ * state saved in the store when another process had it (that process or its machine died) — and saves that state
+ * after every call that may have changed it. Wrapped around the local `Sessions`, so every surface, the workflow's
+ * steps and the fleet's entity get the same behaviour.
+ */
+
+import { Context, Effect, Layer, Option } from "effect"
+import type { CallMeta, ToolAnswer } from "../Cascade/Router.ts"
+import { SessionClosed, StepFailed } from "../Errors/Service.ts"
+import { defaultSession, refuse, Sessions } from "../Server/Sessions.ts"
+import { TaskEvents } from "./Events.ts"
+import * as SavedState from "./SavedState.ts"
+import { SavedStates } from "./SavedState.ts"
+
+/** Tools after which the page's state may differ. */
+const changing = new Set(["browser.navigate", "browser.act", "browser_navigate", "browser_act"])
+/** Tools that never open a session. */
+const idle = new Set(["browser.status", "browser.close", "browser_status", "browser_close"])
+
+export interface Host {
+  readonly call: (session: string, tool: string, args: unknown, meta?: CallMeta) => Effect.Effect<ToolAnswer>
+}
+
+/** The host's behaviour over `local`, the sessions whose browsers run in this process. */
+export const make = Effect.fnUntraced(function* (local: Sessions["Service"]) {
+  const saved = yield* SavedStates
+  const events = yield* TaskEvents
+
+  const wsEndpoint = (session: string) =>
+    local
+      .status(session)
+      .pipe(
+        Effect.flatMap((status) =>
+          status.wsEndpoint === null
+            ? Effect.fail(
+                new StepFailed({ step: "session", retryable: true, message: `session ${session} has no browser` })
+              )
+            : Effect.succeed(status.wsEndpoint)
+        )
+      )
+
+  /**
+   * This process has no browser for the session: when another had, a new one at its page, cookies and storage. A
+   * restore that fails closes the new browser (its state must not be saved over the good one) and says why.
+   */
+  const restore = (session: string) =>
+    Effect.gen(function* () {
+      const before = yield* saved.load(session)
+      if (Option.isNone(before)) return
+      const page = before.value
+      const started = Date.now()
+      // The page first, so cookies and storage land on its origin; then the page again, now with them.
+      const first = yield* local.call(session, "browser.navigate", { url: page.url })
+      if (!first.ok) {
+        return yield* new StepFailed({
+          step: "restore",
+          retryable: true,
+          message: `${first.error?.type}: ${first.error?.message}`
+        })
+      }
+      yield* SavedState.restore(yield* wsEndpoint(session), page)
+      yield* local.call(session, "browser.navigate", { url: page.url })
+      yield* events.record(session, "session_restored", {
+        session,
+        url: page.url,
+        cookies: page.cookies.length,
+        durationMs: Date.now() - started
+      })
+      yield* Effect.logInfo(`restored ${session} at ${page.url}: ${SavedState.summary(page)}`)
+    }).pipe(
+      Effect.tapError((error) =>
+        Effect.logWarning(`session ${session} could not be restored: ${error.message}`).pipe(
+          Effect.andThen(local.close(session))
+        )
+      ),
+      Effect.mapError(
+        (error) =>
+          new SessionClosed({
+            message: `session "${session}" could not be restored from its saved state (${error.message}); call again`
+          })
+      )
+    )
+
+  const save = (session: string, url: string | null) =>
+    Effect.gen(function* () {
+      if (url === null || !/^https?:/.test(url)) return
+      const page = yield* SavedState.capture(yield* wsEndpoint(session), url)
+      yield* saved.save(session, page)
+      yield* Effect.logDebug(`saved the state of ${session}: ${SavedState.summary(page)}`)
+    }).pipe(Effect.catch((error) => Effect.logWarning(`the state of ${session} was not saved: ${error.message}`)))
+
+  const call = (session: unknown, tool: string, args: unknown, meta?: CallMeta) =>
+    Effect.gen(function* () {
+      const name = typeof session === "string" ? session : defaultSession
+      if (!idle.has(tool) && !local.isOpen(name)) {
+        const restored = yield* Effect.result(restore(name))
+        if (restored._tag === "Failure") return refuse(restored.failure, meta ?? {})
+      }
+      const answer = yield* local.call(session, tool, args, meta)
+      if (answer.ok && changing.has(tool)) yield* save(name, answer.state.url)
+      if (answer.ok && (tool === "browser.close" || tool === "browser_close")) yield* saved.drop(name)
+      return answer
+    })
+
+  const close = (session?: string) => local.close(session).pipe(Effect.andThen(saved.drop(session ?? defaultSession)))
+
+  return { call, close }
+})
+
+/** The local `Sessions` with the host's restore and save: one process, one store. */
+export const layer = Layer.effectContext(
+  Effect.gen(function* () {
+    const local = yield* Sessions
+    const host = yield* make(local)
+    return Context.make(Sessions, Sessions.of({ ...local, call: host.call, close: host.close }))
+  })
+)

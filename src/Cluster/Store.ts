@@ -1,0 +1,74 @@
+/**
+ * Where the cluster keeps what must outlive a process: its messages and shard locks, the workflows' progress, the
+ * sessions' saved state and the step and engine events. PostgreSQL when a URL names one (a fleet shares it), else an
+ * embedded SQLite file for one machine. Both speak the same `SqlClient`, so everything above is written once.
+ */
+import { homedir } from "node:os"
+import { join } from "node:path"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { Effect, Layer, Redacted } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+import * as Sqlite from "../Store/Sqlite.ts"
+
+export type StoreOptions =
+  | { readonly kind: "postgres"; readonly url: Redacted.Redacted }
+  | { readonly kind: "embedded"; readonly file: string }
+
+/** `DATABASE_URL` (or `SWITCHYARD_DATABASE_URL`) names PostgreSQL; otherwise `SWITCHYARD_STORE` or the default file. */
+export const fromEnv = (env: NodeJS.ProcessEnv = process.env, file?: string): StoreOptions => {
+  const url = env.SWITCHYARD_DATABASE_URL ?? env.DATABASE_URL
+  if (url !== undefined && url !== "") return { kind: "postgres", url: Redacted.make(url) }
+  return { kind: "embedded", file: file ?? env.SWITCHYARD_STORE ?? join(homedir(), ".switchyard", "store.db") }
+}
+
+/** What a person sees: the file, or the database with its password left out. */
+export const describe = (options: StoreOptions) => {
+  if (options.kind === "embedded") return `embedded SQLite at ${options.file}`
+  try {
+    const url = new URL(Redacted.value(options.url))
+    return `PostgreSQL at ${url.hostname}:${url.port || 5432}${url.pathname}`
+  } catch {
+    return "PostgreSQL"
+  }
+}
+
+/** The `SqlClient` for `options`, with the tables this project adds beside the cluster's own. */
+export const layer = (options: StoreOptions): Layer.Layer<SqlClient.SqlClient, SqlError> =>
+  Layer.effectDiscard(migrate).pipe(
+    Layer.provideMerge(
+      options.kind === "postgres"
+        ? PgClient.layer({ url: options.url, applicationName: "switchyard" })
+        : Sqlite.layer({ filename: options.file })
+    )
+  )
+
+/**
+ * The step and engine events (seed 001 §10's `task_events`, so its dashboard queries run as written on PostgreSQL)
+ * and each session's saved page state. Created when missing; the cluster creates its own tables itself.
+ */
+const migrate = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.onDialectOrElse({
+    pg: () =>
+      sql`CREATE TABLE IF NOT EXISTS task_events (
+        id BIGSERIAL PRIMARY KEY,
+        workflow_run_id TEXT NOT NULL,
+        event_type TEXT NOT NULL,
+        data JSONB NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
+    orElse: () =>
+      sql`CREATE TABLE IF NOT EXISTS task_events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        workflow_run_id TEXT NOT NULL,
+        event_type TEXT NOT NULL,
+        data TEXT NOT NULL,
+        created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))`
+  })
+  yield* sql`CREATE INDEX IF NOT EXISTS task_events_run ON task_events (workflow_run_id, event_type)`
+  yield* sql`CREATE TABLE IF NOT EXISTS session_state (
+    session TEXT PRIMARY KEY,
+    url TEXT NOT NULL,
+    state TEXT NOT NULL,
+    updated_at TEXT NOT NULL)`
+})

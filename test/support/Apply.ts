@@ -1,0 +1,86 @@
+/** `switchyard apply` as users run it, for tests: a real process on an embedded store, JSON-RPC on its stdin. */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
+import { existsSync } from "node:fs"
+import { join } from "node:path"
+import { createInterface } from "node:readline"
+import { DatabaseSync } from "node:sqlite"
+
+const main = join(import.meta.dirname, "..", "..", "src", "Main.ts")
+
+export interface ApplyProcess {
+  readonly child: ChildProcessWithoutNullStreams
+  readonly call: (method: string, params?: unknown) => Promise<Record<string, unknown>>
+  /** The `apply.done` notification, or what the process said when it exited without one. */
+  readonly done: Promise<Record<string, unknown>>
+  readonly exited: Promise<number | null>
+  readonly stderr: () => string
+}
+
+export const startApply = (args: ReadonlyArray<string>, env: Record<string, string>): ApplyProcess => {
+  const child = spawn(process.execPath, [main, "apply", ...args], {
+    env: { ...process.env, SWITCHYARD_IDLE_TIMEOUT_MS: "0", ...env },
+    stdio: ["pipe", "pipe", "pipe"]
+  })
+  let stderr = ""
+  child.stderr.on("data", (chunk) => {
+    stderr = (stderr + String(chunk)).slice(-20_000)
+  })
+  const waiting = new Map<unknown, (answer: Record<string, unknown>) => void>()
+  let resolveDone: (value: Record<string, unknown>) => void = () => {}
+  const done = new Promise<Record<string, unknown>>((resolve) => {
+    resolveDone = resolve
+  })
+  createInterface({ input: child.stdout }).on("line", (line) => {
+    const message = JSON.parse(line) as Record<string, unknown>
+    if (message.method === "apply.done") return resolveDone(message.params as Record<string, unknown>)
+    waiting.get(message.id)?.(message)
+    waiting.delete(message.id)
+  })
+  const exited = new Promise<number | null>((resolve) =>
+    child.once("exit", (code) => {
+      resolveDone({ ok: false, exited: code, stderr: stderr.slice(-3_000) })
+      for (const w of waiting.values()) w({ error: { message: `exited: ${stderr.slice(-2_000)}` } })
+      resolve(code)
+    })
+  )
+  let id = 0
+  return {
+    child,
+    done,
+    exited,
+    stderr: () => stderr,
+    call: (method, params = {}) =>
+      new Promise((resolve) => {
+        const callId = ++id
+        waiting.set(callId, resolve)
+        child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: callId, method, params })}\n`)
+      })
+  }
+}
+
+/** The events the store holds, read as another process would while the service runs. */
+export const eventsIn = (file: string): Array<{ type: string; data: Record<string, unknown> }> => {
+  if (!existsSync(file)) return []
+  const db = new DatabaseSync(file, { readOnly: true })
+  try {
+    db.exec("PRAGMA busy_timeout = 5000")
+    return (
+      db.prepare("SELECT event_type, data FROM task_events ORDER BY id").all() as Array<{
+        event_type: string
+        data: string
+      }>
+    ).map((row) => ({ type: row.event_type, data: JSON.parse(row.data) as Record<string, unknown> }))
+  } catch {
+    return []
+  } finally {
+    db.close()
+  }
+}
+
+/** How many times each step started, by step name. */
+export const startsPerStep = (events: ReadonlyArray<{ type: string; data: Record<string, unknown> }>) => {
+  const starts: Record<string, number> = {}
+  for (const e of events)
+    if (e.type === "step_started") starts[String(e.data.step)] = (starts[String(e.data.step)] ?? 0) + 1
+  return starts
+}
