@@ -8,7 +8,7 @@ import type { EngineKind } from "./Engine/EngineId.ts"
 import { BrowserError } from "./Errors/Browser.ts"
 import { EngineFailure } from "./Errors/Engine.ts"
 import type { SideEffect } from "./Errors/Fields.ts"
-import { PageError } from "./Errors/Page.ts"
+import { type ElementRef, PageError } from "./Errors/Page.ts"
 import { ServiceError } from "./Errors/Service.ts"
 
 export const SwitchyardError = Schema.Union([PageError, EngineFailure, BrowserError, ServiceError])
@@ -30,6 +30,8 @@ export interface ErrorInfo {
   readonly sideEffect?: SideEffect
   /** For an engine whose breaker is open: when asking again can help. */
   readonly retryAfterMs?: number
+  /** For a missing or ambiguous target: the closest elements, with references `browser.act` accepts. */
+  readonly elements?: ReadonlyArray<ElementRef>
 }
 
 export const toErrorInfo = (error: SwitchyardError): ErrorInfo => {
@@ -41,6 +43,7 @@ export const toErrorInfo = (error: SwitchyardError): ErrorInfo => {
     ...(error.engine === undefined ? {} : { engine: error.engine }),
     ...(error.action === undefined ? {} : { action: error.action }),
     ...(sideEffect === undefined ? {} : { sideEffect }),
-    ...("retryAfterMs" in error ? { retryAfterMs: error.retryAfterMs } : {})
+    ...("retryAfterMs" in error ? { retryAfterMs: error.retryAfterMs } : {}),
+    ...("elements" in error && error.elements !== undefined ? { elements: error.elements } : {})
   }
 }

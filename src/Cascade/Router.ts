@@ -140,6 +140,17 @@ export class Router extends Context.Service<
           return answer.ok ? Effect.logInfo(line) : Effect.logWarning(line)
         }
 
+        /** The levels whose engine the call means something to (element references: the engine that made them). */
+        const tried = (config: CascadeConfig, bound: Tool.Bound & { readonly _tag: "engine" }) =>
+          Effect.gen(function* () {
+            const levels: Array<CascadeConfig["levels"][number]> = []
+            for (const level of config.levels) {
+              const spec = yield* states.usable(level)
+              if (Option.isNone(spec) || bound.tries(spec.value.capabilities)) levels.push(level)
+            }
+            return levels.length < config.levels.length ? { ...config, levels } : config
+          })
+
         const call = (toolName: string, rawArgs: unknown, meta: Tool.CallMeta = {}) =>
           Effect.suspend(() => {
             const started = Date.now()
@@ -229,7 +240,7 @@ export class Router extends Context.Service<
                 ? answer(base, step, config, { ok: true, result: outcome.success })
                 : fail(toErrorInfo(outcome.failure))
             }
-            const used = cascadeFor(policy, bound.opens ?? lastUrl)
+            const used = yield* tried(cascadeFor(policy, bound.opens ?? lastUrl), bound)
             // Named files answer any file chooser the call's click opens, whichever engine clicks.
             const choosing = <A, E>(self: Effect.Effect<A, E>) =>
               files === undefined ? self : sandbox.chooseFiles(files.success, self).pipe(Effect.map(([a]) => a))

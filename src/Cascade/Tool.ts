@@ -46,6 +46,9 @@ export interface OnEngine<A, R> {
    * page opens during the call is answered with them.
    */
   readonly files?: (args: A) => ReadonlyArray<string>
+  /** Whether the call means anything to an engine with these capabilities; levels whose engine it does not are not
+   * tried (an element reference to an engine that never handed it out). By default every engine is tried. */
+  readonly tries?: (capabilities: Capabilities, args: A) => boolean
 }
 
 /** Work on the session itself, without an engine. */
@@ -61,6 +64,7 @@ export type Bound =
       readonly run: (engine: Engine["Service"]) => Effect.Effect<unknown, SwitchyardError>
       readonly serves: (capabilities: Capabilities) => boolean
       readonly files: ReadonlyArray<string>
+      readonly tries: (capabilities: Capabilities) => boolean
     }
   | {
       readonly _tag: "session"
@@ -236,7 +240,8 @@ export const make = <
       opens: work.opens?.(args),
       run: (engine) => work.run(engine, args),
       serves: (capabilities) => work.serves?.(capabilities, args) ?? true,
-      files: work.files?.(args) ?? []
+      files: work.files?.(args) ?? [],
+      tries: (capabilities) => work.tries?.(capabilities, args) ?? true
     }
   }
   return {

@@ -21,8 +21,35 @@ const Navigated = Schema.Struct({ url: Schema.String, title: Schema.String, stat
 const Acted = Schema.Struct({
   success: Schema.Literal(true),
   description: Schema.String,
-  action: Schema.optional(Action)
+  action: Schema.optional(Action),
+  navigated: Schema.optional(Schema.Struct({ url: Schema.String, title: Schema.String }))
 })
+
+/** `{ref: "e12", method?, arguments?}`: an element handed out by browser.observe or browser.extract, acted on. */
+const OnReference = Schema.Struct({
+  ref: text(
+    'An element reference from browser.observe or browser.extract, e.g. "e12" or "f1e3" (an element in a frame).'
+  ),
+  method: Schema.optional(
+    text("What to do: click (default), fill, type, press, check, uncheck, selectOption, hover, doubleClick.")
+  ),
+  arguments: Schema.optional(
+    Schema.Array(Schema.String).annotate({
+      description: "The value to fill or type, the key to press, the option to select."
+    })
+  )
+})
+
+/** The Action a call means: a reference becomes an Action whose selector is the reference. */
+const actionOf = (args: typeof OnReference.Type) => ({
+  selector: args.ref,
+  method: args.method ?? "click",
+  arguments: args.arguments ?? [],
+  description: ""
+})
+
+/** Element references (`e12`, `f1e3`, `x2`, also `aria-ref=e12`) mean something only to engines that hand them out. */
+const isReference = (selector: string) => /^(?:aria-ref=)?(?:(?:f\d+)?e\d+|x\d+)$/.test(selector.trim())
 const Image = Schema.Struct({ mimeType: Schema.Literal("image/png"), data: Schema.String })
 const Status = Schema.Struct({
   active: Schema.Boolean,
@@ -61,9 +88,21 @@ const Dialog = Schema.Struct({
   url: Schema.String
 })
 
-/** The files an act names: an `upload … to …` sentence, or a `setInputFiles` action's arguments. */
-const filesOfAct = (args: { readonly instruction: string } | { readonly action: Action }): ReadonlyArray<string> => {
-  if ("action" in args) return /^(setinputfiles|upload)$/i.test(args.action.method) ? args.action.arguments : []
+const uploads = /^(setinputfiles|upload)$/i
+
+/** The files an act names: an `upload … to …` sentence, or a `setInputFiles` action's (or reference's) arguments. */
+const filesOfAct = (
+  args:
+    | { readonly instruction: string }
+    | { readonly action: Action }
+    | {
+        readonly ref: string
+        readonly method?: string | undefined
+        readonly arguments?: ReadonlyArray<string> | undefined
+      }
+): ReadonlyArray<string> => {
+  if ("action" in args) return uploads.test(args.action.method) ? args.action.arguments : []
+  if ("ref" in args) return uploads.test(args.method ?? "") ? (args.arguments ?? []) : []
   const parsed = Instruction.parse(args.instruction)
   return parsed._tag === "Success" && parsed.success.kind === "upload" ? parsed.success.files : []
 }
@@ -83,7 +122,7 @@ export const tools = [
     title: "Act on the page",
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     description:
-      "Do one thing on the current page: click, type, select, check, press a key, scroll. Give one action per call, or replay an action from browser.observe.",
+      "Do one thing on the current page: click, type, select, check, press a key, scroll. Give one action per call, act on an element reference from browser.observe or browser.extract ({ref, method, arguments}), or replay an action from browser.observe.",
     args: Schema.Union([
       Schema.Struct({
         instruction: text(
@@ -92,13 +131,17 @@ export const tools = [
       }),
       Schema.Struct({
         action: Action.annotate({ description: "An action returned by browser.observe, replayed exactly." })
-      })
+      }),
+      OnReference
     ]),
     result: Acted,
     onEngine: {
-      run: (engine, args) => engine.act("action" in args ? args.action : args.instruction),
+      run: (engine, args) =>
+        engine.act("ref" in args ? actionOf(args) : "action" in args ? args.action : args.instruction),
       isAct: true,
-      serves: (c, args) => ("action" in args ? c.actions : c.instructions !== "none"),
+      serves: (c, args) => ("instruction" in args ? c.instructions !== "none" : c.actions),
+      tries: (c, args) =>
+        !("ref" in args || ("action" in args && isReference(args.action.selector))) || c.references === true,
       files: filesOfAct
     }
   }),

@@ -1,25 +1,50 @@
 /**
- * Finds page elements by what a person sees: the browser's accessibility tree (roles, accessible names, labels),
- * ranked by how well a name matches a target phrase and how well a role fits the verb, each with an XPath to act on.
+ * Finds page elements by what a person sees: the elements of the page (Playwright/Elements.ts: roles, the name a
+ * person reads, a reference), ranked by how well a name matches a target phrase and how well a role fits the verb.
+ *
+ * The fuzzy-match rule — a close name may be suggested, never acted on, unless it is clearly the same thing:
+ * 1. An exact name (ignoring case, accents and punctuation) is acted on. Among several exact names, the ones written
+ *    in the same case as the quote win; a control nested in a same-named control counts once (the inner one).
+ * 2. Otherwise a name that contains every word of the target as whole words ("Email" → "Email address", "Submit" →
+ *    "Submit application") is acted on when it is the only such name for the verb.
+ * 3. Anything looser — a shared word ("Middle name" ~ "Full name"), a word prefix ("Sub" ~ "Submit") — is only a
+ *    suggestion: the call fails with `element_not_found` and lists the closest elements with their references.
+ * A better-fitting role wins a tie (a button over a heading for `click`); a tie that remains is `ambiguous_target`.
  */
-import type { CDPSession } from "playwright-core"
 
 /** What the target is for; decides which roles fit. `any` is a bare target phrase (observe). */
 export type Verb = "click" | "fill" | "select" | "check" | "press" | "hover" | "any"
 
-export interface Candidate {
+/** One element of the page as a person would name it, with the reference that acts on it. */
+export interface Element {
+  /** `e12`, `f2e5` (the frame's number, then the element's), `x3` (a rich-text editor). */
+  readonly ref: string
   readonly role: string
+  /** The name a person reads: accessible name, else placeholder, title, or the text beside or above it. */
   readonly name: string
-  readonly score: number
-  /** Absolute XPath of the element (a text match resolves to its parent element). */
-  readonly xpath: string
+  /** Other names a person may use for it: an untied label beside a placeholder-named field, the placeholder. */
+  readonly also: ReadonlyArray<string>
+  /** References of the interactive elements it is nested in, outermost first. */
+  readonly within: ReadonlyArray<string>
+  /** Whether a pointer cursor marks it as clickable though its role does not say so (div-soup buttons). */
+  readonly clickable: boolean
+  readonly disabled: boolean
+  /** Current value or state a person sees: a field's text, a checkbox's checked state. */
+  readonly value?: string
+  readonly checked?: boolean | "mixed"
+  /** The frame it is in (`iframe "Apply"`), absent for the main frame. */
+  readonly frame?: string
 }
 
-/** `button "Submit"`: how candidates appear in descriptions and errors. */
+/** `textbox "Email"`: how elements appear in descriptions and errors. */
 export const describe = (c: { readonly role: string; readonly name: string }) =>
-  `${c.role === "StaticText" ? "text" : c.role} "${c.name}"`
+  `${c.role}${c.name === "" ? "" : ` "${c.name}"`}`
 
-const clickable = [
+/** `textbox "Email" [ref=e12]`: an element with the reference that acts on it, for messages. */
+export const describeRef = (c: { readonly role: string; readonly name: string; readonly ref: string }) =>
+  `${describe(c)} [ref=${c.ref}]`
+
+const clickableRoles = [
   "button",
   "link",
   "checkbox",
@@ -33,21 +58,25 @@ const clickable = [
   "treeitem"
 ]
 const textEntry = ["textbox", "searchbox", "combobox", "spinbutton"]
-const interactive = [...clickable, ...textEntry, "listbox", "slider", "gridcell"]
-const text = ["StaticText", "image", "heading", "paragraph", "listitem", "cell", "columnheader", "generic", "label"]
+export const interactiveRoles = [...clickableRoles, ...textEntry, "listbox", "slider", "gridcell"]
 
 interface Fit {
   readonly primary: ReadonlyArray<string>
   readonly secondary: ReadonlyArray<string>
-  /** Whether plain text (headings, paragraphs, text nodes) may match when nothing better does. */
+  /** Whether plain text (headings, paragraphs, text) may match when nothing better does. */
   readonly text: boolean
   /** How a miss is worded: `no ${what} named "X"`. */
   readonly what: string
 }
 
 const fits: Record<Verb, Fit> = {
-  click: { primary: clickable, secondary: interactive, text: true, what: "button or link" },
-  fill: { primary: ["textbox", "searchbox", "spinbutton"], secondary: ["combobox"], text: false, what: "text field" },
+  click: { primary: clickableRoles, secondary: interactiveRoles, text: true, what: "button or link" },
+  fill: {
+    primary: ["textbox", "searchbox", "spinbutton"],
+    secondary: ["combobox"],
+    text: false,
+    what: "text field"
+  },
   select: { primary: ["combobox", "listbox"], secondary: [], text: false, what: "dropdown" },
   check: {
     primary: ["checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"],
@@ -55,13 +84,16 @@ const fits: Record<Verb, Fit> = {
     text: false,
     what: "checkbox or radio button"
   },
-  press: { primary: textEntry, secondary: interactive, text: false, what: "focusable element" },
-  hover: { primary: [...clickable, "menu", "menubar"], secondary: interactive, text: true, what: "element" },
-  any: { primary: interactive, secondary: [], text: true, what: "element" }
+  press: { primary: textEntry, secondary: interactiveRoles, text: false, what: "focusable element" },
+  hover: { primary: [...clickableRoles, "menu", "menubar"], secondary: interactiveRoles, text: true, what: "element" },
+  any: { primary: interactiveRoles, secondary: [], text: true, what: "element" }
 }
 
 /** How a miss is worded, e.g. `button or link named "Submit"`. */
 export const lookingFor = (verb: Verb, target: string) => `${fits[verb].what} named "${target}"`
+
+/** Whether an element is something a person operates (not just text), as listed by observe and extract. */
+export const isInteractive = (e: Element) => e.clickable || interactiveRoles.includes(e.role)
 
 const roleWords: Record<string, ReadonlyArray<string>> = {
   button: ["button"],
@@ -120,134 +152,117 @@ export const nameScore = (name: string, query: string) => {
   return overlap >= 0.5 ? Math.round(20 + 20 * overlap) : 0
 }
 
-/** The parts of a CDP `Accessibility.AXNode` the resolver reads. */
-interface AxNode {
-  readonly nodeId: string
-  readonly ignored: boolean
-  readonly role?: { readonly value?: unknown }
-  readonly name?: { readonly value?: unknown }
-  readonly properties?: ReadonlyArray<{ readonly name: string; readonly value: { readonly value?: unknown } }>
-  readonly parentId?: string
-  readonly backendDOMNodeId?: number
+/** How sure a match is: the rule in the module header. */
+export type Match = "exact" | "words" | "loose"
+
+const matchOf = (name: string, query: string): Match | undefined => {
+  const n = normalize(name)
+  const q = normalize(query)
+  if (n === "" || q === "") return undefined
+  if (n === q) return "exact"
+  const wanted = q.split(" ").filter((w) => !stopWords.has(w))
+  const have = new Set(n.split(" "))
+  if (wanted.length > 0 && wanted.every((w) => have.has(w))) return "words"
+  return nameScore(name, query) > 0 ? "loose" : undefined
 }
 
-interface Scored {
-  readonly role: string
-  readonly name: string
+export interface Scored {
+  readonly element: Element
   readonly score: number
-  readonly backendNodeId: number
+  readonly match: Match
+  /** The name matched is written exactly as quoted (same case). */
+  readonly sameCase: boolean
+  /** 2 primary role for the verb, 1 secondary, 0 text. */
+  readonly tier: number
 }
 
-const property = (node: AxNode, name: string) => node.properties?.find((p) => p.name === name)?.value.value
+const collapse = (s: string) => s.replace(/\s+/g, " ").trim()
 
-/** Scores every named, non-ignored node of the tree for a verb and a target phrase; best first, zero scores dropped. */
-export const rank = (nodes: ReadonlyArray<AxNode>, verb: Verb, target: string): Array<Scored> => {
+/** Scores every element for a verb and a target phrase; best first, non-matches dropped. */
+export const rank = (elements: ReadonlyArray<Element>, verb: Verb, target: string): Array<Scored> => {
   const fit = fits[verb]
   const { full, name: stripped, hint } = parseTarget(target)
-  const byId = new Map(nodes.map((n) => [n.nodeId, n]))
-  const insideSelect = (node: AxNode) => {
-    for (let p = node.parentId; p !== undefined; p = byId.get(p)?.parentId) {
-      if (byId.get(p)?.role?.value === "MenuListPopup") return true
-    }
-    return false
-  }
+  const raw = collapse(target)
   const scored: Array<Scored> = []
-  for (const node of nodes) {
-    const role = node.role?.value
-    const name = node.name?.value
-    if (node.ignored || typeof role !== "string" || typeof name !== "string" || node.backendDOMNodeId === undefined) {
-      continue
-    }
-    if (name.trim() === "") continue
-    const roleScore = fit.primary.includes(role)
-      ? 35
-      : fit.secondary.includes(role)
-        ? 15
-        : fit.text && text.includes(role) && property(node, "editable") === undefined
+  for (const element of elements) {
+    const role = element.role
+    const tier = fit.primary.includes(role)
+      ? 2
+      : fit.secondary.includes(role) || (element.clickable && (verb === "click" || verb === "hover"))
+        ? 1
+        : fit.text && !interactiveRoles.includes(role)
           ? 0
           : undefined
-    if (roleScore === undefined || insideSelect(node)) continue
-    const match = Math.max(nameScore(name, full), nameScore(name, stripped))
-    if (match === 0) continue
+    if (tier === undefined) continue
+    let best: { score: number; match: Match; sameCase: boolean } | undefined
+    for (const name of [element.name, ...element.also]) {
+      if (name.trim() === "") continue
+      for (const query of [full, stripped]) {
+        const match = matchOf(name, query)
+        if (match === undefined) continue
+        const score = nameScore(name, query)
+        const sameCase = collapse(name) === raw
+        if (best === undefined || score > best.score || (score === best.score && sameCase && !best.sameCase)) {
+          best = { score, match, sameCase }
+        }
+      }
+    }
+    if (best === undefined) continue
     const hinted = hint?.includes(role) ? 10 : 0
-    const disabled = property(node, "disabled") === true ? -20 : 0
+    const disabled = element.disabled ? -20 : 0
+    const roleScore = [0, 15, 35][tier]!
     scored.push({
-      role,
-      name: name.trim(),
-      score: match + roleScore + hinted + disabled,
-      backendNodeId: node.backendDOMNodeId
+      element,
+      score: best.score + roleScore + hinted + disabled,
+      match: best.match,
+      sameCase: best.sameCase,
+      tier
     })
   }
   return scored.sort((a, b) => b.score - a.score)
 }
 
-/** Names of nodes whose role fits the verb: shown in a miss so the caller sees what is there. */
-export const available = (nodes: ReadonlyArray<AxNode>, verb: Verb, limit = 10) => {
-  const fit = fits[verb]
-  const names = new Set<string>()
-  for (const node of nodes) {
-    const role = node.role?.value
-    const name = node.name?.value
-    if (node.ignored || typeof role !== "string" || typeof name !== "string" || name.trim() === "") continue
-    if (fit.primary.includes(role) || fit.secondary.includes(role)) names.add(describe({ role, name: name.trim() }))
-    if (names.size >= limit) break
-  }
-  return [...names]
-}
+export type Choice =
+  | { readonly _tag: "one"; readonly chosen: Scored }
+  | { readonly _tag: "ambiguous"; readonly tied: ReadonlyArray<Scored> }
+  | { readonly _tag: "none"; readonly closest: ReadonlyArray<Scored> }
 
-// Runs in the page with `this` bound to the node: its absolute XPath, or null outside the main document.
-const xpathFunction = `function () {
-  let el = this.nodeType === Node.TEXT_NODE ? this.parentElement : this
-  if (!el || el.nodeType !== Node.ELEMENT_NODE || el.getRootNode() !== document) return null
-  const parts = []
-  for (; el && el.nodeType === Node.ELEMENT_NODE; el = el.parentElement) {
-    const html = el.namespaceURI === "http://www.w3.org/1999/xhtml"
-    const name = el.localName
-    const test = html ? name : "*[local-name()='" + name + "']"
-    const same = el.parentElement ? Array.from(el.parentElement.children).filter((c) => c.localName === name) : [el]
-    parts.unshift(same.length > 1 ? test + "[" + (same.indexOf(el) + 1) + "]" : test)
-  }
-  return "/" + parts.join("/")
-}`
-
-const xpathOf = async (cdp: CDPSession, backendNodeId: number, timeout: number) => {
-  const { object } = await cdp.send("DOM.resolveNode", { backendNodeId }, { timeout })
-  if (object.objectId === undefined) return null
-  const { result } = await cdp.send(
-    "Runtime.callFunctionOn",
-    { objectId: object.objectId, functionDeclaration: xpathFunction, returnByValue: true },
-    { timeout }
+/** Drops an element when a same-named element nested in it is also in the list: the pair is one target. */
+const nestedOnce = (list: ReadonlyArray<Scored>) =>
+  list.filter(
+    (outer) =>
+      !list.some(
+        (inner) =>
+          inner !== outer &&
+          inner.element.within.includes(outer.element.ref) &&
+          normalize(inner.element.name) === normalize(outer.element.name)
+      )
   )
-  await cdp.send("Runtime.releaseObject", { objectId: object.objectId }, { timeout }).catch(() => undefined)
-  return typeof result.value === "string" ? result.value : null
+
+/** Among sure matches: the best-fitting role, then exact names over whole-word ones, enabled, then same case. */
+const narrowed = (list: ReadonlyArray<Scored>) => {
+  const once = nestedOnce(list)
+  const tier = Math.max(...once.map((s) => s.tier))
+  const fitting = once.filter((s) => s.tier === tier)
+  const exact = fitting.filter((s) => s.match === "exact")
+  const closest = exact.length > 0 ? exact : fitting
+  const enabled = closest.some((s) => !s.element.disabled) ? closest.filter((s) => !s.element.disabled) : closest
+  const sameCase = enabled.filter((s) => s.sameCase)
+  return sameCase.length > 0 ? sameCase : enabled
 }
 
-export interface Resolution {
-  /** Distinct elements, best first, at most `limit`. */
-  readonly candidates: ReadonlyArray<Candidate>
-  /** What fits the verb on the page, for a helpful miss. */
-  readonly available: ReadonlyArray<string>
+/** Applies the fuzzy-match rule (module header) to ranked elements. */
+export const choose = (ranked: ReadonlyArray<Scored>, limit = 5): Choice => {
+  const sure = ranked.filter((s) => s.match !== "loose")
+  if (sure.length === 0) return { _tag: "none", closest: ranked.slice(0, limit) }
+  const left = narrowed(sure)
+  return left.length === 1 ? { _tag: "one", chosen: left[0]! } : { _tag: "ambiguous", tied: left }
 }
 
-/** Reads the tree of the page behind `cdp` and returns the best candidates for a verb and target phrase. */
-export const resolve = async (
-  cdp: CDPSession,
-  verb: Verb,
-  target: string,
-  options: { readonly limit?: number; readonly timeoutMs?: number } = {}
-): Promise<Resolution> => {
-  const timeout = options.timeoutMs ?? 5_000
-  const limit = options.limit ?? 10
-  const { nodes } = await cdp.send("Accessibility.getFullAXTree", {}, { timeout })
-  const ranked = rank(nodes, verb, target)
-  const candidates: Array<Candidate> = []
-  const seen = new Set<string>()
-  for (const c of ranked) {
-    if (candidates.length >= limit) break
-    const xpath = await xpathOf(cdp, c.backendNodeId, timeout).catch(() => null)
-    if (xpath === null || seen.has(xpath)) continue
-    seen.add(xpath)
-    candidates.push({ role: c.role, name: c.name, score: c.score, xpath })
-  }
-  return { candidates, available: candidates.length === 0 ? available(nodes, verb) : [] }
+/** Elements whose role fits the verb: shown in a miss when nothing came close. */
+export const available = (elements: ReadonlyArray<Element>, verb: Verb, limit = 10) => {
+  const fit = fits[verb]
+  return elements
+    .filter((e) => fit.primary.includes(e.role) || fit.secondary.includes(e.role) || (e.clickable && verb === "click"))
+    .slice(0, limit)
 }

@@ -37,6 +37,8 @@ export interface Capabilities {
   readonly observe: boolean
   /** Works from screenshots (coordinates) rather than the DOM. */
   readonly vision: boolean
+  /** `act` understands element references (`e12`) handed out by its own `observe` and `extract`. */
+  readonly references?: boolean
 }
 
 export interface NavigateResult {
@@ -51,6 +53,8 @@ export interface ActResult {
   readonly description: string
   /** The concrete action that was run, when the engine knows it. */
   readonly action?: Action
+  /** Where the page is after an action that navigated or changed the route, once it settled. */
+  readonly navigated?: { readonly url: string; readonly title: string }
 }
 
 export interface ScreenshotOptions {

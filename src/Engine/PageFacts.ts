@@ -53,7 +53,11 @@ export interface PageFacts {
 
 export const factKeys = ["url", "title", "text", "headings", "links", "fields"] as const
 
-/** Runs in the page: visible text, headings, links and form fields with their labels and current values. */
+/**
+ * Runs in the page: visible text (open shadow roots included; adjacent buttons and cells kept apart, never "yesOk"),
+ * headings, links, form fields with their labels (a label tied to the field, else aria, placeholder, title or the text
+ * before it) and current values, and the titles of repeated items (job cards, result rows).
+ */
 export const collectFacts = (maxText: number) => {
   const clean = (s: string | null | undefined) => (s ?? "").replace(/\s+/g, " ").trim()
   const visible = (el: Element) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== "hidden"
@@ -64,8 +68,61 @@ export const collectFacts = (maxText: number) => {
         .map((id) => document.getElementById(id)?.textContent ?? "")
         .join(" ")
     )
+  /** Every element matching `selector`, inside open shadow roots too. */
+  const deepAll = (selector: string): Array<Element> => {
+    const found: Array<Element> = []
+    const visit = (root: Document | ShadowRoot) => {
+      found.push(...Array.from(root.querySelectorAll(selector)))
+      for (const el of Array.from(root.querySelectorAll("*"))) if (el.shadowRoot) visit(el.shadowRoot)
+    }
+    visit(document)
+    return found
+  }
+  const textOf = (root: Node) => {
+    const parts: Array<string> = []
+    const skip = ["script", "style", "noscript", "template", "head", "select", "option"]
+    const walk = (node: Node) => {
+      if (node.nodeType === Node.TEXT_NODE) return void parts.push(node.textContent ?? "")
+      if (node.nodeType !== Node.ELEMENT_NODE && node.nodeType !== Node.DOCUMENT_FRAGMENT_NODE) return
+      const el = node as HTMLElement
+      if (node.nodeType === Node.ELEMENT_NODE && skip.includes(el.localName)) return
+      const style = node.nodeType === Node.ELEMENT_NODE ? getComputedStyle(el) : undefined
+      if (style?.display === "none") return
+      const display = style?.display ?? "inline"
+      const gap =
+        el.localName === "br"
+          ? "\n"
+          : display === "inline"
+            ? ""
+            : display === "table-cell"
+              ? "\t"
+              : display.startsWith("inline")
+                ? " "
+                : "\n"
+      parts.push(gap)
+      const children =
+        el.localName === "slot"
+          ? (el as unknown as HTMLSlotElement).assignedNodes()
+          : Array.from((el.shadowRoot ?? el).childNodes)
+      if (style?.visibility !== "hidden" || children.length > 0) for (const child of children) walk(child)
+      parts.push(gap)
+    }
+    walk(root)
+    return parts.join("")
+  }
+  const before = (el: Element) => {
+    for (let node: Element | null = el, level = 0; node !== null && level < 3; node = node.parentElement, level++) {
+      for (let sib = node.previousElementSibling; sib !== null; sib = sib.previousElementSibling) {
+        if (sib.matches("input, select, textarea, button") || sib.querySelector("input, select, textarea, button"))
+          break
+        const text = clean((sib as HTMLElement).innerText).replace(/[\s:*]+$/, "")
+        if (text !== "") return text.slice(0, 80)
+      }
+    }
+    return ""
+  }
   const skipped = ["hidden", "submit", "button", "reset", "image"]
-  const fields = Array.from(document.querySelectorAll("input, select, textarea"))
+  const fields = deepAll("input, select, textarea")
     .filter((el) => !(el instanceof HTMLInputElement && skipped.includes(el.type)))
     .map((node) => {
       const el = node as HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement
@@ -74,7 +131,8 @@ export const collectFacts = (maxText: number) => {
         clean(el.getAttribute("aria-label")) ||
         byIds(el.getAttribute("aria-labelledby")) ||
         clean(el.getAttribute("placeholder")) ||
-        clean(el.getAttribute("title"))
+        clean(el.getAttribute("title")) ||
+        before(el)
       const toggle = el instanceof HTMLInputElement && (el.type === "checkbox" || el.type === "radio")
       return {
         label,
@@ -86,27 +144,46 @@ export const collectFacts = (maxText: number) => {
         ...(el instanceof HTMLSelectElement ? { options: Array.from(el.options).map((o) => o.label.trim()) } : {})
       }
     })
+  // Repeated items: the largest group of three or more siblings built alike (tag and class), each with a title.
+  const titleOf = (el: Element) =>
+    clean(
+      (el.querySelector("h1, h2, h3, h4, h5, h6, [role=heading], a[href], strong, b") as HTMLElement | null)?.innerText
+    )
+  let items: Array<string> = []
+  for (const parent of deepAll("ul, ol, tbody, div, section, main, [role=list], [role=feed]")) {
+    const groups = new Map<string, Array<Element>>()
+    for (const child of Array.from(parent.children)) {
+      const key = `${child.localName}.${Array.from(child.classList).sort().join(".")}`
+      groups.set(key, [...(groups.get(key) ?? []), child])
+    }
+    for (const group of groups.values()) {
+      if (group.length < 3 || group.length <= items.length) continue
+      const titles = group.filter(visible).map(titleOf)
+      if (titles.length >= 3 && titles.every((t) => t !== "")) items = titles
+    }
+  }
   const body = document.body
   return {
     url: location.href,
     title: document.title,
-    text: (body?.innerText ?? "")
-      .replace(/[ \t]+/g, " ")
+    text: (body === null ? "" : textOf(body))
+      .replace(/[ \t\u00a0]+/g, " ")
       .replace(/\s*\n\s*/g, "\n")
       .trim()
       .slice(0, maxText),
-    headings: Array.from(document.querySelectorAll("h1, h2, h3, h4, h5, h6, [role=heading]"))
+    headings: deepAll("h1, h2, h3, h4, h5, h6, [role=heading]")
       .filter(visible)
       .map((h) => clean((h as HTMLElement).innerText))
       .filter((h) => h !== ""),
-    links: Array.from(document.querySelectorAll("a[href]"))
+    links: deepAll("a[href]")
       .filter(visible)
       .slice(0, 200)
       .map((a) => ({
         text: clean((a as HTMLElement).innerText) || clean(a.getAttribute("aria-label")),
         href: (a as HTMLAnchorElement).href
       })),
-    fields
+    fields,
+    items
   }
 }
 
@@ -159,7 +236,69 @@ export const fillSchema = (raw: RawFacts, schema: unknown): Result.Result<unknow
   return Result.succeed(out)
 }
 
-export const toFacts = (raw: RawFacts): PageFacts => ({
+export const toFacts = ({ items: _items, ...raw }: RawFacts): PageFacts => ({
   ...raw,
   fields: raw.fields.map(({ id: _id, ...field }) => field)
 })
+
+/** An interactive element as extract lists it: the reference `browser.act` accepts, its role, name and value. */
+export interface Control {
+  readonly ref: string
+  readonly role: string
+  readonly name: string
+  readonly value?: string
+  readonly checked?: boolean | "mixed"
+  readonly disabled?: boolean
+  readonly frame?: string
+}
+
+const generic = new Set(
+  "the a an all every any list get read show give me what which are is of on in this that page from for and or with to their its there here please extract find".split(
+    " "
+  )
+)
+
+const words = (s: string) =>
+  s
+    .normalize("NFKD")
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, " ")
+    .split(" ")
+    .filter((w) => w !== "" && !generic.has(w))
+
+const singular = (w: string) => (w.length > 3 && w.endsWith("s") ? w.slice(0, -1) : w)
+
+const kinds: ReadonlyArray<readonly [ReadonlyArray<string>, (f: RawFacts, c: ReadonlyArray<Control>) => unknown]> = [
+  [["button"], (_f, c) => c.filter((x) => x.role === "button" || x.role === "generic")],
+  [["link"], (f) => f.links],
+  [["field", "input", "form", "textbox"], (f) => f.fields.map(({ id: _id, ...field }) => field)],
+  [["control", "element"], (_f, c) => c],
+  [["heading", "header", "section"], (f) => f.headings],
+  [["title", "name", "item", "result", "listing", "job", "position", "role", "opening", "card", "row"], (f) => f.items]
+]
+
+/**
+ * What an extract instruction asks for, read without a model: a kind of thing ("the buttons", "the links", "the job
+ * titles" → the titles of the page's repeated items), else the lines of text that mention the instruction's words.
+ * Undefined when the instruction asks for the whole page ("", "everything", "the page").
+ */
+export const focus = (instruction: string, raw: RawFacts, controls: ReadonlyArray<Control>): unknown => {
+  const wanted = words(instruction).map(singular)
+  if (wanted.length === 0 || wanted.every((w) => ["everything", "page", "content", "text", "data"].includes(w))) {
+    return undefined
+  }
+  for (const [names, pick] of kinds) {
+    if (!wanted.some((w) => names.includes(w))) continue
+    const found = pick(raw, controls)
+    if (!Array.isArray(found) || found.length > 0) return found
+  }
+  const lines = raw.text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "")
+  const hits = lines.filter((line) => {
+    const have = new Set(words(line).map(singular))
+    return wanted.some((w) => have.has(w))
+  })
+  return hits.length > 0 ? hits.slice(0, 50) : undefined
+}

@@ -4,7 +4,9 @@
  * (Playwright/Instructions.ts), and page facts; its failures are mapped in Playwright/Errors.ts.
  */
 import { DateTime, Effect, Layer } from "effect"
+import type { Page } from "playwright-core"
 import type { SwitchyardError } from "../Errors.ts"
+import * as AccessibilityTree from "./AccessibilityTree.ts"
 import { BrowserSession } from "./BrowserSession.ts"
 import { type Action, type Capabilities, Engine, type ScreenshotOptions } from "./Engine.ts"
 import * as Instruction from "./Instruction.ts"
@@ -20,7 +22,7 @@ export interface PlaywrightEngineOptions {
   readonly navigationTimeoutMs?: number
   /** Limit for one page action, screenshot or evaluation; default 10 s. */
   readonly actionTimeoutMs?: number
-  /** How long an Action's selector may take to appear before ElementNotFound; default 2 s. */
+  /** How long a target (name, reference, selector) may take to appear before ElementNotFound; default 5 s. */
   readonly elementWaitMs?: number
   readonly connectTimeoutMs?: number
   /** Bound on disconnecting when the layer is released; default 5 s. */
@@ -29,12 +31,35 @@ export interface PlaywrightEngineOptions {
   readonly maxTextChars?: number
 }
 
+/** Page facts of the main frame and of every child frame (cross-origin ones too), as one page. */
+const readFacts = async (page: Page, maxTextChars: number): Promise<PageFacts.RawFacts> => {
+  const main = await page.evaluate(PageFacts.collectFacts, maxTextChars)
+  const children = await Promise.all(
+    page
+      .frames()
+      .filter((f) => f !== page.mainFrame())
+      .slice(0, 20)
+      .map((f) => f.evaluate(PageFacts.collectFacts, maxTextChars).catch(() => undefined))
+  )
+  const all = { ...main, headings: [...main.headings], links: [...main.links], fields: [...main.fields] }
+  for (const f of children) {
+    if (f === undefined) continue
+    all.text = `${all.text}\n${f.text}`.slice(0, maxTextChars)
+    all.headings.push(...f.headings)
+    all.links.push(...f.links)
+    all.fields.push(...f.fields)
+    if (f.items.length > all.items.length) all.items = f.items
+  }
+  return all
+}
+
 export const capabilities: Capabilities = {
   instructions: "grammar",
   actions: true,
   extract: "page-facts",
   observe: true,
-  vision: false
+  vision: false,
+  references: true
 }
 
 export const make = Effect.fn("PlaywrightEngine.make")(function* (options: PlaywrightEngineOptions = {}) {
@@ -46,7 +71,7 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
     limits: {
       navigationTimeoutMs: options.navigationTimeoutMs ?? 30_000,
       actionTimeoutMs: options.actionTimeoutMs ?? 10_000,
-      elementWaitMs: options.elementWaitMs ?? 2_000
+      elementWaitMs: options.elementWaitMs ?? 5_000
     },
     ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
     ...(options.releaseTimeoutMs === undefined ? {} : { releaseTimeoutMs: options.releaseTimeoutMs })
@@ -81,12 +106,27 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
       return yield* Instructions.observe(sp, instruction)
     }),
 
-    extract: Effect.fn("PlaywrightEngine.extract")(function* (_instruction: string, jsonSchema?: unknown) {
+    extract: Effect.fn("PlaywrightEngine.extract")(function* (instruction: string, jsonSchema?: unknown) {
       yield* sp.ensureConnected("extract")
-      const raw = yield* attempt(at("extract"), () => page.evaluate(PageFacts.collectFacts, maxTextChars))
-      return jsonSchema === undefined
-        ? PageFacts.toFacts(raw)
-        : yield* Effect.fromResult(PageFacts.fillSchema(raw, jsonSchema))
+      const raw = yield* attempt(at("extract"), () => readFacts(page, maxTextChars))
+      if (jsonSchema !== undefined) return yield* Effect.fromResult(PageFacts.fillSchema(raw, jsonSchema))
+      const controls = (yield* Actions.readElements(sp, "extract")).filter(AccessibilityTree.isInteractive).map(
+        (e): PageFacts.Control => ({
+          ref: e.ref,
+          role: e.role,
+          name: e.name,
+          ...(e.value === undefined ? {} : { value: e.value }),
+          ...(e.checked === undefined ? {} : { checked: e.checked }),
+          ...(e.disabled ? { disabled: true } : {}),
+          ...(e.frame === undefined ? {} : { frame: e.frame })
+        })
+      )
+      const facts = PageFacts.toFacts(raw)
+      const answer = PageFacts.focus(instruction, raw, controls)
+      // What was asked comes first; the page's whole text only when nothing narrower answered.
+      if (answer === undefined) return { ...facts, controls }
+      const { text: _text, ...rest } = facts
+      return { answer, ...rest, controls }
     }),
 
     screenshot: Effect.fn("PlaywrightEngine.screenshot")(function* (options?: ScreenshotOptions) {

@@ -5,10 +5,21 @@
 import { Schema } from "effect"
 import { context, SideEffect } from "./Fields.ts"
 
+/** An element a page-level error points the caller to: its reference (for `browser.act`), role and name. */
+export const ElementRef = Schema.Struct({
+  ref: Schema.String,
+  role: Schema.String,
+  name: Schema.String,
+  frame: Schema.optional(Schema.String)
+})
+export type ElementRef = typeof ElementRef.Type
+
 /** No element matched what the call looked for. The page may still be rendering, so a retry can help. */
 export class ElementNotFound extends Schema.TaggedError<ElementNotFound>()("ElementNotFound", {
   ...context,
-  target: Schema.String
+  target: Schema.String,
+  /** The closest elements on the page, with references the caller can act on. */
+  elements: Schema.optional(Schema.Array(ElementRef))
 }) {
   readonly type = "element_not_found"
   readonly retryable = true
@@ -19,7 +30,9 @@ export class ElementNotFound extends Schema.TaggedError<ElementNotFound>()("Elem
 export class AmbiguousTarget extends Schema.TaggedError<AmbiguousTarget>()("AmbiguousTarget", {
   ...context,
   target: Schema.String,
-  candidates: Schema.Array(Schema.String)
+  candidates: Schema.Array(Schema.String),
+  /** The tied elements, with references the caller can act on. */
+  elements: Schema.optional(Schema.Array(ElementRef))
 }) {
   readonly type = "ambiguous_target"
   readonly retryable = false

@@ -1,16 +1,21 @@
 /**
  * Concrete Actions (`{selector, method, arguments, description}`, Stagehand's observe-result shape) run on the
- * session's page: the methods the engine knows, how each reads in a log, and running one on exactly one element.
+ * session's page: the methods the engine knows, how each reads in a log, and running one on exactly one element —
+ * named by a selector or by a reference from observe/extract (`e12`, `aria-ref=e12`) — with the pointer and
+ * keyboard of a person (Pointer.ts), waiting for what the action started to settle (Settle.ts).
  */
 import { Effect } from "effect"
 import type { Locator } from "playwright-core"
 import { Unsupported } from "../../Errors/Engine.ts"
-import { AmbiguousTarget, ElementNotFound, InvalidInput } from "../../Errors/Page.ts"
+import { AmbiguousTarget, ElementNotFound, type ElementRef, InvalidInput } from "../../Errors/Page.ts"
 import * as AccessibilityTree from "../AccessibilityTree.ts"
 import type { Action, ActResult } from "../Engine.ts"
 import * as PageFacts from "../PageFacts.ts"
+import * as Elements from "./Elements.ts"
 import { attempt, engine } from "./Errors.ts"
 import type { SessionPage } from "./Page.ts"
+import * as Pointer from "./Pointer.ts"
+import * as Settle from "./Settle.ts"
 
 type Method =
   | "click"
@@ -110,48 +115,201 @@ const parsePercent = (text: string, label: string) => {
     : Effect.succeed(Number(match[1]))
 }
 
+/** An element as errors point to it. */
+export const refFor = (e: AccessibilityTree.Element): ElementRef => ({
+  ref: e.ref,
+  role: e.role,
+  name: e.name,
+  ...(e.frame === undefined ? {} : { frame: e.frame })
+})
+
+/** Reads the page's elements (every frame), bounded by the action limit. */
+export const readElements = (sp: SessionPage, label: string) =>
+  attempt(sp.at(label), () => sp.elements.read(sp.limits.actionTimeoutMs))
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * The element a reference names. A reference from before a reconnect is unknown; one whose element was re-rendered
+ * (same role and name, new node) is followed to the one element that is clearly the same thing.
+ */
+const byRef = (sp: SessionPage, ref: string, label: string) =>
+  Effect.gen(function* () {
+    const stale = (why: string, elements: ReadonlyArray<AccessibilityTree.Element>) =>
+      Effect.fail(
+        new ElementNotFound({
+          engine,
+          action: label,
+          target: `[ref=${ref}]`,
+          elements: elements.filter(AccessibilityTree.isInteractive).slice(0, 10).map(refFor),
+          message: `${why}; act on a reference from a recent browser.observe or browser.extract (the page's elements are listed in this error's "elements")`
+        })
+      )
+    const before = sp.elements.described(ref)
+    if (before === undefined) {
+      return yield* stale(
+        `the reference ${ref} was not handed out on this page by this engine`,
+        yield* readElements(sp, label)
+      )
+    }
+    // A reference into a frame that is gone (or a document replaced under it) matches nothing.
+    const count = (locator: Locator) =>
+      attempt(sp.at(label), () => locator.count().catch((e) => (/aria-ref/.test(String(e)) ? 0 : Promise.reject(e))))
+    const locator = sp.elements.locate(ref)!
+    if ((yield* count(locator)) === 1) return locator
+    // The reference may just be older than the last read: read again, then follow a re-rendered element.
+    const deadline = Date.now() + sp.limits.elementWaitMs
+    for (;;) {
+      const elements = yield* readElements(sp, label)
+      const again = sp.elements.locate(ref)!
+      if ((yield* count(again)) === 1) return again
+      const same = elements.filter(
+        (e) =>
+          e.role === before.role &&
+          AccessibilityTree.normalize(e.name) === AccessibilityTree.normalize(before.name) &&
+          before.name !== ""
+      )
+      if (same.length === 1) return sp.elements.locate(same[0]!.ref)!
+      if (Date.now() >= deadline) {
+        return yield* stale(`${AccessibilityTree.describeRef({ ...before, ref })} is no longer on the page`, elements)
+      }
+      yield* Effect.promise(() => sleep(250))
+    }
+  })
+
+/** The element a selector names: waited for briefly, exactly one. */
+const bySelector = (sp: SessionPage, selector: string, label: string) =>
+  Effect.gen(function* () {
+    const { page, at } = sp
+    const { elementWaitMs } = sp.limits
+    const locator = page.locator(toSelector(selector))
+    // Usually the element is already there: one count answers; only a missing element is waited for.
+    let count = yield* attempt(at(label), () => locator.count())
+    if (count === 0) {
+      yield* attempt(at(label, "none", elementWaitMs), () =>
+        locator.first().waitFor({ state: "attached", timeout: elementWaitMs })
+      ).pipe(
+        Effect.catchTag("Timeout", () =>
+          Effect.fail(
+            new ElementNotFound({
+              engine,
+              action: label,
+              target: selector,
+              message: `no element matches ${selector} (waited ${elementWaitMs} ms)`
+            })
+          )
+        )
+      )
+      count = yield* attempt(at(label), () => locator.count())
+    }
+    if (count > 1) {
+      const candidates = yield* attempt(at(label), () => locator.evaluateAll(PageFacts.summarize))
+      return yield* Effect.fail(
+        new AmbiguousTarget({
+          engine,
+          action: label,
+          target: selector,
+          candidates,
+          message: `${count} elements match ${selector}; a selector must match exactly one`
+        })
+      )
+    }
+    return locator
+  })
+
+const optionRoles = ["option", "menuitem", "menuitemradio", "treeitem", "gridcell"]
+
+/**
+ * A custom dropdown (an ARIA combobox or listbox, not a native <select>): opened as a person opens it — typing into
+ * an editable one, clicking another — then the option named `wanted` is clicked once it shows.
+ */
+const pickOption = (sp: SessionPage, locator: Locator, wanted: string, label: string) =>
+  Effect.gen(function* () {
+    const { page } = sp
+    const timeout = sp.limits.actionTimeoutMs
+    const editable = yield* attempt(sp.at(label, "possible"), () =>
+      locator.evaluate((el) => el instanceof HTMLInputElement || (el as HTMLElement).isContentEditable, undefined, {
+        timeout
+      })
+    )
+    yield* attempt(sp.at(label, "possible"), async () => {
+      await Pointer.approach(page, locator, timeout)
+      await locator.click({ timeout })
+      if (editable) await Pointer.fill(locator, wanted, timeout)
+    })
+    const deadline = Date.now() + sp.limits.elementWaitMs
+    for (;;) {
+      const options = (yield* readElements(sp, label)).filter((e) => optionRoles.includes(e.role))
+      const choice = AccessibilityTree.choose(AccessibilityTree.rank(options, "click", wanted))
+      if (choice._tag === "one") {
+        const option = sp.elements.locate(choice.chosen.element.ref)!
+        yield* attempt(sp.at(label, "possible"), async () => {
+          await Pointer.approach(page, option, timeout)
+          await option.click({ timeout })
+        })
+        return choice.chosen.element
+      }
+      if (choice._tag === "ambiguous" || Date.now() >= deadline) {
+        return yield* Effect.fail(
+          new ElementNotFound({
+            engine,
+            action: label,
+            target: `option ${quote(wanted)}`,
+            elements: options.slice(0, 10).map(refFor),
+            message: `no single option ${quote(wanted)} in ${label}; the options shown are ${options.map((o) => quote(o.name)).join(", ") || "none"}`
+          })
+        )
+      }
+      yield* Effect.promise(() => sleep(200))
+    }
+  })
+
 /**
  * Observe results that are file inputs become uploads: a person reads one as "Resume (choose a file)", not as a
  * button to click, and clicking it only opens a chooser. The files go in the action's arguments.
  */
 export const asUploads = (sp: SessionPage, actions: ReadonlyArray<Action>) =>
-  Effect.gen(function* () {
-    const selectors = actions.map((a) => (a.method === "click" ? toSelector(a.selector) : ""))
-    if (!selectors.some((s) => s.startsWith("xpath="))) return actions
-    const files = yield* attempt(sp.at("observe"), () =>
-      sp.page.evaluate(
-        (paths) =>
-          paths.map((path) => {
-            if (!path.startsWith("xpath=")) return false
-            const el = document.evaluate(
-              path.slice(6),
-              document,
-              null,
-              XPathResult.FIRST_ORDERED_NODE_TYPE,
-              null
-            ).singleNodeValue
-            return el instanceof HTMLInputElement && el.type === "file"
-          }),
-        selectors
+  attempt(sp.at("observe"), () =>
+    Promise.all(
+      actions.map(async (a) => {
+        if (a.method !== "click") return false
+        const locator =
+          Elements.refOf(a.selector) === undefined
+            ? sp.page.locator(toSelector(a.selector))
+            : sp.elements.locate(a.selector)
+        return (
+          locator
+            ?.first()
+            .evaluate((el) => el instanceof HTMLInputElement && el.type === "file", undefined, {
+              timeout: sp.limits.actionTimeoutMs
+            })
+            .catch(() => false) ?? false
+        )
+      })
+    )
+  ).pipe(
+    Effect.map((files) =>
+      actions.map(
+        (a, i): Action =>
+          files[i]
+            ? {
+                ...a,
+                method: "setInputFiles",
+                description: `file upload ${a.description.replace(/^button /, "")} (put the files' paths in arguments, or use browser.upload)`
+              }
+            : a
       )
     )
-    return actions.map(
-      (a, i): Action =>
-        files[i]
-          ? {
-              ...a,
-              method: "setInputFiles",
-              description: `file upload ${a.description.replace(/^button /, "")} (put the files' paths in arguments, or use browser.upload)`
-            }
-          : a
-    )
-  })
+  )
 
-/** Waits briefly for the selector, insists on exactly one match, then runs the method. An empty selector types or
- * presses keys into whatever has focus. */
+/** Methods after which the page may navigate or change its route: the answer waits for it to settle. */
+const mayNavigate: ReadonlyArray<Method> = ["click", "doubleClick", "press", "check", "uncheck", "selectOption"]
+
+/** Runs an Action on exactly one element (a reference or a selector). An empty selector types or presses keys
+ * into whatever has focus. */
 export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: SessionPage, action: Action) {
   const { page, at } = sp
-  const { actionTimeoutMs, elementWaitMs } = sp.limits
+  const { actionTimeoutMs } = sp.limits
   const label = `${action.method} ${action.selector}`.trim()
   const method = methods[action.method.toLowerCase()]
   if (method === undefined) {
@@ -174,7 +332,13 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
       })
     )
   }
-  const done = (text: string): ActResult => ({ success: true, description: text, action })
+  const settle = { graceMs: mayNavigate.includes(method) ? 120 : 0, timeoutMs: actionTimeoutMs }
+  const done = (text: string, settled: Settle.Settled): ActResult => ({
+    success: true,
+    description: settled.navigated === undefined ? text : `${text}; now on ${settled.navigated.url}`,
+    action,
+    ...(settled.navigated === undefined ? {} : { navigated: settled.navigated })
+  })
 
   if (action.selector.trim() === "") {
     if (method !== "press" && method !== "type") {
@@ -182,85 +346,79 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
         new InvalidInput({ engine, action: label, field: "selector", message: `${method} needs a selector` })
       )
     }
-    yield* attempt(at(label, "possible"), () =>
-      method === "press" ? page.keyboard.press(argument!) : page.keyboard.type(argument!)
-    )
-    return done(`${method === "press" ? "pressed" : "typed"} ${quote(argument!)}`)
-  }
-
-  const locator = page.locator(toSelector(action.selector))
-  // Usually the element is already there: one count answers; only a missing element is waited for.
-  let count = yield* attempt(at(label), () => locator.count())
-  if (count === 0) {
-    yield* attempt(at(label, "none", elementWaitMs), () =>
-      locator.first().waitFor({ state: "attached", timeout: elementWaitMs })
-    ).pipe(
-      Effect.catchTag("Timeout", () =>
-        Effect.fail(
-          new ElementNotFound({
-            engine,
-            action: label,
-            target: action.selector,
-            message: `no element matches ${action.selector} (waited ${elementWaitMs} ms)`
-          })
-        )
+    const settled = yield* attempt(at(label, "possible"), () =>
+      Settle.around(
+        page,
+        () => (method === "press" ? page.keyboard.press(argument!) : page.keyboard.type(argument!)),
+        settle
       )
     )
-    count = yield* attempt(at(label), () => locator.count())
+    return done(`${method === "press" ? "pressed" : "typed"} ${quote(argument!)}`, settled)
   }
-  if (count > 1) {
-    const candidates = yield* attempt(at(label), () => locator.evaluateAll(PageFacts.summarize))
-    return yield* Effect.fail(
-      new AmbiguousTarget({
-        engine,
-        action: label,
-        target: action.selector,
-        candidates,
-        message: `${count} elements match ${action.selector}; a selector must match exactly one`
-      })
+
+  const ref = Elements.refOf(action.selector)
+  const locator = ref === undefined ? yield* bySelector(sp, action.selector, label) : yield* byRef(sp, ref, label)
+  const target =
+    action.description ||
+    (ref === undefined
+      ? action.selector
+      : AccessibilityTree.describe(sp.elements.described(ref) ?? { role: "element", name: ref }))
+  if (method === "selectOption") {
+    const native = yield* attempt(at(label), () =>
+      locator.evaluate(PageFacts.selectOptions, undefined, { timeout: actionTimeoutMs })
     )
+    if (native === null) {
+      const picked = yield* pickOption(sp, locator, argument!, label)
+      return done(past.selectOption(target, AccessibilityTree.describe(picked)), {})
+    }
   }
   const option = method === "selectOption" ? yield* matchOption(sp, locator, argument!, label) : undefined
   const percent = method === "scrollTo" ? yield* parsePercent(argument!, label) : 0
   const timeout = actionTimeoutMs
-  yield* attempt(at(label, "possible"), async (): Promise<unknown> => {
-    switch (method) {
-      case "click":
-        return locator.click({ timeout })
-      case "doubleClick":
-        return locator.dblclick({ timeout })
-      case "fill":
-        return locator.fill(argument!, { timeout })
-      case "type":
-        return locator.pressSequentially(argument!, { timeout })
-      case "press":
-        return locator.press(argument!, { timeout })
-      case "check":
-        return locator.check({ timeout })
-      case "uncheck":
-        return locator.uncheck({ timeout })
-      case "selectOption":
-        return locator.selectOption(option === undefined ? argument! : { index: option }, { timeout })
-      case "hover":
-        return locator.hover({ timeout })
-      case "scrollIntoView":
-        return locator.scrollIntoViewIfNeeded({ timeout })
-      case "scrollTo":
-        return locator.evaluate(PageFacts.scrollToPercent, percent, { timeout })
-      case "setInputFiles": {
-        const files = [...action.arguments]
-        // A file input takes the files itself; a button or drop zone in front of one opens its chooser on click.
-        const isFileInput = await locator.evaluate(
-          (el) => el instanceof HTMLInputElement && el.type === "file",
-          undefined,
-          { timeout }
-        )
-        if (isFileInput) return locator.setInputFiles(files, { timeout })
-        // The session answers the chooser this click opens with the files the call named (any engine's click).
-        return locator.click({ timeout })
-      }
-    }
-  })
+  const pointed = ["click", "doubleClick", "check", "uncheck"].includes(method)
+  const settled = yield* attempt(at(label, "possible"), () =>
+    Settle.around(
+      page,
+      async (): Promise<unknown> => {
+        if (pointed) await Pointer.approach(page, locator, timeout)
+        switch (method) {
+          case "click":
+            return locator.click({ timeout })
+          case "doubleClick":
+            return locator.dblclick({ timeout })
+          case "fill":
+            return Pointer.fill(locator, argument!, timeout)
+          case "type":
+            return locator.pressSequentially(argument!, { timeout })
+          case "press":
+            return locator.press(argument!, { timeout })
+          case "check":
+            return locator.check({ timeout })
+          case "uncheck":
+            return locator.uncheck({ timeout })
+          case "selectOption":
+            return locator.selectOption(option === undefined ? argument! : { index: option }, { timeout })
+          case "hover":
+            return Pointer.hover(page, locator, timeout)
+          case "scrollIntoView":
+            return locator.scrollIntoViewIfNeeded({ timeout })
+          case "scrollTo":
+            return locator.evaluate(PageFacts.scrollToPercent, percent, { timeout })
+          case "setInputFiles": {
+            // A file input takes the files itself; a button or drop zone in front of one opens its chooser on a
+            // click, and the session answers that chooser with the files the call named (any engine's click).
+            const isFileInput = await locator.evaluate(
+              (el) => el instanceof HTMLInputElement && el.type === "file",
+              undefined,
+              { timeout }
+            )
+            return isFileInput ? locator.setInputFiles([...action.arguments], { timeout }) : locator.click({ timeout })
+          }
+        }
+      },
+      settle
+    )
+  )
   const shown = method === "setInputFiles" ? action.arguments.map(quote).join(", ") : quote(argument ?? "")
-  return done(past[method](action.description || action.selector, shown))
+  return done(past[method](target, shown), settled)
 })

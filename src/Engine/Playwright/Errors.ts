@@ -7,9 +7,10 @@ import { errors } from "playwright-core"
 import { EndpointUnreachable } from "../../Errors/Browser.ts"
 import { CdpClosed, Timeout } from "../../Errors/Engine.ts"
 import type { SideEffect } from "../../Errors/Fields.ts"
-import { InvalidInput } from "../../Errors/Page.ts"
+import { ActionFailed, InvalidInput } from "../../Errors/Page.ts"
 import { isSwitchyardError, type SwitchyardError } from "../../Errors.ts"
 import { pageFailure } from "../Navigation.ts"
+import { Covered } from "./Pointer.ts"
 
 export const engine = "playwright" as const
 
@@ -35,6 +36,13 @@ export const toEngineError = (cause: unknown, at: Attempt): SwitchyardError => {
   if (isSwitchyardError(cause)) return cause
   const message = firstLine(cause)
   const base = { engine, action: at.action, cause }
+  if (cause instanceof Covered) {
+    return new ActionFailed({
+      ...base,
+      sideEffect: "none",
+      message: `${at.action} did nothing: ${cause.message}; dismiss or close that first (e.g. click its accept or close button)`
+    })
+  }
   if (cause instanceof errors.TimeoutError) {
     return new Timeout({
       ...base,

@@ -1,6 +1,7 @@
 /**
- * The instruction grammar (Instruction.ts) on the session's page: a target phrase resolved through the accessibility
- * tree (AccessibilityTree.ts) to one clear candidate and the Action it means; keys, scrolls and history moves.
+ * The instruction grammar (Instruction.ts) on the session's page: a target phrase resolved among the page's elements
+ * (Elements.ts, every frame and open shadow root) by the fuzzy-match rule (AccessibilityTree.ts) to one clear
+ * element and the Action it means, waiting a bounded while for one not there yet; keys, scrolls and history moves.
  */
 import { Effect, Result } from "effect"
 import { ActionFailed, AmbiguousTarget, ElementNotFound } from "../../Errors/Page.ts"
@@ -24,8 +25,8 @@ const verbOf: Record<string, AccessibilityTree.Verb> = {
 }
 
 /** The Action an instruction means for a resolved element, and how it reads in a log. */
-const actionFor = (ins: Instruction.Instruction, c: AccessibilityTree.Candidate): Action => {
-  const selector = `xpath=${c.xpath}`
+const actionFor = (ins: Instruction.Instruction, c: AccessibilityTree.Element): Action => {
+  const selector = `aria-ref=${c.ref}`
   const description = AccessibilityTree.describe(c)
   switch (ins.kind) {
     case "click":
@@ -58,40 +59,57 @@ const keyboardFor = (ins: Instruction.Instruction): Action | undefined =>
 const targetOf = (ins: Instruction.Instruction) =>
   "target" in ins && ins.target !== undefined ? { verb: verbOf[ins.kind]!, target: ins.target } : undefined
 
-const resolveTarget = (sp: SessionPage, verb: AccessibilityTree.Verb, target: string, action: string) =>
-  sp.withCdp(action, (cdp) => AccessibilityTree.resolve(cdp, verb, target, { timeoutMs: sp.limits.actionTimeoutMs }))
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** One clear best candidate, or the typed reason there is none. */
-const choose = (
-  sp: SessionPage,
-  resolution: AccessibilityTree.Resolution,
-  verb: AccessibilityTree.Verb,
-  target: string,
-  action: string
-) => {
-  const wanted = AccessibilityTree.lookingFor(verb, target)
-  const [best] = resolution.candidates
-  if (best === undefined) {
-    const seen = resolution.available.length > 0 ? `; the page has ${resolution.available.join(", ")}` : ""
-    return Effect.fail(
-      new ElementNotFound({ engine, action, target: wanted, message: `no ${wanted} on ${sp.page.url()}${seen}` })
-    )
-  }
-  const ties = resolution.candidates.filter((c) => c.score === best.score)
-  if (ties.length > 1) {
-    const candidates = ties.map(AccessibilityTree.describe)
-    return Effect.fail(
-      new AmbiguousTarget({
-        engine,
-        action,
-        target: wanted,
-        candidates,
-        message: `${ties.length} elements match ${wanted} equally well (${candidates.join(", ")}); name one more precisely or act on an observe() result`
-      })
-    )
-  }
-  return Effect.succeed(best)
-}
+/**
+ * The one element a target phrase means, by the fuzzy-match rule; a target not there yet is waited for (bounded by
+ * `elementWaitMs`) as a person waits for a page to finish rendering. Ambiguity is answered at once.
+ */
+const resolveTarget = (sp: SessionPage, verb: AccessibilityTree.Verb, target: string, action: string) =>
+  Effect.gen(function* () {
+    const wanted = AccessibilityTree.lookingFor(verb, target)
+    const deadline = Date.now() + sp.limits.elementWaitMs
+    for (;;) {
+      const elements = yield* Actions.readElements(sp, action)
+      const ranked = AccessibilityTree.rank(elements, verb, target)
+      const choice = AccessibilityTree.choose(ranked)
+      if (choice._tag === "one") return choice.chosen.element
+      if (choice._tag === "ambiguous") {
+        const tied = choice.tied.map((s) => s.element)
+        const candidates = tied.map((e) => AccessibilityTree.describe(e))
+        return yield* Effect.fail(
+          new AmbiguousTarget({
+            engine,
+            action,
+            target: wanted,
+            candidates,
+            elements: tied.map(Actions.refFor),
+            message: `${tied.length} elements match ${wanted} equally well (${tied.map(AccessibilityTree.describeRef).join(", ")}); quote the name exactly as written, or act on one of their references (e.g. {"ref": "${tied[0]!.ref}"})`
+          })
+        )
+      }
+      if (Date.now() >= deadline) {
+        const closest = choice.closest.map((s) => s.element)
+        const shown = closest.length > 0 ? closest : AccessibilityTree.available(elements, verb)
+        const what =
+          closest.length > 0
+            ? `; closest (not acted on, the names differ): ${closest.map(AccessibilityTree.describeRef).join(", ")}`
+            : shown.length > 0
+              ? `; the page has ${shown.map(AccessibilityTree.describeRef).join(", ")}`
+              : ""
+        return yield* Effect.fail(
+          new ElementNotFound({
+            engine,
+            action,
+            target: wanted,
+            elements: shown.map(Actions.refFor),
+            message: `no ${wanted} on ${sp.page.url()} (waited ${sp.limits.elementWaitMs} ms)${what}`
+          })
+        )
+      }
+      yield* Effect.promise(() => sleep(250))
+    }
+  })
 
 /** scroll up/down/top/bottom as a replayable `scrollTo` of the document. */
 const scrollAction = (sp: SessionPage, direction: "up" | "down" | "top" | "bottom", label: string) =>
@@ -151,9 +169,8 @@ export const run = (sp: SessionPage, ins: Instruction.Instruction, input: string
     if (keyboard !== undefined) return yield* Actions.run(sp, keyboard)
     const target = targetOf(ins)
     if (target === undefined) return yield* Effect.die(new Error(`no target in ${ins.kind} instruction`))
-    const resolution = yield* resolveTarget(sp, target.verb, target.target, input)
-    const best = yield* choose(sp, resolution, target.verb, target.target, input)
-    return yield* Actions.run(sp, actionFor(ins, best))
+    const element = yield* resolveTarget(sp, target.verb, target.target, input)
+    return yield* Actions.run(sp, actionFor(ins, element))
   })
 
 /** Every Action an instruction could mean, best first (history moves have none). */
@@ -165,11 +182,28 @@ const actionsFor = (sp: SessionPage, ins: Instruction.Instruction, input: string
     if (keyboard !== undefined) return [keyboard]
     const target = targetOf(ins)
     if (target === undefined) return []
-    const { candidates } = yield* resolveTarget(sp, target.verb, target.target, input)
-    return candidates.map((c) => actionFor(ins, c))
+    const elements = yield* Actions.readElements(sp, input)
+    return AccessibilityTree.rank(elements, target.verb, target.target)
+      .slice(0, 10)
+      .map((s) => actionFor(ins, s.element))
   })
 
-/** `observe`: a grammar sentence's Actions, else every element ranked against the phrase, as clicks. */
+/** An element as observe lists it: a click on its reference, described with role, name and reference. */
+const asAction = (e: AccessibilityTree.Element): Action => ({
+  selector: `aria-ref=${e.ref}`,
+  method: ["textbox", "searchbox", "spinbutton"].includes(e.role) ? "fill" : "click",
+  arguments: [],
+  description: `${AccessibilityTree.describe(e)}${e.frame === undefined ? "" : ` in ${e.frame}`}`
+})
+
+/** Phrases that ask for every control rather than one. */
+const everything =
+  /^(all|every|any|list)?\s*(the\s+)?(interactive\s+)?(elements?|controls?|fields?|inputs?|buttons?|links?|everything|page)?$/i
+
+/**
+ * `observe`: a grammar sentence's Actions, else every element ranked against the phrase; a phrase that names no
+ * element ("", "all controls") lists every interactive element of the page, named or not, in every frame.
+ */
 export const observe = (sp: SessionPage, instruction: string) =>
   observeAll(sp, instruction).pipe(Effect.flatMap((actions) => Actions.asUploads(sp, actions)))
 
@@ -178,14 +212,11 @@ const observeAll = (sp: SessionPage, instruction: string) =>
     const parsed = Instruction.parse(instruction)
     const actions = Result.isSuccess(parsed) ? yield* actionsFor(sp, parsed.success, instruction) : []
     if (actions.length > 0) return actions
+    const elements = yield* Actions.readElements(sp, `observe ${instruction}`)
+    const interactive = elements.filter(AccessibilityTree.isInteractive)
+    if (everything.test(instruction.trim())) return interactive.map(asAction)
     // A bare target phrase ("the email field"), or a grammar sentence that found nothing: rank every element.
-    const { candidates } = yield* resolveTarget(sp, "any", instruction, `observe ${instruction}`)
-    return candidates.map(
-      (c): Action => ({
-        selector: `xpath=${c.xpath}`,
-        method: "click",
-        arguments: [],
-        description: AccessibilityTree.describe(c)
-      })
-    )
+    return AccessibilityTree.rank(elements, "any", instruction)
+      .slice(0, 20)
+      .map((s) => asAction(s.element))
   })

@@ -7,6 +7,7 @@ import { type Browser, type CDPSession, chromium, type Page } from "playwright-c
 import { CdpClosed } from "../../Errors/Engine.ts"
 import type { SideEffect } from "../../Errors/Fields.ts"
 import type { SwitchyardError } from "../../Errors.ts"
+import * as Elements from "./Elements.ts"
 import { type Attempt, attempt, connectError, engine } from "./Errors.ts"
 
 export interface Limits {
@@ -14,7 +15,7 @@ export interface Limits {
   readonly navigationTimeoutMs: number
   /** Limit for one page action, screenshot or evaluation. */
   readonly actionTimeoutMs: number
-  /** How long an Action's selector may take to appear before ElementNotFound. */
+  /** How long a target (a name, a reference, a selector) may take to appear before ElementNotFound. */
   readonly elementWaitMs: number
 }
 
@@ -23,6 +24,8 @@ export interface SessionPage {
   readonly browser: Browser
   readonly page: Page
   readonly limits: Limits
+  /** The page's elements with references, read across frames and shadow roots. */
+  readonly elements: Elements.Inventory
   /** What a call is doing, for its errors: bounded by the action limit unless told otherwise. */
   readonly at: (action: string, sideEffect?: SideEffect, timeoutMs?: number) => Attempt
   readonly connected: () => boolean
@@ -99,6 +102,7 @@ export const connect = (options: ConnectOptions): Effect.Effect<SessionPage, Swi
       browser,
       page,
       limits,
+      elements: Elements.inventory(page),
       at,
       connected,
       ensureConnected: (action) =>

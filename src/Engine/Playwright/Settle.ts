@@ -1,0 +1,104 @@
+/**
+ * Waiting like a person after an action: when it started a navigation (a link, a form, a script assigning
+ * `location`, redirects after it) or a client-side route change (`pushState`), the answer waits, bounded, until the
+ * new page has loaded or the route's content stopped changing, and says where the page is now.
+ */
+import type { Frame, Page, Request } from "playwright-core"
+
+export interface Settled {
+  /** The page's URL and title after the action, when the action moved the page (new document or new route). */
+  readonly navigated?: { readonly url: string; readonly title: string }
+}
+
+export interface SettleOptions {
+  /** How long after the action a navigation may still start and count as caused by it. */
+  readonly graceMs: number
+  /** Bound on waiting for the new page to load or the route to settle. */
+  readonly timeoutMs: number
+}
+
+/** Runs in the page: resolves once the DOM has not changed for `quietMs`, or after `maxMs`. */
+const domQuiet = ({ quietMs, maxMs }: { quietMs: number; maxMs: number }) =>
+  new Promise<void>((resolve) => {
+    let timer = setTimeout(done, quietMs)
+    const cap = setTimeout(done, maxMs)
+    const observer = new MutationObserver(() => {
+      clearTimeout(timer)
+      timer = setTimeout(done, quietMs)
+    })
+    observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true })
+    function done() {
+      observer.disconnect()
+      clearTimeout(timer)
+      clearTimeout(cap)
+      resolve()
+    }
+  })
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Runs `action` and waits for what it started to settle; a failed action fails as it did. */
+export const around = async <A>(
+  page: Page,
+  action: () => Promise<A>,
+  options: SettleOptions
+): Promise<{ readonly result: A } & Settled> => {
+  const main = page.mainFrame()
+  const before = page.url()
+  let requested: Request | undefined
+  let committed = false
+  // Data the action asked for (fetch, XHR) is awaited too: a route renders once its data arrives.
+  const pending = new Set<Request>()
+  const onRequest = (request: Request) => {
+    if (request.isNavigationRequest() && request.frame() === main) requested = request
+    else if (["fetch", "xhr"].includes(request.resourceType())) pending.add(request)
+  }
+  const onDone = (request: Request) => void pending.delete(request)
+  const onNavigated = (frame: Frame) => {
+    if (frame === main) committed = true
+  }
+  page.on("request", onRequest)
+  page.on("requestfinished", onDone)
+  page.on("requestfailed", onDone)
+  page.on("framenavigated", onNavigated)
+  try {
+    const result = await action()
+    const deadline = Date.now() + options.timeoutMs
+    if (requested === undefined && !committed && options.graceMs > 0) {
+      const graceEnd = Date.now() + options.graceMs
+      while (Date.now() < graceEnd && requested === undefined && !committed) await sleep(20)
+    }
+    if (requested === undefined && !committed) {
+      if (pending.size === 0) return { result }
+      // No navigation, but the page is fetching what the action asked for (a save, a search): wait for it.
+      const dataEnd = Math.min(deadline, Date.now() + 5_000)
+      while (pending.size > 0 && Date.now() < dataEnd) await sleep(20)
+      await page.evaluate(domQuiet, { quietMs: 100, maxMs: 1_000 }).catch(() => undefined)
+      return { result }
+    }
+    // A document navigation: wait for its commit (it may still fail or turn into a download), then its load.
+    if (requested !== undefined) {
+      const pending = requested
+      if (!committed) {
+        const timeout = Math.max(1, deadline - Date.now())
+        await Promise.race([
+          page.waitForEvent("framenavigated", { predicate: (f) => f === main, timeout }),
+          page.waitForEvent("requestfailed", { predicate: (r) => r === pending, timeout })
+        ]).catch(() => undefined)
+      }
+      await page.waitForLoadState("load", { timeout: Math.max(1, deadline - Date.now()) }).catch(() => undefined)
+    }
+    const dataEnd = Math.min(deadline, Date.now() + 5_000)
+    while (pending.size > 0 && Date.now() < dataEnd) await sleep(20)
+    const left = Math.max(0, deadline - Date.now())
+    await page.evaluate(domQuiet, { quietMs: 150, maxMs: Math.min(2_000, left) }).catch(() => undefined)
+    const url = page.url()
+    const title = await page.title().catch(() => "")
+    return committed || url !== before ? { result, navigated: { url, title } } : { result }
+  } finally {
+    page.off("request", onRequest)
+    page.off("requestfinished", onDone)
+    page.off("requestfailed", onDone)
+    page.off("framenavigated", onNavigated)
+  }
+}

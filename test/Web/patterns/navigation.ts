@@ -1,0 +1,66 @@
+/** Actions that move the page: client-side routes and form posts with redirects; the answer says where it landed. */
+import assert from "node:assert/strict"
+import { pattern } from "../Pattern.ts"
+
+export const patterns = [
+  pattern({
+    name: "spa-route-change",
+    class: "navigation",
+    pages: {
+      "/app.html": `<!doctype html><title>Acme careers</title>
+<nav><a href="/spa-route-change/app.html/jobs" id="jobs">Jobs</a></nav><main id="view"><h1>Welcome</h1></main>
+<script>
+jobs.addEventListener("click", (e) => {
+  e.preventDefault()
+  history.pushState({}, "", jobs.href)
+  view.innerHTML = "<p>Loading…</p>"
+  fetch("/spa-route-change/jobs.json").then((r) => r.json()).then((jobs) => {
+    document.title = "Jobs – Acme careers"
+    view.innerHTML = "<h1>Jobs</h1>" + jobs.map((j) => "<a href='#'>" + j + "</a>").join(" ")
+  })
+})
+</script>`,
+      "/jobs.json": async (_req, res) => {
+        await new Promise((r) => setTimeout(r, 400))
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(["Welder", "Electrician"]))
+      }
+    },
+    run: async (agent) => {
+      await agent.ok("browser.navigate", { url: agent.url("/app.html") })
+      const moved = await agent.ok("browser.act", { instruction: 'click "Jobs"' })
+      assert.equal(moved.result.navigated?.url, agent.url("/app.html/jobs"), JSON.stringify(moved.result))
+      assert.equal(moved.result.navigated?.title, "Jobs – Acme careers")
+      assert.equal(moved.state.url, agent.url("/app.html/jobs"))
+    }
+  }),
+  pattern({
+    name: "form-post-redirect-reported",
+    class: "navigation",
+    pages: {
+      "/apply.html": `<!doctype html><title>Apply</title>
+<form method="post" action="submit"><label>Email <input name="email"></label><button>Send</button></form>`,
+      "/submit": (_req, res, body) => {
+        const email = new URLSearchParams(body).get("email") ?? ""
+        res.writeHead(303, { location: `thanks.html?for=${encodeURIComponent(email)}` }).end()
+      },
+      "/thanks.html": async (_req, res) => {
+        await new Promise((r) => setTimeout(r, 500))
+        res
+          .writeHead(200, { "content-type": "text/html" })
+          .end("<!doctype html><title>Application received</title><h1>Thank you</h1>")
+      }
+    },
+    run: async (agent) => {
+      await agent.ok("browser.navigate", { url: agent.url("/apply.html") })
+      await agent.ok("browser.act", { instruction: 'fill "Email" with "ada@example.com"' })
+      const sent = await agent.ok("browser.act", { instruction: 'click "Send"' })
+      assert.equal(
+        sent.result.navigated?.url,
+        agent.url("/thanks.html?for=ada%40example.com"),
+        JSON.stringify(sent.result)
+      )
+      assert.equal(sent.result.navigated?.title, "Application received")
+      assert.equal(sent.state.title, "Application received")
+    }
+  })
+]
