@@ -110,7 +110,8 @@ export const make = (options: { readonly state: Ref.Ref<SessionState>; readonly 
       const at = yield* live.link.location(page.targetId)
       const known = Option.isSome(at) ? { ...page, ...at.value } : page
       const lagging = known.title === "" || known.url.endsWith(known.title) || known.title === known.url
-      if (!lagging) return known
+      // A page behind a dialog would not answer: it keeps the announced title.
+      if (!lagging || Option.isSome(yield* live.link.dialog(page.targetId))) return known
       const read = yield* live.link.current(page.targetId)
       return Option.isSome(read) ? { ...known, ...read.value } : known
     })
