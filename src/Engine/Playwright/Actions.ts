@@ -376,6 +376,8 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
   const percent = method === "scrollTo" ? yield* parsePercent(argument!, label) : 0
   const timeout = actionTimeoutMs
   const pointed = ["click", "doubleClick", "check", "uncheck"].includes(method)
+  /** setInputFiles on a button or drop zone clicks it: the answer says so (the files go to the chooser it opens). */
+  let clicked = false
   const settled = yield* attempt(at(label, "possible"), () =>
     Settle.around(
       page,
@@ -412,6 +414,7 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
               undefined,
               { timeout }
             )
+            clicked = !isFileInput
             return isFileInput ? locator.setInputFiles([...action.arguments], { timeout }) : locator.click({ timeout })
           }
         }
@@ -419,6 +422,11 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
       settle
     )
   )
+  if (clicked)
+    return {
+      ...done(`clicked ${target} to choose ${action.arguments.map(quote).join(", ")}`, settled),
+      action: { ...action, method: "click" }
+    }
   const shown = method === "setInputFiles" ? action.arguments.map(quote).join(", ") : quote(argument ?? "")
   return done(past[method](target, shown), settled)
 })

@@ -141,5 +141,22 @@ export const patterns = [
       assert.equal(missing.error?.type, "invalid_input")
       assert.deepEqual(agent.recorded(), [])
     }
+  }),
+  pattern({
+    name: "uploads-button-without-chooser",
+    class: "uploads",
+    pages: {
+      "/apply.html": `<!doctype html><title>Apply by email</title>
+<button onclick="document.getElementById('how').hidden = false">Upload your CV</button>
+<p id="how" hidden>Please email your CV to jobs@example.com</p>`
+    },
+    run: async (agent) => {
+      await agent.ok("browser.navigate", { url: agent.url("/apply.html") })
+      // The button shows instructions instead of a file chooser: the agent is told no file was chosen.
+      const tried = await agent.call("browser.upload", { files: [resume], target: "Upload your CV" })
+      assert.equal(tried.ok, false)
+      assert.equal(tried.error?.type, "action_failed")
+      assert.match(tried.error?.message ?? "", /no file chooser/)
+    }
   })
 ]
