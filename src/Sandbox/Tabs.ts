@@ -53,7 +53,9 @@ export const make = (options: { readonly state: Ref.Ref<SessionState>; readonly 
     Effect.gen(function* () {
       const pages = yield* live.link.pages
       const order = [...(yield* Ref.get(state)).tabs.seen]
-      const context = pages.find((p) => p.targetId === live.targetId)?.browserContextId
+      // The active page's context; when it just closed, that of the tabs the session knows.
+      const context = (pages.find((p) => p.targetId === live.targetId) ?? pages.find((p) => order.includes(p.targetId)))
+        ?.browserContextId
       const mine = context === undefined ? pages : pages.filter((p) => p.browserContextId === context)
       const rank = (p: PageTarget) => {
         const at = order.indexOf(p.targetId)
