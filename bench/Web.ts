@@ -44,7 +44,8 @@ export const run = (options: { readonly rounds: number }) =>
     try {
       for (let round = 0; round < options.rounds; round++) {
         for (const p of patterns) {
-          const tally = (classes[p.class] ??= { patterns: 0, runs: 0, passed: 0 })
+          const tally = classes[p.class] ?? { patterns: 0, runs: 0, passed: 0 }
+          classes[p.class] = tally
           if (round === 0) tally.patterns++
           tally.runs++
           try {

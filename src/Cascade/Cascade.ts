@@ -21,6 +21,7 @@ import type { Engine } from "../Engine/Engine.ts"
 import * as EngineId from "../Engine/EngineId.ts"
 import { EngineCoolingDown, NotConfigured, Timeout } from "../Errors/Engine.ts"
 import { DialogOpen } from "../Errors/Page.ts"
+import { PolicyRejected } from "../Errors/Service.ts"
 import { isPageError, type SwitchyardError } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
 import { Sandbox } from "../Sandbox/Sandbox.ts"
@@ -276,6 +277,9 @@ const policing =
 
 export interface CascadeCall<A> extends CallOptions {
   readonly config: CascadeConfig
+  /** The call refers to a secret: only engines that act without a model run it, so no model sees the reference
+   * or chooses where the value goes. */
+  readonly modelFree?: boolean
   readonly run: (engine: Engine["Service"]) => Effect.Effect<A, SwitchyardError>
 }
 
@@ -294,10 +298,18 @@ export class Cascade extends Context.Service<
       const policed = policing(sandbox, yield* Effect.serviceOption(Egress))
       const fingerprint = sandbox.fingerprint.pipe(Effect.orElseSucceed(() => "unknown"))
 
-      const skip = (level: Level, action: string) =>
+      const skip = (level: Level, action: string, modelFree: boolean) =>
         Effect.gen(function* () {
           const configured = yield* Effect.result(engines.specFor(level))
           if (configured._tag === "Failure") return Option.some<SwitchyardError>(configured.failure)
+          if (modelFree && configured.success.capabilities.instructions !== "grammar")
+            return Option.some<SwitchyardError>(
+              new PolicyRejected({
+                action,
+                field: "arguments",
+                message: `${EngineId.label(idOf(level))} works through a model, which never sees secrets: a call that types a {{secret:…}} runs on a model-free level`
+              })
+            )
           return Option.map(yield* breaker.check(idOf(level)), (open) => coolingDown(idOf(level), open, action))
         })
 
@@ -310,7 +322,7 @@ export class Cascade extends Context.Service<
                 engines
                   .specFor(level)
                   .pipe(Effect.flatMap((spec) => policed(call.action, sandbox.use(spec, call.run)))),
-              skip: (level) => skip(level, call.action),
+              skip: (level) => skip(level, call.action, call.modelFree ?? false),
               fingerprint,
               onSuccess: (at) => breaker.success(idOf(at.level)).pipe(Effect.andThen(artifacts(at))),
               onFailure: (at, error) =>

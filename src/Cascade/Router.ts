@@ -9,6 +9,7 @@ import { Egress } from "../Egress/Egress.ts"
 import { ActionFailed, DialogOpen } from "../Errors/Page.ts"
 import { toErrorInfo } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
+import * as Secrets from "../Logging/Secrets.ts"
 import * as Files from "../Sandbox/Files.ts"
 import { dialogError, type PageEvent, Sandbox } from "../Sandbox/Sandbox.ts"
 import * as Handoff from "../Takeover/Handoff.ts"
@@ -131,7 +132,8 @@ export class Router extends Context.Service<
             const state = yield* states.block(step.stagehandDisabled, status, config)
             const pageEvents = yield* sandbox.events
             if (state.url !== null) lastUrl = state.url
-            return {
+            // A page that echoes a configured secret does not hand it back: the answer carries its reference.
+            return Secrets.scrubDeep({
               ...outcome,
               ...(message === undefined ? {} : { message }),
               ...(pageEvents.length === 0 ? {} : { pageEvents }),
@@ -139,7 +141,7 @@ export class Router extends Context.Service<
               ...(base.stepId === undefined ? {} : { stepId: base.stepId }),
               attemptId: base.attemptId,
               state
-            } satisfies ToolAnswer
+            } satisfies ToolAnswer)
           })
 
         /** One system-log line per call; failures also reach stderr as a one-line summary. */
@@ -277,6 +279,7 @@ export class Router extends Context.Service<
                     config: levels,
                     action: tool.name,
                     isAct: bound.isAct,
+                    modelFree: Secrets.refersToSecret(bound.args),
                     run: bound.run,
                     levelIndex: (level) => used.levels.indexOf(level)
                   })

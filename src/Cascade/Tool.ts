@@ -41,14 +41,14 @@ export interface OnEngine<A, R> {
   readonly opens?: (args: A) => string
   /** Whether an engine with these capabilities can serve the call; by default any engine can. */
   readonly serves?: (capabilities: Capabilities, args: A) => boolean
+  /** Whether the call means anything to an engine with these capabilities; levels whose engine it does not are not
+   * tried (an element reference to an engine that never handed it out). By default every engine is tried. */
+  readonly tries?: (capabilities: Capabilities, args: A) => boolean
   /**
    * Local files the call puts into the page (an upload): checked against the upload roots, and any file chooser the
    * page opens during the call is answered with them.
    */
   readonly files?: (args: A) => ReadonlyArray<string>
-  /** Whether the call means anything to an engine with these capabilities; levels whose engine it does not are not
-   * tried (an element reference to an engine that never handed it out). By default every engine is tried. */
-  readonly tries?: (capabilities: Capabilities, args: A) => boolean
 }
 
 /** Work on the session itself, without an engine. */
@@ -63,8 +63,8 @@ export type Bound =
       readonly opens: string | undefined
       readonly run: (engine: Engine["Service"]) => Effect.Effect<unknown, SwitchyardError>
       readonly serves: (capabilities: Capabilities) => boolean
-      readonly files: ReadonlyArray<string>
       readonly tries: (capabilities: Capabilities) => boolean
+      readonly files: ReadonlyArray<string>
     }
   | {
       readonly _tag: "session"
@@ -240,8 +240,8 @@ export const make = <
       opens: work.opens?.(args),
       run: (engine) => work.run(engine, args),
       serves: (capabilities) => work.serves?.(capabilities, args) ?? true,
-      files: work.files?.(args) ?? [],
-      tries: (capabilities) => work.tries?.(capabilities, args) ?? true
+      tries: (capabilities) => work.tries?.(capabilities, args) ?? true,
+      files: work.files?.(args) ?? []
     }
   }
   return {

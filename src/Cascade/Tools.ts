@@ -88,21 +88,13 @@ const Dialog = Schema.Struct({
   url: Schema.String
 })
 
-const uploads = /^(setinputfiles|upload)$/i
-
-/** The files an act names: an `upload … to …` sentence, or a `setInputFiles` action's (or reference's) arguments. */
+/** The files an act names: an `upload … to …` sentence, or a `setInputFiles` action's arguments. */
 const filesOfAct = (
-  args:
-    | { readonly instruction: string }
-    | { readonly action: Action }
-    | {
-        readonly ref: string
-        readonly method?: string | undefined
-        readonly arguments?: ReadonlyArray<string> | undefined
-      }
+  args: typeof OnReference.Type | { readonly instruction: string } | { readonly action: Action }
 ): ReadonlyArray<string> => {
-  if ("action" in args) return uploads.test(args.action.method) ? args.action.arguments : []
-  if ("ref" in args) return uploads.test(args.method ?? "") ? (args.arguments ?? []) : []
+  const action = "ref" in args ? actionOf(args) : "action" in args ? args.action : undefined
+  if (action !== undefined) return /^(setinputfiles|upload)$/i.test(action.method) ? action.arguments : []
+  if (!("instruction" in args)) return []
   const parsed = Instruction.parse(args.instruction)
   return parsed._tag === "Success" && parsed.success.kind === "upload" ? parsed.success.files : []
 }

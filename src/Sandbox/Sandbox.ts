@@ -220,8 +220,10 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     lease
       .run(
         Effect.gen(function* () {
-          // Tabs the page opened since the last call (a window.open after a fetch) are the page to work on now.
-          const live = yield* life.ensure.pipe(Effect.flatMap(tabs.sync))
+          // The engine's modules load while the browser starts (only the first time costs anything); tabs the page
+          // opened since the last call (a window.open after a fetch) are the page to work on now.
+          const [started] = yield* Effect.all([life.ensure, spec.warm ?? Effect.void], { concurrency: 2 })
+          const live = yield* tabs.sync(started)
           const person = spec.id.kind === "human"
           const waiting = yield* live.link.dialog(live.targetId)
           // Every engine would wait behind the dialog: the agent answers it first.

@@ -43,6 +43,10 @@ const browser = Config.all({
   chromePath: optional("browser.chromePath", ["CHROME_PATH"], text),
   headless: setting("browser.headless", ["SWITCHYARD_HEADLESS"], onOff, defaults.browser.headless),
   profileDir: optional("browser.profileDir", ["SWITCHYARD_PROFILE_DIR"], text),
+  /** As root, the unprivileged user Chromium runs as, sandboxed. */
+  user: setting("browser.user", ["SWITCHYARD_BROWSER_USER"], text, defaults.browser.user),
+  /** Chromium without its sandbox: only when set. */
+  noSandbox: setting("browser.noSandbox", ["SWITCHYARD_NO_SANDBOX"], onOff, defaults.browser.noSandbox),
   cdpUrl: optional("browser.cdpUrl", ["SWITCHYARD_CDP_URL"], text),
   adspower: Config.all({
     url: optional("browser.adspower.url", ["ADSPOWER_API_URL"], text),
@@ -220,6 +224,8 @@ export const ServiceConfig = Config.all({
       defaults.egress.subresources
     )
   }),
+  /** A JSON file of secrets (name → value) tools refer to as `{{secret:NAME}}`, besides `SWITCHYARD_SECRET_<NAME>`. */
+  secretsFile: optional("secretsFile", ["SWITCHYARD_SECRETS_FILE"], text),
   /** OTLP/HTTP export of traces, metrics and logs, when a collector is named. */
   telemetry: Config.all({
     otlpUrl: optional("telemetry.otlpUrl", ["SWITCHYARD_OTLP_URL", "OTEL_EXPORTER_OTLP_ENDPOINT"], text),

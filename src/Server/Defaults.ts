@@ -13,7 +13,8 @@ import * as AdsPower from "../Sandbox/Provider/AdsPower.ts"
 export const defaults = {
   /** `~/.switchyard/logs`. */
   logDir: AttemptLog.homeRoot,
-  browser: { headless: true, adspowerUrl: AdsPower.defaultBaseUrl },
+  /** As root, Chromium runs as `nobody` with its sandbox; `noSandbox` only when configured. */
+  browser: { headless: true, adspowerUrl: AdsPower.defaultBaseUrl, user: "nobody", noSandbox: false },
   sessions: {
     /** The machine's size decides how many browsers run at once: 4 stay responsive on 2 cores. */
     maxBrowsers: Math.max(2, Math.min(16, cpus().length * 2)),

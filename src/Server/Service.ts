@@ -3,11 +3,14 @@
  * crashed run left, serves one surface, and shuts down gracefully on SIGTERM, SIGINT or stdin close (calls in
  * flight answer `shutting_down`, engines disconnect, browsers close, logs flush); a second signal forces exit.
  */
+import { readFile } from "node:fs/promises"
 import { networkInterfaces } from "node:os"
 import { Deferred, Effect, Layer, Logger } from "effect"
 import * as Policy from "../Cascade/Policy.ts"
 import * as Address from "../Egress/Address.ts"
 import type * as Egress from "../Egress/Egress.ts"
+import { InvalidInput } from "../Errors/Page.ts"
+import * as Secrets from "../Logging/Secrets.ts"
 import * as SystemLog from "../Logging/SystemLog.ts"
 import * as Telemetry from "../Logging/Telemetry.ts"
 import * as AdsPower from "../Sandbox/Provider/AdsPower.ts"
@@ -37,6 +40,8 @@ const provider = (config: Config.ServiceConfig, registry: Registry): Layer.Layer
     ...(browser.chromePath ? { executablePath: browser.chromePath } : {}),
     ...(browser.profileDir ? { profileDir: browser.profileDir } : {}),
     headless: browser.headless,
+    user: browser.user,
+    noSandbox: browser.noSandbox,
     registry
   })
 }
@@ -85,10 +90,40 @@ const wildcard = (host: string) => host === "0.0.0.0" || host === "::" || host =
 const localAddresses = () =>
   Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address.replace(/%.*$/, "")))
 
+/**
+ * The secrets tools may refer to: `SWITCHYARD_SECRET_<NAME>` from the environment, then the secrets file (a JSON
+ * object of name → value), which wins for a name both set.
+ */
+export const loadSecrets = (config: Config.ServiceConfig, env: Record<string, string | undefined> = process.env) =>
+  Effect.gen(function* () {
+    const found = Secrets.fromEnvironment(env)
+    const path = config.secretsFile
+    if (path !== undefined) {
+      const json = yield* Effect.tryPromise({
+        try: async () => JSON.parse(await readFile(path, "utf8")) as unknown,
+        catch: (cause) =>
+          new InvalidInput({
+            field: "secretsFile",
+            message: `configuration secretsFile: cannot read ${path} as JSON: ${(cause as Error).message}`
+          })
+      })
+      if (typeof json !== "object" || json === null || Array.isArray(json))
+        return yield* new InvalidInput({
+          field: "secretsFile",
+          message: `configuration secretsFile: ${path} is not a JSON object of name → value`
+        })
+      for (const [name, value] of Object.entries(json))
+        if (typeof value === "string" && /^[A-Za-z][A-Za-z0-9_]*$/.test(name)) found.set(name.toUpperCase(), value)
+    }
+    Secrets.register(found)
+    return Secrets.names()
+  })
+
 /** Every layer the surfaces need, from one validated configuration; `http` when the service listens for HTTP. */
 export const layer = (config: Config.ServiceConfig, http?: Listening) =>
   Layer.unwrap(
     Effect.gen(function* () {
+      yield* loadSecrets(config)
       const root = config.logDir
       // Before any browser starts, and logged where the service's logs go.
       const reaping = Layer.effectDiscard(
@@ -126,6 +161,8 @@ export const layer = (config: Config.ServiceConfig, http?: Listening) =>
                 vnc: { host: human.host, ...(human.publicHost ? { publicHost: human.publicHost } : {}) },
                 chromium: {
                   ...(config.browser.chromePath ? { executablePath: config.browser.chromePath } : {}),
+                  user: config.browser.user,
+                  noSandbox: config.browser.noSandbox,
                   registry
                 }
               }

@@ -14,13 +14,18 @@ export interface Recorder {
 
 type Answer = readonly [number, Record<string, string>, string]
 
-const listen = (host: string, port: number, answer: (req: IncomingMessage) => Answer) =>
+const listen = (host: string, port: number, answer: (req: IncomingMessage, body: string) => Answer) =>
   new Promise<Recorder>((resolve, reject) => {
     const hits: Array<string> = []
     const server = createServer((req, res) => {
       hits.push(`${req.method} ${req.url}`)
-      const [status, headers, body] = answer(req)
-      res.writeHead(status, headers).end(body)
+      let received = ""
+      req.setEncoding("utf8")
+      req.on("data", (chunk: string) => (received += chunk))
+      req.on("end", () => {
+        const [status, headers, body] = answer(req, received)
+        res.writeHead(status, headers).end(body)
+      })
     })
     server.on("connection", () => hits.push("connection"))
     server.once("error", reject)
@@ -46,19 +51,23 @@ const html = (body: string): Answer => [200, { "content-type": "text/html; chars
 
 /**
  * The denied server on 127.0.0.2 and the allowed app on 127.0.0.1 at the same port; `pages` maps the app's paths
- * to their HTML given the denied origin. `/redirect` always answers a redirect to the denied server.
+ * to their HTML given the denied origin (a function gets the request body). `/redirect` always answers a redirect to
+ * the denied server.
  */
-export const startSites = async (pages: (denied: string) => Record<string, string>): Promise<Sites> => {
+export const startSites = async (
+  pages: (denied: string) => Record<string, string | ((body: string) => string)>
+): Promise<Sites> => {
   for (let attempt = 0; ; attempt++) {
     const denied = await listen("127.0.0.2", 0, () => html("<title>denied</title><p>the denied server</p>"))
     const port = (denied.server.address() as { port: number }).port
     const origin = `http://127.0.0.2:${port}`
     const table = pages(origin)
-    const allowed = await listen("127.0.0.1", port, (req) => {
+    const allowed = await listen("127.0.0.1", port, (req, body) => {
       const path = (req.url ?? "/").split("?")[0] ?? "/"
       if (path === "/redirect") return [302, { location: `${origin}/redirect-target` }, ""]
       const page = table[path]
-      return page === undefined ? [404, { "content-type": "text/plain" }, "not found"] : html(page)
+      if (page === undefined) return [404, { "content-type": "text/plain" }, "not found"]
+      return html(typeof page === "function" ? page(body) : page)
     }).catch(async (error: unknown) => {
       await close(denied)
       if (attempt >= 5) throw error

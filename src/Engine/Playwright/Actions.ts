@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import type { Locator } from "playwright-core"
 import { Unsupported } from "../../Errors/Engine.ts"
 import { AmbiguousTarget, ElementNotFound, type ElementRef, InvalidInput } from "../../Errors/Page.ts"
+import * as Secrets from "../../Logging/Secrets.ts"
 import * as AccessibilityTree from "../AccessibilityTree.ts"
 import type { Action, ActResult } from "../Engine.ts"
 import * as PageFacts from "../PageFacts.ts"
@@ -113,6 +114,12 @@ const parsePercent = (text: string, label: string) => {
         })
       )
     : Effect.succeed(Number(match[1]))
+}
+
+/** A field that received a secret shows dots from then on, like a password field, in every screenshot. */
+const hideTyped = (element: unknown) => {
+  const style = (element as { style?: { setProperty: (n: string, v: string, p: string) => void } } | null)?.style
+  style?.setProperty("-webkit-text-security", "disc", "important")
 }
 
 /** An element as errors point to it. */
@@ -264,49 +271,42 @@ const pickOption = (sp: SessionPage, locator: Locator, wanted: string, label: st
     }
   })
 
-/**
- * Observe results that are file inputs become uploads: a person reads one as "Resume (choose a file)", not as a
- * button to click, and clicking it only opens a chooser. The files go in the action's arguments.
- */
-export const asUploads = (sp: SessionPage, actions: ReadonlyArray<Action>) =>
-  attempt(sp.at("observe"), () =>
-    Promise.all(
-      actions.map(async (a) => {
-        if (a.method !== "click") return false
-        const locator =
-          Elements.refOf(a.selector) === undefined
-            ? sp.page.locator(toSelector(a.selector))
-            : sp.elements.locate(a.selector)
-        return (
-          locator
-            ?.first()
-            .evaluate((el) => el instanceof HTMLInputElement && el.type === "file", undefined, {
-              timeout: sp.limits.actionTimeoutMs
-            })
-            .catch(() => false) ?? false
-        )
-      })
-    )
-  ).pipe(
-    Effect.map((files) =>
-      actions.map(
-        (a, i): Action =>
-          files[i]
-            ? {
-                ...a,
-                method: "setInputFiles",
-                description: `file upload ${a.description.replace(/^button /, "")} (put the files' paths in arguments, or use browser.upload)`
-              }
-            : a
-      )
-    )
-  )
-
 /** Methods after which the page may navigate or change its route: the answer waits for it to settle. */
 const mayNavigate: ReadonlyArray<Method> = ["click", "doubleClick", "press", "check", "uncheck", "selectOption"]
 
 /** Runs an Action on exactly one element (a reference or a selector). An empty selector types or presses keys
  * into whatever has focus. */
+
+/**
+ * Observe results that are file inputs become uploads: a person reads one as "Resume (choose a file)", not as a
+ * button to click, and clicking it only opens a chooser. The files go in the action's arguments.
+ */
+export const asUploads = (sp: SessionPage, actions: ReadonlyArray<Action>) =>
+  Effect.forEach(actions, (a) =>
+    // A file input is a button to the accessibility tree: only those are looked at.
+    a.method !== "click" || !a.description.startsWith("button ")
+      ? Effect.succeed(a)
+      : attempt(sp.at("observe"), () =>
+          sp.page
+            .locator(toSelector(a.selector))
+            .evaluate((el) => el instanceof HTMLInputElement && el.type === "file", undefined, {
+              timeout: sp.limits.actionTimeoutMs
+            })
+            .catch(() => false)
+        ).pipe(
+          Effect.map(
+            (isFile): Action =>
+              isFile
+                ? {
+                    ...a,
+                    method: "setInputFiles",
+                    description: `file upload ${a.description.replace(/^button /, "")} (put the files' paths in arguments, or use browser.upload)`
+                  }
+                : a
+          )
+        )
+  )
+
 export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: SessionPage, action: Action) {
   const { page, at } = sp
   const { actionTimeoutMs } = sp.limits
@@ -340,6 +340,22 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
     ...(settled.navigated === undefined ? {} : { navigated: settled.navigated })
   })
 
+  // A `{{secret:NAME}}` is resolved only here, for the keystrokes: the description and errors keep the reference.
+  const unknown =
+    argument === undefined ? undefined : Secrets.referenced(argument).find((n) => !Secrets.names().includes(n))
+  if (unknown !== undefined) {
+    return yield* Effect.fail(
+      new InvalidInput({
+        engine,
+        action: label,
+        field: "arguments",
+        message: new Secrets.UnknownSecret(unknown).message
+      })
+    )
+  }
+  const typed = () => Secrets.reveal(argument!)
+  const secret = argument !== undefined && Secrets.referenced(argument).length > 0
+
   if (action.selector.trim() === "") {
     if (method !== "press" && method !== "type") {
       return yield* Effect.fail(
@@ -349,10 +365,11 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
     const settled = yield* attempt(at(label, "possible"), () =>
       Settle.around(
         page,
-        () => (method === "press" ? page.keyboard.press(argument!) : page.keyboard.type(argument!)),
+        () => (method === "press" ? page.keyboard.press(argument!) : page.keyboard.type(typed())),
         settle
       )
     )
+    if (secret) yield* attempt(at(label), () => page.evaluate(`(${hideTyped})(document.activeElement)`))
     return done(`${method === "press" ? "pressed" : "typed"} ${quote(argument!)}`, settled)
   }
 
@@ -376,7 +393,7 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
   const percent = method === "scrollTo" ? yield* parsePercent(argument!, label) : 0
   const timeout = actionTimeoutMs
   const pointed = ["click", "doubleClick", "check", "uncheck"].includes(method)
-  /** setInputFiles on a button or drop zone clicks it: the answer says so (the files go to the chooser it opens). */
+  /** setInputFiles on a button or drop zone clicks it (its chooser gets the files): the answer says so. */
   let clicked = false
   const settled = yield* attempt(at(label, "possible"), () =>
     Settle.around(
@@ -389,9 +406,11 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
           case "doubleClick":
             return locator.dblclick({ timeout })
           case "fill":
-            return Pointer.fill(locator, argument!, timeout)
+            await Pointer.fill(locator, typed(), timeout)
+            return secret ? locator.evaluate(hideTyped) : undefined
           case "type":
-            return locator.pressSequentially(argument!, { timeout })
+            await locator.pressSequentially(typed(), { timeout })
+            return secret ? locator.evaluate(hideTyped) : undefined
           case "press":
             return locator.press(argument!, { timeout })
           case "check":
@@ -407,26 +426,28 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
           case "scrollTo":
             return locator.evaluate(PageFacts.scrollToPercent, percent, { timeout })
           case "setInputFiles": {
-            // A file input takes the files itself; a button or drop zone in front of one opens its chooser on a
-            // click, and the session answers that chooser with the files the call named (any engine's click).
+            const files = [...action.arguments]
+            // A file input takes the files itself; a button or drop zone in front of one opens its chooser on click.
             const isFileInput = await locator.evaluate(
               (el) => el instanceof HTMLInputElement && el.type === "file",
               undefined,
               { timeout }
             )
-            clicked = !isFileInput
-            return isFileInput ? locator.setInputFiles([...action.arguments], { timeout }) : locator.click({ timeout })
+            if (isFileInput) return locator.setInputFiles(files, { timeout })
+            // The session answers the chooser this click opens with the files the call named (any engine's click).
+            clicked = true
+            return locator.click({ timeout })
           }
         }
       },
       settle
     )
   )
-  if (clicked)
-    return {
-      ...done(`clicked ${target} to choose ${action.arguments.map(quote).join(", ")}`, settled),
-      action: { ...action, method: "click" }
-    }
+  if (clicked) {
+    // The answer says a click was made: the files went to whatever chooser it opened, if one opened.
+    const chosen = `clicked ${target} to choose ${action.arguments.map(quote).join(", ")}`
+    return { ...done(chosen, settled), action: { ...action, method: "click" } }
+  }
   const shown = method === "setInputFiles" ? action.arguments.map(quote).join(", ") : quote(argument ?? "")
   return done(past[method](target, shown), settled)
 })
