@@ -3,7 +3,7 @@
  * BrowserLife, EngineSwitch, Tabs and Idle, sharing one SessionState in a Ref; the page model (tabs, dialogs, file
  * choosers, downloads) is kept for every engine level alike.
  */
-import { Clock, Context, Effect, Layer, Option, Ref, Schedule } from "effect"
+import { Clock, Context, Effect, Exit, Layer, Option, Ref, Schedule } from "effect"
 import type { Engine, PageState } from "../Engine/Engine.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import * as Page from "../Engine/PageState.ts"
@@ -256,8 +256,9 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
             Effect.raceFirst(dialogOpened),
             // An interrupted call (a timeout) may leave the SDK mid-flight: drop that client before the lease goes.
             Effect.onInterrupt(() => engines.disconnect("the call was interrupted")),
-            Effect.ensuring(
-              settleDownloads(live, mark, loads).pipe(
+            Effect.onExit((exit) =>
+              // A call stopped by its time limit does not wait for its downloads: the release stays short.
+              (Exit.hasInterrupts(exit) ? Effect.void : settleDownloads(live, mark, loads)).pipe(
                 Effect.andThen(settleTabs(live)),
                 Effect.andThen(live.link.notices.pipe(Effect.flatMap(note))),
                 Effect.andThen(idle.touch)
