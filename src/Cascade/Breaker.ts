@@ -40,6 +40,7 @@ const health: Record<SwitchyardError["type"], boolean> = {
   invalid_input: false,
   action_failed: false,
   navigation_failed: false,
+  limit_exceeded: false,
   dialog_open: false,
   download_too_large: false,
   // A call the engine cannot or may not serve, a setup mistake, and the service's own state.

@@ -110,8 +110,9 @@ const runLevel = <A>(
   /** How a failed attempt ends: retried if retryable (the error), this level given up (Settled), or the call (Halt). */
   const judge = (error: SwitchyardError, before: Option.Option<string>) =>
     Effect.gen(function* () {
-      // The egress policy refused what the call reached for: any level would reach for it again.
-      if (error._tag === "PolicyRejected") return new Halt({ error })
+      // The egress policy refused what the call reached for, or the page ran past a limit: any level would meet the
+      // same page again.
+      if (error._tag === "PolicyRejected" || error._tag === "LimitExceeded") return new Halt({ error })
       // A failed act that may have acted is repeated only when the page shows it did nothing.
       // A dialog blocks every engine alike: no retry or other level can get past it; the agent answers it.
       if (error instanceof DialogOpen) return new Halt({ error })

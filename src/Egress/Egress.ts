@@ -41,6 +41,8 @@ export class Egress extends Context.Service<
     /** A position in the record: `since(mark)` gives the blocks after it, e.g. those of one call. */
     readonly mark: Effect.Effect<number>
     readonly since: (mark: number) => Effect.Effect<ReadonlyArray<Block>>
+    /** Refuses one more destination from now on (an entry as in `egress.deny`): the browser's own DevTools port. */
+    readonly refuse: (entry: string) => Effect.Effect<void>
     /** Stops file: in the browser over a browser-level CDP connection, for the scope's life (see Schemes.ts). */
     readonly guardSchemes: (link: Connection.Connection) => Effect.Effect<void, CdpClosed, Scope.Scope>
   }
@@ -49,10 +51,18 @@ export class Egress extends Context.Service<
 }
 
 export const make = Effect.fnUntraced(function* (options: EgressOptions) {
-  const policy = Policy.make(options.config, {
+  const configured = Policy.make(options.config, {
     privateNetworks: options.privateNetworks,
     ...(options.schemes === undefined ? {} : { schemes: options.schemes })
   })
+  // Entries learnt while the session runs; the proxy reads the deny list at each request.
+  const learnt: Array<Policy.Entry> = []
+  const policy: Policy.Policy = {
+    ...configured,
+    get deny() {
+      return [...configured.deny, ...learnt]
+    }
+  }
   const keep = options.keep ?? 200
   let sequence = 0
   const kept: Array<{ readonly sequence: number; readonly block: Block }> = []
@@ -70,6 +80,11 @@ export const make = Effect.fnUntraced(function* (options: EgressOptions) {
     blocked: Effect.sync(() => kept.map((k) => k.block)),
     mark: Effect.sync(() => sequence),
     since: (mark) => Effect.sync(() => kept.filter((k) => k.sequence > mark).map((k) => k.block)),
+    refuse: (entry) =>
+      Effect.sync(() => {
+        const parsed = Policy.parseEntry(entry)
+        if (parsed !== undefined && !learnt.some((e) => e.source === parsed.source)) learnt.push(parsed)
+      }),
     guardSchemes: (link) => Schemes.guard(link, policy, onBlock)
   })
 })

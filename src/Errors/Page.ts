@@ -78,6 +78,16 @@ export const Dialog = Schema.Struct({
   url: Schema.String
 })
 
+/** The page ran past a per-session limit (reloading without end, opening page after page, exhausting its memory):
+ * the call is stopped and what the page did is undone where it can be (extra pages closed, the loop left). */
+export class LimitExceeded extends Schema.TaggedError<LimitExceeded>()("LimitExceeded", {
+  ...context,
+  limit: Schema.Literals(["navigations", "pages", "memory"])
+}) {
+  readonly type = "limit_exceeded"
+  readonly retryable = false
+}
+
 /** A JavaScript dialog is open on the page: nothing else runs there until the agent answers it. */
 export class DialogOpen extends Schema.TaggedError<DialogOpen>()("DialogOpen", {
   ...context,
@@ -105,6 +115,7 @@ export const PageError = Schema.Union([
   InvalidInput,
   ActionFailed,
   NavigationFailed,
+  LimitExceeded,
   DialogOpen,
   DownloadTooLarge
 ])

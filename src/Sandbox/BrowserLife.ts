@@ -12,6 +12,7 @@ import * as Page from "../Engine/PageState.ts"
 import { BrowserUnavailable } from "../Errors/Browser.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import type { EngineSwitch } from "./EngineSwitch.ts"
+import type * as Limits from "./Limits.ts"
 import type { DialogPolicy } from "./PageLink/Dialogs.ts"
 import { described, type Fate } from "./PageLink/Targets.ts"
 import * as PageLink from "./PageLink.ts"
@@ -37,6 +38,8 @@ export interface BrowserLife {
 export const make = Effect.fnUntraced(function* (options: {
   readonly state: Ref.Ref<SessionState>
   readonly engines: EngineSwitch
+  /** Watched on every connection of the browser's page link. */
+  readonly limits: Limits.Limits
   /** Relaunch a crashed browser once (providers that started it only) before reporting an error. */
   readonly relaunch: boolean
   /** After a failed call, a page that cannot evaluate `1` within this long is replaced (its main thread hangs). */
@@ -103,6 +106,10 @@ export const make = Effect.fnUntraced(function* (options: {
     const scope = yield* Scope.make()
     return yield* Effect.gen(function* () {
       const running = yield* provider.acquire.pipe(Scope.provide(scope))
+      // The browser's own DevTools endpoint drives the browser: no page may reach it through the proxy.
+      const devtools = new URL(running.httpEndpoint)
+      if (Option.isSome(egress) && devtools.port !== "")
+        yield* Effect.forEach([`127.0.0.0/8:${devtools.port}`, `[::1]:${devtools.port}`], egress.value.refuse)
       const downloads = options.downloads
       const link = yield* PageLink.make(running.wsEndpoint, {
         // A person in control answers the page's dialogs themselves.
@@ -112,8 +119,12 @@ export const make = Effect.fnUntraced(function* (options: {
         ...(downloads === undefined
           ? {}
           : { downloads: { dir: yield* downloadFolder(downloads, running), maxBytes: downloads.maxBytes } }),
-        // file: and other local schemes are refused for every page, frame and popup, on each connection.
-        ...(Option.isSome(egress) ? { onConnect: egress.value.guardSchemes } : {})
+        // On each connection: the page limits, and file: refused for every page, frame and popup.
+        onConnect: (cdp) =>
+          Effect.andThen(
+            options.limits.watch(cdp),
+            Option.isSome(egress) ? egress.value.guardSchemes(cdp) : Effect.void
+          )
       }).pipe(Scope.provide(scope))
       const targetId = yield* firstPage(running, link)
       yield* link.follow(targetId)
@@ -156,6 +167,9 @@ export const make = Effect.fnUntraced(function* (options: {
       return Option.none<Fate>()
     })
 
+  /** The URL the page last crashed or hung at, when it was reopened there. */
+  let failedAt: string | undefined
+
   /** The session's page was closed, crashed or hung: a new page at the last URL replaces it. */
   const keepPage = (live: LiveBrowser) =>
     Effect.gen(function* () {
@@ -182,7 +196,12 @@ export const make = Effect.fnUntraced(function* (options: {
       }))
       yield* live.link.follow(replaced.targetId)
       if (fate.value !== "closed") yield* live.link.closePage(live.targetId).pipe(Effect.timeout(5_000), Effect.ignore)
-      yield* restore(replaced, `after the page ${what}`)
+      // A page that crashed or hung again right after being reopened there (memory without end, an endless loop)
+      // would do it again: it is not reopened a second time.
+      const url = lastLocation?.url
+      const again = fate.value !== "closed" && url !== undefined && url === failedAt
+      failedAt = fate.value !== "closed" ? url : undefined
+      if (!again) yield* restore(replaced, `after the page ${what}`)
       return replaced
     })
 

@@ -17,6 +17,7 @@ import * as Captures from "./Captures.ts"
 import * as EngineSwitch from "./EngineSwitch.ts"
 import * as Idle from "./Idle.ts"
 import * as Lease from "./Lease.ts"
+import * as Limits from "./Limits.ts"
 import * as PageEvent from "./PageEvent.ts"
 import * as Dialogs from "./PageLink/Dialogs.ts"
 import type { Download } from "./PageLink/Downloads.ts"
@@ -44,6 +45,8 @@ const dialogHint = (dialog: Dialogs.OpenDialog) =>
   `a ${dialog.type} dialog is open on the page: ${JSON.stringify(dialog.message.slice(0, 200))}; answer it with browser.dialog {"accept": true} or {"accept": false}${dialog.type === "prompt" ? ' (with "promptText" to type an answer)' : ""} before anything else`
 
 export interface SandboxOptions {
+  /** What a hostile page may not run past: pages open at once, loads of the page in one call (Limits.ts). */
+  readonly limits?: Limits.LimitsOptions
   /** How long a call waits for the one-client lease before failing with `lease_timeout`. */
   readonly leaseTimeoutMs?: number
   /** Close the browser after this long without a call; `null` keeps it open. */
@@ -132,10 +135,12 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
   const state = yield* Ref.make(SessionState.initial)
   const lease = yield* Lease.make({ state, timeoutMs: options.leaseTimeoutMs ?? 30_000 })
   const engines = EngineSwitch.make({ state, connectTimeoutMs: options.connectTimeoutMs ?? 30_000 })
+  const limits = yield* Limits.make(options.limits)
   const tabs = Tabs.make({ state, engines })
   const life = yield* BrowserLife.make({
     state,
     engines,
+    limits,
     relaunch: options.relaunch ?? true,
     hungAfterMs: options.hungAfterMs ?? 2_000,
     tabs,
@@ -247,6 +252,16 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
               })
             )
           )
+          // A page that runs past a limit ends the call; a reload loop is left for about:blank so it stops.
+          const runaway = limits.breach.pipe(
+            Effect.tapError((breach) =>
+              breach.limit === "navigations"
+                ? SessionState.pageOf(live)((cdp, sessionId) =>
+                    cdp.send("Page.navigate", { url: "about:blank" }, sessionId)
+                  ).pipe(Effect.timeout(5_000), Effect.ignore)
+                : Effect.void
+            )
+          )
           // A dialog blocks every engine: the call ends at once and the answer reports the dialog.
           const dialogOpened = person
             ? Effect.never
@@ -254,6 +269,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
           return yield* f(engine).pipe(
             Effect.raceFirst(pageLost),
             Effect.raceFirst(dialogOpened),
+            Effect.raceFirst(runaway),
             // An interrupted call (a timeout) may leave the SDK mid-flight: drop that client before the lease goes.
             Effect.onInterrupt(() => engines.disconnect("the call was interrupted")),
             Effect.onExit((exit) =>

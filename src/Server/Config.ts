@@ -141,6 +141,17 @@ export const ServiceConfig = Config.all({
       ["SWITCHYARD_MAX_ARGUMENT_BYTES"],
       whole(1),
       defaults.limits.maxArgumentBytes
+    ),
+    /** The JavaScript heap of each page's renderer, in MiB. */
+    pageHeapMb: setting("limits.pageHeapMb", ["SWITCHYARD_PAGE_HEAP_MB"], whole(1), defaults.limits.pageHeapMb),
+    /** Pages (tabs, popups) a session's browser may have open at once. */
+    maxPages: setting("limits.maxPages", ["SWITCHYARD_MAX_PAGES"], whole(1), defaults.limits.maxPages),
+    /** Loads of the session's page within one call (a reload loop stops there). */
+    maxNavigationsPerCall: setting(
+      "limits.maxNavigationsPerCall",
+      ["SWITCHYARD_MAX_NAVIGATIONS_PER_CALL"],
+      whole(1),
+      defaults.limits.maxNavigationsPerCall
     )
   }),
   http: Config.all({

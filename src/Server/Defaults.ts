@@ -8,7 +8,9 @@ import * as Policy from "../Cascade/Policy.ts"
 import * as UrlPolicy from "../Cascade/UrlPolicy.ts"
 import * as Model from "../Engine/Model.ts"
 import * as AttemptLog from "../Logging/AttemptLog.ts"
+import * as Limits from "../Sandbox/Limits.ts"
 import * as AdsPower from "../Sandbox/Provider/AdsPower.ts"
+import * as LocalChromium from "../Sandbox/Provider/LocalChromium.ts"
 
 export const defaults = {
   /** `~/.switchyard/logs`. */
@@ -31,7 +33,13 @@ export const defaults = {
   /** http and https. Loopback and private-range hosts (`urls.privateNetworks`) have no fixed default: allowed on stdio
    * and on a loopback HTTP bind (local apps are common targets), refused when HTTP listens beyond loopback. */
   urls: { schemes: UrlPolicy.defaultSchemes },
-  limits: { maxArgumentBytes: 256 * 1024 },
+  /** Per session: what a hostile page may not run past (Sandbox/Limits.ts, the renderer's heap in LocalChromium). */
+  limits: {
+    maxArgumentBytes: 256 * 1024,
+    pageHeapMb: LocalChromium.defaultHeapLimitMb,
+    maxPages: Limits.defaults.maxPages,
+    maxNavigationsPerCall: Limits.defaults.maxNavigationsPerCall
+  },
   http: {
     host: "127.0.0.1",
     port: 8931,

@@ -42,6 +42,7 @@ const provider = (config: Config.ServiceConfig, registry: Registry): Layer.Layer
     headless: browser.headless,
     user: browser.user,
     noSandbox: browser.noSandbox,
+    heapLimitMb: config.limits.pageHeapMb,
     registry
   })
 }
@@ -149,7 +150,8 @@ export const layer = (config: Config.ServiceConfig, http?: Listening) =>
           idleTimeoutMs: idle === 0 ? null : idle,
           leaseTimeoutMs: sessions.leaseTimeoutMs,
           dialogs: config.dialogs,
-          downloads: { root: config.downloads.dir, maxBytes: config.downloads.maxBytes }
+          downloads: { root: config.downloads.dir, maxBytes: config.downloads.maxBytes },
+          limits: { maxPages: config.limits.maxPages, maxNavigationsPerCall: config.limits.maxNavigationsPerCall }
         },
         engines: { model: config.model },
         browser: provider(config, registry),
@@ -163,6 +165,7 @@ export const layer = (config: Config.ServiceConfig, http?: Listening) =>
                   ...(config.browser.chromePath ? { executablePath: config.browser.chromePath } : {}),
                   user: config.browser.user,
                   noSandbox: config.browser.noSandbox,
+                  heapLimitMb: config.limits.pageHeapMb,
                   registry
                 }
               }

@@ -113,9 +113,22 @@ describe("egress policy on the service", () => {
     assert.deepStrictEqual(sites.denied.hits, [])
   })
 
+  it("a page cannot reach the browser's own DevTools endpoint", { timeout: 60_000 }, async () => {
+    const status = await service.call("browser.status", {})
+    const { wsEndpoint } = (status.result as { result: { wsEndpoint: string } }).result
+    const port = new URL(wsEndpoint).port
+    const answer = await call("browser.navigate", { url: `http://127.0.0.1:${port}/json/version` })
+    assert.isFalse(answer.ok)
+    assert.strictEqual(answer.error?.type, "rejected_by_policy")
+    assert.include(answer.error?.message, `deny:127.0.0.0/8:${port}`)
+  })
+
   it("the attempt log records each refusal as rejected_by_policy naming the rule", { timeout: 30_000 }, async () => {
-    await waitFor(() => attemptLines(logDir).some((l) => JSON.stringify(l).includes("rejected_by_policy")), 10_000)
-    const failures = attemptLines(logDir).filter((l) => l.event === "failure" && l.errorType === "rejected_by_policy")
+    const refusals = () =>
+      attemptLines(logDir).filter((l) => l.event === "failure" && l.errorType === "rejected_by_policy")
+    // The log is written in the background: wait for the five calls' lines.
+    await waitFor(() => refusals().length >= 5, 10_000)
+    const failures = refusals()
     // The redirect, the link, the popup, the form and the page that moved itself.
     assert.isAtLeast(failures.length, 5)
     for (const line of failures) assert.include(line.reason, `rule ${rule}`)

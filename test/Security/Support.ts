@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs"
 import { createServer, type IncomingMessage, type Server } from "node:http"
 import { join } from "node:path"
+import { inflateSync } from "node:zlib"
 
 export interface Recorder {
   readonly server: Server
@@ -113,4 +114,49 @@ export const everyFile = (root: string): Array<{ readonly path: string; readonly
   }
   walk(root)
   return files
+}
+
+/** The pixels of an 8-bit RGB or RGBA PNG (what Chromium writes), as one row-major buffer: encodings may differ
+ * between two captures of the same pixels, so screenshots are compared this way. */
+export const pngPixels = (
+  base64: string
+): { readonly width: number; readonly height: number; readonly data: Buffer } => {
+  const png = Buffer.from(base64, "base64")
+  let offset = 8
+  let width = 0
+  let height = 0
+  let channels = 0
+  const chunks: Array<Buffer> = []
+  while (offset < png.length) {
+    const length = png.readUInt32BE(offset)
+    const type = png.toString("latin1", offset + 4, offset + 8)
+    const body = png.subarray(offset + 8, offset + 8 + length)
+    if (type === "IHDR") {
+      width = body.readUInt32BE(0)
+      height = body.readUInt32BE(4)
+      channels = body[9] === 6 ? 4 : 3
+      if (body[8] !== 8 || body[12] !== 0 || (body[9] !== 2 && body[9] !== 6)) throw new Error("unsupported PNG")
+    } else if (type === "IDAT") chunks.push(body)
+    offset += 12 + length
+  }
+  const raw = inflateSync(Buffer.concat(chunks))
+  const stride = width * channels
+  const data = Buffer.alloc(stride * height)
+  for (let y = 0; y < height; y++) {
+    const filter = raw[y * (stride + 1)]
+    for (let x = 0; x < stride; x++) {
+      const value = raw[y * (stride + 1) + 1 + x] ?? 0
+      const a = x >= channels ? (data[y * stride + x - channels] ?? 0) : 0
+      const b = y > 0 ? (data[(y - 1) * stride + x] ?? 0) : 0
+      const c = x >= channels && y > 0 ? (data[(y - 1) * stride + x - channels] ?? 0) : 0
+      const p = a + b - c
+      const pa = Math.abs(p - a)
+      const pb = Math.abs(p - b)
+      const pc = Math.abs(p - c)
+      const paeth = pa <= pb && pa <= pc ? a : pb <= pc ? b : c
+      const predicted = [0, a, b, (a + b) >> 1, paeth][filter ?? 0] ?? 0
+      data[y * stride + x] = (value + predicted) & 0xff
+    }
+  }
+  return { width, height, data }
 }

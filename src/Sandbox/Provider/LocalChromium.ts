@@ -32,6 +32,9 @@ export interface LocalChromiumOptions {
   readonly user?: string
   /** Chromium without its sandbox (`--no-sandbox`): only when configured, e.g. a kernel without user namespaces. */
   readonly noSandbox?: boolean
+  /** The JavaScript heap each page's renderer may use, in MiB (V8's old space); default 512. A page that allocates
+   * without end crashes its own renderer at this size instead of exhausting the machine. */
+  readonly heapLimitMb?: number
   readonly launchTimeoutMs?: number
   /** How long a graceful close may take before the process group is killed. */
   readonly closeTimeoutMs?: number
@@ -87,6 +90,8 @@ export const findExecutable = (explicit?: string): Effect.Effect<string, Browser
     )
   })
 
+export const defaultHeapLimitMb = 512
+
 /** Flags that keep Chromium quiet on a machine with no network beyond loopback. */
 export const baseArgs = (options: LocalChromiumOptions, profileDir: string): Array<string> => {
   const size = options.windowSize ?? { width: 1280, height: 800 }
@@ -106,6 +111,7 @@ export const baseArgs = (options: LocalChromiumOptions, profileDir: string): Arr
     "--password-store=basic",
     "--use-mock-keychain",
     "--mute-audio",
+    `--js-flags=--max-old-space-size=${options.heapLimitMb ?? defaultHeapLimitMb}`,
     `--window-size=${size.width},${size.height}`,
     `--user-data-dir=${profileDir}`,
     "--remote-debugging-address=127.0.0.1",
