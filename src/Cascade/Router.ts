@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
 import { Egress } from "../Egress/Egress.ts"
-import { DialogOpen } from "../Errors/Page.ts"
+import { ActionFailed, DialogOpen } from "../Errors/Page.ts"
 import { toErrorInfo } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
 import * as Secrets from "../Logging/Secrets.ts"
@@ -60,6 +60,24 @@ const hashArgs = (args: unknown) => createHash("sha256").update(JSON.stringify(a
 const maxTraces = 2_000
 
 const stepKey = (traceId: string, stepId: string | undefined) => `${traceId}\u0000${stepId ?? ""}`
+
+/** An act that put files into a file input itself (the model-free level), rather than clicking something. */
+const setInputDirectly = (result: unknown) =>
+  typeof result === "object" &&
+  result !== null &&
+  "action" in result &&
+  /^setinputfiles$/i.test((result as { action?: { method?: string } }).action?.method ?? "")
+
+/** A click that named files but opened no file chooser: the files went nowhere, and the agent must not think so. */
+const noChooser = (action: string) =>
+  Effect.fail(
+    new ActionFailed({
+      action,
+      sideEffect: "possible",
+      message:
+        "the click opened no file chooser, so no file was chosen; name the file input itself, or the button or drop zone that opens it"
+    })
+  )
 
 export class Router extends Context.Service<
   Router,
@@ -244,8 +262,16 @@ export class Router extends Context.Service<
             }
             const used = yield* tried(cascadeFor(policy, bound.opens ?? lastUrl), bound)
             // Named files answer any file chooser the call's click opens, whichever engine clicks.
-            const choosing = <A, E>(self: Effect.Effect<A, E>) =>
-              files === undefined ? self : sandbox.chooseFiles(files.success, self).pipe(Effect.map(([a]) => a))
+            const choosing = <E>(self: Effect.Effect<unknown, E>) =>
+              files === undefined
+                ? self
+                : sandbox
+                    .chooseFiles(files.success, self)
+                    .pipe(
+                      Effect.flatMap(([result, chosen]) =>
+                        chosen > 0 || setInputDirectly(result) ? Effect.succeed(result) : noChooser(tool.name)
+                      )
+                    )
             const { outcome, message } = yield* scoped(
               route(tool.name, used, step, (levels) =>
                 choosing(

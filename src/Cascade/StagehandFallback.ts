@@ -52,7 +52,9 @@ export const make =
         return { outcome: yield* Effect.result(run(fallbackConfig)), message: undefined }
       }
       const first = yield* Effect.result(run({ ...config, levels: stagehand }))
-      if (first._tag === "Success" || !(options.fallback ?? true) || rest.levels.length === 0) {
+      // A dialog the call opened (or found) is the page's answer, not Stagehand's failure: the agent answers it first.
+      const dialog = first._tag === "Failure" && first.failure.type === "dialog_open"
+      if (first._tag === "Success" || dialog || !(options.fallback ?? true) || rest.levels.length === 0) {
         return { outcome: first, message: undefined }
       }
       const reason = first.failure.message

@@ -8,7 +8,7 @@ import { Action } from "../Engine/Engine.ts"
 import { EngineKind, EngineMode } from "../Engine/EngineId.ts"
 import * as Instruction from "../Engine/Instruction.ts"
 import { SideEffect } from "../Errors/Fields.ts"
-import { InvalidInput } from "../Errors/Page.ts"
+import { Dialog, InvalidInput } from "../Errors/Page.ts"
 import * as Tool from "./Tool.ts"
 
 const text = (description: string) => Schema.String.annotate({ description })
@@ -22,7 +22,9 @@ const Acted = Schema.Struct({
   success: Schema.Literal(true),
   description: Schema.String,
   action: Schema.optional(Action),
-  navigated: Schema.optional(Schema.Struct({ url: Schema.String, title: Schema.String }))
+  navigated: Schema.optional(Schema.Struct({ url: Schema.String, title: Schema.String })),
+  /** The act was done and the page answered with a dialog: answer it with browser.dialog. */
+  dialog: Schema.optional(Dialog)
 })
 
 /** `{ref: "e12", method?, arguments?}`: an element handed out by browser.observe or browser.extract, acted on. */
@@ -79,13 +81,6 @@ const Tab = Schema.Struct({
   url: Schema.String,
   title: Schema.String,
   active: Schema.Boolean
-})
-const Dialog = Schema.Struct({
-  tab: Schema.String,
-  type: Schema.Literals(["alert", "confirm", "prompt", "beforeunload"]),
-  message: Schema.String,
-  defaultPrompt: Schema.optional(Schema.String),
-  url: Schema.String
 })
 
 /** The files an act names: an `upload … to …` sentence, or a `setInputFiles` action's arguments. */

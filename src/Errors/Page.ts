@@ -66,6 +66,18 @@ export class NavigationFailed extends Schema.TaggedError<NavigationFailed>()("Na
   readonly retryable = true
 }
 
+/** A JavaScript dialog open on a page, as agents see it. */
+export const Dialog = Schema.Struct({
+  /** The tab it is open on. */
+  tab: Schema.String,
+  type: Schema.Literals(["alert", "confirm", "prompt", "beforeunload"]),
+  message: Schema.String,
+  /** The text a prompt offers; absent for other dialogs. */
+  defaultPrompt: Schema.optional(Schema.String),
+  /** The page that opened it. */
+  url: Schema.String
+})
+
 /** The page ran past a per-session limit (reloading without end, opening page after page, exhausting its memory):
  * the call is stopped and what the page did is undone where it can be (extra pages closed, the loop left). */
 export class LimitExceeded extends Schema.TaggedError<LimitExceeded>()("LimitExceeded", {
@@ -79,13 +91,7 @@ export class LimitExceeded extends Schema.TaggedError<LimitExceeded>()("LimitExc
 /** A JavaScript dialog is open on the page: nothing else runs there until the agent answers it. */
 export class DialogOpen extends Schema.TaggedError<DialogOpen>()("DialogOpen", {
   ...context,
-  dialog: Schema.Struct({
-    tab: Schema.String,
-    type: Schema.Literals(["alert", "confirm", "prompt", "beforeunload"]),
-    message: Schema.String,
-    defaultPrompt: Schema.optional(Schema.String),
-    url: Schema.String
-  }),
+  dialog: Dialog,
   /** The call itself opened it (an act's click), rather than finding it open. */
   openedByCall: Schema.Boolean,
   sideEffect: SideEffect

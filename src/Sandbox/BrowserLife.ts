@@ -2,8 +2,7 @@
  * The session browser's life: started on first use, checked before each call, relaunched once with its URL restored;
  * a closed page gives way to the previous tab, and the last one (or a crashed or hung one) is replaced at the last URL.
  */
-import { readFileSync } from "node:fs"
-import { chown, mkdir, mkdtemp } from "node:fs/promises"
+import { chown, mkdir, mkdtemp, rmdir } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect, Exit, Option, Ref, Scope } from "effect"
 import * as CdpHttp from "../Cdp/Http.ts"
@@ -18,6 +17,7 @@ import type { DialogPolicy } from "./PageLink/Dialogs.ts"
 import { described, type Fate } from "./PageLink/Targets.ts"
 import * as PageLink from "./PageLink.ts"
 import { BrowserProvider, type RunningBrowser } from "./Provider/Browser.ts"
+import * as LocalChromium from "./Provider/LocalChromium.ts"
 import { type LiveBrowser, pageOf, type SessionState } from "./SessionState.ts"
 import type { Tabs } from "./Tabs.ts"
 
@@ -33,18 +33,6 @@ export interface BrowserLife {
   readonly ensure: Effect.Effect<LiveBrowser, SwitchyardError>
   /** Disconnects the engine and stops the browser; the next `ensure` starts a new one. */
   readonly stop: Effect.Effect<void>
-}
-
-/** The real user and group a process runs as, from /proc. */
-const ownerOf = (pid: number) => {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8")
-    const uid = /^Uid:\s+(\d+)/m.exec(status)?.[1]
-    const gid = /^Gid:\s+(\d+)/m.exec(status)?.[1]
-    return uid === undefined || gid === undefined ? undefined : { uid: Number(uid), gid: Number(gid) }
-  } catch {
-    return undefined
-  }
 }
 
 export const make = Effect.fnUntraced(function* (options: {
@@ -66,18 +54,25 @@ export const make = Effect.fnUntraced(function* (options: {
   const provider = yield* BrowserProvider
   const egress = yield* Effect.serviceOption(Egress)
 
-  /** The session's download folder, made on the first start and kept across relaunches. */
+  /**
+   * The session's download folder, made on the first start and kept across relaunches. A browser running as another
+   * user gets the folder as its own, under /tmp when that user cannot get through to the configured root (a private
+   * TMPDIR), as its profile does.
+   */
   let downloadDir: string | undefined
-  const downloadFolder = (settings: DownloadSettings, browserPid: number | null) =>
+  const downloadFolder = (settings: DownloadSettings, running: RunningBrowser) =>
     Effect.tryPromise(async () => {
-      if (downloadDir === undefined) {
-        await mkdir(settings.root, { recursive: true })
-        downloadDir = await mkdtemp(join(settings.root, "session-"))
-      }
-      // The browser writes there: a browser running as another user (sandboxed, as root) owns the folder.
-      const owner = browserPid === null ? undefined : ownerOf(browserPid)
-      if (owner !== undefined && owner.uid !== process.getuid?.()) await chown(downloadDir, owner.uid, owner.gid)
-      return downloadDir
+      if (downloadDir !== undefined) return downloadDir
+      const user = running.user
+      const root =
+        user !== undefined && LocalChromium.reachable(join(settings.root, "session")) !== undefined
+          ? join("/tmp", "switchyard-downloads")
+          : settings.root
+      await mkdir(root, { recursive: true })
+      const dir = await mkdtemp(join(root, "session-"))
+      if (user !== undefined) await chown(dir, user.uid, user.gid)
+      downloadDir = dir
+      return dir
     }).pipe(
       Effect.mapError(
         (cause) => new BrowserUnavailable({ message: `cannot make the download folder under ${settings.root}`, cause })
@@ -91,6 +86,12 @@ export const make = Effect.fnUntraced(function* (options: {
       { ...s, browser: undefined }
     ])
     if (current !== undefined) yield* Scope.close(current.scope, Exit.void)
+    // A session that downloaded nothing leaves no folder behind; one with files keeps them for the agent.
+    const folder = downloadDir
+    if (folder !== undefined) {
+      downloadDir = undefined
+      yield* Effect.promise(() => rmdir(folder).catch(() => undefined))
+    }
   })
 
   /** The page a new browser's session works on: its first page, or a new one when it has none. */
@@ -117,7 +118,7 @@ export const make = Effect.fnUntraced(function* (options: {
         ),
         ...(downloads === undefined
           ? {}
-          : { downloads: { dir: yield* downloadFolder(downloads, running.pid), maxBytes: downloads.maxBytes } }),
+          : { downloads: { dir: yield* downloadFolder(downloads, running), maxBytes: downloads.maxBytes } }),
         // On each connection: the page limits, and file: refused for every page, frame and popup.
         onConnect: (cdp) =>
           Effect.andThen(

@@ -20,8 +20,6 @@ export interface Tab {
 export type PageEvent =
   | { readonly event: "tab_opened"; readonly message: string; readonly tab: Tab }
   | { readonly event: "tab_closed"; readonly message: string; readonly tab: string; readonly active?: Tab }
-  | { readonly event: "tab_switched"; readonly message: string; readonly tab: Tab }
-  | { readonly event: "dialog_opened"; readonly message: string; readonly dialog: OpenDialog }
   | {
       readonly event: "dialog_answered"
       readonly message: string
@@ -40,12 +38,6 @@ export const dialogAnswered = (dialog: OpenDialog, accepted: boolean, by: "agent
   dialog,
   accepted,
   by
-})
-
-export const dialogOpened = (dialog: OpenDialog): PageEvent => ({
-  event: "dialog_opened",
-  message: `the page opened a ${dialog.type} dialog ${quoted(dialog.message)}; answer it with browser.dialog (accept: true or false${dialog.type === "prompt" ? ", promptText" : ""})`,
-  dialog
 })
 
 export const downloaded = (download: Download): PageEvent => ({

@@ -1,8 +1,9 @@
 /**
  * One browser session and its single automation client (seeds 001, 002), as one service over its parts: Lease,
- * BrowserLife, EngineSwitch and Idle, sharing one SessionState in a Ref.
+ * BrowserLife, EngineSwitch, Tabs and Idle, sharing one SessionState in a Ref; the page model (tabs, dialogs, file
+ * choosers, downloads) is kept for every engine level alike.
  */
-import { Clock, Context, Effect, Layer, Option, Ref, Schedule } from "effect"
+import { Clock, Context, Effect, Exit, Layer, Option, Ref, Schedule } from "effect"
 import type { Engine, PageState } from "../Engine/Engine.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import * as Page from "../Engine/PageState.ts"
@@ -33,7 +34,7 @@ export type { TabRef } from "./Tabs.ts"
 
 /** What the session's pages hold besides the active page's URL: the state block shows it after every call. */
 export interface PageView {
-  readonly tabs: ReadonlyArray<SessionState.TabBook["list"][number]>
+  readonly tabs: ReadonlyArray<PageEvent.Tab>
   /** The dialog open on the active tab, waiting for the agent. */
   readonly dialog: Dialogs.OpenDialog | null
   readonly downloads: ReadonlyArray<Download>
@@ -109,7 +110,7 @@ export class Sandbox extends Context.Service<
     readonly switchTab: (ref: Tabs.TabRef) => Effect.Effect<ReadonlyArray<PageEvent.Tab>, SwitchyardError>
     /** Closes a tab (the active one when absent); closing the active tab falls back to the previous one. */
     readonly closeTab: (ref?: Tabs.TabRef) => Effect.Effect<ReadonlyArray<PageEvent.Tab>, SwitchyardError>
-    /** Answers the dialog open on the active tab (or on `tab`). */
+    /** Answers the dialog open on the active tab. */
     readonly answerDialog: (answer: {
       readonly accept: boolean
       readonly promptText?: string
@@ -271,8 +272,9 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
             Effect.raceFirst(runaway),
             // An interrupted call (a timeout) may leave the SDK mid-flight: drop that client before the lease goes.
             Effect.onInterrupt(() => engines.disconnect("the call was interrupted")),
-            Effect.ensuring(
-              settleDownloads(live, mark, loads).pipe(
+            Effect.onExit((exit) =>
+              // A call stopped by its time limit does not wait for its downloads: the release stays short.
+              (Exit.hasInterrupts(exit) ? Effect.void : settleDownloads(live, mark, loads)).pipe(
                 Effect.andThen(settleTabs(live)),
                 Effect.andThen(live.link.notices.pipe(Effect.flatMap(note))),
                 Effect.andThen(idle.touch)

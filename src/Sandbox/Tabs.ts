@@ -53,7 +53,9 @@ export const make = (options: { readonly state: Ref.Ref<SessionState>; readonly 
     Effect.gen(function* () {
       const pages = yield* live.link.pages
       const order = [...(yield* Ref.get(state)).tabs.seen]
-      const context = pages.find((p) => p.targetId === live.targetId)?.browserContextId
+      // The active page's context; when it just closed, that of the tabs the session knows.
+      const context = (pages.find((p) => p.targetId === live.targetId) ?? pages.find((p) => order.includes(p.targetId)))
+        ?.browserContextId
       const mine = context === undefined ? pages : pages.filter((p) => p.browserContextId === context)
       const rank = (p: PageTarget) => {
         const at = order.indexOf(p.targetId)
@@ -110,7 +112,8 @@ export const make = (options: { readonly state: Ref.Ref<SessionState>; readonly 
       const at = yield* live.link.location(page.targetId)
       const known = Option.isSome(at) ? { ...page, ...at.value } : page
       const lagging = known.title === "" || known.url.endsWith(known.title) || known.title === known.url
-      if (!lagging) return known
+      // A page behind a dialog would not answer: it keeps the announced title.
+      if (!lagging || Option.isSome(yield* live.link.dialog(page.targetId))) return known
       const read = yield* live.link.current(page.targetId)
       return Option.isSome(read) ? { ...known, ...read.value } : known
     })

@@ -155,6 +155,30 @@ describe("Config.resolve", () => {
     })
   )
 
+  it.effect("the page model's settings: dialogs, upload roots, downloads; a bad dialogs mode names its variable", () =>
+    Effect.gen(function* () {
+      const none = yield* Config.resolve({ env: {} })
+      assert.deepStrictEqual(none.dialogs, { mode: "agent", beforeunload: "accept" })
+      assert.deepStrictEqual(none.uploads.roots, [process.cwd()])
+      assert.deepStrictEqual(none.downloads, defaults.downloads)
+      const set = yield* Config.resolve({
+        env: {
+          SWITCHYARD_DIALOGS: "dismiss",
+          SWITCHYARD_DIALOGS_BEFOREUNLOAD: "agent",
+          SWITCHYARD_UPLOAD_ROOTS: "/srv/cv, /srv/letters",
+          SWITCHYARD_DOWNLOAD_DIR: "/srv/downloads",
+          SWITCHYARD_DOWNLOAD_MAX_BYTES: "1048576"
+        }
+      })
+      assert.deepStrictEqual(set.dialogs, { mode: "dismiss", beforeunload: "agent" })
+      assert.deepStrictEqual(set.uploads.roots, ["/srv/cv", "/srv/letters"])
+      assert.deepStrictEqual(set.downloads, { dir: "/srv/downloads", maxBytes: 1_048_576 })
+      const bad = yield* failure({ env: { SWITCHYARD_DIALOGS: "ignore" } })
+      assert.include(bad, "SWITCHYARD_DIALOGS")
+      assert.include(bad, "ignore")
+    })
+  )
+
   it.effect("on/off: 1|true|on|yes and 0|false|off|no in any case; anything else names the variable", () =>
     Effect.gen(function* () {
       for (const [spelling, value] of [

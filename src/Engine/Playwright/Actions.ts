@@ -393,6 +393,8 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
   const percent = method === "scrollTo" ? yield* parsePercent(argument!, label) : 0
   const timeout = actionTimeoutMs
   const pointed = ["click", "doubleClick", "check", "uncheck"].includes(method)
+  /** setInputFiles on a button or drop zone clicks it (its chooser gets the files): the answer says so. */
+  let clicked = false
   const settled = yield* attempt(at(label, "possible"), () =>
     Settle.around(
       page,
@@ -433,6 +435,7 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
             )
             if (isFileInput) return locator.setInputFiles(files, { timeout })
             // The session answers the chooser this click opens with the files the call named (any engine's click).
+            clicked = true
             return locator.click({ timeout })
           }
         }
@@ -440,6 +443,11 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
       settle
     )
   )
+  if (clicked) {
+    // The answer says a click was made: the files went to whatever chooser it opened, if one opened.
+    const chosen = `clicked ${target} to choose ${action.arguments.map(quote).join(", ")}`
+    return { ...done(chosen, settled), action: { ...action, method: "click" } }
+  }
   const shown = method === "setInputFiles" ? action.arguments.map(quote).join(", ") : quote(argument ?? "")
   return done(past[method](target, shown), settled)
 })

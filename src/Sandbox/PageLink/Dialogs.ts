@@ -4,6 +4,7 @@
  */
 import { Effect, Option, PubSub, Ref } from "effect"
 import type * as Protocol from "../../Cdp/Protocol.ts"
+import type { Dialog } from "../../Errors/Page.ts"
 
 /** Who answers a dialog: the agent (held open, reported), or the service at once (accept or dismiss). */
 export type DialogMode = "agent" | "accept" | "dismiss"
@@ -18,16 +19,7 @@ export interface DialogPolicy {
 export const defaultPolicy: DialogPolicy = { mode: "agent", beforeunload: "accept" }
 
 /** A dialog open on a page, as the agent sees it. */
-export interface OpenDialog {
-  /** The tab it is open on. */
-  readonly tab: string
-  readonly type: "alert" | "confirm" | "prompt" | "beforeunload"
-  readonly message: string
-  /** The text a prompt offers; absent for other dialogs. */
-  readonly defaultPrompt?: string
-  /** The page that opened it. */
-  readonly url: string
-}
+export type OpenDialog = typeof Dialog.Type
 
 /** What happened to a dialog the service answered itself (a configured mode), for the answer to report. */
 export interface Answered {

@@ -13,6 +13,8 @@ export interface RunningBrowser {
   readonly httpEndpoint: string
   /** The browser's process id when this service started it, else null. */
   readonly pid: number | null
+  /** The OS user the browser runs as, when it is not this process's: what the browser writes to must be theirs. */
+  readonly user?: { readonly uid: number; readonly gid: number }
   /** Cheap liveness check: the process has not exited and the endpoint answers. */
   readonly alive: Effect.Effect<boolean>
 }

@@ -177,8 +177,8 @@ export const sandboxing = (options: Pick<LocalChromiumOptions, "user" | "noSandb
     return Effect.succeed({ kind: "user", account: found })
   })
 
-/** Whether `account` may reach `dir`: every directory above it lets others through. */
-const reachable = (dir: string) => {
+/** Whether another user may reach `dir`: the first directory above it that lets no other user through, if any. */
+export const reachable = (dir: string) => {
   const parts = dir.split("/").filter((p) => p !== "")
   for (let i = 0; i < parts.length; i++) {
     const path = `/${parts.slice(0, i).join("/")}`
@@ -196,6 +196,8 @@ interface Launched {
   readonly wsEndpoint: string
   readonly profileDir: string
   readonly ownsProfile: boolean
+  /** The user Chromium runs as, when it is not this process's. */
+  readonly user: Account | undefined
   readonly exited: () => boolean
   readonly exit: Promise<void>
 }
@@ -335,7 +337,8 @@ const start = (
         if (match?.[1]) {
           found = true
           clearTimeout(timer)
-          resolve({ child, wsEndpoint: match[1], profileDir, ownsProfile, exited: () => exited, exit })
+          const user = sandbox.kind === "user" ? sandbox.account : undefined
+          resolve({ child, wsEndpoint: match[1], profileDir, ownsProfile, user, exited: () => exited, exit })
           return
         }
       }
@@ -437,6 +440,7 @@ export const make = (options: LocalChromiumOptions = {}): BrowserProvider["Servi
           wsEndpoint: launched.wsEndpoint,
           httpEndpoint,
           pid: launched.child.pid ?? null,
+          ...(launched.user === undefined ? {} : { user: { uid: launched.user.uid, gid: launched.user.gid } }),
           alive: Effect.suspend(() =>
             launched.exited()
               ? Effect.succeed(false)

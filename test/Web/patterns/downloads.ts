@@ -3,11 +3,18 @@
  * blob, an offer letter whose link opens a new tab that turns into a download, and a stream that never ends.
  */
 import assert from "node:assert/strict"
-import { readFileSync } from "node:fs"
+import { readFileSync, rmSync } from "node:fs"
 import { type Answer, pattern } from "../Pattern.ts"
 
 const downloadsOf = (answer: Answer) =>
   (answer.pageEvents ?? []).filter((e) => e.event === "download").map((e) => e.download as Record<string, any>)
+
+/** The files a pattern downloaded are its own to remove (the service keeps downloads for the agent). */
+const removeAll = (answer: Answer) => {
+  for (const d of answer.state.downloads as Array<Record<string, any>>) {
+    if (d.path !== undefined) rmSync(d.path, { force: true })
+  }
+}
 
 const offerLetter = "%PDF-1.4\n% Offer letter for Ada Lovelace\n%%EOF\n"
 
@@ -43,6 +50,7 @@ export const patterns = [
       // The page stays where it was, and the state block lists the download.
       assert.equal(clicked.state.url, agent.url("/offer.html"))
       assert.equal(clicked.state.downloads[0].path, download.path)
+      removeAll(clicked)
     }
   }),
   pattern({
@@ -76,6 +84,7 @@ function exportCsv() {
       const [second] = downloadsOf(again)
       assert.equal(second?.name, "applications (1).csv")
       assert.equal(again.state.downloads.length, 2)
+      removeAll(again)
     }
   }),
   pattern({
@@ -97,6 +106,7 @@ function exportCsv() {
       // The tab the link opened turned into the download and went away: the session is on the documents page.
       assert.equal(read.state.url, agent.url("/documents.html"))
       assert.equal(read.state.tabs.length, 1)
+      removeAll(read)
     }
   }),
   pattern({

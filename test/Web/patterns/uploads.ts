@@ -35,9 +35,12 @@ export const patterns = [
       await agent.ok("browser.navigate", { url: agent.url("/apply.html") })
       const seen = await agent.ok("browser.observe", { instruction: "Resume" })
       // Observe offers the file input as an upload, not as a button to click.
-      const input = seen.result.find((a: Record<string, string>) => a.method === "setInputFiles")
-      assert.equal(input?.method, "setInputFiles", JSON.stringify(seen.result))
-      assert.match(input?.description, /^file upload "Resume"/)
+      const offered = seen.result as ReadonlyArray<Record<string, string>>
+      assert.ok(
+        offered.some((a) => a.method === "setInputFiles" && /^file upload "Resume"/.test(a.description ?? "")),
+        JSON.stringify(offered)
+      )
+      assert.ok(!offered.some((a) => a.method === "click" && /^button "Resume/.test(a.description ?? "")))
       const uploaded = await agent.ok("browser.upload", { files: [resume], target: "Resume" })
       assert.match(uploaded.result.description, /resume\.pdf/)
       await new Promise((resolve) => setTimeout(resolve, 200))
@@ -137,6 +140,23 @@ export const patterns = [
       })
       assert.equal(missing.error?.type, "invalid_input")
       assert.deepEqual(agent.recorded(), [])
+    }
+  }),
+  pattern({
+    name: "uploads-button-without-chooser",
+    class: "uploads",
+    pages: {
+      "/apply.html": `<!doctype html><title>Apply by email</title>
+<button onclick="document.getElementById('how').hidden = false">Upload your CV</button>
+<p id="how" hidden>Please email your CV to jobs@example.com</p>`
+    },
+    run: async (agent) => {
+      await agent.ok("browser.navigate", { url: agent.url("/apply.html") })
+      // The button shows instructions instead of a file chooser: the agent is told no file was chosen.
+      const tried = await agent.call("browser.upload", { files: [resume], target: "Upload your CV" })
+      assert.equal(tried.ok, false)
+      assert.equal(tried.error?.type, "action_failed")
+      assert.match(tried.error?.message ?? "", /no file chooser/)
     }
   })
 ]

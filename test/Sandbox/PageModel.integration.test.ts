@@ -1,8 +1,10 @@
 /**
  * The session's page model across engines, on one real Chromium: a tab the page opens is where the next call works,
  * whichever engine serves it (playwright, then Stagehand through a scripted model), after a switch of tab and of
- * engine; a dialog a Stagehand act opens ends the act at once instead of hanging it; the dialogs mode answers them.
+ * engine; a dialog a Stagehand act opens ends the act at once instead of hanging it; the dialogs mode answers them;
+ * a file chooser a Stagehand click opens gets the files the call named.
  */
+import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import type { Engine } from "../../src/Engine/Engine.ts"
@@ -44,7 +46,13 @@ const site = pattern({
     "/apply.html": `<!doctype html><title>Acme — Apply</title>${recordScript}
 <button onclick="record({ submitted: 'apply' })">Submit application</button>`,
     "/confirm.html": `<!doctype html><title>Confirm</title>${recordScript}
-<button onclick="record({ confirmed: confirm('Submit your application?') })">Send application</button>`
+<button onclick="record({ confirmed: confirm('Submit your application?') })">Send application</button>`,
+    "/profile.html": `<!doctype html><title>Edit profile</title>
+<label>Headline <input oninput="window.dirty = true"></label>
+<script>addEventListener("beforeunload", (e) => { if (window.dirty) { e.preventDefault(); e.returnValue = "" } })</script>`,
+    "/upload.html": `<!doctype html><title>Upload</title>${recordScript}
+<input type="file" id="cv" hidden onchange="record({ files: [...this.files].map((f) => f.name) })">
+<button onclick="document.getElementById('cv').click()">Upload your CV</button>`
   },
   run: async () => undefined
 })
@@ -72,7 +80,7 @@ const sandbox = (options: SandboxOptions = {}) =>
 const on = <A>(sb: Sandbox["Service"], spec: EngineSpec, f: (engine: Engine["Service"]) => Effect.Effect<A, unknown>) =>
   sb.use(spec, f)
 
-describe("the session's tabs across engines", () => {
+describe("the session's page model across engines", () => {
   it.live(
     "a tab the page opened is driven by playwright and by Stagehand, after a tab switch and an engine switch",
     () =>
@@ -151,6 +159,41 @@ describe("the session's tabs across engines", () => {
       assert.deepStrictEqual(server.recorded("site"), [{ confirmed: false }])
       const events = yield* sb.events
       assert.isTrue(events.some((e) => e.event === "dialog_answered" && !e.accepted && e.by === "policy"))
+    })
+  )
+
+  it.live("a file chooser a Stagehand click opens is answered with the files the call named", () =>
+    Effect.gen(function* () {
+      const server = yield* serve
+      const llm = yield* LlmServer.start(clickButtons)
+      const sb = yield* sandbox()
+      yield* on(sb, stagehand(llm), (e) => e.navigate(server.url("site", "/upload.html")))
+      const resume = join(import.meta.dirname, "..", "fixtures", "uploads", "resume.pdf")
+      const [, chosen] = yield* sb.chooseFiles(
+        [resume],
+        on(sb, stagehand(llm), (e) => e.act('click the "Upload your CV" button'))
+      )
+      assert.strictEqual(chosen, 1)
+      yield* Effect.sleep(200)
+      assert.deepStrictEqual(server.recorded("site"), [{ files: ["resume.pdf"] }])
+    })
+  )
+
+  it.live("with beforeunload left to the agent, leaving a dirty form waits for the agent's answer", () =>
+    Effect.gen(function* () {
+      const server = yield* serve
+      const sb = yield* sandbox({ dialogs: { mode: "agent", beforeunload: "agent" } })
+      yield* on(sb, playwright, (e) => e.navigate(server.url("site", "/profile.html")))
+      yield* on(sb, playwright, (e) => e.act('fill "Headline" with "Engineer"'))
+      const left = yield* on(sb, playwright, (e) => e.navigate(server.url("site", "/job.html"))).pipe(
+        Effect.flip,
+        Effect.timeout(20_000)
+      )
+      assert.strictEqual((left as { type?: string }).type, "dialog_open")
+      assert.strictEqual(Option.getOrThrow(yield* sb.openDialog).type, "beforeunload")
+      yield* sb.answerDialog({ accept: false })
+      const stayed = yield* on(sb, playwright, (e) => e.pageState())
+      assert.strictEqual(stayed.url, server.url("site", "/profile.html"))
     })
   )
 })
