@@ -1,6 +1,6 @@
 # Sourced by bin/switchyard and bin/test: makes sure a Node >= 22.19, the locked
 # dependencies and a Chromium are present, then exports PATH and CHROME_PATH; bin/test also calls
-# ensure_vnc_tools for the human-takeover tests.
+# ensure_vnc_tools and ensure_postgresql for the takeover and fleet tests.
 # Idempotent: a second run only checks stamps and returns in well under a second.
 
 SWITCHYARD_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -81,6 +81,21 @@ ensure_vnc_tools() {
     return 0
   fi
   say "the VNC takeover tests need ${missing[*]} (Debian/Ubuntu: sudo apt-get install ${missing[*]}); they will be skipped"
+  return 0
+}
+
+# Debian's PostgreSQL for the fleet tests (each test starts its own server on loopback in a temp dir).
+ensure_postgresql() {
+  if compgen -G "/usr/lib/postgresql/*/bin/postgres" >/dev/null; then return 0; fi
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "installing PostgreSQL from Debian for the fleet tests"
+    if (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql) >&2; then
+      return 0
+    fi
+    say "could not install postgresql: the fleet tests will be skipped"
+    return 0
+  fi
+  say "the fleet tests need PostgreSQL (Debian/Ubuntu: sudo apt-get install postgresql); they will be skipped"
   return 0
 }
 

@@ -101,7 +101,8 @@ const call = (service: Service, method: string, params: Record<string, unknown>)
 const textOf = (answer: Record<string, unknown>) =>
   ((answer.result as { result?: { text?: string } } | undefined)?.result?.text ?? "") as string
 
-describe("fleet on PostgreSQL", () => {
+// bin/test installs Debian's PostgreSQL where it can; without it there is no fleet to test.
+describe.skipIf(Postgres.binDir() === undefined)("fleet on PostgreSQL", () => {
   it.live(
     "routes calls to the runner holding the browser, answers busy when full, a joining runner takes new sessions, a killed runner's session answers elsewhere with its storage",
     () =>
