@@ -290,7 +290,7 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
       })
     )
   }
-  const settle = { graceMs: mayNavigate.includes(method) ? 120 : 0, timeoutMs: actionTimeoutMs }
+  const settle = { graceMs: mayNavigate.includes(method) ? 50 : 0, timeoutMs: actionTimeoutMs }
   const done = (text: string, settled: Settle.Settled): ActResult => ({
     success: true,
     description: settled.navigated === undefined ? text : `${text}; now on ${settled.navigated.url}`,

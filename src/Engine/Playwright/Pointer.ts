@@ -26,6 +26,9 @@ const uncover = (el: Element) => {
     if (hit instanceof HTMLLabelElement && hit.control === el) return null
     return hit
   }
+  const r = el.getBoundingClientRect()
+  const inView = r.bottom > 0 && r.right > 0 && r.top < window.innerHeight && r.left < window.innerWidth
+  if (!inView) el.scrollIntoView({ block: "nearest", inline: "nearest", behavior: "instant" })
   if (coverAt() === null) return null
   el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" })
   const cover = coverAt()
@@ -47,14 +50,14 @@ export class Covered extends Error {
 /** Scrolls the target into view (out from under sticky bars) and moves the mouse to its centre in steps from where
  * it was; fails with Covered when something still covers it. */
 export const approach = async (page: Page, locator: Locator, timeout: number) => {
-  await locator.scrollIntoViewIfNeeded({ timeout })
   const cover = await locator.evaluate(uncover, undefined, { timeout })
   if (cover !== null) throw new Covered(cover)
   const box = await locator.boundingBox({ timeout })
   if (box === null) return
   const to = { x: box.x + box.width / 2, y: box.y + box.height / 2 }
   const from = where.get(page) ?? { x: 0, y: 0 }
-  const steps = Math.min(25, Math.max(5, Math.round(Math.hypot(to.x - from.x, to.y - from.y) / 30)))
+  // Each step waits for the browser to take the event (about a frame), so a few steps keep a click quick.
+  const steps = Math.min(6, Math.max(3, Math.round(Math.hypot(to.x - from.x, to.y - from.y) / 100)))
   await page.mouse.move(to.x, to.y, { steps })
   where.set(page, to)
 }
