@@ -334,36 +334,50 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
   const percent = method === "scrollTo" ? yield* parsePercent(argument!, label) : 0
   const timeout = actionTimeoutMs
   const pointed = ["click", "doubleClick", "check", "uncheck"].includes(method)
+  const perform = async (on: Locator): Promise<unknown> => {
+    if (pointed) await Pointer.approach(page, on, timeout)
+    switch (method) {
+      case "click":
+        return on.click({ timeout })
+      case "doubleClick":
+        return on.dblclick({ timeout })
+      case "fill":
+        return Pointer.fill(on, argument!, timeout)
+      case "type":
+        return on.pressSequentially(argument!, { timeout })
+      case "press":
+        return on.press(argument!, { timeout })
+      case "check":
+        return on.check({ timeout })
+      case "uncheck":
+        return on.uncheck({ timeout })
+      case "selectOption":
+        return on.selectOption(option === undefined ? argument! : { index: option }, { timeout })
+      case "hover":
+        return Pointer.hover(page, on, timeout)
+      case "scrollIntoView":
+        return on.scrollIntoViewIfNeeded({ timeout })
+      case "scrollTo":
+        return on.evaluate(PageFacts.scrollToPercent, percent, { timeout })
+    }
+  }
+  // A row re-rendered as it scrolled into view is the same row: act on the one now in view (once).
+  const before = ref === undefined ? undefined : sp.elements.described(ref)
+  const again = async () => {
+    if (before === undefined) return locator
+    const same = (await sp.elements.read(timeout)).filter(
+      (e) => e.role === before.role && e.name === before.name && before.name !== ""
+    )
+    if (same.length !== 1) throw new Pointer.Detached()
+    return sp.elements.locate(same[0]!.ref)!
+  }
   const settled = yield* attempt(at(label, "possible"), () =>
     Settle.around(
       page,
-      async (): Promise<unknown> => {
-        if (pointed) await Pointer.approach(page, locator, timeout)
-        switch (method) {
-          case "click":
-            return locator.click({ timeout })
-          case "doubleClick":
-            return locator.dblclick({ timeout })
-          case "fill":
-            return Pointer.fill(locator, argument!, timeout)
-          case "type":
-            return locator.pressSequentially(argument!, { timeout })
-          case "press":
-            return locator.press(argument!, { timeout })
-          case "check":
-            return locator.check({ timeout })
-          case "uncheck":
-            return locator.uncheck({ timeout })
-          case "selectOption":
-            return locator.selectOption(option === undefined ? argument! : { index: option }, { timeout })
-          case "hover":
-            return Pointer.hover(page, locator, timeout)
-          case "scrollIntoView":
-            return locator.scrollIntoViewIfNeeded({ timeout })
-          case "scrollTo":
-            return locator.evaluate(PageFacts.scrollToPercent, percent, { timeout })
-        }
-      },
+      () =>
+        perform(locator).catch(async (e) =>
+          e instanceof Pointer.Detached ? perform(await again()) : Promise.reject(e)
+        ),
       settle
     )
   )
