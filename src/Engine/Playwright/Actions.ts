@@ -371,6 +371,7 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
     if (same.length !== 1) throw new Pointer.Detached()
     return sp.elements.locate(same[0]!.ref)!
   }
+  sp.activity.touch()
   const settled = yield* attempt(at(label, "possible"), () =>
     Settle.around(
       page,
@@ -381,5 +382,6 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
       settle
     )
   )
+  sp.activity.touch()
   return done(past[method](target, quote(argument ?? "")), settled)
 })
