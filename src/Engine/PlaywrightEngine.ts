@@ -108,9 +108,15 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
 
     extract: Effect.fn("PlaywrightEngine.extract")(function* (instruction: string, jsonSchema?: unknown) {
       yield* sp.ensureConnected("extract")
-      const raw = yield* attempt(at("extract"), () => readFacts(page, maxTextChars))
-      if (jsonSchema !== undefined) return yield* Effect.fromResult(PageFacts.fillSchema(raw, jsonSchema))
-      const controls = (yield* Actions.readElements(sp, "extract")).filter(AccessibilityTree.isInteractive).map(
+      if (jsonSchema !== undefined) {
+        const raw = yield* attempt(at("extract"), () => readFacts(page, maxTextChars))
+        return yield* Effect.fromResult(PageFacts.fillSchema(raw, jsonSchema))
+      }
+      const [raw, elements] = yield* Effect.all(
+        [attempt(at("extract"), () => readFacts(page, maxTextChars)), Actions.readElements(sp, "extract")],
+        { concurrency: 2 }
+      )
+      const controls = elements.filter(AccessibilityTree.isInteractive).map(
         (e): PageFacts.Control => ({
           ref: e.ref,
           role: e.role,
