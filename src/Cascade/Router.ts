@@ -5,6 +5,7 @@
  */
 import { createHash } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
+import { Unsupported } from "../Errors/Engine.ts"
 import { toErrorInfo } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
 import { Sandbox } from "../Sandbox/Sandbox.ts"
@@ -223,6 +224,16 @@ export class Router extends Context.Service<
                 : fail(toErrorInfo(outcome.failure))
             }
             const used = yield* tried(cascadeFor(policy, bound.opens ?? lastUrl), bound)
+            if (used.levels.length === 0) {
+              return yield* fail(
+                toErrorInfo(
+                  new Unsupported({
+                    action: tool.name,
+                    message: `no level of this page's cascade understands element references (they come from the playwright level's observe and extract); act by instruction instead`
+                  })
+                )
+              )
+            }
             const { outcome, message } = yield* scoped(
               route(tool.name, used, step, (levels) =>
                 cascade.call({

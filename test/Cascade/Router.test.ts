@@ -279,4 +279,19 @@ describe("Router", () => {
       assert.deepStrictEqual(byRef.state.disabled, [], "a reference never costs Stagehand its retry")
     })
   )
+
+  it.effect("a reference on a cascade without a level that understands references is refused, not guessed at", () =>
+    Effect.gen(function* () {
+      const script: Script = { stagehand: [], calls: [] }
+      const stagehandOnly = {
+        totalTimeoutMs: 60_000,
+        levels: [{ engine: "stagehand" as const, mode: "dom" as const, retryCount: 0, timeoutPerAttemptMs: 10_000 }]
+      }
+      const r = yield* router(script, { policy: { default: stagehandOnly } })
+      const answer = yield* r.call("browser.act", { ref: "e12" }, { traceId: "no-refs" })
+      assert.strictEqual(answer.error?.type, "unsupported")
+      assert.include(answer.error?.message, "element references")
+      assert.deepStrictEqual(script.calls, [])
+    })
+  )
 })
