@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Context, Effect, Layer, Logger, Tracer } from "effect"
+import { Context, Effect, Layer, Logger, Option, Tracer } from "effect"
 import { chromium, type Page } from "playwright-core"
 import { Cascade } from "../src/Cascade/Cascade.ts"
 import * as Engines from "../src/Cascade/Engines.ts"
@@ -26,6 +26,7 @@ import * as Artifacts from "../src/Logging/Artifacts.ts"
 import * as AttemptLog from "../src/Logging/AttemptLog.ts"
 import * as Events from "../src/Logging/Events.ts"
 import * as SystemLog from "../src/Logging/SystemLog.ts"
+import * as Dialogs from "../src/Sandbox/PageLink/Dialogs.ts"
 import * as PageLink from "../src/Sandbox/PageLink.ts"
 import * as LocalChromium from "../src/Sandbox/Provider/LocalChromium.ts"
 import { Sandbox } from "../src/Sandbox/Sandbox.ts"
@@ -251,7 +252,9 @@ export const run = (options: { readonly iterations: number; readonly warmup: num
       const order = variants.map((_, k) => variants[(i + k) % variants.length]!)
       for (const variant of order) {
         const ms = yield* run(variant)
-        // The log writer runs in the background: let it finish before the next variant, outside the timing.
+        // The attempt screenshots and the log writer run in the background: let them finish before the next variant,
+        // outside the timing, as an agent's think time would.
+        yield* sandbox.artifacts.settled
         const flushed = yield* Effect.promise(() => Stats.time(() => Effect.runPromise(attemptLog.flush)))
         if (i >= options.warmup) {
           samples[variant].push(ms)
@@ -289,7 +292,9 @@ export const run = (options: { readonly iterations: number; readonly warmup: num
         }
         return Stats.summarize(ms)
       })
-    const link = yield* PageLink.make(target.wsEndpoint, { answerDialogs: Effect.succeed(true) })
+    const link = yield* PageLink.make(target.wsEndpoint, {
+      dialogs: Effect.succeed(Option.some(Dialogs.defaultPolicy))
+    })
     const kept: Session.PageRun = (f) => link.run(targetId, f)
     const extras = {
       "alive check after a failed call (GET /json/version)": yield* timeIt(CdpHttp.version(http)),

@@ -6,6 +6,7 @@ import { labels, type OverheadResult, variants } from "./Overhead.ts"
 import type { SessionsResult } from "./Sessions.ts"
 import type * as Stats from "./Stats.ts"
 import type { SwitchResult } from "./Switch.ts"
+import type { WebResult } from "./Web.ts"
 
 export interface Machine {
   readonly cpu: string
@@ -29,6 +30,7 @@ export interface Results {
   readonly crash?: CrashResult
   readonly sessions?: SessionsResult
   readonly memory?: MemoryResult
+  readonly web?: WebResult
   readonly targets: ReadonlyArray<Target>
 }
 
@@ -222,6 +224,33 @@ export const sections = (r: Results): Array<string> => {
         ["after calls", "VmRSS as found, MiB", "live JS heap after GC, MiB", "VmRSS after GC, MiB"],
         Object.entries(m.afterGc).map(([n, g]) => [n, g.rssMiB, g.heapUsedMiB, g.rssAfterGcMiB])
       )}`
+    )
+  }
+  if (r.web) {
+    const w = r.web
+    const total = Object.values(w.classes).reduce((n, c) => ({ runs: n.runs + c.runs, passed: n.passed + c.passed }), {
+      runs: 0,
+      passed: 0
+    })
+    const rate = (passed: number, runs: number) => `${runs === 0 ? 0 : Math.round((passed / runs) * 1000) / 10}%`
+    out.push(
+      `## Web patterns: ${Object.values(w.classes).reduce((n, c) => n + c.patterns, 0)} patterns × ${w.rounds} rounds, as an agent drives them through the service (default configuration, no model)\n\n${md(
+        ["class", "patterns", "runs", "succeeded"],
+        [
+          ...Object.entries(w.classes).map(([name, c]) => [name, c.patterns, c.runs, rate(c.passed, c.runs)]),
+          ["all", "", total.runs, rate(total.passed, total.runs)]
+        ]
+      )}\n\nPer call (${spread}):\n\n${md(
+        ["tool", "latency"],
+        Object.entries(w.perTool).map(([tool, s]) => [tool, cell(s)])
+      )}${
+        w.failures.length === 0
+          ? ""
+          : `\n\nFailed at least once:\n\n${md(
+              ["pattern", "class", "first failure"],
+              w.failures.map((f) => [f.pattern, f.class, f.error.replaceAll("|", "\\|").replaceAll("\n", " ")])
+            )}`
+      }`
     )
   }
   return out

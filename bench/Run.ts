@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: every figure measured side by side in one run on local fixture pages, printed as tables and
  * written to bench/results.json and bench/RESULTS.md. `--quick` runs a few iterations of each (a smoke test);
- * `--only overhead,switch,cold,crash,sessions,memory` runs some of them; `--report` rewrites RESULTS.md from
+ * `--only overhead,switch,cold,crash,sessions,memory,web` runs some of them; `--report` rewrites RESULTS.md from
  * results.json without measuring.
  */
 import { execFileSync } from "node:child_process"
@@ -22,6 +22,7 @@ import * as Overhead from "./Overhead.ts"
 import * as Report from "./Report.ts"
 import * as Sessions from "./Sessions.ts"
 import * as Switch from "./Switch.ts"
+import * as Web from "./Web.ts"
 
 // Magnitude's model client logs to stdout unless told not to; the bench prints its own tables there.
 process.env.BAML_LOG ??= "off"
@@ -45,7 +46,8 @@ const counts = quick
       sessionRounds: 1,
       sequences: 4,
       calls: 1_000,
-      gcCalls: 400
+      gcCalls: 400,
+      webRounds: 1
     }
   : {
       overhead: 50,
@@ -56,7 +58,8 @@ const counts = quick
       sessionRounds: 2,
       sequences: 8,
       calls: 5_000,
-      gcCalls: 1_000
+      gcCalls: 1_000,
+      webRounds: 3
     }
 const checkpoints = [100, 250, 500, 1_000, 2_000, 3_000, 4_000, 5_000].filter((n) => n <= counts.calls)
 
@@ -106,7 +109,8 @@ const program = Effect.gen(function* () {
       onProgress: (line) => log(`  ${line}`)
     })
   )
-  return { overhead, switching, coldStart, crash, sessions, memory }
+  const web = yield* part("web", Web.run({ rounds: counts.webRounds }))
+  return { overhead, switching, coldStart, crash, sessions, memory, web }
 })
 
 const main = Effect.gen(function* () {
@@ -131,14 +135,16 @@ const main = Effect.gen(function* () {
       "session rounds": counts.sessionRounds,
       "sequences per session level": counts.sequences,
       "memory calls": counts.calls,
-      "memory calls with forced GCs": counts.gcCalls
+      "memory calls with forced GCs": counts.gcCalls,
+      "web pattern rounds": counts.webRounds
     },
     ...(measured.overhead ? { overhead: measured.overhead } : {}),
     ...(measured.switching ? { switch: measured.switching } : {}),
     ...(measured.coldStart ? { coldStart: measured.coldStart } : {}),
     ...(measured.crash ? { crash: measured.crash } : {}),
     ...(measured.sessions ? { sessions: measured.sessions } : {}),
-    ...(measured.memory ? { memory: measured.memory } : {})
+    ...(measured.memory ? { memory: measured.memory } : {}),
+    ...(measured.web ? { web: measured.web } : {})
   }
   const results: Report.Results = { ...base, targets: Report.targets(base) }
   const notes = Findings.notes(results)

@@ -22,7 +22,7 @@ const ranks: ReadonlyArray<readonly [RegExp, number]> = [
   [/^Cascade\//, 5],
   [/^Server\//, 6],
   [/^Scenario\//, 7],
-  [/^Main\.ts$/, 8]
+  [/^Main(\.ts|\/)/, 8]
 ]
 
 const rankOf = (file: string) => ranks.find(([pattern]) => pattern.test(file))?.[1]

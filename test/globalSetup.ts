@@ -2,13 +2,15 @@
  * Every browser the suite starts keeps its temp profile under one run directory. After the last test, no process
  * may still run from it and no profile may be left in it; otherwise the run fails, naming what was left.
  */
-import { mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { chmodSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { processesMatching } from "./support/Processes.ts"
 
 export default function setup() {
   const root = mkdtempSync(join(tmpdir(), "switchyard-test-run-"))
+  // As root, Chromium runs as an unprivileged user, who must get through to its profile here (not list it).
+  chmodSync(root, 0o711)
   // Workers inherit this, so os.tmpdir() in every test process points here.
   process.env.TMPDIR = root
   process.env.SWITCHYARD_TEST_RUN_DIR = root

@@ -4,12 +4,13 @@
  * engine's label; the state lives in a `Ref`, the time comes from the `Clock` (virtual in tests).
  *
  * Only engine health counts: the engine or its browser crashed, hung, disconnected or could not start, its model
- * failed, or the person at the human level did not answer in time (`countsAgainst` lists every error type). A page-level failure (`element_not_found`, `ambiguous_target`,
- * `invalid_input`, `action_failed`, `navigation_failed`) says something about the page or the agent's instruction,
- * and so do a refused or impossible call, a setup mistake and the service's own state (`unsupported`,
- * `not_configured`, `invalid_endpoint`, `rejected_by_policy`, `human_in_control`, `session_closed`, `shutting_down`,
- * `busy`, `lease_timeout`): those neither count nor reset the count, so an agent's misses never lock an engine, and
- * never unlock a sick one.
+ * failed, or the person at the human level did not answer in time (`countsAgainst` lists every error type). A
+ * page-level failure (`element_not_found`, `ambiguous_target`, `invalid_input`, `action_failed`, `navigation_failed`,
+ * `dialog_open`, `download_too_large`) says something about the page or the agent's instruction, and so do a refused
+ * or impossible call, a setup mistake and the service's own state (`unsupported`, `not_configured`,
+ * `invalid_endpoint`, `rejected_by_policy`, `human_in_control`, `session_closed`, `shutting_down`, `busy`,
+ * `lease_timeout`): those neither count nor reset the count, so an agent's misses never lock an engine, and never
+ * unlock a sick one.
  */
 import { Clock, Context, Effect, Layer, Option, Ref } from "effect"
 import * as EngineId from "../Engine/EngineId.ts"
@@ -39,6 +40,9 @@ const health: Record<SwitchyardError["type"], boolean> = {
   invalid_input: false,
   action_failed: false,
   navigation_failed: false,
+  limit_exceeded: false,
+  dialog_open: false,
+  download_too_large: false,
   // A call the engine cannot or may not serve, a setup mistake, and the service's own state.
   unsupported: false,
   not_configured: false,

@@ -15,10 +15,13 @@
  * by a `Schedule`, and an attempt learns its number on the level from `Schedule.CurrentMetadata`, as a plan step's
  * effect does from `ExecutionPlan.CurrentMetadata`.
  */
-import { Context, Data, Effect, Layer, Option, Ref, Schedule } from "effect"
+import { Context, Data, Effect, Exit, Layer, Option, Ref, Schedule } from "effect"
+import { Egress, rejection } from "../Egress/Egress.ts"
 import type { Engine } from "../Engine/Engine.ts"
 import * as EngineId from "../Engine/EngineId.ts"
 import { EngineCoolingDown, NotConfigured, Timeout } from "../Errors/Engine.ts"
+import { DialogOpen } from "../Errors/Page.ts"
+import { PolicyRejected } from "../Errors/Service.ts"
 import { isPageError, type SwitchyardError } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
 import { Sandbox } from "../Sandbox/Sandbox.ts"
@@ -107,7 +110,12 @@ const runLevel = <A>(
   /** How a failed attempt ends: retried if retryable (the error), this level given up (Settled), or the call (Halt). */
   const judge = (error: SwitchyardError, before: Option.Option<string>) =>
     Effect.gen(function* () {
+      // The egress policy refused what the call reached for, or the page ran past a limit: any level would meet the
+      // same page again.
+      if (error._tag === "PolicyRejected" || error._tag === "LimitExceeded") return new Halt({ error })
       // A failed act that may have acted is repeated only when the page shows it did nothing.
+      // A dialog blocks every engine alike: no retry or other level can get past it; the agent answers it.
+      if (error instanceof DialogOpen) return new Halt({ error })
       const possible = options.isAct && "sideEffect" in error && error.sideEffect === "possible"
       const guarded = possible && !config.repeatPossibleSideEffects
       const pageLevel = isPageError(error) && error.retryable
@@ -242,11 +250,37 @@ const escalate = (config: CascadeConfig, index: number, failure: SwitchyardError
   ])
 }
 
+/**
+ * An attempt during which the egress policy refused a document the call reached for (a navigation, a redirect, a
+ * clicked link, a popup, a form post) fails `rejected_by_policy` naming the rule, whatever the engine said: the
+ * browser shows the proxy's refusal or an error page, which is no success. Read from the blocks the session's egress
+ * recorded during the attempt, so a call that blocked nothing costs one counter read.
+ */
+const policing =
+  (sandbox: Sandbox["Service"], egress: Option.Option<Egress["Service"]>) =>
+  <A>(action: string, attempt: Effect.Effect<A, SwitchyardError>): Effect.Effect<A, SwitchyardError> =>
+    Option.match(egress, {
+      onNone: () => attempt,
+      onSome: (egress) =>
+        Effect.gen(function* () {
+          const mark = yield* egress.mark
+          const outcome = yield* Effect.exit(attempt)
+          const blocks = yield* egress.since(mark)
+          if (blocks.length === 0) return yield* outcome
+          const url = Option.getOrUndefined(yield* sandbox.location)?.url
+          const rejected = rejection(blocks, { url, failed: Exit.isFailure(outcome) }, action)
+          return rejected === undefined ? yield* outcome : yield* Effect.fail(rejected)
+        })
+    })
+
 // ---------------------------------------------------------------------------------------------------------------
 // The service: levels run on the session's Sandbox, engines come from the Engines registry, breakers per engine.
 
 export interface CascadeCall<A> extends CallOptions {
   readonly config: CascadeConfig
+  /** The call refers to a secret: only engines that act without a model run it, so no model sees the reference
+   * or chooses where the value goes. */
+  readonly modelFree?: boolean
   readonly run: (engine: Engine["Service"]) => Effect.Effect<A, SwitchyardError>
 }
 
@@ -262,12 +296,21 @@ export class Cascade extends Context.Service<
       const engines = yield* Engines
       const breaker = yield* Breaker
       const artifacts = capture(sandbox.artifacts)
+      const policed = policing(sandbox, yield* Effect.serviceOption(Egress))
       const fingerprint = sandbox.fingerprint.pipe(Effect.orElseSucceed(() => "unknown"))
 
-      const skip = (level: Level, action: string) =>
+      const skip = (level: Level, action: string, modelFree: boolean) =>
         Effect.gen(function* () {
           const configured = yield* Effect.result(engines.specFor(level))
           if (configured._tag === "Failure") return Option.some<SwitchyardError>(configured.failure)
+          if (modelFree && configured.success.capabilities.instructions !== "grammar")
+            return Option.some<SwitchyardError>(
+              new PolicyRejected({
+                action,
+                field: "arguments",
+                message: `${EngineId.label(idOf(level))} works through a model, which never sees secrets: a call that types a {{secret:…}} runs on a model-free level`
+              })
+            )
           return Option.map(yield* breaker.check(idOf(level)), (open) => coolingDown(idOf(level), open, action))
         })
 
@@ -277,8 +320,10 @@ export class Cascade extends Context.Service<
             call.config,
             {
               attempt: ({ level }) =>
-                engines.specFor(level).pipe(Effect.flatMap((spec) => sandbox.use(spec, call.run))),
-              skip: (level) => skip(level, call.action),
+                engines
+                  .specFor(level)
+                  .pipe(Effect.flatMap((spec) => policed(call.action, sandbox.use(spec, call.run)))),
+              skip: (level) => skip(level, call.action, call.modelFree ?? false),
               fingerprint,
               onSuccess: (at) => breaker.success(idOf(at.level)).pipe(Effect.andThen(artifacts(at))),
               onFailure: (at, error) =>

@@ -26,7 +26,8 @@ export interface EnginesOptions {
 const playwright: EngineSpec = {
   id: { kind: "playwright" },
   capabilities: PlaywrightEngine.capabilities,
-  layer: PlaywrightEngine.layer()
+  layer: PlaywrightEngine.layer(),
+  warm: PlaywrightEngine.warm
 }
 
 export const make = (options: EnginesOptions = {}): { readonly specFor: Engines["Service"]["specFor"] } => {

@@ -112,7 +112,8 @@ export const instrumented =
 
 /**
  * The artifacts of an attempt, best effort (they never fail or change its outcome): a screenshot after every
- * attempt and, after a failure, a snapshot of the page around what the call looked for.
+ * attempt, finished off the answer's path, and, after a failure, a snapshot of the page around what the call looked
+ * for.
  */
 export const capture =
   (artifacts: Sandbox["Service"]["artifacts"]) =>
@@ -121,10 +122,8 @@ export const capture =
       const sink = yield* Artifacts.Artifacts
       const call = yield* Events.CurrentCall
       if (call === undefined) return
-      if (sink.screenshots) {
-        const png = yield* artifacts.screenshot
-        if (Option.isSome(png)) yield* sink.write(call.traceId, `${at.id}.png`, png.value)
-      }
+      // Taken now, saved in the background: the answer does not wait for the frame.
+      if (sink.screenshots) yield* artifacts.screenshotLater((png) => sink.write(call.traceId, `${at.id}.png`, png))
       if (error !== undefined && sink.snapshots) {
         const lookedFor = "target" in error ? error.target : undefined
         const snapshot = yield* artifacts.snapshot(lookedFor)

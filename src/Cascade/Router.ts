@@ -5,10 +5,14 @@
  */
 import { createHash } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
+import { Egress } from "../Egress/Egress.ts"
 import { Unsupported } from "../Errors/Engine.ts"
+import { DialogOpen } from "../Errors/Page.ts"
 import { toErrorInfo } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
-import { Sandbox } from "../Sandbox/Sandbox.ts"
+import * as Secrets from "../Logging/Secrets.ts"
+import * as Files from "../Sandbox/Files.ts"
+import { dialogError, type PageEvent, Sandbox } from "../Sandbox/Sandbox.ts"
 import * as Handoff from "../Takeover/Handoff.ts"
 import { Cascade } from "./Cascade.ts"
 import { Engines } from "./Engines.ts"
@@ -29,6 +33,8 @@ export interface ToolAnswer {
   readonly error?: StateBlock.ToolError
   /** Guidance for the agent: the retry and fallback messages of seed 000. */
   readonly message?: string
+  /** What happened on the pages since the last answer: a tab opened, a dialog, files chosen, a download. */
+  readonly pageEvents?: ReadonlyArray<PageEvent>
   readonly traceId: string
   readonly stepId?: string
   readonly attemptId: string
@@ -37,10 +43,10 @@ export interface ToolAnswer {
 
 export interface RouterOptions extends StagehandFallback.StagehandFallbackOptions {
   readonly policy?: Policy
-  /** Which URLs a tool that opens one (`browser.navigate`) may open. */
-  readonly urlPolicy?: UrlPolicy.UrlPolicy
   /** Largest tool-argument payload accepted, as JSON bytes. */
   readonly maxArgumentBytes?: number
+  /** Folders a call may upload files from; default: the service's working directory. */
+  readonly uploadRoots?: ReadonlyArray<string>
 }
 
 /** Per request or step: Stagehand's flags and the calls made, which number the attempts. */
@@ -78,8 +84,11 @@ export class Router extends Context.Service<
         const route = StagehandFallback.make(options, (level) => states.usable(level).pipe(Effect.map(Option.isSome)))
         const session: Tool.Session = { sandbox, handoff }
         const policy = options.policy ?? defaultPolicy
-        const urlPolicy = options.urlPolicy ?? UrlPolicy.defaultUrlPolicy
+        // Which URLs a tool that opens one (`browser.navigate`) may open: the session's egress policy.
+        const egress = Option.getOrUndefined(yield* Effect.serviceOption(Egress))
+        const urlPolicy = egress?.policy ?? UrlPolicy.defaultPolicy
         const maxArgumentBytes = options.maxArgumentBytes ?? 256 * 1024
+        const uploadRoots = options.uploadRoots ?? [process.cwd()]
         const steps = new Map<string, StepState>()
         let lastUrl: string | undefined
 
@@ -104,15 +113,18 @@ export class Router extends Context.Service<
           Effect.gen(function* () {
             const status = yield* sandbox.status
             const state = yield* states.block(step.stagehandDisabled, status, config)
+            const pageEvents = yield* sandbox.events
             if (state.url !== null) lastUrl = state.url
-            return {
+            // A page that echoes a configured secret does not hand it back: the answer carries its reference.
+            return Secrets.scrubDeep({
               ...outcome,
               ...(message === undefined ? {} : { message }),
+              ...(pageEvents.length === 0 ? {} : { pageEvents }),
               traceId: base.traceId,
               ...(base.stepId === undefined ? {} : { stepId: base.stepId }),
               attemptId: base.attemptId,
               state
-            } satisfies ToolAnswer
+            } satisfies ToolAnswer)
           })
 
         /** One system-log line per call; failures also reach stderr as a one-line summary. */
@@ -198,9 +210,17 @@ export class Router extends Context.Service<
               return yield* fail(toErrorInfo(Handoff.inControl(person.value, tool.name)))
             }
             if (bound._tag === "engine" && bound.opens !== undefined) {
-              const allowed = yield* Effect.result(UrlPolicy.check(bound.opens, urlPolicy))
+              const allowed = yield* Effect.result(UrlPolicy.check(bound.opens, urlPolicy, egress?.resolve))
               if (allowed._tag === "Failure") return yield* fail(toErrorInfo(allowed.failure))
             }
+            // Every engine would wait behind an open dialog: refused at once, saying how to answer it.
+            const dialog = bound._tag === "engine" ? yield* sandbox.openDialog : Option.none()
+            if (Option.isSome(dialog)) return yield* fail(toErrorInfo(dialogError(dialog.value, false)))
+            const files =
+              bound._tag === "engine" && bound.files.length > 0
+                ? yield* Effect.result(Files.confine(uploadRoots, bound.files))
+                : undefined
+            if (files?._tag === "Failure") return yield* fail(toErrorInfo(files.failure))
             const scoped = <A, E>(self: Effect.Effect<A, E>) =>
               self.pipe(
                 Effect.provideService(Events.CurrentCall, {
@@ -234,19 +254,35 @@ export class Router extends Context.Service<
                 )
               )
             }
+            // Named files answer any file chooser the call's click opens, whichever engine clicks.
+            const choosing = <A, E>(self: Effect.Effect<A, E>) =>
+              files === undefined ? self : sandbox.chooseFiles(files.success, self).pipe(Effect.map(([a]) => a))
             const { outcome, message } = yield* scoped(
               route(tool.name, used, step, (levels) =>
-                cascade.call({
-                  config: levels,
-                  action: tool.name,
-                  isAct: bound.isAct,
-                  run: bound.run,
-                  levelIndex: (level) => used.levels.indexOf(level)
-                })
+                choosing(
+                  cascade.call({
+                    config: levels,
+                    action: tool.name,
+                    isAct: bound.isAct,
+                    modelFree: Secrets.refersToSecret(bound.args),
+                    run: bound.run,
+                    levelIndex: (level) => used.levels.indexOf(level)
+                  })
+                )
               )
             )
             if (outcome._tag === "Success") {
               return yield* answer(base, step, used, { ok: true, result: outcome.success }, message)
+            }
+            // The act did what it was asked and the page answered with a dialog: that is its outcome, not a failure.
+            if (bound.isAct && outcome.failure instanceof DialogOpen && outcome.failure.openedByCall) {
+              const opened = outcome.failure.dialog
+              const result = {
+                success: true as const,
+                description: `done; the page then opened a ${opened.type} dialog ${JSON.stringify(opened.message.slice(0, 200))}: answer it with browser.dialog (accept: true or false)`,
+                dialog: opened
+              }
+              return yield* answer(base, step, used, { ok: true, result }, message)
             }
             const error = yield* states.explain(
               outcome.failure,

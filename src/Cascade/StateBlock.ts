@@ -6,7 +6,7 @@ import { Effect, Option } from "effect"
 import * as EngineId from "../Engine/EngineId.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import { type ErrorInfo, type SwitchyardError, toErrorInfo } from "../Errors.ts"
-import type { Sandbox, SandboxStatus } from "../Sandbox/Sandbox.ts"
+import type { Download, OpenDialog, Sandbox, SandboxStatus, Tab } from "../Sandbox/Sandbox.ts"
 import type { Takeover } from "../Takeover/Handoff.ts"
 import type { Engines } from "./Engines.ts"
 import { type CascadeConfig, idOf, type Level } from "./Policy.ts"
@@ -20,6 +20,12 @@ export interface StateBlock {
   readonly disabled: ReadonlyArray<string>
   readonly url: string | null
   readonly title: string | null
+  /** The browser's tabs; the active one is the page every tool works on. */
+  readonly tabs: ReadonlyArray<Tab>
+  /** A dialog open on the active tab: answer it with browser.dialog before anything else. */
+  readonly dialog: OpenDialog | null
+  /** The session's downloads: name, bytes, where the file is. */
+  readonly downloads: ReadonlyArray<Download>
   readonly tools: { readonly available: ReadonlyArray<ToolName>; readonly masked: Partial<Record<ToolName, string>> }
 }
 
@@ -75,6 +81,13 @@ export const make = (session: {
           `a person has the browser (${now.takeover.value.url}); wait for them, check browser.status, or call browser.resume when they are done`
       }
     }
+    if (Option.isSome(now.dialog)) {
+      const dialog = now.dialog.value
+      for (const tool of engineTools) {
+        masked[tool.name] =
+          `a ${dialog.type} dialog is open on the page (${JSON.stringify(dialog.message.slice(0, 120))}); answer it with browser.dialog first`
+      }
+    }
     if (now.engines.length === 0) {
       for (const tool of engineTools) masked[tool.name] = "no engine is configured"
     }
@@ -84,9 +97,14 @@ export const make = (session: {
   const block = (stagehandDisabled: boolean, status: SandboxStatus, config: CascadeConfig) =>
     Effect.gen(function* () {
       const page = status.active ? yield* sandbox.location : Option.none()
+      const view = status.active ? yield* sandbox.page : { tabs: [], dialog: null, downloads: [] }
       const levels = config.levels.filter((l) => !(stagehandDisabled && l.engine === "stagehand"))
       const specs = (yield* Effect.forEach(levels, usable)).flatMap((o) => (Option.isSome(o) ? [o.value] : []))
-      const masked = masks({ engines: specs, takeover: yield* session.takeover })
+      const masked = masks({
+        engines: specs,
+        takeover: yield* session.takeover,
+        dialog: Option.fromNullishOr(view.dialog)
+      })
       return {
         engine: status.engine === null ? null : EngineId.label({ kind: status.engine, mode: status.mode ?? undefined }),
         level: ((i) => (i >= 0 ? i : null))(
@@ -95,6 +113,9 @@ export const make = (session: {
         disabled: stagehandDisabled ? ["stagehand"] : [],
         url: Option.isSome(page) ? page.value.url : null,
         title: Option.isSome(page) ? page.value.title : null,
+        tabs: view.tabs,
+        dialog: view.dialog,
+        downloads: view.downloads,
         tools: { available: toolNames.filter((t) => masked[t] === undefined), masked }
       } satisfies StateBlock
     })

@@ -12,7 +12,7 @@ import type { JsonSchema } from "effect/JsonSchema"
 import type { Capabilities, Engine } from "../Engine/Engine.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import type { SwitchyardError } from "../Errors.ts"
-import type { Sandbox } from "../Sandbox/Sandbox.ts"
+import type { OpenDialog, Sandbox } from "../Sandbox/Sandbox.ts"
 import type { Takeover } from "../Takeover/Handoff.ts"
 import type { HandoffTools } from "./HandoffTools.ts"
 
@@ -28,6 +28,8 @@ export interface Availability {
   readonly engines: ReadonlyArray<EngineSpec>
   /** The person's takeover in progress, if any. */
   readonly takeover: Option.Option<Takeover>
+  /** The dialog open on the active tab, if any. */
+  readonly dialog: Option.Option<OpenDialog>
 }
 
 /** Work on an engine, run through the Stagehand policy and the cascade. */
@@ -42,6 +44,11 @@ export interface OnEngine<A, R> {
   /** Whether the call means anything to an engine with these capabilities; levels whose engine it does not are not
    * tried (an element reference to an engine that never handed it out). By default every engine is tried. */
   readonly tries?: (capabilities: Capabilities, args: A) => boolean
+  /**
+   * Local files the call puts into the page (an upload): checked against the upload roots, and any file chooser the
+   * page opens during the call is answered with them.
+   */
+  readonly files?: (args: A) => ReadonlyArray<string>
 }
 
 /** Work on the session itself, without an engine. */
@@ -57,6 +64,7 @@ export type Bound =
       readonly run: (engine: Engine["Service"]) => Effect.Effect<unknown, SwitchyardError>
       readonly serves: (capabilities: Capabilities) => boolean
       readonly tries: (capabilities: Capabilities) => boolean
+      readonly files: ReadonlyArray<string>
     }
   | {
       readonly _tag: "session"
@@ -177,7 +185,15 @@ const outputSchemaOf = (result: Schema.Constraint): JsonSchema => ({
     traceId: { type: "string" },
     stepId: { type: "string" },
     attemptId: { type: "string" },
-    state: { type: "object", description: "The engine in use, the page, and which tools work now." }
+    state: {
+      type: "object",
+      description: "The engine in use, the page, the tabs, an open dialog, the downloads, and which tools work now."
+    },
+    pageEvents: {
+      type: "array",
+      description:
+        "What happened on the pages besides the call: a tab opened or closed, a dialog, files chosen, a download."
+    }
   },
   required: ["result", "traceId", "attemptId", "state"]
 })
@@ -224,7 +240,8 @@ export const make = <
       opens: work.opens?.(args),
       run: (engine) => work.run(engine, args),
       serves: (capabilities) => work.serves?.(capabilities, args) ?? true,
-      tries: (capabilities) => work.tries?.(capabilities, args) ?? true
+      tries: (capabilities) => work.tries?.(capabilities, args) ?? true,
+      files: work.files?.(args) ?? []
     }
   }
   return {

@@ -6,7 +6,9 @@
 import { Effect, Option, Schema } from "effect"
 import { Action } from "../Engine/Engine.ts"
 import { EngineKind, EngineMode } from "../Engine/EngineId.ts"
+import * as Instruction from "../Engine/Instruction.ts"
 import { SideEffect } from "../Errors/Fields.ts"
+import { InvalidInput } from "../Errors/Page.ts"
 import * as Tool from "./Tool.ts"
 
 const text = (description: string) => Schema.String.annotate({ description })
@@ -71,6 +73,33 @@ const Status = Schema.Struct({
 })
 const Closed = Schema.Struct({ status: Schema.Literal("ok") })
 const Empty = Schema.Struct({})
+const Tab = Schema.Struct({
+  id: Schema.String,
+  index: Schema.Number,
+  url: Schema.String,
+  title: Schema.String,
+  active: Schema.Boolean
+})
+const Dialog = Schema.Struct({
+  tab: Schema.String,
+  type: Schema.Literals(["alert", "confirm", "prompt", "beforeunload"]),
+  message: Schema.String,
+  defaultPrompt: Schema.optional(Schema.String),
+  url: Schema.String
+})
+
+/** The files an act names: an `upload … to …` sentence, or a `setInputFiles` action's arguments. */
+const filesOfAct = (
+  args: typeof OnReference.Type | { readonly instruction: string } | { readonly action: Action }
+): ReadonlyArray<string> => {
+  const action = "ref" in args ? actionOf(args) : "action" in args ? args.action : undefined
+  if (action !== undefined) return /^(setinputfiles|upload)$/i.test(action.method) ? action.arguments : []
+  if (!("instruction" in args)) return []
+  const parsed = Instruction.parse(args.instruction)
+  return parsed._tag === "Success" && parsed.success.kind === "upload" ? parsed.success.files : []
+}
+
+const quote = (text: string) => JSON.stringify(text)
 
 export const tools = [
   Tool.make("browser.navigate", {
@@ -104,7 +133,34 @@ export const tools = [
       isAct: true,
       serves: (c, args) => ("instruction" in args ? c.instructions !== "none" : c.actions),
       tries: (c, args) =>
-        !("ref" in args || ("action" in args && isReference(args.action.selector))) || c.references === true
+        !("ref" in args || ("action" in args && isReference(args.action.selector))) || c.references === true,
+      files: filesOfAct
+    }
+  }),
+  Tool.make("browser.upload", {
+    title: "Upload files",
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+    description:
+      "Put local files into a file upload on the page (a resume, attachments): name the file input, or the button or drop zone that opens the file chooser. Paths are on the service's machine, under its upload folders.",
+    args: Schema.Struct({
+      files: Schema.Array(Schema.String).annotate({
+        description: "Paths of the files, relative to the service's working directory or absolute."
+      }),
+      target: text('The file input, or the button or drop zone that opens it: "Resume", "Upload your CV".')
+    }),
+    result: Acted,
+    onEngine: {
+      // The grammar puts files into an input or answers the chooser itself; other engines click, and the chooser
+      // that click opens is answered with the files by the session.
+      run: (engine, { files, target }) =>
+        engine.act(
+          engine.capabilities.instructions === "grammar"
+            ? `upload ${files.map(quote).join(", ")} to ${quote(target)}`
+            : `click the ${quote(target)} file upload control`
+        ),
+      isAct: true,
+      serves: (c) => c.instructions !== "none",
+      files: ({ files }) => files
     }
   }),
   Tool.make("browser.extract", {
@@ -157,6 +213,49 @@ export const tools = [
     args: Empty,
     result: Status,
     onSession: ({ sandbox }) => sandbox.status
+  }),
+  Tool.make("browser.tabs", {
+    title: "List, switch or close tabs",
+    annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+    description:
+      "The session's browser tabs. A tab the page opens (a link to another site, a sign-in popup) becomes the active tab by itself; use this to list the tabs, go back to another one, or close one (closing the active tab returns to the previous one). Every other tool works on the active tab.",
+    args: Schema.Struct({
+      action: Schema.Literals(["list", "switch", "close"]).annotate({
+        description: "list the tabs, switch to one, or close one."
+      }),
+      tab: Schema.optional(
+        Schema.Union([Schema.String, Schema.Number]).annotate({
+          description: "The tab's id or index from the list (switch: required; close: default the active tab)."
+        })
+      )
+    }),
+    result: Schema.Struct({ tabs: Schema.Array(Tab) }),
+    onSession: ({ sandbox }, { action, tab }) => {
+      const done = Effect.map((tabs: ReadonlyArray<typeof Tab.Type>) => ({ tabs }))
+      if (action === "list") return done(sandbox.tabs)
+      if (action === "close") return done(sandbox.closeTab(tab))
+      return tab === undefined
+        ? Effect.fail(
+            new InvalidInput({ field: "tab", message: "switch needs the tab's id or index (see the tab list)" })
+          )
+        : done(sandbox.switchTab(tab))
+    }
+  }),
+  Tool.make("browser.dialog", {
+    title: "Answer a page dialog",
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    description:
+      "Answer the alert, confirm, prompt or leave-page dialog the page opened (the state block shows it; other calls are refused until it is answered). accept: true clicks OK, false clicks Cancel.",
+    args: Schema.Struct({
+      accept: Schema.Boolean.annotate({ description: "true: OK / leave the page; false: Cancel / stay." }),
+      promptText: Schema.optional(text("For a prompt: the text to answer with."))
+    }),
+    result: Schema.Struct({ answered: Dialog, accepted: Schema.Boolean }),
+    mask: (now) => (Option.isSome(now.dialog) ? undefined : "no dialog is open on the page"),
+    onSession: ({ sandbox }, { accept, promptText }) =>
+      sandbox
+        .answerDialog({ accept, ...(promptText === undefined ? {} : { promptText }) })
+        .pipe(Effect.map((answered) => ({ answered, accepted: accept })))
   }),
   Tool.make("browser.close", {
     title: "Close the browser",

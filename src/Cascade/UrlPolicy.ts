@@ -1,47 +1,49 @@
 /**
- * Which URLs `browser.navigate` may open: http and https by default (file:, javascript:, data:, chrome: only when
- * configured), and optionally no loopback or private-range hosts, checked after DNS so a name cannot smuggle one in.
+ * The URL a tool opens (`browser.navigate`), checked before the browser sees it, against the session's egress policy
+ * (Egress/Policy.ts) — the same decision the egress proxy makes for every request the browser sends, so a refused
+ * URL is answered at once and names the same rule. Schemes beyond http and https (file:, data:, …) only when
+ * configured; a name is resolved here for the early answer, while the proxy checks again at connect time.
  */
 import { lookup } from "node:dns/promises"
-import { isIP } from "node:net"
 import { Effect } from "effect"
+import * as Address from "../Egress/Address.ts"
+import * as Egress from "../Egress/Policy.ts"
 import { InvalidInput } from "../Errors/Page.ts"
 import { PolicyRejected } from "../Errors/Service.ts"
 
-export interface UrlPolicy {
-  readonly schemes: ReadonlyArray<string>
-  readonly privateNetworks: boolean
-}
+/** What `browser.navigate` opens by default. */
+export const defaultSchemes: ReadonlyArray<string> = ["http", "https"]
 
-export const defaultUrlPolicy: UrlPolicy = { schemes: ["http", "https"], privateNetworks: true }
+/** The policy of a session that has no egress configuration: the stdio defaults. */
+export const defaultPolicy = Egress.make({}, { privateNetworks: true, schemes: defaultSchemes })
 
-const privateV4 = (ip: string) => {
-  const [a = 0, b = 0] = ip.split(".").map(Number)
-  return (
-    a === 10 ||
-    a === 127 ||
-    a === 0 ||
-    (a === 172 && b >= 16 && b <= 31) ||
-    (a === 192 && b === 168) ||
-    (a === 169 && b === 254) ||
-    (a === 100 && b >= 64 && b <= 127)
-  )
-}
+const networkSchemes: Record<string, number> = { http: 80, ws: 80, https: 443, wss: 443 }
 
-const privateV6 = (ip: string) => {
-  const v = ip.toLowerCase()
-  if (v === "::1" || v === "::") return true
-  if (v.startsWith("::ffff:")) return privateV4(v.slice(7))
-  return /^f[cd]/.test(v) || /^fe[89ab]/.test(v)
-}
+const loopbackNames = (host: string) => host === "localhost" || host.endsWith(".localhost")
 
-export const isPrivateAddress = (ip: string) =>
-  isIP(ip) === 4 ? privateV4(ip) : isIP(ip) === 6 ? privateV6(ip) : false
+/** Names to addresses, as the egress proxy resolves them; default the system's resolver. */
+export type Resolver = (host: string) => Promise<ReadonlyArray<string>>
 
-const localName = (host: string) =>
-  host === "localhost" || host.endsWith(".localhost") || host.endsWith(".local") || host.endsWith(".internal")
+const systemResolver: Resolver = async (host) =>
+  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address)
 
-export const check = (url: string, policy: UrlPolicy) =>
+const addressesOf = (host: string, resolve: Resolver) =>
+  Effect.gen(function* () {
+    const literal = Address.parse(host)
+    if (literal !== undefined) return [literal]
+    const texts = loopbackNames(host)
+      ? ["127.0.0.1", "::1"]
+      : yield* Effect.tryPromise(() => resolve(host)).pipe(
+          // A name that does not resolve reaches nothing: the browser will report it.
+          Effect.orElseSucceed(() => [] as Array<string>)
+        )
+    return texts.flatMap((t) => {
+      const a = Address.parse(t)
+      return a === undefined ? [] : [a]
+    })
+  })
+
+export const check = (url: string, policy: Egress.Policy, resolve: Resolver = systemResolver) =>
   Effect.gen(function* () {
     if (!URL.canParse(url)) {
       return yield* new InvalidInput({
@@ -52,30 +54,33 @@ export const check = (url: string, policy: UrlPolicy) =>
     }
     const parsed = new URL(url)
     const scheme = parsed.protocol.replace(/:$/, "").toLowerCase()
-    if (!policy.schemes.includes(scheme)) {
-      return yield* new PolicyRejected({
-        field: "url",
-        action: "browser.navigate",
-        message: `${scheme}: URLs are not allowed here (allowed: ${policy.schemes.join(", ")}; configure urls.schemes to change)`
-      })
+    const defaultPort = networkSchemes[scheme]
+    const target: Egress.Target = {
+      scheme,
+      host: parsed.hostname
+        .replace(/^\[|\]$/g, "")
+        .replace(/\.$/, "")
+        .toLowerCase(),
+      port: Number(parsed.port || defaultPort || 0),
+      kind: "document"
     }
-    if (policy.privateNetworks || !["http", "https", "ws", "wss"].includes(scheme)) return
-    const host = parsed.hostname.replace(/^\[|\]$/g, "").toLowerCase()
-    const addresses = isIP(host)
-      ? [host]
-      : localName(host)
-        ? ["127.0.0.1"]
-        : yield* Effect.tryPromise(() => lookup(host, { all: true })).pipe(
-            Effect.map((found) => found.map((a) => a.address)),
-            // A name that does not resolve cannot reach a private host either: the browser will report it.
-            Effect.orElseSucceed(() => [] as Array<string>)
+    const refuse = (decision: Egress.Decision) =>
+      decision.allowed
+        ? Effect.void
+        : Effect.fail(
+            new PolicyRejected({
+              field: "url",
+              action: "browser.navigate",
+              message:
+                decision.rule.startsWith("scheme:") && policy.schemes.length > 0
+                  ? `${scheme}: URLs are not allowed here (rule ${decision.rule}; allowed: ${policy.schemes.join(", ")}; configure urls.schemes to change)`
+                  : `${parsed.host} was blocked by the egress policy (rule ${decision.rule}): ${decision.reason}`
+            })
           )
-    const blocked = addresses.find(isPrivateAddress)
-    if (blocked !== undefined) {
-      return yield* new PolicyRejected({
-        field: "url",
-        action: "browser.navigate",
-        message: `${parsed.host} is a loopback or private-network address (${blocked}), which this service does not open (configure urls.privateNetworks to allow)`
-      })
-    }
+    yield* refuse(Egress.decide(policy, target, []))
+    // Only network schemes reach an address; the others were allowed by name.
+    if (defaultPort === undefined || target.host === "") return
+    const addresses = yield* addressesOf(target.host, resolve)
+    if (addresses.length === 0) return
+    yield* refuse(Egress.decide(policy, target, addresses))
   })

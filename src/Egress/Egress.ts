@@ -30,6 +30,8 @@ export class Egress extends Context.Service<
   Egress,
   {
     readonly policy: Policy.Policy
+    /** How the proxy resolves names: a check made before the browser goes resolves the same way. */
+    readonly resolve: EgressProxy.Resolver
     /** `http://127.0.0.1:<port>` */
     readonly proxyUrl: string
     /** The Chromium flags that route the browser through the proxy (`LocalChromium`'s `egressProxy` adds them). */
@@ -39,6 +41,8 @@ export class Egress extends Context.Service<
     /** A position in the record: `since(mark)` gives the blocks after it, e.g. those of one call. */
     readonly mark: Effect.Effect<number>
     readonly since: (mark: number) => Effect.Effect<ReadonlyArray<Block>>
+    /** Refuses one more destination from now on (an entry as in `egress.deny`): the browser's own DevTools port. */
+    readonly refuse: (entry: string) => Effect.Effect<void>
     /** Stops file: in the browser over a browser-level CDP connection, for the scope's life (see Schemes.ts). */
     readonly guardSchemes: (link: Connection.Connection) => Effect.Effect<void, CdpClosed, Scope.Scope>
   }
@@ -47,10 +51,18 @@ export class Egress extends Context.Service<
 }
 
 export const make = Effect.fnUntraced(function* (options: EgressOptions) {
-  const policy = Policy.make(options.config, {
+  const configured = Policy.make(options.config, {
     privateNetworks: options.privateNetworks,
     ...(options.schemes === undefined ? {} : { schemes: options.schemes })
   })
+  // Entries learnt while the session runs; the proxy reads the deny list at each request.
+  const learnt: Array<Policy.Entry> = []
+  const policy: Policy.Policy = {
+    ...configured,
+    get deny() {
+      return [...configured.deny, ...learnt]
+    }
+  }
   const keep = options.keep ?? 200
   let sequence = 0
   const kept: Array<{ readonly sequence: number; readonly block: Block }> = []
@@ -58,18 +70,21 @@ export const make = Effect.fnUntraced(function* (options: EgressOptions) {
     kept.push({ sequence: ++sequence, block })
     if (kept.length > keep) kept.splice(0, kept.length - keep)
   }
-  const proxy = yield* EgressProxy.start({
-    policy,
-    onBlock,
-    ...(options.resolve === undefined ? {} : { resolve: options.resolve })
-  })
+  const resolve = options.resolve ?? EgressProxy.systemResolver
+  const proxy = yield* EgressProxy.start({ policy, onBlock, resolve })
   return Egress.of({
     policy,
+    resolve,
     proxyUrl: proxy.url,
     chromiumArgs: EgressProxy.chromiumArgs(proxy.url),
     blocked: Effect.sync(() => kept.map((k) => k.block)),
     mark: Effect.sync(() => sequence),
     since: (mark) => Effect.sync(() => kept.filter((k) => k.sequence > mark).map((k) => k.block)),
+    refuse: (entry) =>
+      Effect.sync(() => {
+        const parsed = Policy.parseEntry(entry)
+        if (parsed !== undefined && !learnt.some((e) => e.source === parsed.source)) learnt.push(parsed)
+      }),
     guardSchemes: (link) => Schemes.guard(link, policy, onBlock)
   })
 })
@@ -93,19 +108,20 @@ const refused = (block: Block, url: string) => {
 }
 
 /**
- * The `rejected_by_policy` failure for a navigation that ended on a blocked document, from the call's blocks
- * (`since(mark)`). A navigation that succeeded is rejected when its final URL was refused (a blocked plain-HTTP
- * document shows the proxy's 403 at its own URL); one that failed (a refused tunnel or file: leaves an error page)
+ * The `rejected_by_policy` failure for a call that reached for a blocked document, from the call's blocks
+ * (`since(mark)`). A call whose page loaded is rejected when its final URL was refused (a blocked plain-HTTP
+ * document shows the proxy's 403 at its own URL) or when a top-level document was refused meanwhile (a popup, a
+ * link or form that opened elsewhere); one whose navigation failed (a refused tunnel or file: leaves an error page)
  * is rejected when the call saw any block, naming the latest. A blocked image or frame alone rejects nothing.
  */
 export const rejection = (
   blocks: ReadonlyArray<Block>,
-  navigation: { readonly url?: string; readonly failed?: boolean },
+  navigation: { readonly url?: string | undefined; readonly failed?: boolean },
   action = "browser.navigate"
 ): PolicyRejected | undefined => {
   const { url } = navigation
   const failed = navigation.failed === true || url === undefined || url.startsWith("chrome-error:")
-  const block = failed ? blocks.at(-1) : blocks.findLast((b) => refused(b, url))
+  const block = failed ? blocks.at(-1) : blocks.findLast((b) => refused(b, url) || b.dest === "document")
   if (block === undefined) return undefined
   return new PolicyRejected({
     action,

@@ -23,7 +23,7 @@ const hostPattern = /^(\*|(\*\.)?[a-z0-9_-]+(\.[a-z0-9_-]+)*)$/
 const withPort = (entry: Entry, port: number | undefined): Entry => (port === undefined ? entry : { ...entry, port })
 
 const hostEntry = (source: string, host: string, port?: number, scheme?: string): Entry | undefined => {
-  const network = Address.parseCidr(host)
+  const network = Address.parseCidr(host.replace(/^\[(.*)\]$/, "$1"))
   if (network !== undefined) return withPort({ kind: "network", source, network }, port)
   const pattern = host.replace(/\.$/, "")
   if (!hostPattern.test(pattern) || host === "*.") return undefined
@@ -37,8 +37,8 @@ const portOf = (text: string | undefined) => {
 }
 
 /**
- * `10.0.0.0/8`, `fd00::/8`, `169.254.169.254`, `[::1]:3000`, `127.0.0.1:8080`, `intranet.example`,
- * `*.corp.example`, `*.corp.example:8443`, or an origin `https://app.corp.example[:port]`.
+ * `10.0.0.0/8`, `fd00::/8`, `169.254.169.254`, `[::1]:3000`, `127.0.0.1:8080`, `127.0.0.0/8:8931`, `[::1/128]:8931`,
+ * `intranet.example`, `*.corp.example`, `*.corp.example:8443`, or an origin `https://app.corp.example[:port]`.
  */
 export const parseEntry = (text: string): Entry | undefined => {
   const source = text.trim()
@@ -46,7 +46,7 @@ export const parseEntry = (text: string): Entry | undefined => {
   if (lower === "") return undefined
   const origin = /^([a-z][a-z0-9+.-]*):\/\/(\[[^\]]+\]|[^:/[\]]+)(?::(\d+))?\/?$/.exec(lower)
   const bracketed = /^(\[[^\]]+\])(?::(\d+))?$/.exec(lower)
-  const hostPort = /^([^:/[\]]+):(\d+)$/.exec(lower)
+  const hostPort = /^([^:[\]]+):(\d+)$/.exec(lower)
   const [host, portText, scheme] = origin
     ? [origin[2], origin[3], origin[1]]
     : bracketed

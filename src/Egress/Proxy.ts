@@ -22,6 +22,9 @@ export interface Block {
   readonly reason: string
   /** How the browser asked: plain HTTP, a CONNECT tunnel, or a local scheme stopped in the browser. */
   readonly via: "http" | "connect" | "scheme"
+  /** What the browser said it was loading (`Sec-Fetch-Dest`: `document` is a top-level page or popup, `iframe` a
+   * frame); absent for a tunnel, whose headers the proxy cannot see. */
+  readonly dest?: string
   readonly at: number
 }
 
@@ -42,7 +45,7 @@ export interface RunningProxy {
   readonly port: number
 }
 
-const systemResolver: Resolver = async (host) =>
+export const systemResolver: Resolver = async (host) =>
   (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address)
 
 const hopByHop = new Set([
@@ -159,7 +162,7 @@ export const start = (options: ProxyOptions) =>
           : { ok: false, status: 403, rule: decision.rule, reason: decision.reason }
       }
 
-      const record = (url: string, target: Policy.Target, outcome: Outcome, via: Block["via"]) => {
+      const record = (url: string, target: Policy.Target, outcome: Outcome, via: Block["via"], dest?: unknown) => {
         if (outcome.ok || outcome.rule === undefined) return
         options.onBlock({
           url: defaultRedactor.url(url),
@@ -168,6 +171,7 @@ export const start = (options: ProxyOptions) =>
           rule: outcome.rule,
           reason: outcome.reason,
           via,
+          ...(typeof dest === "string" && dest !== "" ? { dest } : {}),
           at: Date.now()
         })
       }
@@ -190,7 +194,7 @@ export const start = (options: ProxyOptions) =>
         }
         const outcome = await check(target)
         if (!outcome.ok) {
-          record(raw, target, outcome, "http")
+          record(raw, target, outcome, "http", req.headers["sec-fetch-dest"])
           return refuse(res, outcome.status, outcome.reason, outcome.rule)
         }
         const upstream = request({

@@ -10,6 +10,7 @@
  *   check "I agree"                 uncheck "I agree"
  *   press Enter                     press Enter in "Search" (also `into`, `on`); keys like Control+A
  *   hover "Menu"                    also hover over …
+ *   upload "cv.pdf" to "Resume"     also `into`; several files: upload "a.pdf", "b.pdf" to "Attachments"
  *   scroll down | up | to top | to bottom
  *   go back | go forward
  *
@@ -28,6 +29,7 @@ export type Instruction =
   | { readonly kind: "check"; readonly target: string; readonly checked: boolean }
   | { readonly kind: "press"; readonly key: string; readonly target?: string }
   | { readonly kind: "hover"; readonly target: string }
+  | { readonly kind: "upload"; readonly files: ReadonlyArray<string>; readonly target: string }
   | { readonly kind: "scroll"; readonly direction: "up" | "down" | "top" | "bottom" }
   | { readonly kind: "history"; readonly direction: "back" | "forward" }
 
@@ -41,6 +43,7 @@ export const acceptedForms: ReadonlyArray<string> = [
   'uncheck "I agree"',
   'press Enter [in "Search"]',
   'hover "Menu"',
+  'upload "cv.pdf" to "Resume"',
   "scroll down|up|to top|to bottom",
   "go back",
   "go forward"
@@ -233,6 +236,20 @@ const parseTokens = (tokens: ReadonlyArray<Token>): Instruction => {
   if (verb === "hover") {
     const rest = is(second, "over", "on") && tokens.length > 2 ? tokens.slice(2) : tokens.slice(1)
     return { kind: "hover", target: required(rest, "what to hover", 'hover "Menu"') }
+  }
+  if (verb === "upload") {
+    const split = splitAt(tokens.slice(1), ["to", "into"], "last")
+    if (split === undefined)
+      throw new ParseError('upload needs "to" before the file input (upload "cv.pdf" to "Resume")')
+    // Quoted files stand alone; unquoted ones are separated by commas or "and".
+    const files = split[0].some((t) => t.quoted)
+      ? split[0].filter((t) => t.quoted).map((t) => t.text)
+      : phrase(split[0])
+          .split(/\s*,\s*|\s+and\s+/i)
+          .map((f) => f.trim())
+          .filter((f) => f !== "")
+    if (files.length === 0) throw new ParseError('the file to upload is missing (upload "cv.pdf" to "Resume")')
+    return { kind: "upload", files, target: required(split[1], "the file input", 'upload "cv.pdf" to "Resume"') }
   }
   if (verb === "scroll") {
     const where = phrase(tokens.slice(1)).toLowerCase()

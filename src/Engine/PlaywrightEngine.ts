@@ -161,5 +161,8 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
   })
 })
 
+/** Loads playwright-core, once: the service starts without it and loads it while the first browser starts. */
+export const warm: Effect.Effect<void> = Effect.promise(() => SessionPage.preload()).pipe(Effect.asVoid)
+
 export const layer = (options: PlaywrightEngineOptions = {}): Layer.Layer<Engine, SwitchyardError, BrowserSession> =>
   Layer.effect(Engine, make(options))

@@ -66,5 +66,51 @@ export class NavigationFailed extends Schema.TaggedError<NavigationFailed>()("Na
   readonly retryable = true
 }
 
-export const PageError = Schema.Union([ElementNotFound, AmbiguousTarget, InvalidInput, ActionFailed, NavigationFailed])
+/** The page ran past a per-session limit (reloading without end, opening page after page, exhausting its memory):
+ * the call is stopped and what the page did is undone where it can be (extra pages closed, the loop left). */
+export class LimitExceeded extends Schema.TaggedError<LimitExceeded>()("LimitExceeded", {
+  ...context,
+  limit: Schema.Literals(["navigations", "pages", "memory"])
+}) {
+  readonly type = "limit_exceeded"
+  readonly retryable = false
+}
+
+/** A JavaScript dialog is open on the page: nothing else runs there until the agent answers it. */
+export class DialogOpen extends Schema.TaggedError<DialogOpen>()("DialogOpen", {
+  ...context,
+  dialog: Schema.Struct({
+    tab: Schema.String,
+    type: Schema.Literals(["alert", "confirm", "prompt", "beforeunload"]),
+    message: Schema.String,
+    defaultPrompt: Schema.optional(Schema.String),
+    url: Schema.String
+  }),
+  /** The call itself opened it (an act's click), rather than finding it open. */
+  openedByCall: Schema.Boolean,
+  sideEffect: SideEffect
+}) {
+  readonly type = "dialog_open"
+  readonly retryable = false
+}
+
+/** A download grew past the session's size cap and was cancelled. */
+export class DownloadTooLarge extends Schema.TaggedError<DownloadTooLarge>()("DownloadTooLarge", {
+  ...context,
+  maxBytes: Schema.Number
+}) {
+  readonly type = "download_too_large"
+  readonly retryable = false
+}
+
+export const PageError = Schema.Union([
+  ElementNotFound,
+  AmbiguousTarget,
+  InvalidInput,
+  ActionFailed,
+  NavigationFailed,
+  LimitExceeded,
+  DialogOpen,
+  DownloadTooLarge
+])
 export type PageError = typeof PageError.Type

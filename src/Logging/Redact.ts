@@ -8,6 +8,7 @@ import type { Marking } from "./Redact/Marking.ts"
 import * as Text from "./Redact/Text.ts"
 import * as Url from "./Redact/Url.ts"
 import * as Walk from "./Redact/Walk.ts"
+import * as Secrets from "./Secrets.ts"
 
 export { maskInputsScript, unmaskInputsScript } from "./Redact/Mask.ts"
 
@@ -75,7 +76,11 @@ export const make = (rules: RedactionRules = {}): Redactor => {
   const marking: Marking = { mark, isMarker: (s) => markers.has(s) }
 
   const urls = Url.make(marking, new Set((rules.keepQueryParams ?? []).map((k) => k.toLowerCase())))
-  const { text, url } = Text.make(marking, urls, { disabled: new Set<string>(rules.disable ?? []), extra })
+  const patterns = Text.make(marking, urls, { disabled: new Set<string>(rules.disable ?? []), extra })
+  // The configured secrets (Secrets.ts) are masked wherever they appear, before any pattern sees them.
+  const secretMark = () => mark("secret")
+  const text = (s: string) => patterns.text(Secrets.scrub(s, secretMark))
+  const url = (u: string) => patterns.url(Secrets.scrub(u, secretMark))
   const value = Walk.make({
     marking,
     text,

@@ -1,18 +1,32 @@
 /**
- * The session browser's life: started on first use, checked before each call, relaunched once with its URL restored,
- * and its page replaced at the last URL when it was closed, crashed or hung.
+ * The session browser's life: started on first use, checked before each call, relaunched once with its URL restored;
+ * a closed page gives way to the previous tab, and the last one (or a crashed or hung one) is replaced at the last URL.
  */
+import { readFileSync } from "node:fs"
+import { chown, mkdir, mkdtemp } from "node:fs/promises"
+import { join } from "node:path"
 import { Effect, Exit, Option, Ref, Scope } from "effect"
 import * as CdpHttp from "../Cdp/Http.ts"
 import * as Session from "../Cdp/Session.ts"
+import { Egress } from "../Egress/Egress.ts"
 import * as Page from "../Engine/PageState.ts"
 import { BrowserUnavailable } from "../Errors/Browser.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import type { EngineSwitch } from "./EngineSwitch.ts"
+import type * as Limits from "./Limits.ts"
+import type { DialogPolicy } from "./PageLink/Dialogs.ts"
 import { described, type Fate } from "./PageLink/Targets.ts"
 import * as PageLink from "./PageLink.ts"
 import { BrowserProvider, type RunningBrowser } from "./Provider/Browser.ts"
 import { type LiveBrowser, pageOf, type SessionState } from "./SessionState.ts"
+import type { Tabs } from "./Tabs.ts"
+
+export interface DownloadSettings {
+  /** Each session's downloads go to a folder of its own under this one. */
+  readonly root: string
+  /** A download growing past this many bytes is cancelled. */
+  readonly maxBytes: number
+}
 
 export interface BrowserLife {
   /** The session's browser, healthy and on a live page: started, kept, or relaunched once; else an error. */
@@ -21,16 +35,54 @@ export interface BrowserLife {
   readonly stop: Effect.Effect<void>
 }
 
+/** The real user and group a process runs as, from /proc. */
+const ownerOf = (pid: number) => {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8")
+    const uid = /^Uid:\s+(\d+)/m.exec(status)?.[1]
+    const gid = /^Gid:\s+(\d+)/m.exec(status)?.[1]
+    return uid === undefined || gid === undefined ? undefined : { uid: Number(uid), gid: Number(gid) }
+  } catch {
+    return undefined
+  }
+}
+
 export const make = Effect.fnUntraced(function* (options: {
   readonly state: Ref.Ref<SessionState>
   readonly engines: EngineSwitch
+  /** Watched on every connection of the browser's page link. */
+  readonly limits: Limits.Limits
   /** Relaunch a crashed browser once (providers that started it only) before reporting an error. */
   readonly relaunch: boolean
   /** After a failed call, a page that cannot evaluate `1` within this long is replaced (its main thread hangs). */
   readonly hungAfterMs: number
+  readonly tabs: Tabs
+  /** Who answers the pages' dialogs while automation has the browser. */
+  readonly dialogs: DialogPolicy
+  /** Where downloads go; absent, the browser's own behaviour stays. */
+  readonly downloads: DownloadSettings | undefined
 }) {
-  const { state, engines, relaunch, hungAfterMs } = options
+  const { state, engines, relaunch, hungAfterMs, tabs } = options
   const provider = yield* BrowserProvider
+  const egress = yield* Effect.serviceOption(Egress)
+
+  /** The session's download folder, made on the first start and kept across relaunches. */
+  let downloadDir: string | undefined
+  const downloadFolder = (settings: DownloadSettings, browserPid: number | null) =>
+    Effect.tryPromise(async () => {
+      if (downloadDir === undefined) {
+        await mkdir(settings.root, { recursive: true })
+        downloadDir = await mkdtemp(join(settings.root, "session-"))
+      }
+      // The browser writes there: a browser running as another user (sandboxed, as root) owns the folder.
+      const owner = browserPid === null ? undefined : ownerOf(browserPid)
+      if (owner !== undefined && owner.uid !== process.getuid?.()) await chown(downloadDir, owner.uid, owner.gid)
+      return downloadDir
+    }).pipe(
+      Effect.mapError(
+        (cause) => new BrowserUnavailable({ message: `cannot make the download folder under ${settings.root}`, cause })
+      )
+    )
 
   const stop = Effect.gen(function* () {
     yield* engines.disconnect("released")
@@ -53,15 +105,36 @@ export const make = Effect.fnUntraced(function* (options: {
     const scope = yield* Scope.make()
     return yield* Effect.gen(function* () {
       const running = yield* provider.acquire.pipe(Scope.provide(scope))
+      // The browser's own DevTools endpoint drives the browser: no page may reach it through the proxy.
+      const devtools = new URL(running.httpEndpoint)
+      if (Option.isSome(egress) && devtools.port !== "")
+        yield* Effect.forEach([`127.0.0.0/8:${devtools.port}`, `[::1]:${devtools.port}`], egress.value.refuse)
+      const downloads = options.downloads
       const link = yield* PageLink.make(running.wsEndpoint, {
         // A person in control answers the page's dialogs themselves.
-        answerDialogs: Ref.get(state).pipe(Effect.map((s) => s.engine?.id.kind !== "human"))
+        dialogs: Ref.get(state).pipe(
+          Effect.map((s) => (s.engine?.id.kind === "human" ? Option.none() : Option.some(options.dialogs)))
+        ),
+        ...(downloads === undefined
+          ? {}
+          : { downloads: { dir: yield* downloadFolder(downloads, running.pid), maxBytes: downloads.maxBytes } }),
+        // On each connection: the page limits, and file: refused for every page, frame and popup.
+        onConnect: (cdp) =>
+          Effect.andThen(
+            options.limits.watch(cdp),
+            Option.isSome(egress) ? egress.value.guardSchemes(cdp) : Effect.void
+          )
       }).pipe(Scope.provide(scope))
       const targetId = yield* firstPage(running, link)
       yield* link.follow(targetId)
       const live: LiveBrowser = { running, scope, link, targetId }
-      yield* Ref.update(state, (s) => ({ ...s, browser: live }))
-      return live
+      yield* Ref.update(state, (s) => ({
+        ...s,
+        browser: live,
+        tabs: { seen: new Set<string>(), recent: [targetId], list: [] }
+      }))
+      // The browser's first pages are the session's tabs, not tabs its page opened.
+      return yield* tabs.sync(live)
     }).pipe(
       Effect.onError(() => Scope.close(scope, Exit.void)),
       Effect.ensuring(Ref.update(state, (s) => ({ ...s, initializing: false })))
@@ -85,9 +158,16 @@ export const make = Effect.fnUntraced(function* (options: {
       if (Option.isSome(seen)) return seen
       // After a failed call, a page whose main thread no longer answers is as lost as a crashed one.
       const { suspect } = yield* Ref.get(state)
-      if (suspect && !(yield* live.link.responsive(live.targetId, hungAfterMs))) return Option.some<Fate>("hung")
+      // A page behind a dialog does not answer either, and is not hung: the dialog waits for its answer.
+      const blocked = Option.isSome(yield* live.link.dialog(live.targetId))
+      if (suspect && !blocked && !(yield* live.link.responsive(live.targetId, hungAfterMs))) {
+        return Option.some<Fate>("hung")
+      }
       return Option.none<Fate>()
     })
+
+  /** The URL the page last crashed or hung at, when it was reopened there. */
+  let failedAt: string | undefined
 
   /** The session's page was closed, crashed or hung: a new page at the last URL replaces it. */
   const keepPage = (live: LiveBrowser) =>
@@ -95,14 +175,32 @@ export const make = Effect.fnUntraced(function* (options: {
       const fate = yield* fateOf(live)
       if (Option.isNone(fate)) return live
       const what = described[fate.value]
+      // A closed tab (an OAuth popup that closed itself, a tab the person closed) gives way to the one before it.
+      if (fate.value === "closed") {
+        const previous = yield* tabs.fallback(live, what)
+        if (Option.isSome(previous)) return previous.value
+      }
       const { lastLocation } = yield* Ref.get(state)
       yield* Effect.logWarning(`the session's page ${what}; opening a new one`, { url: lastLocation?.url })
       yield* engines.disconnect(`the session's page ${what}`)
       const replaced: LiveBrowser = { ...live, targetId: yield* live.link.openPage }
-      yield* Ref.update(state, (s) => ({ ...s, browser: replaced }))
+      yield* Ref.update(state, (s) => ({
+        ...s,
+        browser: replaced,
+        tabs: {
+          ...s.tabs,
+          seen: new Set([...s.tabs.seen, replaced.targetId]),
+          recent: [...s.tabs.recent.filter((id) => id !== live.targetId), replaced.targetId]
+        }
+      }))
       yield* live.link.follow(replaced.targetId)
       if (fate.value !== "closed") yield* live.link.closePage(live.targetId).pipe(Effect.timeout(5_000), Effect.ignore)
-      yield* restore(replaced, `after the page ${what}`)
+      // A page that crashed or hung again right after being reopened there (memory without end, an endless loop)
+      // would do it again: it is not reopened a second time.
+      const url = lastLocation?.url
+      const again = fate.value !== "closed" && url !== undefined && url === failedAt
+      failedAt = fate.value !== "closed" ? url : undefined
+      if (!again) yield* restore(replaced, `after the page ${what}`)
       return replaced
     })
 

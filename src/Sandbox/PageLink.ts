@@ -1,14 +1,27 @@
 /**
- * The Sandbox's own line to the browser: one CDP connection kept for its life, with the session's page attached for
- * reads, target events (PageLink/Targets.ts) and dialogs (PageLink/Dialogs.ts); reopened on a schedule when it drops.
+ * The Sandbox's own line to the browser: one CDP connection kept for its life, with the session's pages attached for
+ * reads, target events (PageLink/Targets.ts), dialogs (PageLink/Dialogs.ts), file choosers and downloads
+ * (PageLink/Downloads.ts); reopened on a schedule when it drops.
  */
 import { Effect, Exit, Option, PubSub, Ref, Schedule, Scope, SynchronizedRef } from "effect"
 import * as CdpConnection from "../Cdp/Connection.ts"
 import type * as Protocol from "../Cdp/Protocol.ts"
 import * as Session from "../Cdp/Session.ts"
 import { CdpClosed } from "../Errors/Engine.ts"
+import * as PageEvent from "./PageEvent.ts"
 import * as Dialogs from "./PageLink/Dialogs.ts"
+import * as Downloads from "./PageLink/Downloads.ts"
 import * as Targets from "./PageLink/Targets.ts"
+
+/** A page target of the browser, as `Target.getTargets` lists it. */
+export interface PageTarget {
+  readonly targetId: string
+  readonly url: string
+  readonly title: string
+  /** The page that opened it (a `target=_blank` link, `window.open`). */
+  readonly openerId?: string
+  readonly browserContextId?: string
+}
 
 export interface PageLink {
   /** Runs `f` with a session attached to the page `targetId` on the kept connection. */
@@ -37,11 +50,56 @@ export interface PageLink {
   readonly lost: (targetId: string) => Effect.Effect<Targets.Fate>
   /** Whether the page's main thread answers a trivial evaluation within `timeoutMs`. */
   readonly responsive: (targetId: string, timeoutMs: number) => Effect.Effect<boolean>
+  /** The browser's page targets now, in the order they opened (one round trip). */
+  readonly pages: Effect.Effect<ReadonlyArray<PageTarget>, CdpClosed>
+  /** Attaches to a page so its dialogs and file choosers are seen (a tab in the background). */
+  readonly watch: (targetId: string) => Effect.Effect<void>
+  /** Brings a page to the front. */
+  readonly activate: (targetId: string) => Effect.Effect<void>
+  /** The dialog open on `targetId` and held for the agent, if any. */
+  readonly dialog: (targetId: string) => Effect.Effect<Option.Option<Dialogs.OpenDialog>>
+  /** Completes when a dialog held for the agent is open on `targetId`. */
+  readonly dialogOpened: (targetId: string) => Effect.Effect<Dialogs.OpenDialog>
+  /** Answers the dialog open on `targetId`. */
+  readonly answerDialog: (targetId: string, accept: boolean, promptText?: string) => Effect.Effect<void, CdpClosed>
+  /** Every download of the session so far, and a mark to tell later ones apart. */
+  readonly downloads: Effect.Effect<ReadonlyArray<Downloads.Download>>
+  readonly downloadMark: Effect.Effect<number>
+  readonly downloadsSince: (mark: number) => Effect.Effect<ReadonlyArray<Downloads.Download>>
+  /** Has downloads saved into the session's folder again (an engine client that connected may have changed it). */
+  readonly claimDownloads: Effect.Effect<void>
+  /**
+   * Runs `self` with file choosers on `targetId` answered with `files` (absolute paths): a click that opens one gets
+   * them. Answers how many choosers were answered.
+   */
+  readonly chooseFiles: <A, E>(
+    targetId: string,
+    files: ReadonlyArray<string>,
+    self: Effect.Effect<A, E>
+  ) => Effect.Effect<readonly [A, number], E | CdpClosed>
+  /** What happened on the pages since the last call of it (dialogs answered by policy, downloads, files chosen). */
+  readonly notices: Effect.Effect<ReadonlyArray<PageEvent.PageEvent>>
+  /** How many loads the pages' frames have started, and how many committed a new document: marks for `loaded`. */
+  readonly loadMark: Effect.Effect<readonly [started: number, committed: number]>
+  /**
+   * Waits, at most `maxMs`, while a frame of `targetId` is loading, when a load started since `mark`: a click on a
+   * link whose response is a download only tells it is one when the response comes.
+   */
+  readonly loaded: (
+    targetId: string,
+    mark: readonly [started: number, committed: number],
+    maxMs: number
+  ) => Effect.Effect<"none" | "committed" | "no_document">
 }
 
 export interface PageLinkOptions {
-  /** Asked when a dialog opens: false leaves it for a person to answer. */
-  readonly answerDialogs: Effect.Effect<boolean>
+  /** Read when a dialog opens: who answers it; `none` leaves it for the person in control of the browser. */
+  readonly dialogs: Effect.Effect<Option.Option<Dialogs.DialogPolicy>>
+  /** Where downloads go and how large they may grow; absent, the browser's own behaviour stays. */
+  readonly downloads?: Downloads.DownloadOptions
+  /** Set up on each new connection, for that connection's life (the egress guard for file:, which lasts as long as
+   * the connection that enabled it). */
+  readonly onConnect?: (cdp: CdpConnection.Connection) => Effect.Effect<void, CdpClosed, Scope.Scope>
 }
 
 /** One connection of the link's life, with the pages attached on it. */
@@ -86,6 +144,18 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
   /** The connection now; `"closed"` once the link closed with the browser, so nothing opens one after that. */
   const current = yield* SynchronizedRef.make<Open | undefined | "closed">(undefined)
   const followed = yield* Ref.make<string | undefined>(undefined)
+  const dialogs = yield* Dialogs.make(options.dialogs)
+  const downloads = options.downloads === undefined ? undefined : yield* Downloads.make(options.downloads)
+  const notes = yield* Ref.make<ReadonlyArray<PageEvent.PageEvent>>([])
+  /** targetId → the frames of that page still loading. */
+  const loading = yield* Ref.make<ReadonlyMap<string, ReadonlySet<string>>>(new Map())
+  const loadsStarted = yield* Ref.make(0)
+  const loadsCommitted = yield* Ref.make(0)
+  const frames = (targetId: string, f: (loading: ReadonlySet<string>) => ReadonlySet<string>) =>
+    Ref.update(loading, (m) => new Map(m).set(targetId, f(m.get(targetId) ?? new Set())))
+  const note = (event: PageEvent.PageEvent) => Ref.update(notes, (all) => [...all, event])
+  /** Files a file chooser is answered with while a call that named them runs, and how many choosers got them. */
+  const armed = yield* Ref.make<{ readonly files: ReadonlyArray<string>; chosen: number } | undefined>(undefined)
 
   const attach = (open: Open, targetId: string) =>
     Effect.gen(function* () {
@@ -104,6 +174,68 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
       return sessionId
     })
 
+  /** The page target a flat session on this connection belongs to. */
+  const targetOf = (open: Open, sessionId: string | undefined) =>
+    Ref.get(open.sessions).pipe(
+      Effect.map((m) => (sessionId === undefined ? undefined : [...m].find(([, s]) => s === sessionId)?.[0]))
+    )
+
+  /** Dialogs, file choosers and downloads, as the pages and the browser announce them on one connection. */
+  const pageEvents = (open: Open, events: PubSub.Subscription<Protocol.Event>): Effect.Effect<never> =>
+    PubSub.take(events).pipe(
+      Effect.flatMap((event) =>
+        Effect.gen(function* () {
+          const targetId = yield* targetOf(open, event.sessionId)
+          if (event.method === "Target.targetDestroyed") yield* dialogs.closed(event.params.targetId)
+          const answered = yield* dialogs.observe(event, targetId, (accept) =>
+            open.cdp.send("Page.handleJavaScriptDialog", { accept }, event.sessionId).pipe(Effect.ignore)
+          )
+          if (Option.isSome(answered)) {
+            yield* note(PageEvent.dialogAnswered(answered.value.dialog, answered.value.accepted, "policy"))
+          }
+          if (event.method === "Page.fileChooserOpened") yield* chooserOpened(open, event)
+          if (targetId !== undefined && event.method === "Page.frameStartedLoading") {
+            const { frameId } = event.params
+            yield* frames(targetId, (f) => new Set(f).add(frameId))
+            yield* Ref.update(loadsStarted, (n) => n + 1)
+          }
+          if (event.method === "Page.frameNavigated") yield* Ref.update(loadsCommitted, (n) => n + 1)
+          if (targetId !== undefined && event.method === "Page.frameStoppedLoading") {
+            const { frameId } = event.params
+            yield* frames(targetId, (f) => new Set([...f].filter((id) => id !== frameId)))
+          }
+          if (downloads !== undefined && event.sessionId === undefined) {
+            const done = yield* downloads.observe(open.cdp, event)
+            if (Option.isSome(done)) yield* note(PageEvent.downloaded(done.value))
+          }
+        })
+      ),
+      Effect.forever
+    )
+
+  const chooserOpened = (open: Open, event: Extract<Protocol.Event, { method: "Page.fileChooserOpened" }>) =>
+    Effect.gen(function* () {
+      const files = yield* Ref.get(armed)
+      const { backendNodeId, mode } = event.params
+      if (files === undefined || backendNodeId === undefined) return
+      const chosen = mode === "selectSingle" ? files.files.slice(0, 1) : files.files
+      yield* open.cdp.send("DOM.setFileInputFiles", { files: [...chosen], backendNodeId }, event.sessionId).pipe(
+        Effect.tap(() =>
+          Effect.sync(() => {
+            files.chosen++
+          })
+        ),
+        Effect.tap(() =>
+          note({
+            event: "files_chosen",
+            message: `the file chooser the page opened got ${chosen.join(", ")}${chosen.length < files.files.length ? " (it takes one file)" : ""}`,
+            files: chosen
+          })
+        ),
+        Effect.catch((error) => Effect.logWarning("could not answer the file chooser", error.message))
+      )
+    })
+
   /** A new connection: its events feed the target bookkeeping and the dialog answerer from the first one on. */
   const connect = Effect.gen(function* () {
     const scope = yield* Scope.make()
@@ -116,7 +248,9 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
         Effect.forever,
         Effect.forkScoped
       )
-      yield* Dialogs.answer(cdp, yield* cdp.events, options.answerDialogs).pipe(Effect.forkScoped)
+      yield* pageEvents(open, yield* cdp.events).pipe(Effect.forkScoped)
+      if (downloads !== undefined) yield* downloads.claim(cdp)
+      if (options.onConnect !== undefined) yield* options.onConnect(cdp)
       yield* cdp.send("Target.setDiscoverTargets", { discover: true }).pipe(
         Effect.timeoutOrElse({
           duration: answerTimeoutMs,
@@ -217,6 +351,81 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
         Effect.map(Option.isSome),
         // A closed socket or page says nothing about the main thread: the other checks handle those.
         Effect.orElseSucceed(() => true)
+      ),
+    pages: ensure.pipe(
+      Effect.flatMap((open) =>
+        open.cdp.send("Target.getTargets", {}).pipe(
+          Effect.timeoutOrElse({
+            duration: answerTimeoutMs,
+            orElse: () => Effect.fail(new CdpClosed({ message: "the browser did not answer Target.getTargets" }))
+          })
+        )
+      ),
+      Effect.map(({ targetInfos }) =>
+        targetInfos
+          .filter((t) => t.type === "page")
+          .map(
+            (t): PageTarget => ({
+              targetId: t.targetId,
+              url: t.url,
+              title: t.title,
+              ...(t.openerId === undefined ? {} : { openerId: t.openerId }),
+              ...(t.browserContextId === undefined ? {} : { browserContextId: t.browserContextId })
+            })
+          )
       )
+    ),
+    watch: (targetId) => run(targetId, () => Effect.void).pipe(Effect.ignore),
+    activate: (targetId) =>
+      ensure.pipe(
+        Effect.flatMap((open) => open.cdp.send("Target.activateTarget", { targetId })),
+        Effect.timeoutOption(answerTimeoutMs),
+        Effect.ignore
+      ),
+    dialog: dialogs.open,
+    dialogOpened: dialogs.opened,
+    answerDialog: (targetId, accept, promptText) =>
+      run(targetId, (cdp, sessionId) =>
+        cdp.send(
+          "Page.handleJavaScriptDialog",
+          { accept, ...(promptText === undefined ? {} : { promptText }) },
+          sessionId
+        )
+      ).pipe(Effect.andThen(dialogs.closed(targetId))),
+    downloads: downloads === undefined ? Effect.succeed([]) : downloads.list,
+    downloadMark: downloads === undefined ? Effect.succeed(0) : downloads.count,
+    downloadsSince: (mark) => (downloads === undefined ? Effect.succeed([]) : downloads.since(mark)),
+    claimDownloads:
+      downloads === undefined
+        ? Effect.void
+        : ensure.pipe(
+            Effect.flatMap((open) => downloads.claim(open.cdp)),
+            Effect.ignore
+          ),
+    chooseFiles: <A, E>(targetId: string, files: ReadonlyArray<string>, self: Effect.Effect<A, E>) => {
+      const intercept = (enabled: boolean) =>
+        run(targetId, (cdp, sessionId) => cdp.send("Page.setInterceptFileChooserDialog", { enabled }, sessionId))
+      return Effect.acquireUseRelease(
+        intercept(true).pipe(Effect.andThen(Ref.set(armed, { files, chosen: 0 }))),
+        () =>
+          self.pipe(
+            Effect.flatMap((value) => Ref.get(armed).pipe(Effect.map((a) => [value, a?.chosen ?? 0] as const)))
+          ),
+        () => Ref.set(armed, undefined).pipe(Effect.andThen(intercept(false).pipe(Effect.ignore)))
+      )
+    },
+    notices: Ref.getAndSet(notes, []),
+    loadMark: Effect.all([Ref.get(loadsStarted), Ref.get(loadsCommitted)]),
+    loaded: (targetId, [started, committed], maxMs) =>
+      Effect.gen(function* () {
+        if ((yield* Ref.get(loadsStarted)) === started) return "none" as const
+        yield* Ref.get(loading).pipe(
+          Effect.map((m) => (m.get(targetId)?.size ?? 0) === 0),
+          Effect.repeat({ until: (done) => done, schedule: Schedule.spaced("25 millis") }),
+          Effect.timeoutOption(maxMs)
+        )
+        // A load that ended without a new document was stopped, or its response was a download.
+        return (yield* Ref.get(loadsCommitted)) === committed ? ("no_document" as const) : ("committed" as const)
+      })
   } satisfies PageLink
 })

@@ -2,25 +2,50 @@
  * One browser session and its single automation client (seeds 001, 002), as one service over its parts: Lease,
  * BrowserLife, EngineSwitch and Idle, sharing one SessionState in a Ref.
  */
-import { Clock, Context, Effect, Layer, Option, Ref } from "effect"
+import { Clock, Context, Effect, Layer, Option, Ref, Schedule } from "effect"
 import type { Engine, PageState } from "../Engine/Engine.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import * as Page from "../Engine/PageState.ts"
 import { BrowserUnavailable } from "../Errors/Browser.ts"
 import { CdpClosed } from "../Errors/Engine.ts"
+import { DialogOpen, InvalidInput } from "../Errors/Page.ts"
 import { HumanInControl } from "../Errors/Service.ts"
 import { isSwitchyardError, type SwitchyardError, toErrorInfo } from "../Errors.ts"
 import * as BrowserLife from "./BrowserLife.ts"
+import * as Captures from "./Captures.ts"
 import * as EngineSwitch from "./EngineSwitch.ts"
 import * as Idle from "./Idle.ts"
 import * as Lease from "./Lease.ts"
+import * as Limits from "./Limits.ts"
+import * as PageEvent from "./PageEvent.ts"
+import * as Dialogs from "./PageLink/Dialogs.ts"
+import type { Download } from "./PageLink/Downloads.ts"
 import { described } from "./PageLink/Targets.ts"
 import * as SessionState from "./SessionState.ts"
 import * as Snapshot from "./Snapshot.ts"
+import * as Tabs from "./Tabs.ts"
 
+export type { PageEvent, Tab } from "./PageEvent.ts"
+export type { DialogMode, DialogPolicy, OpenDialog } from "./PageLink/Dialogs.ts"
+export type { Download } from "./PageLink/Downloads.ts"
 export { idleStatus, type SandboxStatus, type SwitchRecord } from "./SessionState.ts"
+export type { TabRef } from "./Tabs.ts"
+
+/** What the session's pages hold besides the active page's URL: the state block shows it after every call. */
+export interface PageView {
+  readonly tabs: ReadonlyArray<SessionState.TabBook["list"][number]>
+  /** The dialog open on the active tab, waiting for the agent. */
+  readonly dialog: Dialogs.OpenDialog | null
+  readonly downloads: ReadonlyArray<Download>
+}
+
+/** How a refused call is told to answer the dialog first. */
+const dialogHint = (dialog: Dialogs.OpenDialog) =>
+  `a ${dialog.type} dialog is open on the page: ${JSON.stringify(dialog.message.slice(0, 200))}; answer it with browser.dialog {"accept": true} or {"accept": false}${dialog.type === "prompt" ? ' (with "promptText" to type an answer)' : ""} before anything else`
 
 export interface SandboxOptions {
+  /** What a hostile page may not run past: pages open at once, loads of the page in one call (Limits.ts). */
+  readonly limits?: Limits.LimitsOptions
   /** How long a call waits for the one-client lease before failing with `lease_timeout`. */
   readonly leaseTimeoutMs?: number
   /** Close the browser after this long without a call; `null` keeps it open. */
@@ -31,7 +56,22 @@ export interface SandboxOptions {
   readonly connectTimeoutMs?: number
   /** After a failed call, a page that cannot evaluate `1` within this long is replaced (its main thread hangs). */
   readonly hungAfterMs?: number
+  /** Who answers the pages' dialogs; default: the agent (beforeunload is accepted). */
+  readonly dialogs?: Dialogs.DialogPolicy
+  /** Where downloads go and their size cap; absent, the browser's own behaviour stays. */
+  readonly downloads?: BrowserLife.DownloadSettings
+  /** How long a call waits at its end for the downloads it started to finish; default 15 s. */
+  readonly downloadWaitMs?: number
 }
+
+/** The dialog on the active tab as an error: a call refused because of it, or cut short by it (`openedByCall`). */
+export const dialogError = (dialog: Dialogs.OpenDialog, openedByCall: boolean) =>
+  new DialogOpen({
+    dialog,
+    openedByCall,
+    sideEffect: openedByCall ? "possible" : "none",
+    message: openedByCall ? `the call opened a dialog: ${dialogHint(dialog)}` : dialogHint(dialog)
+  })
 
 export class Sandbox extends Context.Service<
   Sandbox,
@@ -51,11 +91,36 @@ export class Sandbox extends Context.Service<
     readonly fingerprint: Effect.Effect<string>
     /** Artifacts over raw CDP, whatever engine is connected: a masked screenshot, a failure snapshot. */
     readonly artifacts: {
-      readonly screenshot: Effect.Effect<Option.Option<Uint8Array>>
+      /** A masked screenshot taken now and handed to `save` in the background (Captures.ts). */
+      readonly screenshotLater: (save: (image: Uint8Array) => Effect.Effect<void>) => Effect.Effect<void>
+      /** Waits until the screenshots in flight are saved. */
+      readonly settled: Effect.Effect<void>
       readonly snapshot: (lookedFor?: string) => Effect.Effect<Option.Option<unknown>>
     }
     readonly status: Effect.Effect<SessionState.SandboxStatus>
     readonly history: Effect.Effect<ReadonlyArray<SessionState.SwitchRecord>>
+    /** The tabs, the dialog waiting on the active tab, the downloads: as the last call left them. */
+    readonly page: Effect.Effect<PageView>
+    /** What happened on the pages since the last answer (tabs opened, dialogs, files chosen, downloads); drained. */
+    readonly events: Effect.Effect<ReadonlyArray<PageEvent.PageEvent>>
+    /** The tabs now. */
+    readonly tabs: Effect.Effect<ReadonlyArray<PageEvent.Tab>, SwitchyardError>
+    /** Makes a tab the page the session works on; every engine level then drives it. */
+    readonly switchTab: (ref: Tabs.TabRef) => Effect.Effect<ReadonlyArray<PageEvent.Tab>, SwitchyardError>
+    /** Closes a tab (the active one when absent); closing the active tab falls back to the previous one. */
+    readonly closeTab: (ref?: Tabs.TabRef) => Effect.Effect<ReadonlyArray<PageEvent.Tab>, SwitchyardError>
+    /** Answers the dialog open on the active tab (or on `tab`). */
+    readonly answerDialog: (answer: {
+      readonly accept: boolean
+      readonly promptText?: string
+    }) => Effect.Effect<Dialogs.OpenDialog, SwitchyardError>
+    /** The dialog open on the active tab, if any: engine calls are refused while it is. */
+    readonly openDialog: Effect.Effect<Option.Option<Dialogs.OpenDialog>>
+    /** Runs `self` with any file chooser the active page opens answered with `files` (absolute paths). */
+    readonly chooseFiles: <A, E>(
+      files: ReadonlyArray<string>,
+      self: Effect.Effect<A, E>
+    ) => Effect.Effect<readonly [A, number], E | SwitchyardError>
     /** Interrupts the call holding the lease and disconnects its engine; the browser stays. */
     readonly forceRelease: Effect.Effect<void>
     /** Disconnects the engine and stops the browser; the next call starts a new one. Idempotent. */
@@ -69,12 +134,21 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
   const state = yield* Ref.make(SessionState.initial)
   const lease = yield* Lease.make({ state, timeoutMs: options.leaseTimeoutMs ?? 30_000 })
   const engines = EngineSwitch.make({ state, connectTimeoutMs: options.connectTimeoutMs ?? 30_000 })
+  const limits = yield* Limits.make(options.limits)
+  const tabs = Tabs.make({ state, engines })
   const life = yield* BrowserLife.make({
     state,
     engines,
+    limits,
     relaunch: options.relaunch ?? true,
-    hungAfterMs: options.hungAfterMs ?? 2_000
+    hungAfterMs: options.hungAfterMs ?? 2_000,
+    tabs,
+    dialogs: options.dialogs ?? Dialogs.defaultPolicy,
+    downloads: options.downloads
   })
+  const downloadWaitMs = options.downloadWaitMs ?? 15_000
+  /** How long a call's end waits for a loading page to tell whether its response is a download. */
+  const downloadStartMs = 1_000
   const idle = yield* Idle.make({
     state,
     idleTimeoutMs: options.idleTimeoutMs === undefined ? 5 * 60_000 : options.idleTimeoutMs,
@@ -83,20 +157,51 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
 
   /** Where the page is when a call ends, as the page says it: what answers report and what a relaunch restores. */
   const track = (live: SessionState.LiveBrowser) =>
-    live.link
-      .current(live.targetId)
-      .pipe(
-        Effect.flatMap((page) =>
-          Option.isSome(page) ? Ref.update(state, (s) => ({ ...s, lastLocation: page.value })) : Effect.void
+    Effect.gen(function* () {
+      // A page behind a dialog answers nothing: its announced location stands.
+      const blocked = Option.isSome(yield* live.link.dialog(live.targetId))
+      const page = blocked ? yield* live.link.location(live.targetId) : yield* live.link.current(live.targetId)
+      if (Option.isSome(page)) yield* Ref.update(state, (s) => ({ ...s, lastLocation: page.value }))
+    })
+
+  const note = (events: ReadonlyArray<PageEvent.PageEvent>) =>
+    events.length === 0 ? Effect.void : Ref.update(state, (s) => ({ ...s, events: [...s.events, ...events] }))
+
+  /** After a call: tabs it opened or closed, where the active page is, and the tab list for the state block. */
+  const settleTabs = (live: SessionState.LiveBrowser) =>
+    Effect.gen(function* () {
+      const now = yield* tabs.sync(live)
+      yield* track(now)
+      yield* tabs.list(now)
+    })
+
+  /** Waits, bounded, for the downloads a call started to finish, so its answer reports them. */
+  const settleDownloads = (live: SessionState.LiveBrowser, mark: number, loads: readonly [number, number]) =>
+    Effect.gen(function* () {
+      const load = yield* live.link.loaded(live.targetId, loads, downloadStartMs)
+      const started = live.link.downloadsSince(mark)
+      // The browser announces the download a moment after the page stops loading it.
+      if (load === "no_document") {
+        yield* started.pipe(
+          Effect.repeat({ until: (all) => all.length > 0, schedule: Schedule.spaced("25 millis") }),
+          Effect.timeoutOption(downloadStartMs)
         )
+      }
+      yield* started.pipe(
+        Effect.repeat({
+          until: (all) => all.every((d) => d.state !== "in_progress"),
+          schedule: Schedule.spaced("100 millis")
+        }),
+        Effect.timeoutOption(downloadWaitMs)
       )
+    })
 
   /** Keeps the outcome of each call: a failed (or stopped) call makes the next one check the browser fully. */
   const remember = <A, E>(self: Effect.Effect<A, E>) =>
     self.pipe(
       Effect.tapError((error) =>
-        // A call refused because a person has the browser says nothing about the browser.
-        error instanceof HumanInControl
+        // A call refused because a person has the browser, or ended by a dialog, says nothing about the browser.
+        error instanceof HumanInControl || error instanceof DialogOpen
           ? Effect.void
           : Ref.update(state, (s) => ({
               ...s,
@@ -109,28 +214,70 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       Effect.onInterrupt(() => Ref.update(state, (s) => ({ ...s, suspect: true })))
     )
 
+  /** The engine as a call sees it: what reads the page's pixels first waits for the attempt screenshot in flight. */
+  const guarded = (spec: EngineSpec, engine: Engine["Service"]): Effect.Effect<Engine["Service"]> =>
+    spec.capabilities.vision
+      ? Effect.as(captures.settled, engine)
+      : Effect.succeed({ ...engine, screenshot: (o) => Effect.andThen(captures.settled, engine.screenshot(o)) })
+
   const use = <A, E>(spec: EngineSpec, f: (engine: Engine["Service"]) => Effect.Effect<A, E>) =>
     lease
       .run(
         Effect.gen(function* () {
-          const live = yield* life.ensure
+          // The engine's modules load while the browser starts (only the first time costs anything); tabs the page
+          // opened since the last call (a window.open after a fetch) are the page to work on now.
+          const [started] = yield* Effect.all([life.ensure, spec.warm ?? Effect.void], { concurrency: 2 })
+          const live = yield* tabs.sync(started)
+          const person = spec.id.kind === "human"
+          const waiting = yield* live.link.dialog(live.targetId)
+          // Every engine would wait behind the dialog: the agent answers it first.
+          if (Option.isSome(waiting) && !person) return yield* dialogError(waiting.value, false)
           const connected = yield* engines.engineFor(spec, live)
+          yield* live.link.claimDownloads
+          const mark = yield* live.link.downloadMark
+          const loads = yield* live.link.loadMark
+          const engine = yield* guarded(spec, connected.engine)
           // A page closed or crashed under a call would leave the engine waiting out its time limit: end it now.
           const pageLost = live.link.lost(live.targetId).pipe(
             Effect.flatMap((fate) =>
-              Effect.fail(
-                new CdpClosed({
+              Effect.gen(function* () {
+                // A tab that closes itself after the click that finished its job (an OAuth popup): the call may
+                // still end well; the next call works on the previous tab.
+                if (fate === "closed") yield* Effect.sleep(2_000)
+                return yield* new CdpClosed({
                   sideEffect: "possible",
-                  message: `the session's page ${described[fate]} during the call; the next call opens a new page at the last URL`
+                  message: `the session's page ${described[fate]} during the call; the next call works on the previous tab, or opens a new page at the last URL`
                 })
-              )
+              })
             )
           )
-          return yield* f(connected.engine).pipe(
+          // A page that runs past a limit ends the call; a reload loop is left for about:blank so it stops.
+          const runaway = limits.breach.pipe(
+            Effect.tapError((breach) =>
+              breach.limit === "navigations"
+                ? SessionState.pageOf(live)((cdp, sessionId) =>
+                    cdp.send("Page.navigate", { url: "about:blank" }, sessionId)
+                  ).pipe(Effect.timeout(5_000), Effect.ignore)
+                : Effect.void
+            )
+          )
+          // A dialog blocks every engine: the call ends at once and the answer reports the dialog.
+          const dialogOpened = person
+            ? Effect.never
+            : live.link.dialogOpened(live.targetId).pipe(Effect.flatMap((dialog) => dialogError(dialog, true)))
+          return yield* f(engine).pipe(
             Effect.raceFirst(pageLost),
+            Effect.raceFirst(dialogOpened),
+            Effect.raceFirst(runaway),
             // An interrupted call (a timeout) may leave the SDK mid-flight: drop that client before the lease goes.
             Effect.onInterrupt(() => engines.disconnect("the call was interrupted")),
-            Effect.ensuring(track(live).pipe(Effect.andThen(idle.touch))),
+            Effect.ensuring(
+              settleDownloads(live, mark, loads).pipe(
+                Effect.andThen(settleTabs(live)),
+                Effect.andThen(live.link.notices.pipe(Effect.flatMap(note))),
+                Effect.andThen(idle.touch)
+              )
+            ),
             Effect.tapError(() =>
               // A client whose connection dropped mid-call is useless: the next call reconnects.
               connected.engine
@@ -153,7 +300,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
         Effect.gen(function* () {
           const live = yield* life.ensure
           const entry = yield* engines.switchTo(spec, reason, live)
-          yield* track(live)
+          yield* live.link.claimDownloads
+          yield* settleTabs(live)
           yield* idle.touch
           return entry
         }),
@@ -167,6 +315,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
   const closeWith = (holding: (self: Effect.Effect<void>) => Effect.Effect<void, unknown>) =>
     Effect.gen(function* () {
       yield* forceRelease
+      // The last attempt's screenshot is taken before its browser goes.
+      yield* captures.settled
       yield* idle.cancel
       yield* holding(life.stop).pipe(Effect.ignore)
       // A closed session starts afresh: nothing to restore or report.
@@ -181,9 +331,93 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
   const onBrowser = <A, E>(read: (live: SessionState.LiveBrowser) => Effect.Effect<A, E>, none: Effect.Effect<A, E>) =>
     Ref.get(state).pipe(Effect.flatMap((s) => (s.browser === undefined ? none : read(s.browser))))
 
+  /** Runs `read` on the running browser unless a dialog blocks its page (reads would wait behind it). */
+  const unblocked = <A, E>(
+    read: (live: SessionState.LiveBrowser) => Effect.Effect<A, E>,
+    blocked: Effect.Effect<A, E>
+  ) =>
+    onBrowser(
+      (live) =>
+        live.link
+          .dialog(live.targetId)
+          .pipe(Effect.flatMap((dialog) => (Option.isSome(dialog) ? blocked : read(live)))),
+      blocked
+    )
+
+  /** Work on the tabs: under the lease, so no call runs on a tab while it changes. */
+  const onTabs = (work: (live: SessionState.LiveBrowser) => Effect.Effect<SessionState.LiveBrowser, SwitchyardError>) =>
+    lease
+      .run(
+        Effect.gen(function* () {
+          const live = yield* life.ensure.pipe(Effect.flatMap(tabs.sync))
+          const now = yield* work(live)
+          yield* track(now)
+          yield* tabs.list(now)
+          return (yield* Ref.get(state)).tabs.list
+        })
+      )
+      .pipe(remember)
+
+  const openDialog = Ref.get(state).pipe(
+    Effect.flatMap((s) => (s.browser === undefined ? Effect.succeedNone : s.browser.link.dialog(s.browser.targetId)))
+  )
+
+  const screenshot = unblocked(
+    (live) =>
+      Snapshot.screenshot(SessionState.pageOf(live)).pipe(
+        Effect.timeoutOption(5_000),
+        Effect.orElseSucceed(() => Option.none<Uint8Array>())
+      ),
+    Effect.succeed(Option.none<Uint8Array>())
+  )
+
+  const captures = yield* Captures.make(screenshot)
+
   return Sandbox.of({
     use,
     switchTo,
+    page: Effect.gen(function* () {
+      const s = yield* Ref.get(state)
+      if (s.browser === undefined) return { tabs: [], dialog: null, downloads: [] }
+      return {
+        tabs: s.tabs.list,
+        dialog: Option.getOrNull(yield* s.browser.link.dialog(s.browser.targetId)),
+        downloads: yield* s.browser.link.downloads
+      }
+    }),
+    events: Effect.gen(function* () {
+      const s = yield* Ref.get(state)
+      // Dialogs answered by policy and downloads that finished between calls are reported too.
+      if (s.browser !== undefined) yield* note(yield* s.browser.link.notices)
+      return yield* Ref.modify(state, (now): [ReadonlyArray<PageEvent.PageEvent>, SessionState.SessionState] => [
+        now.events,
+        { ...now, events: [] }
+      ])
+    }),
+    tabs: onTabs(Effect.succeed),
+    switchTab: (ref) => onTabs((live) => tabs.switchTo(live, ref)),
+    closeTab: (ref) => onTabs((live) => tabs.close(live, ref)),
+    openDialog,
+    answerDialog: ({ accept, promptText }) =>
+      Effect.gen(function* () {
+        const { browser } = yield* Ref.get(state)
+        const dialog = browser === undefined ? Option.none() : yield* browser.link.dialog(browser.targetId)
+        if (browser === undefined || Option.isNone(dialog)) {
+          return yield* new InvalidInput({ field: "dialog", message: "no dialog is open on the page" })
+        }
+        yield* browser.link.answerDialog(browser.targetId, accept, promptText)
+        yield* note([PageEvent.dialogAnswered(dialog.value, accept, "agent")])
+        // What the answer led to (a submission, a navigation) shows in the state block of this answer.
+        yield* Effect.sleep(100)
+        yield* track(browser)
+        yield* tabs.list(browser)
+        return dialog.value
+      }),
+    chooseFiles: (files, self) =>
+      Effect.gen(function* () {
+        const live = yield* life.ensure
+        return yield* live.link.chooseFiles(live.targetId, files, self)
+      }),
     pageState: onBrowser(
       (live): Effect.Effect<PageState, SwitchyardError> => Page.capture(SessionState.sessionOf(live)),
       Effect.fail(new BrowserUnavailable({ message: "no browser is running in this session" }))
@@ -192,18 +426,24 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     location: Ref.get(state).pipe(
       Effect.map((s) => (s.browser === undefined ? Option.none() : Option.fromNullishOr(s.lastLocation)))
     ),
-    fingerprint: onBrowser((live) => Page.fingerprint(SessionState.pageOf(live)), Effect.succeed("")),
-    artifacts: {
-      screenshot: onBrowser(
-        (live) =>
-          Snapshot.screenshot(SessionState.pageOf(live)).pipe(
-            Effect.timeoutOption(5_000),
-            Effect.orElseSucceed(() => Option.none<Uint8Array>())
+    fingerprint: onBrowser(
+      (live) =>
+        live.link
+          .dialog(live.targetId)
+          .pipe(
+            Effect.flatMap((dialog) =>
+              Option.isSome(dialog)
+                ? Effect.succeed(`dialog:${dialog.value.type}:${dialog.value.message}`)
+                : Page.fingerprint(SessionState.pageOf(live))
+            )
           ),
-        Effect.succeed(Option.none<Uint8Array>())
-      ),
+      Effect.succeed("")
+    ),
+    artifacts: {
+      screenshotLater: captures.start,
+      settled: captures.settled,
       snapshot: (lookedFor?: string) =>
-        onBrowser(
+        unblocked(
           (live) =>
             Snapshot.failureSnapshot(SessionState.pageOf(live), lookedFor).pipe(
               Effect.timeoutOption(5_000),

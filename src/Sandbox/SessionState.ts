@@ -8,6 +8,7 @@ import { BrowserSession } from "../Engine/BrowserSession.ts"
 import type { Engine, PageState } from "../Engine/Engine.ts"
 import type * as EngineId from "../Engine/EngineId.ts"
 import type { ErrorInfo } from "../Errors.ts"
+import type { PageEvent, Tab } from "./PageEvent.ts"
 import type { Location } from "./PageLink/Targets.ts"
 import type { PageLink } from "./PageLink.ts"
 import type { RunningBrowser } from "./Provider/Browser.ts"
@@ -19,8 +20,21 @@ export interface LiveBrowser {
   readonly scope: Scope.Closeable
   /** The kept raw-CDP connection: reads around calls, target events, dialogs. */
   readonly link: PageLink
-  /** The session's page: every engine drives it; a new one replaces it when it is closed, crashes or hangs. */
+  /**
+   * The session's page, its active tab: every engine drives it. A tab the page opens takes its place; when it is
+   * closed the previous tab does, and a new page replaces it when it was the last one, crashes or hangs.
+   */
   readonly targetId: string
+}
+
+/** The session's tabs, as the Sandbox keeps track of them between calls. */
+export interface TabBook {
+  /** Every tab the session has seen: a page not in it is new (opened by the page, or by a person). */
+  readonly seen: ReadonlySet<string>
+  /** Tabs in the order they were active, the current one last: where closing the active tab falls back to. */
+  readonly recent: ReadonlyArray<string>
+  /** The tabs as the last call left them, for every answer's state. */
+  readonly list: ReadonlyArray<Tab>
 }
 
 /** The one engine client connected to the browser. */
@@ -59,6 +73,9 @@ export interface SessionState {
   /** Where the session page was after the last call: what a relaunch restores and what answers report. */
   readonly lastLocation: Location | undefined
   readonly history: ReadonlyArray<SwitchRecord>
+  readonly tabs: TabBook
+  /** What happened on the pages that no answer has reported yet. */
+  readonly events: ReadonlyArray<PageEvent>
 }
 
 /** A session before its first call: no browser yet, nothing to report. */
@@ -72,7 +89,9 @@ export const initial: SessionState = {
   lastUsedAt: null,
   suspect: false,
   lastLocation: undefined,
-  history: []
+  history: [],
+  tabs: { seen: new Set(), recent: [], list: [] },
+  events: []
 }
 
 /** What an engine is given when it connects: the browser's endpoints and the session's page. */

@@ -8,9 +8,11 @@ import { Console, Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import * as AttemptLog from "../Logging/AttemptLog.ts"
 import * as Regression from "./Regression.ts"
-import * as Report from "./Report.ts"
-import * as Runner from "./Runner.ts"
-import * as Sampling from "./Sampling.ts"
+
+// Loaded when their command runs, so the service's start does not load the scenario runner and its engines.
+const Runner = () => Effect.promise(() => import("./Runner.ts"))
+const Report = () => Effect.promise(() => import("./Report.ts"))
+const Sampling = () => Effect.promise(() => import("./Sampling.ts"))
 
 const fail = (message: string) =>
   Effect.sync(() => {
@@ -46,7 +48,7 @@ const run = Command.make(
   },
   (flags) =>
     Effect.gen(function* () {
-      const report = yield* Runner.runSuite({
+      const report = yield* (yield* Runner()).runSuite({
         suite: flags.suite,
         repeat: flags.repeat,
         logDir: Option.getOrElse(flags.logDir, defaultLogs),
@@ -84,10 +86,13 @@ const importCommand = Command.make(
     name: Flag.String("name").pipe(Flag.optional, Flag.withDescription("Scenario name"))
   },
   (flags) =>
-    Sampling.importTrace(flags.trace, {
-      out: flags.out,
-      ...(Option.isSome(flags.name) ? { name: flags.name.value } : {})
-    }).pipe(
+    Sampling().pipe(
+      Effect.flatMap((Sampling) =>
+        Sampling.importTrace(flags.trace, {
+          out: flags.out,
+          ...(Option.isSome(flags.name) ? { name: flags.name.value } : {})
+        })
+      ),
       Effect.flatMap((imported) =>
         Console.log(
           `wrote ${imported.file ?? "(nothing)"}${imported.notes.length > 0 ? `\nnotes:\n  ${imported.notes.join("\n  ")}` : ""}`
@@ -112,7 +117,10 @@ export const analyze = Command.make(
     )
   },
   (flags) =>
-    Report.write({ logs: Option.getOrElse(flags.logs, AttemptLog.defaultRoot), out: flags.out }).pipe(
+    Report().pipe(
+      Effect.flatMap((Report) =>
+        Report.write({ logs: Option.getOrElse(flags.logs, AttemptLog.defaultRoot), out: flags.out })
+      ),
       Effect.flatMap((result) => Console.log(result.markdown.split("\n").slice(0, 30).join("\n"))),
       Effect.catchTag("AnalyzeError", (e) => fail(`${e.path}: ${e.message}`))
     )

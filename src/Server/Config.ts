@@ -43,6 +43,10 @@ const browser = Config.all({
   chromePath: optional("browser.chromePath", ["CHROME_PATH"], text),
   headless: setting("browser.headless", ["SWITCHYARD_HEADLESS"], onOff, defaults.browser.headless),
   profileDir: optional("browser.profileDir", ["SWITCHYARD_PROFILE_DIR"], text),
+  /** As root, the unprivileged user Chromium runs as, sandboxed. */
+  user: setting("browser.user", ["SWITCHYARD_BROWSER_USER"], text, defaults.browser.user),
+  /** Chromium without its sandbox: only when set. */
+  noSandbox: setting("browser.noSandbox", ["SWITCHYARD_NO_SANDBOX"], onOff, defaults.browser.noSandbox),
   cdpUrl: optional("browser.cdpUrl", ["SWITCHYARD_CDP_URL"], text),
   adspower: Config.all({
     url: optional("browser.adspower.url", ["ADSPOWER_API_URL"], text),
@@ -128,12 +132,8 @@ export const ServiceConfig = Config.all({
   urls: Config.all({
     /** URL schemes `browser.navigate` accepts. */
     schemes: setting("urls.schemes", ["SWITCHYARD_URL_SCHEMES"], list, defaults.urls.schemes),
-    privateNetworks: setting(
-      "urls.privateNetworks",
-      ["SWITCHYARD_PRIVATE_NETWORKS"],
-      onOff,
-      defaults.urls.privateNetworks
-    )
+    /** Loopback and private ranges; unset, the surface decides (Defaults.ts). */
+    privateNetworks: optional("urls.privateNetworks", ["SWITCHYARD_PRIVATE_NETWORKS"], onOff)
   }),
   limits: Config.all({
     maxArgumentBytes: setting(
@@ -141,6 +141,17 @@ export const ServiceConfig = Config.all({
       ["SWITCHYARD_MAX_ARGUMENT_BYTES"],
       whole(1),
       defaults.limits.maxArgumentBytes
+    ),
+    /** The JavaScript heap of each page's renderer, in MiB. */
+    pageHeapMb: setting("limits.pageHeapMb", ["SWITCHYARD_PAGE_HEAP_MB"], whole(1), defaults.limits.pageHeapMb),
+    /** Pages (tabs, popups) a session's browser may have open at once. */
+    maxPages: setting("limits.maxPages", ["SWITCHYARD_MAX_PAGES"], whole(1), defaults.limits.maxPages),
+    /** Loads of the session's page within one call (a reload loop stops there). */
+    maxNavigationsPerCall: setting(
+      "limits.maxNavigationsPerCall",
+      ["SWITCHYARD_MAX_NAVIGATIONS_PER_CALL"],
+      whole(1),
+      defaults.limits.maxNavigationsPerCall
     )
   }),
   http: Config.all({
@@ -193,6 +204,26 @@ export const ServiceConfig = Config.all({
     host: setting("human.host", ["SWITCHYARD_VNC_HOST"], text, defaults.human.host),
     publicHost: optional("human.publicHost", ["SWITCHYARD_VNC_PUBLIC_HOST"], text)
   }),
+  /** Who answers the pages' JavaScript dialogs: the agent (held open and reported), or the service at once. */
+  dialogs: Config.all({
+    mode: setting("dialogs.mode", ["SWITCHYARD_DIALOGS"], oneOf(["agent", "accept", "dismiss"]), defaults.dialogs.mode),
+    beforeunload: setting(
+      "dialogs.beforeunload",
+      ["SWITCHYARD_DIALOGS_BEFOREUNLOAD"],
+      oneOf(["agent", "accept", "dismiss"]),
+      defaults.dialogs.beforeunload
+    )
+  }),
+  /** Folders a page's file input may be given files from (real paths: symlinks and `..` cannot leave them). */
+  uploads: Config.all({
+    roots: setting("uploads.roots", ["SWITCHYARD_UPLOAD_ROOTS"], list, defaults.uploads.roots)
+  }),
+  downloads: Config.all({
+    /** Each session saves its downloads in a folder of its own under this one. */
+    dir: setting("downloads.dir", ["SWITCHYARD_DOWNLOAD_DIR"], text, defaults.downloads.dir),
+    /** A download growing past this many bytes is cancelled (`download_too_large`). */
+    maxBytes: setting("downloads.maxBytes", ["SWITCHYARD_DOWNLOAD_MAX_BYTES"], whole(1), defaults.downloads.maxBytes)
+  }),
   /** What the browser may reach, enforced by the egress proxy (Egress/): networks and host patterns, a deny wins. */
   egress: Config.all({
     allow: setting("egress.allow", ["SWITCHYARD_EGRESS_ALLOW"], egressEntries, defaults.egress.allow),
@@ -204,6 +235,8 @@ export const ServiceConfig = Config.all({
       defaults.egress.subresources
     )
   }),
+  /** A JSON file of secrets (name → value) tools refer to as `{{secret:NAME}}`, besides `SWITCHYARD_SECRET_<NAME>`. */
+  secretsFile: optional("secretsFile", ["SWITCHYARD_SECRETS_FILE"], text),
   /** OTLP/HTTP export of traces, metrics and logs, when a collector is named. */
   telemetry: Config.all({
     otlpUrl: optional("telemetry.otlpUrl", ["SWITCHYARD_OTLP_URL", "OTEL_EXPORTER_OTLP_ENDPOINT"], text),

@@ -2,17 +2,21 @@
  * Every default of the service's configuration, in one place: what a setting is when neither the config file, the
  * environment nor a flag sets it. Config.ts reads each setting over its default here; nothing else repeats one.
  */
-import { cpus } from "node:os"
+import { cpus, tmpdir } from "node:os"
+import { join } from "node:path"
 import * as Policy from "../Cascade/Policy.ts"
 import * as UrlPolicy from "../Cascade/UrlPolicy.ts"
 import * as Model from "../Engine/Model.ts"
 import * as AttemptLog from "../Logging/AttemptLog.ts"
+import * as Limits from "../Sandbox/Limits.ts"
 import * as AdsPower from "../Sandbox/Provider/AdsPower.ts"
+import * as LocalChromium from "../Sandbox/Provider/LocalChromium.ts"
 
 export const defaults = {
   /** `~/.switchyard/logs`. */
   logDir: AttemptLog.homeRoot,
-  browser: { headless: true, adspowerUrl: AdsPower.defaultBaseUrl },
+  /** As root, Chromium runs as `nobody` with its sandbox; `noSandbox` only when configured. */
+  browser: { headless: true, adspowerUrl: AdsPower.defaultBaseUrl, user: "nobody", noSandbox: false },
   sessions: {
     /** The machine's size decides how many browsers run at once: 4 stay responsive on 2 cores. */
     maxBrowsers: Math.max(2, Math.min(16, cpus().length * 2)),
@@ -26,9 +30,16 @@ export const defaults = {
   model: Model.defaultModel,
   cascade: Policy.defaultPolicy,
   fallback: true,
-  /** http and https; loopback and private-range hosts allowed (local apps are common targets). */
-  urls: UrlPolicy.defaultUrlPolicy,
-  limits: { maxArgumentBytes: 256 * 1024 },
+  /** http and https. Loopback and private-range hosts (`urls.privateNetworks`) have no fixed default: allowed on stdio
+   * and on a loopback HTTP bind (local apps are common targets), refused when HTTP listens beyond loopback. */
+  urls: { schemes: UrlPolicy.defaultSchemes },
+  /** Per session: what a hostile page may not run past (Sandbox/Limits.ts, the renderer's heap in LocalChromium). */
+  limits: {
+    maxArgumentBytes: 256 * 1024,
+    pageHeapMb: LocalChromium.defaultHeapLimitMb,
+    maxPages: Limits.defaults.maxPages,
+    maxNavigationsPerCall: Limits.defaults.maxNavigationsPerCall
+  },
   http: {
     host: "127.0.0.1",
     port: 8931,
@@ -50,6 +61,15 @@ export const defaults = {
   artifacts: { screenshots: true, snapshots: true },
   human: { enabled: false, timeoutMs: 120_000, host: "127.0.0.1" },
   telemetry: { serviceName: "switchyard" },
+  /** The agent answers alert/confirm/prompt; leaving a page with unsaved changes is accepted (navigate means it). */
+  dialogs: {
+    mode: "agent" as "agent" | "accept" | "dismiss",
+    beforeunload: "accept" as "agent" | "accept" | "dismiss"
+  },
+  /** Files are uploaded only from the service's working directory (and below). */
+  uploads: { roots: [process.cwd()] as ReadonlyArray<string> },
+  /** Each session's downloads in a folder of its own; one past 100 MiB is cancelled. */
+  downloads: { dir: join(tmpdir(), "switchyard-downloads"), maxBytes: 100 * 1024 * 1024 },
   /** Nothing beyond the address-class defaults; subresources checked like documents. */
   egress: { allow: [] as ReadonlyArray<string>, deny: [] as ReadonlyArray<string>, subresources: true }
 } as const

@@ -248,5 +248,13 @@ const toRpc = (answer: ToolAnswer): Effect.Effect<unknown, RpcError> => {
   const { ok, result, error, ...rest } = answer
   if (ok) return Effect.succeed({ result, ...rest })
   const code = error?.field === "arguments" ? ErrorCode.invalidParams : ErrorCode.engineError
-  return Effect.fail(new RpcError({ code, message: error?.message ?? "failed", data: { ...error, ...rest } }))
+  // `data` is the error itself plus the call's context; the agent guidance rides beside it, never over its message.
+  const { message: guidance, ...context } = rest
+  return Effect.fail(
+    new RpcError({
+      code,
+      message: error?.message ?? "failed",
+      data: { ...context, ...error, ...(guidance === undefined ? {} : { guidance }) }
+    })
+  )
 }

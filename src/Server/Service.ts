@@ -3,8 +3,14 @@
  * crashed run left, serves one surface, and shuts down gracefully on SIGTERM, SIGINT or stdin close (calls in
  * flight answer `shutting_down`, engines disconnect, browsers close, logs flush); a second signal forces exit.
  */
+import { readFile } from "node:fs/promises"
+import { networkInterfaces } from "node:os"
 import { Deferred, Effect, Layer, Logger } from "effect"
 import * as Policy from "../Cascade/Policy.ts"
+import * as Address from "../Egress/Address.ts"
+import type * as Egress from "../Egress/Egress.ts"
+import { InvalidInput } from "../Errors/Page.ts"
+import * as Secrets from "../Logging/Secrets.ts"
 import * as SystemLog from "../Logging/SystemLog.ts"
 import * as Telemetry from "../Logging/Telemetry.ts"
 import * as AdsPower from "../Sandbox/Provider/AdsPower.ts"
@@ -34,6 +40,9 @@ const provider = (config: Config.ServiceConfig, registry: Registry): Layer.Layer
     ...(browser.chromePath ? { executablePath: browser.chromePath } : {}),
     ...(browser.profileDir ? { profileDir: browser.profileDir } : {}),
     headless: browser.headless,
+    user: browser.user,
+    noSandbox: browser.noSandbox,
+    heapLimitMb: config.limits.pageHeapMb,
     registry
   })
 }
@@ -41,10 +50,81 @@ const provider = (config: Config.ServiceConfig, registry: Registry): Layer.Layer
 const policyOf = (config: Config.ServiceConfig) =>
   typeof config.cascade === "string" ? Policy.load(config.cascade) : Effect.succeed(config.cascade)
 
-/** Every layer the surfaces need, from one validated configuration. */
-export const layer = (config: Config.ServiceConfig) =>
+/** Where the service listens for HTTP clients, when it does (stdio otherwise). */
+export interface Listening {
+  readonly host: string
+  readonly port: number
+}
+
+const loopbackHosts = new Set(["localhost", "::1", "[::1]"])
+const isLoopback = (host: string) => {
+  const address = Address.parse(host.replace(/^\[|\]$/g, ""))
+  return loopbackHosts.has(host) || (address !== undefined && Address.classify(address) === "loopback")
+}
+
+/**
+ * Each session's egress: the configured lists, loopback and private ranges allowed on stdio and on a loopback HTTP
+ * bind unless configured, refused beyond loopback; the service's own HTTP port refused always (a page must not
+ * drive the service that drives its browser).
+ */
+export const egressOf = (config: Config.ServiceConfig, http?: Listening): Egress.EgressOptions => {
+  const own =
+    http === undefined || http.port === 0
+      ? []
+      : [
+          `127.0.0.0/8:${http.port}`,
+          `[::1]:${http.port}`,
+          ...(isLoopback(http.host) ? [] : wildcard(http.host) ? localAddresses() : [http.host]).map((a) =>
+            a.includes(":") ? `[${a.replace(/^\[|\]$/g, "")}]:${http.port}` : `${a}:${http.port}`
+          )
+        ]
+  return {
+    config: { ...config.egress, deny: [...config.egress.deny, ...own] },
+    privateNetworks: config.urls.privateNetworks ?? (http === undefined || isLoopback(http.host)),
+    schemes: config.urls.schemes
+  }
+}
+
+const wildcard = (host: string) => host === "0.0.0.0" || host === "::" || host === "[::]" || host === ""
+
+/** Every address of this machine's interfaces: a wildcard bind listens on each. */
+const localAddresses = () =>
+  Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address.replace(/%.*$/, "")))
+
+/**
+ * The secrets tools may refer to: `SWITCHYARD_SECRET_<NAME>` from the environment, then the secrets file (a JSON
+ * object of name → value), which wins for a name both set.
+ */
+export const loadSecrets = (config: Config.ServiceConfig, env: Record<string, string | undefined> = process.env) =>
+  Effect.gen(function* () {
+    const found = Secrets.fromEnvironment(env)
+    const path = config.secretsFile
+    if (path !== undefined) {
+      const json = yield* Effect.tryPromise({
+        try: async () => JSON.parse(await readFile(path, "utf8")) as unknown,
+        catch: (cause) =>
+          new InvalidInput({
+            field: "secretsFile",
+            message: `configuration secretsFile: cannot read ${path} as JSON: ${(cause as Error).message}`
+          })
+      })
+      if (typeof json !== "object" || json === null || Array.isArray(json))
+        return yield* new InvalidInput({
+          field: "secretsFile",
+          message: `configuration secretsFile: ${path} is not a JSON object of name → value`
+        })
+      for (const [name, value] of Object.entries(json))
+        if (typeof value === "string" && /^[A-Za-z][A-Za-z0-9_]*$/.test(name)) found.set(name.toUpperCase(), value)
+    }
+    Secrets.register(found)
+    return Secrets.names()
+  })
+
+/** Every layer the surfaces need, from one validated configuration; `http` when the service listens for HTTP. */
+export const layer = (config: Config.ServiceConfig, http?: Listening) =>
   Layer.unwrap(
     Effect.gen(function* () {
+      yield* loadSecrets(config)
       const root = config.logDir
       // Before any browser starts, and logged where the service's logs go.
       const reaping = Layer.effectDiscard(
@@ -63,12 +143,19 @@ export const layer = (config: Config.ServiceConfig) =>
         router: {
           policy,
           fallback: config.fallback,
-          urlPolicy: config.urls,
-          maxArgumentBytes: config.limits.maxArgumentBytes
+          maxArgumentBytes: config.limits.maxArgumentBytes,
+          uploadRoots: config.uploads.roots
         },
-        sandbox: { idleTimeoutMs: idle === 0 ? null : idle, leaseTimeoutMs: sessions.leaseTimeoutMs },
+        sandbox: {
+          idleTimeoutMs: idle === 0 ? null : idle,
+          leaseTimeoutMs: sessions.leaseTimeoutMs,
+          dialogs: config.dialogs,
+          downloads: { root: config.downloads.dir, maxBytes: config.downloads.maxBytes },
+          limits: { maxPages: config.limits.maxPages, maxNavigationsPerCall: config.limits.maxNavigationsPerCall }
+        },
         engines: { model: config.model },
         browser: provider(config, registry),
+        egress: egressOf(config, http),
         ...(human.enabled
           ? {
               human: {
@@ -76,6 +163,9 @@ export const layer = (config: Config.ServiceConfig) =>
                 vnc: { host: human.host, ...(human.publicHost ? { publicHost: human.publicHost } : {}) },
                 chromium: {
                   ...(config.browser.chromePath ? { executablePath: config.browser.chromePath } : {}),
+                  user: config.browser.user,
+                  noSandbox: config.browser.noSandbox,
+                  heapLimitMb: config.limits.pageHeapMb,
                   registry
                 }
               }

@@ -6,6 +6,7 @@ import { Effect, Layer } from "effect"
 import { Cascade } from "../Cascade/Cascade.ts"
 import { Engines, type EnginesOptions } from "../Cascade/Engines.ts"
 import { Router, type RouterOptions } from "../Cascade/Router.ts"
+import * as Egress from "../Egress/Egress.ts"
 import * as HumanEngine from "../Engine/HumanEngine.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import * as AttemptLog from "../Logging/AttemptLog.ts"
@@ -34,6 +35,8 @@ export interface SessionStackOptions {
   readonly browser: Layer.Layer<BrowserProvider>
   /** A person may take over: each session gets its own VNC display, its Chromium headed on it from the start. */
   readonly human?: HumanOptions
+  /** What the session's browser may reach (its own egress proxy and policy); default the stdio defaults. */
+  readonly egress?: Egress.EgressOptions
 }
 
 export type SessionStack = Router | Cascade | Sandbox | Engines
@@ -69,11 +72,16 @@ const withPerson = (options: SessionStackOptions, human: HumanOptions) =>
     Layer.provideMerge(Vnc.layer(human.vnc))
   )
 
-/** One session's stack; each build of it is a session of its own (its browser, breakers, Stagehand state). */
+/**
+ * One session's stack; each build of it is a session of its own (its browser, breakers, Stagehand state, egress
+ * proxy). The browser a session launches goes through its egress proxy, the page link guards file:, the Router
+ * checks the URLs it opens and the Cascade answers `rejected_by_policy` for what the proxy refused.
+ */
 export const layer = (options: SessionStackOptions): Layer.Layer<SessionStack, SwitchyardError> =>
-  options.human === undefined
+  (options.human === undefined
     ? stack(options, Engines.layer(options.engines), options.browser)
     : withPerson(options, options.human)
+  ).pipe(Layer.provide(Egress.Egress.layer(options.egress ?? { privateNetworks: true })))
 
 /** Where every session's attempts go: the attempt log under `root`, as the events sink and the artifacts sink. */
 export const attemptLog = (

@@ -127,6 +127,9 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
         disabled: [],
         url: null,
         title: null,
+        tabs: [],
+        dialog: null,
+        downloads: [],
         tools: { available: toolNames, masked: {} }
       }
     }

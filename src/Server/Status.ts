@@ -47,6 +47,18 @@ export const report = (config: Config.ServiceConfig) =>
       lines.push(
         `browser      local Chromium: ${chromium._tag === "Success" ? chromium.success : chromium.failure.message}`
       )
+      const sandbox = yield* Effect.result(LocalChromium.sandboxing(browser))
+      lines.push(
+        `sandbox      ${
+          sandbox._tag === "Failure"
+            ? `cannot start: ${sandbox.failure.message}`
+            : sandbox.success.kind === "off"
+              ? "OFF: Chromium runs with --no-sandbox (browser.noSandbox / SWITCHYARD_NO_SANDBOX is set)"
+              : sandbox.success.kind === "user"
+                ? `on: Chromium runs as ${sandbox.success.account.name} (uid ${sandbox.success.account.uid}), not root`
+                : "on: Chromium runs as this user"
+        }`
+      )
     } else {
       lines.push(`browser      ${kind}: ${kind === "cdp" ? browser.cdpUrl : browser.adspower.url}`)
     }

@@ -143,7 +143,11 @@ const cascade = (script: (id: EngineId) => Effect.Effect<unknown, SwitchyardErro
         Layer.mock(Sandbox)({
           use: (spec, f) => f(scripted(spec.id, script)),
           fingerprint: Effect.succeed("the same page"),
-          artifacts: { screenshot: Effect.succeed(Option.none()), snapshot: () => Effect.succeed(Option.none()) }
+          artifacts: {
+            screenshotLater: () => Effect.void,
+            settled: Effect.void,
+            snapshot: () => Effect.succeed(Option.none())
+          }
         })
       )
     )

@@ -81,7 +81,14 @@ const router = (script: Script, options: RouterOptions = {}) => {
   const sandbox = Layer.mock(Sandbox)({
     status: Effect.succeed(status),
     close: Effect.void,
-    artifacts: { screenshot: Effect.succeed(Option.none()), snapshot: () => Effect.succeed(Option.none()) }
+    openDialog: Effect.succeedNone,
+    events: Effect.succeed([]),
+    page: Effect.succeed({ tabs: [], dialog: null, downloads: [] }),
+    artifacts: {
+      screenshotLater: () => Effect.void,
+      settled: Effect.void,
+      snapshot: () => Effect.succeed(Option.none())
+    }
   })
   return Layer.build(Router.layer(options).pipe(Layer.provide([cascade, engines, sandbox]))).pipe(
     Effect.map((context) => Context.get(context, Router))

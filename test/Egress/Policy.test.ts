@@ -140,6 +140,13 @@ describe("Policy", () => {
     assert.strictEqual(Policy.parseEntry("[::1]:3000")?.kind, "network")
     assert.strictEqual(Policy.parseEntry("[::1]:3000")?.port, 3000)
     assert.strictEqual(Policy.parseEntry("fd00::/8")?.kind, "network")
+    // A network with a port: the service's own port on every loopback address.
+    assert.strictEqual(Policy.parseEntry("127.0.0.0/8:8931")?.port, 8931)
+    assert.strictEqual(Policy.parseEntry("[::1/128]:8931")?.kind, "network")
+    const own = Policy.make({ deny: ["127.0.0.0/8:8931"] }, { privateNetworks: true })
+    assert.strictEqual(rule(own, "localhost", ["127.0.0.1"], { port: 8931 }), "deny:127.0.0.0/8:8931")
+    assert.strictEqual(rule(own, "127.0.0.9", ["127.0.0.9"], { port: 8931 }), "deny:127.0.0.0/8:8931")
+    assert.strictEqual(rule(own, "127.0.0.1", ["127.0.0.1"], { port: 8932 }), "allowed")
     assert.strictEqual(Policy.parseEntry("http://[::1]:8080")?.port, 8080)
     for (const bad of ["", "10/8", "http://", "a b", "*.", "corp.*", "host:99999", "http://x:0", "*.x/8"])
       assert.isUndefined(Policy.parseEntry(bad), bad)

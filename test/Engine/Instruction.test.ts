@@ -34,6 +34,15 @@ describe("Instruction.parse", () => {
       ['select "Red" in "Colour"', { kind: "select", option: "Red", target: "Colour" }],
       ["select Dark red from Colour", { kind: "select", option: "Dark red", target: "Colour" }],
       ['check "I agree"', { kind: "check", checked: true, target: "I agree" }],
+      ['upload "cv.pdf" to "Resume"', { kind: "upload", files: ["cv.pdf"], target: "Resume" }],
+      [
+        'upload "a b.pdf", "c.txt" into "Attachments"',
+        { kind: "upload", files: ["a b.pdf", "c.txt"], target: "Attachments" }
+      ],
+      [
+        "upload cv.pdf and letter.txt to Documents",
+        { kind: "upload", files: ["cv.pdf", "letter.txt"], target: "Documents" }
+      ],
       ["uncheck I agree", { kind: "check", checked: false, target: "I agree" }],
       ["press Enter", { kind: "press", key: "Enter" }],
       ["press enter", { kind: "press", key: "Enter" }],

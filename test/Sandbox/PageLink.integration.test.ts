@@ -63,7 +63,7 @@ layer(TestBrowser.layer(), { excludeTestServices: true })("PageLink", (it) => {
         const browserPort = Number(new URL(session.wsEndpoint).port)
         const through = yield* proxy(browserPort)
         const link = yield* PageLink.make(session.wsEndpoint.replace(`:${browserPort}/`, `:${through.port}/`), {
-          answerDialogs: Effect.succeed(true)
+          dialogs: Effect.succeed(Option.some({ mode: "dismiss", beforeunload: "accept" }))
         })
         yield* link.follow(session.targetId)
         assert.isTrue(yield* link.alive)

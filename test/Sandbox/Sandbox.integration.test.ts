@@ -429,18 +429,23 @@ describe("Sandbox", () => {
       })
     )
 
-    it.live("a confirm() the page opens is dismissed, so clients of the page are not stuck behind it", () =>
+    it.live("a confirm() the page opens ends the call at once and waits for the agent's answer", () =>
       Effect.gen(function* () {
         const { sb, log, before } = yield* onPage("/plain.html")
         const {
           ws,
           pages: [page]
         } = before
-        // Runtime.evaluate returns only when the dialog is answered.
-        const answered = yield* sb.use(probe(log), () =>
+        // Runtime.evaluate returns only when the dialog is answered: the call must not wait for that.
+        const answered = yield* Effect.forkChild(
           Session.evaluate<boolean>(ws, page!.id, "confirm('Delete everything?')").pipe(Effect.timeoutOption(10_000))
         )
-        assert.deepStrictEqual(answered._tag === "Some" ? answered.value : "still open", false)
+        const cut = yield* sb.use(probe(log), () => Effect.never).pipe(Effect.flip, Effect.timeout(5_000))
+        assert.strictEqual(cut.type, "dialog_open")
+        assert.strictEqual(Option.getOrThrow(yield* sb.openDialog).message, "Delete everything?")
+        yield* sb.answerDialog({ accept: false })
+        assert.deepStrictEqual(yield* Fiber.join(answered), Option.some(false))
+        assert.isTrue(Option.isNone(yield* sb.openDialog))
       })
     )
   })

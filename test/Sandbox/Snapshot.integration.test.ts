@@ -3,6 +3,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as Session from "../../src/Cdp/Session.ts"
 import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
+import * as Redact from "../../src/Logging/Redact.ts"
 import * as Snapshot from "../../src/Sandbox/Snapshot.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
 import * as TestBrowser from "../support/TestBrowser.ts"
@@ -21,7 +22,7 @@ layer(Layer.merge(TestBrowser.layer(), Layer.empty))("Snapshot", (it) => {
         yield* evaluate(session, `document.querySelector("#email").value = "4111111111111111 secret@example.test"`)
         const masked = yield* Snapshot.screenshot(Session.fresh(session))
         const raw = yield* Session.withTarget(session.wsEndpoint, session.targetId, (cdp, sessionId) =>
-          cdp.send("Page.captureScreenshot", { format: "png" }, sessionId)
+          cdp.send("Page.captureScreenshot", Snapshot.captureParams, sessionId)
         )
         assert.strictEqual(Buffer.from(masked).subarray(1, 4).toString(), "PNG")
         assert.notDeepEqual(Buffer.from(raw.data, "base64"), Buffer.from(empty), "unmasked, the typed value shows")
@@ -30,6 +31,33 @@ layer(Layer.merge(TestBrowser.layer(), Layer.empty))("Snapshot", (it) => {
         assert.isTrue(unmasked, "the mask is removed after the capture")
         const value = yield* evaluate<string>(session, `document.querySelector("#email").value`)
         assert.include(value, "secret@example.test", "the page's own value is untouched")
+      })
+    )
+  })
+
+  describe("the mask", () => {
+    it.effect("changes paint only: typed text keeps its layout, so DOM work may run during a capture", () =>
+      Effect.gen(function* () {
+        const session = yield* BrowserSession
+        const site = yield* SiteServer.start
+        yield* Session.navigate(session.wsEndpoint, session.targetId, site.url("/forms.html"))
+        const width = `(() => {
+          let e = document.getElementById("typed")
+          if (!e) {
+            e = document.createElement("span")
+            e.id = "typed"
+            e.contentEditable = "true"
+            e.textContent = "WWWW iiii typed by the agent"
+            document.body.appendChild(e)
+          }
+          return e.getBoundingClientRect().width
+        })()`
+        const before = yield* evaluate<number>(session, width)
+        yield* evaluate(session, Redact.maskInputsScript)
+        const masked = yield* evaluate<number>(session, width)
+        yield* evaluate(session, Redact.unmaskInputsScript)
+        assert.isAbove(before, 0)
+        assert.strictEqual(masked, before)
       })
     )
   })

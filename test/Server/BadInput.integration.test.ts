@@ -44,7 +44,7 @@ describe("bad input over JSON-RPC", () => {
         yield* Effect.promise(() => service.call("browser.navigate", { url: site.url("/plain.html") }))
       )
       assert.strictEqual(local.data?.type, "rejected_by_policy")
-      assert.include(local.message, "private-network")
+      assert.include(local.message, "rule class:loopback")
       const notUrl = errorOf(yield* Effect.promise(() => service.call("browser.navigate", { url: "example.com" })))
       assert.strictEqual(notUrl.data?.type, "invalid_input")
       yield* stillServing(service)

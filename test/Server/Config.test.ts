@@ -29,7 +29,7 @@ describe("Config.resolve", () => {
       const config = yield* Config.resolve({ env: {} })
       assert.strictEqual(config.logDir, defaults.logDir)
       assert.deepStrictEqual(config.sessions, defaults.sessions)
-      assert.deepStrictEqual(config.urls, defaults.urls)
+      assert.deepStrictEqual(config.urls, { ...defaults.urls, privateNetworks: undefined })
       assert.deepStrictEqual(config.http, { ...defaults.http, token: undefined })
       assert.deepStrictEqual(config.artifacts, defaults.artifacts)
       assert.strictEqual(config.cascade, Policy.defaultPolicy)

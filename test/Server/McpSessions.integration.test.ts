@@ -3,7 +3,7 @@
  * gets its own default browser (unless configured to share one), and an MCP session that ends closes the browsers
  * it opened.
  */
-import { mkdtempSync } from "node:fs"
+import { chmodSync, mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
@@ -35,6 +35,8 @@ const urlAfter = (client: Client, name: string, args: Record<string, unknown> = 
 const serve = (env: Record<string, string> = {}) =>
   Effect.gen(function* () {
     const tmp = mkdtempSync(join(tmpdir(), "switchyard-mcp-sessions-"))
+    // As root the browsers run as another user, who must get through to their profiles here.
+    chmodSync(tmp, 0o711)
     const service = startService({ TMPDIR: tmp, ...env }, ["--http", "--port", "0"])
     // Its browsers' profiles live under its own TMPDIR, which the shared reaper does not look in: stop it gracefully
     // so it removes them itself.

@@ -53,6 +53,9 @@ const stack =
                   disabled: [],
                   url: null,
                   title: null,
+                  tabs: [],
+                  dialog: null,
+                  downloads: [],
                   tools: { available: [], masked: {} }
                 }
               } satisfies ToolAnswer
@@ -65,9 +68,17 @@ const stack =
           pageState: unused,
           location: unused,
           fingerprint: unused,
-          artifacts: { screenshot: unused, snapshot: () => unused },
+          artifacts: { screenshotLater: () => unused, settled: unused, snapshot: () => unused },
           status: Effect.succeed({ ...idleStatus, active: true }),
           history: Effect.succeed([]),
+          page: Effect.succeed({ tabs: [], dialog: null, downloads: [] }),
+          events: Effect.succeed([]),
+          tabs: unused,
+          switchTab: () => unused,
+          closeTab: () => unused,
+          openDialog: Effect.succeedNone,
+          answerDialog: () => unused,
+          chooseFiles: () => unused,
           forceRelease: Effect.void,
           close: Effect.void
         })

@@ -11,11 +11,11 @@ export const agentFor = (service: Service, server: PatternServer, p: WebPattern)
       const { code, message, data } = reply.error as { code: number; message: string; data?: Record<string, any> }
       if (data?.type === undefined)
         return { ok: false, error: { type: `rpc_${code}`, message, retryable: false }, state: {} }
-      const { state, message: guidance, traceId: _t, stepId: _s, attemptId: _a, ...error } = data
-      return { ok: false, error: error as ToolError, message: guidance, state: state ?? {} }
+      const { state, guidance, pageEvents, traceId: _t, stepId: _s, attemptId: _a, ...error } = data
+      return { ok: false, error: error as ToolError, message: guidance, state: state ?? {}, pageEvents }
     }
-    const { result, state, message } = reply.result as Record<string, any>
-    return { ok: true, result, state, message }
+    const { result, state, message, pageEvents } = reply.result as Record<string, any>
+    return { ok: true, result, state, message, pageEvents }
   }
   return {
     url: (path) => server.url(p.name, path),

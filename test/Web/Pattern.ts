@@ -38,6 +38,8 @@ export interface Answer {
   readonly error?: ToolError | undefined
   readonly message?: string | undefined
   readonly state: Record<string, any>
+  /** What happened on the pages besides the call: a tab opened, a dialog, files chosen, a download. */
+  readonly pageEvents?: ReadonlyArray<Record<string, any>> | undefined
 }
 
 export interface Agent {

@@ -27,7 +27,11 @@ const hanging = Engine.of({
 const sandbox = Layer.mock(Sandbox)({
   use: (_spec, f) => f(hanging),
   fingerprint: Effect.succeed(""),
-  artifacts: { screenshot: Effect.succeed(Option.none()), snapshot: () => Effect.succeed(Option.none()) }
+  artifacts: {
+    screenshotLater: () => Effect.void,
+    settled: Effect.void,
+    snapshot: () => Effect.succeed(Option.none())
+  }
 })
 
 const cascade = Cascade.layer.pipe(Layer.provide(Layer.mergeAll(sandbox, Engines.layer())))

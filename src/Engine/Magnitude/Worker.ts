@@ -30,6 +30,8 @@ serve(async (init: Init) => {
     if (error instanceof Error && error.stack !== undefined) failure.stack = error.stack
     throw failure
   }
+  // Playwright dismisses a dialog nobody listens for: the session decides them (held for the agent by default).
+  for (const context of browser.contexts()) context.on("dialog", () => undefined)
   const { page, found } = await findPage(browser, init.targetId)
 
   const magnitude = await import("magnitude-core")

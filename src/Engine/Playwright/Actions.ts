@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import type { Locator } from "playwright-core"
 import { Unsupported } from "../../Errors/Engine.ts"
 import { AmbiguousTarget, ElementNotFound, type ElementRef, InvalidInput } from "../../Errors/Page.ts"
+import * as Secrets from "../../Logging/Secrets.ts"
 import * as AccessibilityTree from "../AccessibilityTree.ts"
 import type { Action, ActResult } from "../Engine.ts"
 import * as PageFacts from "../PageFacts.ts"
@@ -29,6 +30,7 @@ type Method =
   | "hover"
   | "scrollIntoView"
   | "scrollTo"
+  | "setInputFiles"
 
 /** An Action's method, matched ignoring case, with the aliases other engines write. */
 const methods: Record<string, Method> = {
@@ -44,7 +46,9 @@ const methods: Record<string, Method> = {
   selectoptionfromdropdown: "selectOption",
   hover: "hover",
   scrollintoview: "scrollIntoView",
-  scrollto: "scrollTo"
+  scrollto: "scrollTo",
+  setinputfiles: "setInputFiles",
+  upload: "setInputFiles"
 }
 
 /** What was done, for `ActResult.description`: `filled textbox "Email" with "a@b.c"`. */
@@ -59,10 +63,11 @@ const past: Record<Method, (target: string, argument: string) => string> = {
   selectOption: (t, a) => `selected ${a} in ${t}`,
   hover: (t) => `hovered over ${t}`,
   scrollIntoView: (t) => `scrolled ${t} into view`,
-  scrollTo: (t, a) => `scrolled ${t} to ${a}`
+  scrollTo: (t, a) => `scrolled ${t} to ${a}`,
+  setInputFiles: (t, a) => `put ${a} into the file upload ${t}`
 }
 
-const needsArgument: ReadonlyArray<Method> = ["fill", "type", "press", "selectOption", "scrollTo"]
+const needsArgument: ReadonlyArray<Method> = ["fill", "type", "press", "selectOption", "scrollTo", "setInputFiles"]
 
 /** `xpath=…`, `css=…` and other Playwright selectors pass through; a bare XPath gets its prefix. */
 export const toSelector = (selector: string) => {
@@ -109,6 +114,12 @@ const parsePercent = (text: string, label: string) => {
         })
       )
     : Effect.succeed(Number(match[1]))
+}
+
+/** A field that received a secret shows dots from then on, like a password field, in every screenshot. */
+const hideTyped = (element: unknown) => {
+  const style = (element as { style?: { setProperty: (n: string, v: string, p: string) => void } } | null)?.style
+  style?.setProperty("-webkit-text-security", "disc", "important")
 }
 
 /** An element as errors point to it. */
@@ -265,6 +276,37 @@ const mayNavigate: ReadonlyArray<Method> = ["click", "doubleClick", "press", "ch
 
 /** Runs an Action on exactly one element (a reference or a selector). An empty selector types or presses keys
  * into whatever has focus. */
+
+/**
+ * Observe results that are file inputs become uploads: a person reads one as "Resume (choose a file)", not as a
+ * button to click, and clicking it only opens a chooser. The files go in the action's arguments.
+ */
+export const asUploads = (sp: SessionPage, actions: ReadonlyArray<Action>) =>
+  Effect.forEach(actions, (a) =>
+    // A file input is a button to the accessibility tree: only those are looked at.
+    a.method !== "click" || !a.description.startsWith("button ")
+      ? Effect.succeed(a)
+      : attempt(sp.at("observe"), () =>
+          sp.page
+            .locator(toSelector(a.selector))
+            .evaluate((el) => el instanceof HTMLInputElement && el.type === "file", undefined, {
+              timeout: sp.limits.actionTimeoutMs
+            })
+            .catch(() => false)
+        ).pipe(
+          Effect.map(
+            (isFile): Action =>
+              isFile
+                ? {
+                    ...a,
+                    method: "setInputFiles",
+                    description: `file upload ${a.description.replace(/^button /, "")} (put the files' paths in arguments, or use browser.upload)`
+                  }
+                : a
+          )
+        )
+  )
+
 export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: SessionPage, action: Action) {
   const { page, at } = sp
   const { actionTimeoutMs } = sp.limits
@@ -298,6 +340,22 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
     ...(settled.navigated === undefined ? {} : { navigated: settled.navigated })
   })
 
+  // A `{{secret:NAME}}` is resolved only here, for the keystrokes: the description and errors keep the reference.
+  const unknown =
+    argument === undefined ? undefined : Secrets.referenced(argument).find((n) => !Secrets.names().includes(n))
+  if (unknown !== undefined) {
+    return yield* Effect.fail(
+      new InvalidInput({
+        engine,
+        action: label,
+        field: "arguments",
+        message: new Secrets.UnknownSecret(unknown).message
+      })
+    )
+  }
+  const typed = () => Secrets.reveal(argument!)
+  const secret = argument !== undefined && Secrets.referenced(argument).length > 0
+
   if (action.selector.trim() === "") {
     if (method !== "press" && method !== "type") {
       return yield* Effect.fail(
@@ -307,10 +365,11 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
     const settled = yield* attempt(at(label, "possible"), () =>
       Settle.around(
         page,
-        () => (method === "press" ? page.keyboard.press(argument!) : page.keyboard.type(argument!)),
+        () => (method === "press" ? page.keyboard.press(argument!) : page.keyboard.type(typed())),
         settle
       )
     )
+    if (secret) yield* attempt(at(label), () => page.evaluate(`(${hideTyped})(document.activeElement)`))
     return done(`${method === "press" ? "pressed" : "typed"} ${quote(argument!)}`, settled)
   }
 
@@ -342,9 +401,11 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
       case "doubleClick":
         return on.dblclick({ timeout })
       case "fill":
-        return Pointer.fill(on, argument!, timeout)
+        await Pointer.fill(on, typed(), timeout)
+        return secret ? on.evaluate(hideTyped) : undefined
       case "type":
-        return on.pressSequentially(argument!, { timeout })
+        await on.pressSequentially(typed(), { timeout })
+        return secret ? on.evaluate(hideTyped) : undefined
       case "press":
         return on.press(argument!, { timeout })
       case "check":
@@ -359,6 +420,16 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
         return on.scrollIntoViewIfNeeded({ timeout })
       case "scrollTo":
         return on.evaluate(PageFacts.scrollToPercent, percent, { timeout })
+      case "setInputFiles": {
+        const files = [...action.arguments]
+        // A file input takes the files itself; a button or drop zone in front of one opens its chooser on click.
+        const isFileInput = await on.evaluate((el) => el instanceof HTMLInputElement && el.type === "file", undefined, {
+          timeout
+        })
+        if (isFileInput) return on.setInputFiles(files, { timeout })
+        // The session answers the chooser this click opens with the files the call named (any engine's click).
+        return on.click({ timeout })
+      }
     }
   }
   // A row re-rendered as it scrolled into view is the same row: act on the one now in view (once).
@@ -383,5 +454,6 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
     )
   )
   sp.activity.touch()
-  return done(past[method](target, quote(argument ?? "")), settled)
+  const shown = method === "setInputFiles" ? action.arguments.map(quote).join(", ") : quote(argument ?? "")
+  return done(past[method](target, shown), settled)
 })

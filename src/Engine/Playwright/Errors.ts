@@ -3,7 +3,6 @@
  * failed navigation or action. The library's own failure is kept as the error's `cause` (never sent to clients).
  */
 import { Effect } from "effect"
-import { errors } from "playwright-core"
 import { EndpointUnreachable } from "../../Errors/Browser.ts"
 import { CdpClosed, Timeout } from "../../Errors/Engine.ts"
 import type { SideEffect } from "../../Errors/Fields.ts"
@@ -50,7 +49,8 @@ export const toEngineError = (cause: unknown, at: Attempt): SwitchyardError => {
       message: `${at.action} did nothing: ${cause.message}; dismiss or close that first (e.g. click its accept or close button)`
     })
   }
-  if (cause instanceof errors.TimeoutError) {
+  // By name: playwright-core is loaded with the first connection, not with this module.
+  if (cause instanceof Error && cause.name === "TimeoutError") {
     return new Timeout({
       ...base,
       timeoutMs: at.timeoutMs,

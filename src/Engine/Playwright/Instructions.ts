@@ -19,7 +19,9 @@ const verbOf: Record<string, AccessibilityTree.Verb> = {
   select: "select",
   check: "check",
   press: "press",
-  hover: "hover"
+  hover: "hover",
+  // A file input is a button to the accessibility tree, and so is the styled button or drop zone in front of one.
+  upload: "click"
 }
 
 /** The Action an instruction means for a resolved element, and how it reads in a log. */
@@ -39,6 +41,8 @@ const actionFor = (ins: Instruction.Instruction, c: AccessibilityTree.Element): 
       return { selector, method: ins.checked ? "check" : "uncheck", arguments: [], description }
     case "press":
       return { selector, method: "press", arguments: [ins.key], description }
+    case "upload":
+      return { selector, method: "setInputFiles", arguments: [...ins.files], description }
     default:
       return { selector, method: "hover", arguments: [], description }
   }
@@ -215,6 +219,9 @@ const everything =
  * element ("", "all controls") lists every interactive element of the page, named or not, in every frame.
  */
 export const observe = (sp: SessionPage, instruction: string) =>
+  observeAll(sp, instruction).pipe(Effect.flatMap((actions) => Actions.asUploads(sp, actions)))
+
+const observeAll = (sp: SessionPage, instruction: string) =>
   Effect.gen(function* () {
     const parsed = Instruction.parse(instruction)
     const actions = Result.isSuccess(parsed) ? yield* actionsFor(sp, parsed.success, instruction) : []

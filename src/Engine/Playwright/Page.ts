@@ -3,12 +3,19 @@
  * Magnitude worker), and what every call on it shares: its limits, a CDP session on it, whether it is still there.
  */
 import { Effect, type Scope } from "effect"
-import { type Browser, type CDPSession, chromium, type Page, type Request } from "playwright-core"
+import type { Browser, CDPSession, Page, Request } from "playwright-core"
 import { CdpClosed } from "../../Errors/Engine.ts"
 import type { SideEffect } from "../../Errors/Fields.ts"
 import type { SwitchyardError } from "../../Errors.ts"
 import * as Elements from "./Elements.ts"
 import { type Attempt, attempt, connectError, engine } from "./Errors.ts"
+
+let sdk: Promise<typeof import("playwright-core")> | undefined
+/** playwright-core, loaded once on first use (or by `preload` while the service waits for its first request). */
+export const preload = () => {
+  sdk ??= import("playwright-core")
+  return sdk
+}
 
 export interface Limits {
   /** Limit for `navigate` and history moves. */
@@ -77,7 +84,10 @@ export const connect = (options: ConnectOptions): Effect.Effect<SessionPage, Swi
     const { limits } = options
     const browser = yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: () => chromium.connectOverCDP(options.wsEndpoint, { timeout: options.connectTimeoutMs ?? 15_000 }),
+        try: () =>
+          preload().then(({ chromium }) =>
+            chromium.connectOverCDP(options.wsEndpoint, { timeout: options.connectTimeoutMs ?? 15_000 })
+          ),
         catch: (cause) => connectError(options.wsEndpoint, cause)
       }),
       // On a connectOverCDP browser, close() only disconnects: the browser and its pages keep running.
@@ -86,6 +96,8 @@ export const connect = (options: ConnectOptions): Effect.Effect<SessionPage, Swi
           Effect.timeoutOption(options.releaseTimeoutMs ?? 5_000)
         )
     )
+    // Playwright dismisses a dialog nobody listens for: the session decides them (held for the agent by default).
+    for (const context of browser.contexts()) context.on("dialog", () => undefined)
     const { page, found } = yield* attempt(
       { action: "connect", timeoutMs: limits.actionTimeoutMs, sideEffect: "none" },
       () => findPage(browser, options.targetId)

@@ -2,6 +2,7 @@
  * Stagehand in `dom` mode on the main thread, with every SDK call made cancellable: the call's abort signal reaches
  * the model's HTTP request through model middleware, and a closed CDP transport fails the call at once.
  */
+
 import { AsyncLocalStorage } from "node:async_hooks"
 import type { ModelConfiguration, Action as StagehandAction } from "@browserbasehq/stagehand"
 import { DateTime, Effect, Redacted } from "effect"
@@ -10,6 +11,7 @@ import { CdpClosed, Timeout } from "../../Errors/Engine.ts"
 import type { SideEffect } from "../../Errors/Fields.ts"
 import { NavigationFailed } from "../../Errors/Page.ts"
 import type { SwitchyardError } from "../../Errors.ts"
+import * as Secrets from "../../Logging/Secrets.ts"
 import { BrowserSession } from "../BrowserSession.ts"
 import { type Action, type ActResult, type Capabilities, Engine, type ScreenshotOptions } from "../Engine.ts"
 import * as Model from "../Model.ts"
@@ -17,7 +19,6 @@ import { requireAbsoluteUrl } from "../Navigation.ts"
 import * as Errors from "./Errors.ts"
 import type { StagehandEngineOptions } from "./Options.ts"
 import * as StagehandPage from "./Page.ts"
-import * as Schema from "./Schema.ts"
 
 const engine = "stagehand" as const
 
@@ -34,7 +35,9 @@ interface Call {
  * the AI SDK retries only errors marked retryable, so the caller's Schedule stays the only retry policy.
  */
 const middlewareFor = (calls: AsyncLocalStorage<Call>): Middleware => ({
-  transformParams: async ({ params }) => {
+  transformParams: async ({ params: raw }) => {
+    // A page that shows a configured secret does not send it to the model: the prompt carries its reference.
+    const params = { ...raw, prompt: Secrets.scrubDeep(raw.prompt) }
     const call = calls.getStore()
     if (call === undefined) return params
     const abortSignal =
@@ -295,6 +298,8 @@ export const make = Effect.fn("StagehandEngine.dom")(function* (options: Stageha
     extract: Effect.fn("StagehandEngine.extract")(function* (instruction: string, jsonSchema?: unknown) {
       const step: Step = { action: `extract ${instruction}`, timeoutMs: actionTimeoutMs, sideEffect: "none" }
       if (jsonSchema === undefined) return withoutCacheStatus(yield* run(step, () => sh.extract(instruction, { page })))
+      // zod is loaded with the first schema, not with the service.
+      const Schema = yield* Effect.promise(() => import("./Schema.ts"))
       const schema = yield* Effect.fromResult(Schema.toZod(jsonSchema))
       return withoutCacheStatus(yield* run(step, () => sh.extract(instruction, schema, { page })))
     }),

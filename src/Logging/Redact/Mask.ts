@@ -1,11 +1,12 @@
 /**
  * Screenshots without typed text: scripts a page evaluates before a capture to hide the text of every text-like
- * input (in the document and its open shadow roots), and after it to show it again.
+ * input (in the document and its open shadow roots), and after it to show it again. The mask changes paint only (no
+ * layout, no values), so work on the DOM may run while it is on.
  */
 
 const maskId = "switchyard-mask"
 const maskCss =
-  'input:not([type=checkbox i]):not([type=radio i]):not([type=button i]):not([type=submit i]):not([type=reset i]):not([type=image i]):not([type=range i]):not([type=color i]):not([type=file i]), textarea, [contenteditable]:not([contenteditable="false" i]), [contenteditable] *, [role=textbox], [role=searchbox] { -webkit-text-security: disc !important; color: transparent !important; -webkit-text-fill-color: transparent !important; text-shadow: none !important; caret-color: transparent !important; }'
+  'input:not([type=checkbox i]):not([type=radio i]):not([type=button i]):not([type=submit i]):not([type=reset i]):not([type=image i]):not([type=range i]):not([type=color i]):not([type=file i]), textarea, [contenteditable]:not([contenteditable="false" i]), [contenteditable] *, [role=textbox], [role=searchbox] { color: transparent !important; -webkit-text-fill-color: transparent !important; text-shadow: none !important; caret-color: transparent !important; }'
 
 /** Collects the document and its open shadow roots, where a document stylesheet does not reach. */
 const rootsSource = `const roots = [document];

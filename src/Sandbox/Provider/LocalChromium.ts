@@ -3,13 +3,14 @@
  * DevTools URL read from stderr, and a process that dies with the service even when the service is SIGKILLed.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { accessSync, constants, existsSync, readFileSync } from "node:fs"
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
+import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs"
+import { chown, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { delimiter, join } from "node:path"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import * as CdpConnection from "../../Cdp/Connection.ts"
 import * as CdpHttp from "../../Cdp/Http.ts"
+import { Egress } from "../../Egress/Egress.ts"
 import { chromiumArgs as egressArgs } from "../../Egress/Proxy.ts"
 import { BrowserLaunchFailed } from "../../Errors/Browser.ts"
 import { BrowserProvider, type RunningBrowser } from "./Browser.ts"
@@ -26,6 +27,14 @@ export interface LocalChromiumOptions {
   readonly extraArgs?: ReadonlyArray<string>
   /** The egress proxy (`Egress.proxyUrl`): every request of the browser, loopback included, goes through it. */
   readonly egressProxy?: string
+  /** When the service runs as root: the unprivileged user Chromium runs as, with its sandbox on (a name from
+   * /etc/passwd or `uid[:gid]`); default `nobody`. */
+  readonly user?: string
+  /** Chromium without its sandbox (`--no-sandbox`): only when configured, e.g. a kernel without user namespaces. */
+  readonly noSandbox?: boolean
+  /** The JavaScript heap each page's renderer may use, in MiB (V8's old space); default 512. A page that allocates
+   * without end crashes its own renderer at this size instead of exhausting the machine. */
+  readonly heapLimitMb?: number
   readonly launchTimeoutMs?: number
   /** How long a graceful close may take before the process group is killed. */
   readonly closeTimeoutMs?: number
@@ -81,13 +90,15 @@ export const findExecutable = (explicit?: string): Effect.Effect<string, Browser
     )
   })
 
+export const defaultHeapLimitMb = 512
+
 /** Flags that keep Chromium quiet on a machine with no network beyond loopback. */
 export const baseArgs = (options: LocalChromiumOptions, profileDir: string): Array<string> => {
   const size = options.windowSize ?? { width: 1280, height: 800 }
   return [
     ...(options.headless === false ? [] : ["--headless"]),
-    // As root Chromium runs only without its sandbox; --test-type keeps the warning bar about it off a person's screen.
-    ...(process.getuid?.() === 0 ? ["--no-sandbox", "--test-type"] : []),
+    // Only when configured; --test-type keeps the warning bar about it off a person's screen.
+    ...(options.noSandbox === true ? ["--no-sandbox", "--test-type"] : []),
     "--disable-gpu",
     "--disable-quic",
     "--no-first-run",
@@ -100,6 +111,7 @@ export const baseArgs = (options: LocalChromiumOptions, profileDir: string): Arr
     "--password-store=basic",
     "--use-mock-keychain",
     "--mute-audio",
+    `--js-flags=--max-old-space-size=${options.heapLimitMb ?? defaultHeapLimitMb}`,
     `--window-size=${size.width},${size.height}`,
     `--user-data-dir=${profileDir}`,
     "--remote-debugging-address=127.0.0.1",
@@ -110,8 +122,74 @@ export const baseArgs = (options: LocalChromiumOptions, profileDir: string): Arr
   ]
 }
 
-// setpriv makes the kernel SIGKILL Chromium when this process dies, however it dies.
+// setpriv makes the kernel SIGKILL Chromium when this process dies, however it dies, and drops root for it.
 const setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].find(existsSync)
+
+export interface Account {
+  readonly name: string
+  readonly uid: number
+  readonly gid: number
+}
+
+/** A user named in /etc/passwd, or `uid[:gid]`. */
+export const account = (user: string): Account | undefined => {
+  const numeric = /^(\d+)(?::(\d+))?$/.exec(user)
+  if (numeric) return { name: user, uid: Number(numeric[1]), gid: Number(numeric[2] ?? numeric[1]) }
+  const passwd = (() => {
+    try {
+      return readFileSync("/etc/passwd", "utf8")
+    } catch {
+      return ""
+    }
+  })()
+  for (const line of passwd.split("\n")) {
+    const [name, , uid, gid] = line.split(":")
+    if (name === user && uid !== undefined && gid !== undefined) return { name, uid: Number(uid), gid: Number(gid) }
+  }
+  return undefined
+}
+
+/**
+ * How Chromium is sandboxed: as root, it runs as an unprivileged user with its own sandbox (Chromium refuses to
+ * sandbox itself as root); `--no-sandbox` only when configured; not root, it runs as this user, sandboxed.
+ */
+export type Sandboxing =
+  | { readonly kind: "user"; readonly account: Account }
+  | { readonly kind: "self" }
+  | { readonly kind: "off" }
+
+export const sandboxing = (options: Pick<LocalChromiumOptions, "user" | "noSandbox">) =>
+  Effect.suspend((): Effect.Effect<Sandboxing, BrowserLaunchFailed> => {
+    if (options.noSandbox === true) return Effect.succeed({ kind: "off" })
+    if (process.getuid?.() !== 0) return Effect.succeed({ kind: "self" })
+    const user = options.user ?? "nobody"
+    const found = account(user)
+    if (found === undefined || found.uid === 0 || setpriv === undefined)
+      return Effect.fail(
+        new BrowserLaunchFailed({
+          retryable: false,
+          message:
+            found === undefined || found.uid === 0
+              ? `as root, Chromium runs sandboxed as an unprivileged user, and "${user}" is none (set browser.user / SWITCHYARD_BROWSER_USER, or SWITCHYARD_NO_SANDBOX=true to run it without its sandbox)`
+              : "as root, Chromium runs sandboxed as an unprivileged user through setpriv (util-linux), which is not installed (or set SWITCHYARD_NO_SANDBOX=true)"
+        })
+      )
+    return Effect.succeed({ kind: "user", account: found })
+  })
+
+/** Whether `account` may reach `dir`: every directory above it lets others through. */
+const reachable = (dir: string) => {
+  const parts = dir.split("/").filter((p) => p !== "")
+  for (let i = 0; i < parts.length; i++) {
+    const path = `/${parts.slice(0, i).join("/")}`
+    try {
+      if ((statSync(path).mode & 0o001) === 0) return path
+    } catch {
+      return path
+    }
+  }
+  return undefined
+}
 
 interface Launched {
   readonly child: ChildProcess
@@ -122,14 +200,22 @@ interface Launched {
   readonly exit: Promise<void>
 }
 
+/**
+ * Where a temp profile goes: TMPDIR, unless Chromium runs as another user who cannot get through to it (a private
+ * TMPDIR, mode 0700): then /tmp, where every user can. Either way the reaper knows it from the registry.
+ */
+const profileParent = (sandbox: Sandboxing) =>
+  sandbox.kind === "user" && reachable(join(tmpdir(), "profile")) !== undefined ? "/tmp" : tmpdir()
+
 const launch = (options: LocalChromiumOptions) =>
   Effect.gen(function* () {
     const executable = yield* findExecutable(options.executablePath)
+    const sandbox = yield* sandboxing(options)
     const ownsProfile = options.profileDir === undefined
     const profileDir =
       options.profileDir ??
       (yield* Effect.tryPromise({
-        try: () => mkdtemp(join(tmpdir(), profilePrefix)),
+        try: () => mkdtemp(join(profileParent(sandbox), profilePrefix)),
         catch: (cause) =>
           new BrowserLaunchFailed({
             retryable: false,
@@ -137,10 +223,23 @@ const launch = (options: LocalChromiumOptions) =>
             cause
           })
       }))
+    if (sandbox.kind === "user") {
+      const { uid, gid, name } = sandbox.account
+      const blocked = reachable(profileDir)
+      if (blocked !== undefined) {
+        if (ownsProfile) yield* removeProfile(profileDir)
+        return yield* new BrowserLaunchFailed({
+          retryable: false,
+          message: `Chromium runs as ${name}, which cannot reach its profile ${profileDir}: ${blocked} lets no other user through (chmod o+x it, or use another TMPDIR)`
+        })
+      }
+      // The profile (and what Chromium keeps under HOME) belongs to the user it runs as; a configured one is left be.
+      if (ownsProfile) yield* Effect.promise(() => chown(profileDir, uid, gid).catch(() => undefined))
+    }
     const args = baseArgs(options, profileDir)
     const timeoutMs = options.launchTimeoutMs ?? 30_000
     return yield* Effect.tryPromise({
-      try: () => start(executable, args, profileDir, ownsProfile, options, timeoutMs),
+      try: () => start(executable, args, profileDir, ownsProfile, options, timeoutMs, sandbox),
       catch: (cause) =>
         new BrowserLaunchFailed({
           executable,
@@ -172,13 +271,31 @@ const start = (
   profileDir: string,
   ownsProfile: boolean,
   options: LocalChromiumOptions,
-  timeoutMs: number
+  timeoutMs: number,
+  sandbox: Sandboxing
 ) =>
   new Promise<Launched>((resolve, reject) => {
+    const as =
+      sandbox.kind === "user"
+        ? [`--reuid=${sandbox.account.uid}`, `--regid=${sandbox.account.gid}`, "--clear-groups"]
+        : []
     const [command, argv] = setpriv
-      ? [setpriv, ["--pdeathsig", "SIGKILL", "--", executable, ...args]]
+      ? [setpriv, [...as, "--pdeathsig", "SIGKILL", "--", executable, ...args]]
       : [executable, [...args]]
-    const env = { ...process.env, ...(options.display ? { DISPLAY: options.display } : {}) }
+    const env = {
+      ...process.env,
+      ...(options.display ? { DISPLAY: options.display } : {}),
+      // Another user's Chromium keeps what it writes under HOME (NSS database, caches) in its own profile.
+      ...(sandbox.kind === "user"
+        ? {
+            HOME: profileDir,
+            // Where every user may write, with a path short enough for its singleton socket.
+            TMPDIR: "/tmp",
+            XDG_CONFIG_HOME: join(profileDir, ".config"),
+            XDG_CACHE_HOME: join(profileDir, ".cache")
+          }
+        : {})
+    }
     // Own process group, so release can kill renderers and helpers along with the browser.
     const child = spawn(command, argv, { detached: true, stdio: ["ignore", "ignore", "pipe"], env })
     let exited = false
@@ -333,4 +450,16 @@ export const make = (options: LocalChromiumOptions = {}): BrowserProvider["Servi
     )
   })
 
-export const layer = (options: LocalChromiumOptions = {}) => Layer.succeed(BrowserProvider, make(options))
+/** The session's egress proxy, when the session has one and the options name none. */
+export const throughEgress = (options: LocalChromiumOptions) =>
+  Effect.serviceOption(Egress).pipe(
+    Effect.map((egress) =>
+      options.egressProxy !== undefined || Option.isNone(egress)
+        ? options
+        : { ...options, egressProxy: egress.value.proxyUrl }
+    )
+  )
+
+/** A Chromium per session, launched through the session's egress proxy when it has one (SessionStack gives each). */
+export const layer = (options: LocalChromiumOptions = {}) =>
+  Layer.effect(BrowserProvider, throughEgress(options).pipe(Effect.map(make)))

@@ -76,7 +76,7 @@ export class Vnc extends Context.Service<
       Effect.gen(function* () {
         const vnc = yield* Vnc
         return LocalChromium.make({
-          ...options,
+          ...(yield* LocalChromium.throughEgress(options)),
           headless: false,
           display: vnc.display,
           windowSize: options.windowSize ?? vnc.size,

@@ -35,5 +35,22 @@ export const patterns = [
       assert.equal(answer.result.status, 503)
       assert.equal(answer.state.title, "Service unavailable")
     }
+  }),
+  pattern({
+    name: "missing-button-explained",
+    class: "errors",
+    pages: {
+      "/listing.html": `<!doctype html><title>Listing</title><h1>Backend engineer</h1><button>Save job</button>`
+    },
+    run: async (agent) => {
+      await agent.ok("browser.navigate", { url: agent.url("/listing.html") })
+      const miss = await agent.call("browser.act", { instruction: 'click "Withdraw application"' })
+      assert.equal(miss.ok, false)
+      assert.equal(miss.error?.type, "element_not_found")
+      // The error says what is missing; what to do next comes beside it, not in its place.
+      assert.match(miss.error?.message ?? "", /Withdraw application/)
+      assert.notEqual(miss.message, miss.error?.message)
+      assert.equal(miss.state.title, "Listing")
+    }
   })
 ]

@@ -1,0 +1,51 @@
+/**
+ * Which local files a call may put into a page's file input: only files under the configured roots, judged on their
+ * real paths, so neither `..` nor a symlink reaches outside them.
+ */
+import { realpath, stat } from "node:fs/promises"
+import { isAbsolute, relative, resolve, sep } from "node:path"
+import { Effect } from "effect"
+import { InvalidInput } from "../Errors/Page.ts"
+import { PolicyRejected } from "../Errors/Service.ts"
+
+/** Whether `path` is `root` or inside it (both real, absolute paths). */
+const inside = (root: string, path: string) => {
+  const rel = relative(root, path)
+  return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel))
+}
+
+/**
+ * The real paths of `files`, each an existing regular file under one of `roots`; relative paths are taken from the
+ * service's working directory. A path outside every root is `rejected_by_policy`; a missing one `invalid_input`.
+ */
+export const confine = (
+  roots: ReadonlyArray<string>,
+  files: ReadonlyArray<string>
+): Effect.Effect<ReadonlyArray<string>, PolicyRejected | InvalidInput> =>
+  Effect.gen(function* () {
+    if (files.length === 0) return yield* new InvalidInput({ field: "files", message: "name at least one file" })
+    const realRoots = yield* Effect.forEach(roots, (root) =>
+      Effect.promise(() => realpath(resolve(root)).catch(() => resolve(root)))
+    )
+    return yield* Effect.forEach(files, (file) =>
+      Effect.gen(function* () {
+        const asked = resolve(file)
+        const outside = () =>
+          new PolicyRejected({
+            field: "files",
+            message: `${file} is outside the folders uploads may come from (${realRoots.join(", ")}; uploads.roots)`
+          })
+        // The path as written must be inside a root before the file system is asked anything about it.
+        if (!realRoots.some((root) => inside(root, asked))) return yield* outside()
+        const real = yield* Effect.tryPromise(() => realpath(asked)).pipe(
+          Effect.mapError(() => new InvalidInput({ field: "files", message: `no such file: ${file}` }))
+        )
+        if (!realRoots.some((root) => inside(root, real))) return yield* outside()
+        const info = yield* Effect.tryPromise(() => stat(real)).pipe(
+          Effect.mapError(() => new InvalidInput({ field: "files", message: `cannot read ${file}` }))
+        )
+        if (!info.isFile()) return yield* new InvalidInput({ field: "files", message: `${file} is not a file` })
+        return real
+      })
+    )
+  })

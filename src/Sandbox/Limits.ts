@@ -1,0 +1,86 @@
+/**
+ * Per-session limits a hostile page cannot run past, watched on the Sandbox's kept CDP connection: a page that opens
+ * page after page (popups) has every page beyond `maxPages` closed as it appears, and a page that navigates without
+ * end (a `location.reload()` loop) is stopped after `maxNavigationsPerCall` main-frame loads in one call. Either ends
+ * the call in progress with `limit_exceeded`; memory is capped by Chromium's V8 heap flag (LocalChromium), where
+ * running out crashes only that page's renderer.
+ */
+import { Effect, PubSub, Ref, type Scope } from "effect"
+import type * as Connection from "../Cdp/Connection.ts"
+import { LimitExceeded } from "../Errors/Page.ts"
+
+export interface LimitsOptions {
+  /** Page targets (tabs and popups) the browser may have open at once; default 20. */
+  readonly maxPages?: number
+  /** Main-frame loads of the session's page within one call; default 40. */
+  readonly maxNavigationsPerCall?: number
+}
+
+export const defaults = { maxPages: 20, maxNavigationsPerCall: 40 }
+
+export interface Limits {
+  /** Watches a (new) kept connection for its life: its target and page events. */
+  readonly watch: (cdp: Connection.Connection) => Effect.Effect<void, never, Scope.Scope>
+  /** Fails when the page runs past a limit from now on; never completes otherwise. Raced against each call. */
+  readonly breach: Effect.Effect<never, LimitExceeded>
+}
+
+export const make = Effect.fnUntraced(function* (options: LimitsOptions = {}) {
+  const maxPages = options.maxPages ?? defaults.maxPages
+  const maxNavigations = options.maxNavigationsPerCall ?? defaults.maxNavigationsPerCall
+  const breaches = yield* PubSub.unbounded<LimitExceeded>()
+  const navigations = yield* Ref.make(0)
+  const pages = new Set<string>()
+
+  const watch = (cdp: Connection.Connection) =>
+    Effect.gen(function* () {
+      pages.clear()
+      const events = yield* cdp.events
+      yield* Effect.forkScoped(
+        Effect.forever(
+          Effect.gen(function* () {
+            const event = yield* PubSub.take(events)
+            if (event.method === "Target.targetCreated" && event.params.targetInfo.type === "page") {
+              const { targetId } = event.params.targetInfo
+              pages.add(targetId)
+              if (pages.size <= maxPages) return
+              pages.delete(targetId)
+              yield* cdp.send("Target.closeTarget", { targetId }).pipe(Effect.ignore, Effect.forkScoped)
+              yield* PubSub.publish(
+                breaches,
+                new LimitExceeded({
+                  limit: "pages",
+                  message: `the page opened more than ${maxPages} pages (tabs or popups) at once; the extra ones were closed`
+                })
+              )
+            } else if (event.method === "Target.targetDestroyed") pages.delete(event.params.targetId)
+            else if (
+              event.method === "Page.frameNavigated" &&
+              event.sessionId !== undefined &&
+              event.params.frame.parentId === undefined
+            ) {
+              const count = yield* Ref.updateAndGet(navigations, (n) => n + 1)
+              if (count === maxNavigations + 1)
+                yield* PubSub.publish(
+                  breaches,
+                  new LimitExceeded({
+                    limit: "navigations",
+                    message: `the page loaded more than ${maxNavigations} times during one call (a reload or redirect loop); the call was stopped and the page left`
+                  })
+                )
+            }
+          })
+        )
+      )
+    })
+
+  const breach: Effect.Effect<never, LimitExceeded> = Effect.scoped(
+    Effect.gen(function* () {
+      const subscription = yield* PubSub.subscribe(breaches)
+      yield* Ref.set(navigations, 0)
+      return yield* Effect.fail(yield* PubSub.take(subscription))
+    })
+  )
+
+  return { watch, breach } satisfies Limits
+})
