@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
 import { Egress } from "../Egress/Egress.ts"
+import { Unsupported } from "../Errors/Engine.ts"
 import { ActionFailed, DialogOpen } from "../Errors/Page.ts"
 import { toErrorInfo } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
@@ -261,6 +262,16 @@ export class Router extends Context.Service<
                 : fail(toErrorInfo(outcome.failure))
             }
             const used = yield* tried(cascadeFor(policy, bound.opens ?? lastUrl), bound)
+            if (used.levels.length === 0) {
+              return yield* fail(
+                toErrorInfo(
+                  new Unsupported({
+                    action: tool.name,
+                    message: `no level of this page's cascade understands element references (they come from the playwright level's observe and extract); act by instruction instead`
+                  })
+                )
+              )
+            }
             // Named files answer any file chooser the call's click opens, whichever engine clicks.
             const choosing = <E>(self: Effect.Effect<unknown, E>) =>
               files === undefined

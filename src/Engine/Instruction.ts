@@ -14,7 +14,9 @@
  *   scroll down | up | to top | to bottom
  *   go back | go forward
  *
- * Targets are phrases matched against accessible names (see AccessibilityTree.ts), not selectors.
+ * Targets are phrases matched against the names a person reads — the accessible name, else placeholder, title or the
+ * text beside the control — by the fuzzy-match rule in AccessibilityTree.ts (a close name is suggested, never acted
+ * on), not selectors. To act on an element by its reference, `browser.act` takes `{ref}` instead of a sentence.
  */
 import { Result } from "effect"
 import { InvalidInput } from "../Errors/Page.ts"

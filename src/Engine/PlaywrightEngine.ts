@@ -13,6 +13,7 @@ import * as Instruction from "./Instruction.ts"
 import { goto, requireAbsoluteUrl } from "./Navigation.ts"
 import * as PageFacts from "./PageFacts.ts"
 import * as Actions from "./Playwright/Actions.ts"
+import * as Elements from "./Playwright/Elements.ts"
 import { attempt, engine } from "./Playwright/Errors.ts"
 import * as Instructions from "./Playwright/Instructions.ts"
 import * as SessionPage from "./Playwright/Page.ts"
@@ -39,7 +40,7 @@ const readFacts = async (page: Page, maxTextChars: number): Promise<PageFacts.Ra
       .frames()
       .filter((f) => f !== page.mainFrame())
       .slice(0, 20)
-      .map((f) => f.evaluate(PageFacts.collectFacts, maxTextChars).catch(() => undefined))
+      .map((f) => Elements.within(2_000, f.evaluate(PageFacts.collectFacts, maxTextChars), undefined))
   )
   const all = { ...main, headings: [...main.headings], links: [...main.links], fields: [...main.fields] }
   for (const f of children) {
@@ -108,19 +109,29 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
 
     extract: Effect.fn("PlaywrightEngine.extract")(function* (instruction: string, jsonSchema?: unknown) {
       yield* sp.ensureConnected("extract")
-      const raw = yield* attempt(at("extract"), () => readFacts(page, maxTextChars))
-      if (jsonSchema !== undefined) return yield* Effect.fromResult(PageFacts.fillSchema(raw, jsonSchema))
-      const controls = (yield* Actions.readElements(sp, "extract")).filter(AccessibilityTree.isInteractive).map(
-        (e): PageFacts.Control => ({
-          ref: e.ref,
-          role: e.role,
-          name: e.name,
-          ...(e.value === undefined ? {} : { value: e.value }),
-          ...(e.checked === undefined ? {} : { checked: e.checked }),
-          ...(e.disabled ? { disabled: true } : {}),
-          ...(e.frame === undefined ? {} : { frame: e.frame })
-        })
+      if (jsonSchema !== undefined) {
+        const raw = yield* attempt(at("extract"), () => readFacts(page, maxTextChars))
+        return yield* Effect.fromResult(PageFacts.fillSchema(raw, jsonSchema))
+      }
+      const [raw, elements] = yield* Effect.all(
+        [attempt(at("extract"), () => readFacts(page, maxTextChars)), Actions.readElements(sp, "extract")],
+        { concurrency: 2 }
       )
+      // Bounded, as a page of thousands of links would be: the first 500 in document order.
+      const controls = elements
+        .filter(AccessibilityTree.isInteractive)
+        .slice(0, 500)
+        .map(
+          (e): PageFacts.Control => ({
+            ref: e.ref,
+            role: e.role,
+            name: e.name,
+            ...(e.value === undefined ? {} : { value: e.value }),
+            ...(e.checked === undefined ? {} : { checked: e.checked }),
+            ...(e.disabled ? { disabled: true } : {}),
+            ...(e.frame === undefined ? {} : { frame: e.frame })
+          })
+        )
       const facts = PageFacts.toFacts(raw)
       const answer = PageFacts.focus(instruction, raw, controls)
       // What was asked comes first; the page's whole text only when nothing narrower answered.

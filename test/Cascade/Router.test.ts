@@ -26,7 +26,8 @@ const grammar: Capabilities = {
   actions: true,
   extract: "page-facts",
   observe: true,
-  vision: false
+  vision: false,
+  references: true
 }
 
 interface Script {
@@ -260,6 +261,44 @@ describe("Router", () => {
       assert.isTrue(answer.ok)
       assert.match(answer.traceId, /^[0-9a-f-]{36}$/)
       assert.strictEqual(answer.attemptId, `${answer.traceId}#1`)
+    })
+  )
+
+  it.effect("an act on an element reference goes to the engine that hands references out, never to Stagehand", () =>
+    Effect.gen(function* () {
+      const script: Script = { stagehand: [flaky("would fail")], calls: [] }
+      const r = yield* router(script)
+      const meta = { traceId: "refs" }
+      const byRef = yield* r.call("browser.act", { ref: "e12", method: "fill", arguments: ["Ada"] }, meta)
+      assert.isTrue(byRef.ok, JSON.stringify(byRef.error))
+      const replayed = yield* r.call(
+        "browser.act",
+        { action: { selector: "aria-ref=f2e5", method: "click", arguments: [], description: 'button "Next"' } },
+        meta
+      )
+      assert.isTrue(replayed.ok)
+      const plain = yield* r.call("browser.act", { instruction: 'click "Next"' }, meta)
+      assert.isFalse(plain.ok, "a plain instruction still goes to Stagehand first")
+      assert.deepStrictEqual(
+        script.calls.map((c) => c.levels),
+        ["magnitude,playwright,human", "magnitude,playwright,human", "stagehand:dom,stagehand:cua"]
+      )
+      assert.deepStrictEqual(byRef.state.disabled, [], "a reference never costs Stagehand its retry")
+    })
+  )
+
+  it.effect("a reference on a cascade without a level that understands references is refused, not guessed at", () =>
+    Effect.gen(function* () {
+      const script: Script = { stagehand: [], calls: [] }
+      const stagehandOnly = {
+        totalTimeoutMs: 60_000,
+        levels: [{ engine: "stagehand" as const, mode: "dom" as const, retryCount: 0, timeoutPerAttemptMs: 10_000 }]
+      }
+      const r = yield* router(script, { policy: { default: stagehandOnly } })
+      const answer = yield* r.call("browser.act", { ref: "e12" }, { traceId: "no-refs" })
+      assert.strictEqual(answer.error?.type, "unsupported")
+      assert.include(answer.error?.message, "element references")
+      assert.deepStrictEqual(script.calls, [])
     })
   )
 })

@@ -373,7 +373,7 @@ describe("a sloppy agent over JSON-RPC", () => {
           )
           yield* Effect.log(`seed ${seed}: ${JSON.stringify(summary)}`)
         }),
-      60_000
+      120_000
     )
   }
 })

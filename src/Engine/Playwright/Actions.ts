@@ -332,7 +332,7 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
       })
     )
   }
-  const settle = { graceMs: mayNavigate.includes(method) ? 120 : 0, timeoutMs: actionTimeoutMs }
+  const settle = { graceMs: mayNavigate.includes(method) ? 50 : 0, timeoutMs: actionTimeoutMs }
   const done = (text: string, settled: Settle.Settled): ActResult => ({
     success: true,
     description: settled.navigated === undefined ? text : `${text}; now on ${settled.navigated.url}`,
@@ -395,54 +395,68 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
   const pointed = ["click", "doubleClick", "check", "uncheck"].includes(method)
   /** setInputFiles on a button or drop zone clicks it (its chooser gets the files): the answer says so. */
   let clicked = false
+  const perform = async (on: Locator): Promise<unknown> => {
+    if (pointed) await Pointer.approach(page, on, timeout)
+    switch (method) {
+      case "click":
+        return on.click({ timeout })
+      case "doubleClick":
+        return on.dblclick({ timeout })
+      case "fill":
+        await Pointer.fill(on, typed(), timeout)
+        return secret ? on.evaluate(hideTyped) : undefined
+      case "type":
+        await on.pressSequentially(typed(), { timeout })
+        return secret ? on.evaluate(hideTyped) : undefined
+      case "press":
+        return on.press(argument!, { timeout })
+      case "check":
+        return on.check({ timeout })
+      case "uncheck":
+        return on.uncheck({ timeout })
+      case "selectOption":
+        return on.selectOption(option === undefined ? argument! : { index: option }, { timeout })
+      case "hover":
+        return Pointer.hover(page, on, timeout)
+      case "scrollIntoView":
+        return on.scrollIntoViewIfNeeded({ timeout })
+      case "scrollTo":
+        return on.evaluate(PageFacts.scrollToPercent, percent, { timeout })
+      case "setInputFiles": {
+        const files = [...action.arguments]
+        // A file input takes the files itself; a button or drop zone in front of one opens its chooser on click.
+        const isFileInput = await on.evaluate((el) => el instanceof HTMLInputElement && el.type === "file", undefined, {
+          timeout
+        })
+        if (isFileInput) return on.setInputFiles(files, { timeout })
+        // The session answers the chooser this click opens with the files the call named (any engine's click).
+        clicked = true
+        return on.click({ timeout })
+      }
+    }
+  }
+  // A row re-rendered as it scrolled into view is the same row: act on the one now in view (once).
+  const before = ref === undefined ? undefined : sp.elements.described(ref)
+  const again = async () => {
+    if (before === undefined) return locator
+    const same = (await sp.elements.read(timeout)).filter(
+      (e) => e.role === before.role && e.name === before.name && before.name !== ""
+    )
+    if (same.length !== 1) throw new Pointer.Detached()
+    return sp.elements.locate(same[0]!.ref)!
+  }
+  sp.activity.touch()
   const settled = yield* attempt(at(label, "possible"), () =>
     Settle.around(
       page,
-      async (): Promise<unknown> => {
-        if (pointed) await Pointer.approach(page, locator, timeout)
-        switch (method) {
-          case "click":
-            return locator.click({ timeout })
-          case "doubleClick":
-            return locator.dblclick({ timeout })
-          case "fill":
-            await Pointer.fill(locator, typed(), timeout)
-            return secret ? locator.evaluate(hideTyped) : undefined
-          case "type":
-            await locator.pressSequentially(typed(), { timeout })
-            return secret ? locator.evaluate(hideTyped) : undefined
-          case "press":
-            return locator.press(argument!, { timeout })
-          case "check":
-            return locator.check({ timeout })
-          case "uncheck":
-            return locator.uncheck({ timeout })
-          case "selectOption":
-            return locator.selectOption(option === undefined ? argument! : { index: option }, { timeout })
-          case "hover":
-            return Pointer.hover(page, locator, timeout)
-          case "scrollIntoView":
-            return locator.scrollIntoViewIfNeeded({ timeout })
-          case "scrollTo":
-            return locator.evaluate(PageFacts.scrollToPercent, percent, { timeout })
-          case "setInputFiles": {
-            const files = [...action.arguments]
-            // A file input takes the files itself; a button or drop zone in front of one opens its chooser on click.
-            const isFileInput = await locator.evaluate(
-              (el) => el instanceof HTMLInputElement && el.type === "file",
-              undefined,
-              { timeout }
-            )
-            if (isFileInput) return locator.setInputFiles(files, { timeout })
-            // The session answers the chooser this click opens with the files the call named (any engine's click).
-            clicked = true
-            return locator.click({ timeout })
-          }
-        }
-      },
+      () =>
+        perform(locator).catch(async (e) =>
+          e instanceof Pointer.Detached ? perform(await again()) : Promise.reject(e)
+        ),
       settle
     )
   )
+  sp.activity.touch()
   if (clicked) {
     // The answer says a click was made: the files went to whatever chooser it opened, if one opened.
     const chosen = `clicked ${target} to choose ${action.arguments.map(quote).join(", ")}`

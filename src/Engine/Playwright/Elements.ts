@@ -188,6 +188,17 @@ export interface Inventory {
   readonly described: (ref: string) => PageElement | undefined
 }
 
+/** `promise`, or `fallback` once it has failed or taken longer than `ms` (a frame whose page is busy or gone). */
+export const within = <A>(ms: number, promise: Promise<A>, fallback: A): Promise<A> => {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  return Promise.race([
+    promise.catch(() => fallback),
+    new Promise<A>((resolve) => {
+      timer = setTimeout(() => resolve(fallback), ms)
+    })
+  ]).finally(() => clearTimeout(timer))
+}
+
 const refPattern = /^(?:aria-ref=)?((?:f\d+)?e\d+|x\d+)$/
 
 /** The bare reference in `e12` or `aria-ref=e12`, or undefined when the text is not a reference. */
@@ -207,11 +218,14 @@ export const inventory = (page: Page): Inventory => {
     const [scans, titles] = await Promise.all([
       Promise.all(
         frames.map((frame) =>
-          frame
-            .locator(unlisted)
-            .evaluateAll(scanFrame)
-            .then((scan) => ({ frame, scan }))
-            .catch(() => ({ frame, scan: { editors: [], passwords: [] } }))
+          within(
+            1_000,
+            frame
+              .locator(unlisted)
+              .evaluateAll(scanFrame)
+              .then((scan) => ({ frame, scan })),
+            { frame, scan: { editors: [], passwords: [] } }
+          )
         )
       ),
       Promise.all(

@@ -9,7 +9,7 @@ import type { SideEffect } from "../../Errors/Fields.ts"
 import { ActionFailed, InvalidInput } from "../../Errors/Page.ts"
 import { isSwitchyardError, type SwitchyardError } from "../../Errors.ts"
 import { pageFailure } from "../Navigation.ts"
-import { Covered } from "./Pointer.ts"
+import { Covered, Detached } from "./Pointer.ts"
 
 export const engine = "playwright" as const
 
@@ -35,6 +35,13 @@ export const toEngineError = (cause: unknown, at: Attempt): SwitchyardError => {
   if (isSwitchyardError(cause)) return cause
   const message = firstLine(cause)
   const base = { engine, action: at.action, cause }
+  if (cause instanceof Detached) {
+    return new ActionFailed({
+      ...base,
+      sideEffect: "none",
+      message: `${at.action} did nothing: ${cause.message} and no single element like it took its place; look again (browser.observe)`
+    })
+  }
   if (cause instanceof Covered) {
     return new ActionFailed({
       ...base,

@@ -68,11 +68,25 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const resolveTarget = (sp: SessionPage, verb: AccessibilityTree.Verb, target: string, action: string) =>
   Effect.gen(function* () {
     const wanted = AccessibilityTree.lookingFor(verb, target)
-    const deadline = Date.now() + sp.limits.elementWaitMs
+    const started = Date.now()
+    const deadline = started + sp.limits.elementWaitMs
+    let seen = ""
+    let changed = started
     for (;;) {
       const elements = yield* Actions.readElements(sp, action)
+      const now = Date.now()
+      const signature = elements.map((e) => `${e.role}:${e.name}`).join("|")
+      if (signature !== seen) {
+        seen = signature
+        if (now > started) changed = now
+      }
       const ranked = AccessibilityTree.rank(elements, verb, target)
       const choice = AccessibilityTree.choose(ranked)
+      // A page that moved recently (a navigation or an action in the last 2 s) or is fetching may still render the
+      // target: it is waited for up to the bound. A page long settled is looked at again for half a second, and longer
+      // while its elements change and one of them resembles the target (a ticker or carousel is not rendering it).
+      const quiet = sp.activity.idleMs() >= 2_000 && !sp.activity.fetching() && now - started >= 500
+      const settled = quiet && (now - changed >= 1_000 || (choice._tag === "none" && choice.closest.length === 0))
       if (choice._tag === "one") return choice.chosen.element
       if (choice._tag === "ambiguous") {
         const tied = choice.tied.map((s) => s.element)
@@ -88,7 +102,7 @@ const resolveTarget = (sp: SessionPage, verb: AccessibilityTree.Verb, target: st
           })
         )
       }
-      if (Date.now() >= deadline) {
+      if (now >= deadline || settled) {
         const closest = choice.closest.map((s) => s.element)
         const shown = closest.length > 0 ? closest : AccessibilityTree.available(elements, verb)
         const what =
@@ -103,7 +117,7 @@ const resolveTarget = (sp: SessionPage, verb: AccessibilityTree.Verb, target: st
             action,
             target: wanted,
             elements: shown.map(Actions.refFor),
-            message: `no ${wanted} on ${sp.page.url()} (waited ${sp.limits.elementWaitMs} ms)${what}`
+            message: `no ${wanted} on ${sp.page.url()} (waited ${Date.now() - started} ms)${what}`
           })
         )
       }

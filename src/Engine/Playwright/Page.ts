@@ -3,7 +3,7 @@
  * Magnitude worker), and what every call on it shares: its limits, a CDP session on it, whether it is still there.
  */
 import { Effect, type Scope } from "effect"
-import type { Browser, CDPSession, Page } from "playwright-core"
+import type { Browser, CDPSession, Page, Request } from "playwright-core"
 import { CdpClosed } from "../../Errors/Engine.ts"
 import type { SideEffect } from "../../Errors/Fields.ts"
 import type { SwitchyardError } from "../../Errors.ts"
@@ -33,6 +33,13 @@ export interface SessionPage {
   readonly limits: Limits
   /** The page's elements with references, read across frames and shadow roots. */
   readonly elements: Elements.Inventory
+  /** When the page last moved (a navigation, an action) and whether it is still fetching: a page long settled, with
+   * nothing in flight, is not waited on for a target it does not have. */
+  readonly activity: {
+    readonly idleMs: () => number
+    readonly fetching: () => boolean
+    readonly touch: () => void
+  }
   /** What a call is doing, for its errors: bounded by the action limit unless told otherwise. */
   readonly at: (action: string, sideEffect?: SideEffect, timeoutMs?: number) => Attempt
   readonly connected: () => boolean
@@ -107,12 +114,27 @@ export const connect = (options: ConnectOptions): Effect.Effect<SessionPage, Swi
       timeoutMs
     })
     const connected = () => browser.isConnected() && !page.isClosed()
+    let moved = Date.now()
+    const inFlight = new Set<Request>()
+    page.on("framenavigated", (frame) => {
+      if (frame === page.mainFrame()) moved = Date.now()
+    })
+    page.on("request", (request) => void inFlight.add(request))
+    page.on("requestfinished", (request) => void inFlight.delete(request))
+    page.on("requestfailed", (request) => void inFlight.delete(request))
 
     return {
       browser,
       page,
       limits,
       elements: Elements.inventory(page),
+      activity: {
+        idleMs: () => Date.now() - moved,
+        fetching: () => inFlight.size > 0,
+        touch: () => {
+          moved = Date.now()
+        }
+      },
       at,
       connected,
       ensureConnected: (action) =>

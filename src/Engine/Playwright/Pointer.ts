@@ -14,7 +14,7 @@ export const dwellMs = 250
 /**
  * Runs in the page: whether something else (a sticky bar, a banner, a modal) covers the element's centre; if so the
  * element is scrolled to the middle of the view, as a person scrolls a button out from under a footer. Returns what
- * still covers it, or null.
+ * still covers it, or null, and whether it scrolled.
  */
 const uncover = (el: Element) => {
   const coverAt = () => {
@@ -26,13 +26,27 @@ const uncover = (el: Element) => {
     if (hit instanceof HTMLLabelElement && hit.control === el) return null
     return hit
   }
-  if (coverAt() === null) return null
+  const r = el.getBoundingClientRect()
+  // Wholly in view, or the click would scroll it again (and a virtualized list re-render it) on its own.
+  const inView = r.top >= 0 && r.left >= 0 && r.bottom <= window.innerHeight && r.right <= window.innerWidth
+  if (!inView) el.scrollIntoView({ block: "center", inline: "nearest", behavior: "instant" })
+  if (coverAt() === null) return { scrolled: !inView, cover: null }
   el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" })
   const cover = coverAt()
-  if (cover === null) return null
+  if (cover === null) return { scrolled: true, cover: null }
   const owner = cover.closest("[role=dialog], [role=alertdialog], dialog, [aria-modal=true]") ?? cover
   const name = owner.getAttribute("aria-label") ?? owner.textContent?.replace(/\s+/g, " ").trim().slice(0, 60) ?? ""
-  return `${owner.getAttribute("role") ?? owner.localName}${name === "" ? "" : ` "${name}"`}`
+  return { scrolled: true, cover: `${owner.getAttribute("role") ?? owner.localName}${name === "" ? "" : ` "${name}"`}` }
+}
+
+/** Runs in the page: resolves after the next two frames, when scroll handlers have re-rendered. */
+const twoFrames = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))
+
+/** The target was replaced while it was scrolled into view (a virtualized list re-renders its rows on scroll). */
+export class Detached extends Error {
+  constructor() {
+    super("the target was re-rendered while it was scrolled into view")
+  }
 }
 
 /** Something covers the target: a person would close or dismiss it first. */
@@ -47,14 +61,19 @@ export class Covered extends Error {
 /** Scrolls the target into view (out from under sticky bars) and moves the mouse to its centre in steps from where
  * it was; fails with Covered when something still covers it. */
 export const approach = async (page: Page, locator: Locator, timeout: number) => {
-  await locator.scrollIntoViewIfNeeded({ timeout })
-  const cover = await locator.evaluate(uncover, undefined, { timeout })
+  const { scrolled, cover } = await locator.evaluate(uncover, undefined, { timeout })
   if (cover !== null) throw new Covered(cover)
+  if (scrolled) {
+    // Not on the locator: a replaced target would make it wait for one to come back.
+    await page.evaluate(twoFrames).catch(() => undefined)
+    if ((await locator.count()) === 0) throw new Detached()
+  }
   const box = await locator.boundingBox({ timeout })
   if (box === null) return
   const to = { x: box.x + box.width / 2, y: box.y + box.height / 2 }
   const from = where.get(page) ?? { x: 0, y: 0 }
-  const steps = Math.min(25, Math.max(5, Math.round(Math.hypot(to.x - from.x, to.y - from.y) / 30)))
+  // Each step waits for the browser to take the event (about a frame), so a few steps keep a click quick.
+  const steps = Math.min(6, Math.max(3, Math.round(Math.hypot(to.x - from.x, to.y - from.y) / 100)))
   await page.mouse.move(to.x, to.y, { steps })
   where.set(page, to)
 }

@@ -66,7 +66,7 @@ export const around = async <A>(
     const deadline = Date.now() + options.timeoutMs
     if (requested === undefined && !committed && options.graceMs > 0) {
       const graceEnd = Date.now() + options.graceMs
-      while (Date.now() < graceEnd && requested === undefined && !committed) await sleep(20)
+      while (Date.now() < graceEnd && requested === undefined && !committed && pending.size === 0) await sleep(10)
     }
     if (requested === undefined && !committed) {
       if (pending.size === 0) return { result }

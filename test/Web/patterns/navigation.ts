@@ -62,5 +62,46 @@ jobs.addEventListener("click", (e) => {
       assert.equal(sent.result.navigated?.title, "Application received")
       assert.equal(sent.state.title, "Application received")
     }
+  }),
+  pattern({
+    name: "link-through-redirect-chain",
+    class: "navigation",
+    pages: {
+      // "Apply on company site": a tracking redirect, then the ATS's own redirect to its canonical job URL.
+      "/job.html": `<!doctype html><title>Job</title><a href="out?to=ats">Apply on company site</a>`,
+      "/out": (_req, res) => void res.writeHead(302, { location: "ats/start" }).end(),
+      "/ats/start": (_req, res) =>
+        void res.writeHead(301, { location: "/link-through-redirect-chain/ats/jobs/42.html" }).end(),
+      "/ats/jobs/42.html": async (_req, res) => {
+        await new Promise((r) => setTimeout(r, 1_500))
+        res
+          .writeHead(200, { "content-type": "text/html; charset=utf-8" })
+          .end("<!doctype html><title>Job 42 – Apply</title><h1>Apply</h1>")
+      }
+    },
+    run: async (agent) => {
+      await agent.ok("browser.navigate", { url: agent.url("/job.html") })
+      const moved = await agent.ok("browser.act", { instruction: 'click "Apply on company site"' })
+      assert.equal(moved.result.navigated?.url, agent.url("/ats/jobs/42.html"), JSON.stringify(moved.result))
+      assert.equal(moved.result.navigated?.title, "Job 42 – Apply")
+      assert.equal(moved.state.title, "Job 42 – Apply")
+    }
+  }),
+  pattern({
+    name: "script-navigation-on-click",
+    class: "navigation",
+    pages: {
+      "/search.html": `<!doctype html><title>Search jobs</title>
+<div role="button" tabindex="0" onclick="location.assign('results.html?q=' + encodeURIComponent(document.querySelector('input').value))">Search</div>
+<div>Keywords</div><input>`,
+      "/results.html": `<!doctype html><title>Results</title><h1>3 jobs</h1>`
+    },
+    run: async (agent) => {
+      await agent.ok("browser.navigate", { url: agent.url("/search.html") })
+      await agent.ok("browser.act", { instruction: 'fill "Keywords" with "rust"' })
+      const moved = await agent.ok("browser.act", { instruction: 'click "Search"' })
+      assert.equal(moved.result.navigated?.url, agent.url("/results.html?q=rust"))
+      assert.equal(moved.result.navigated?.title, "Results")
+    }
   })
 ]

@@ -1,0 +1,36 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as PageFacts from "../../src/Engine/PageFacts.ts"
+
+const raw: PageFacts.RawFacts = {
+  url: "http://127.0.0.1/jobs",
+  title: "Jobs",
+  text: "Open positions\nSalary: 90k to 120k\nBenefits: remote work\nApply now",
+  headings: ["Open positions"],
+  links: [{ text: "Sign in", href: "http://127.0.0.1/login" }],
+  fields: [{ label: "Search", name: "q", id: "q", type: "text", value: "" }],
+  items: ["Platform engineer", "Security analyst", "Product designer"]
+}
+const controls: ReadonlyArray<PageFacts.Control> = [
+  { ref: "e1", role: "button", name: "Apply now" },
+  { ref: "e2", role: "link", name: "Sign in" },
+  { ref: "e3", role: "textbox", name: "Search", value: "" }
+]
+
+describe("PageFacts.focus: what an extract instruction asks for", () => {
+  it("a kind of thing: the repeated items' titles, the buttons, the links, the fields", () => {
+    assert.deepStrictEqual(PageFacts.focus("the job titles", raw, controls), raw.items)
+    assert.deepStrictEqual(PageFacts.focus("list the buttons", raw, controls), [controls[0]])
+    assert.deepStrictEqual(PageFacts.focus("links", raw, controls), raw.links)
+    assert.deepStrictEqual(PageFacts.focus("the form fields", raw, controls), [
+      { label: "Search", name: "q", type: "text", value: "" }
+    ])
+  })
+
+  it("else the lines that mention the instruction's words; the whole page for a general instruction", () => {
+    assert.deepStrictEqual(PageFacts.focus("what is the salary?", raw, controls), ["Salary: 90k to 120k"])
+    assert.isUndefined(PageFacts.focus("", raw, controls))
+    assert.isUndefined(PageFacts.focus("the page", raw, controls))
+    assert.isUndefined(PageFacts.focus("everything", raw, controls))
+    assert.isUndefined(PageFacts.focus("zebra crossings", raw, controls))
+  })
+})
