@@ -3,14 +3,15 @@
  * crashed run left, serves one surface, and shuts down gracefully on SIGTERM, SIGINT or stdin close (calls in
  * flight answer `shutting_down`, engines disconnect, browsers close, logs flush); a second signal forces exit.
  */
-import { Deferred, Effect, Layer, Logger } from "effect"
+import { Context, Deferred, Effect, Layer, Logger } from "effect"
 import * as Policy from "../Cascade/Policy.ts"
 import * as SystemLog from "../Logging/SystemLog.ts"
 import * as Telemetry from "../Logging/Telemetry.ts"
 import * as AdsPower from "../Sandbox/Provider/AdsPower.ts"
-import type { BrowserProvider } from "../Sandbox/Provider/Browser.ts"
+import { BrowserProvider } from "../Sandbox/Provider/Browser.ts"
 import * as CdpEndpoint from "../Sandbox/Provider/CdpEndpoint.ts"
 import * as LocalChromium from "../Sandbox/Provider/LocalChromium.ts"
+import * as WarmPool from "../Sandbox/Provider/WarmPool.ts"
 import type * as Config from "./Config.ts"
 import * as Reaper from "./Reaper.ts"
 import * as SessionStack from "./SessionStack.ts"
@@ -18,6 +19,7 @@ import { Sessions } from "./Sessions.ts"
 
 type Registry = Effect.Success<ReturnType<typeof Reaper.register>>
 
+/** Built once for the service: every session's browser comes from it (and a local one from its warm pool). */
 const provider = (config: Config.ServiceConfig, registry: Registry): Layer.Layer<BrowserProvider> => {
   const browser = config.browser
   if (browser.provider === "cdp" && browser.cdpUrl) return CdpEndpoint.layer({ endpoint: browser.cdpUrl })
@@ -30,12 +32,17 @@ const provider = (config: Config.ServiceConfig, registry: Registry): Layer.Layer
       ...(a.apiKey ? { apiKey: a.apiKey } : {})
     })
   }
-  return LocalChromium.layer({
+  const local = LocalChromium.make({
     ...(browser.chromePath ? { executablePath: browser.chromePath } : {}),
     ...(browser.profileDir ? { profileDir: browser.profileDir } : {}),
     headless: browser.headless,
     registry
   })
+  // One profile directory cannot serve two browsers: a configured one is never started ahead.
+  const { warmBrowsers, maxBrowsers } = config.sessions
+  return warmBrowsers > 0 && !browser.profileDir
+    ? Layer.effect(BrowserProvider, WarmPool.make(local, { size: warmBrowsers, maxBrowsers }))
+    : Layer.succeed(BrowserProvider, local)
 }
 
 const policyOf = (config: Config.ServiceConfig) =>
@@ -68,7 +75,10 @@ export const layer = (config: Config.ServiceConfig) =>
         },
         sandbox: { idleTimeoutMs: idle === 0 ? null : idle, leaseTimeoutMs: sessions.leaseTimeoutMs },
         engines: { model: config.model },
-        browser: provider(config, registry),
+        browser: Layer.succeed(
+          BrowserProvider,
+          Context.get(yield* Layer.build(provider(config, registry)), BrowserProvider)
+        ),
         ...(human.enabled
           ? {
               human: {
