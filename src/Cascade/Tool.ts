@@ -173,7 +173,11 @@ const outputSchemaOf = (result: Schema.Constraint): JsonSchema => ({
     traceId: { type: "string" },
     stepId: { type: "string" },
     attemptId: { type: "string" },
-    state: { type: "object", description: "The engine in use, the page, and which tools work now." }
+    state: {
+      type: "object",
+      description:
+        "The engine in use, the page, and which tools work now (`tools`: in the first answer and whenever it changes; browser.status always has it)."
+    }
   },
   required: ["result", "traceId", "attemptId", "state"]
 })
