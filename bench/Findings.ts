@@ -34,8 +34,8 @@ export const notes = (r: Results): Array<string> => {
     )
     out.push(
       `**Screenshot per attempt (the default).** It adds ${step("screenshots", "jsonl")} per sequence, ${o.ratio.screenshots.median}× direct paired (target ≤ 1.15×); one capture alone on the kept connection takes ${ms(e("artifact screenshot (kept socket: mask + capture)"))} (mask the typed text, wait for Chromium's next frame, encode, unmask). ` +
-        "A capture starts when its attempt ends and finishes while the answer goes out (Sandbox/Captures.ts): the mask changes paint only, so the next call's DOM work overlaps it; attempts that end while one runs share the next frame, and an engine screenshot (or a vision engine) waits for the capture in flight. " +
-        "What is left on the path is that wait: in this back-to-back sequence browser.screenshot waits for the captures of the calls before it (its column above), at most two frames of Chromium's work on two shared cores; with an agent's think time between calls the captures finish before the next call. " +
+        "A capture starts when its attempt ends and finishes while the answer goes out (Sandbox/Captures.ts): the mask changes paint only, so the next call's reads (extract, observe) run beside it; attempts that end while one runs share the next frame; what may navigate (navigate, act) or reads pixels (a screenshot, a vision engine) waits for the capture in flight, because a capture cut by a navigation hangs on its frame. " +
+        "What is left on the path is that wait: in this back-to-back sequence act waits for navigate's capture and browser.screenshot for the captures before it (their columns above); with an agent's think time between calls the captures finish before the next call. " +
         "PNG with Chromium's fast settings (optimizeForSpeed) halves the capture on a form page (about 18 against 33 ms measured alone); the frame wait itself (up to 16.7 ms at 60 Hz) stays. SWITCHYARD_SCREENSHOTS=off removes it all; failure snapshots stay."
     )
   }
