@@ -45,7 +45,7 @@ export const notes = (r: Results): Array<string> => {
     const slowest = Object.entries(s.pairs).sort((a, b) => b[1].median - a[1].median)[0]
     out.push(
       `**Switching.** Playwright → Playwright takes ${pw?.median} ms at the median (p95 ${pw?.p95}); relaunching the browser with the URL restored instead takes ${s.relaunch.median} ms. ` +
-        `The slowest pair is ${slowest?.[0]} (${slowest?.[1].median} ms). Magnitude runs in a worker thread; after one connects, a spare worker loads magnitude-core ahead (Isolated.ts), so a later switch only attaches — when the spare had time to load (about 0.6 s of CPU): in this bench the Magnitude switches follow each other one switch apart, faster than a spare loads, so they still wait for part of the load.`
+        `The slowest pair is ${slowest?.[0]} (${slowest?.[1].median} ms). Magnitude runs in a worker thread; after one connects, a spare worker loads magnitude-core ahead (Isolated.ts), so a later switch only attaches — when the spare had time to load (about 0.6 s of CPU): in this bench the Magnitude switches follow each other one switch apart, faster than a spare loads (a spare starts once the engine before it is connected, so two loads never share the CPU), so they still wait for part of the load.`
     )
   }
   const c = r.coldStart

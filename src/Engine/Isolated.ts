@@ -107,8 +107,6 @@ const takeSpare = (entry: URL, data: unknown): Worker | undefined => {
   worker.removeAllListeners("exit")
   worker.ref()
   worker.postMessage({ id: 0, method: "init", args: [data] })
-  // Switches can follow each other faster than an SDK loads: the next spare starts loading now.
-  keepSpare(entry)
   return worker
 }
 
