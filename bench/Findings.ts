@@ -4,6 +4,7 @@
  */
 import type { Variant } from "./Overhead.ts"
 import type { Results } from "./Report.ts"
+import { cloudFigures } from "./Sessions.ts"
 
 const ms = (n: number) => `${Math.round(n * 10) / 10} ms`
 
@@ -32,8 +33,10 @@ export const notes = (r: Results): Array<string> => {
           : `Target missed: what is left is the Cascade's and the Router's bookkeeping per call and the log writer sharing the CPU with the call (on two cores, with Chromium using them too); a CPU profile (node --cpu-prof) of the JSONL variant shows the attempt log's writes (redaction, append, summary rewrite) and the WebSocket inflate of Chromium's messages as the largest parts of the service's own CPU.`)
     )
     out.push(
-      `**Screenshot per attempt.** It adds ${step("screenshots", "jsonl")} per sequence (${ms(e("artifact screenshot (kept socket: mask + capture)"))} per capture alone on the kept connection: masking the inputs, capturing, unmasking), which is why that variant is ${o.ratio.screenshots.median}× direct. ` +
-        "The capture is Chromium producing and encoding a frame; PNG with optimizeForSpeed measured no faster (45 vs 47 ms on the fixture page). Turn screenshots per attempt off (SWITCHYARD_SCREENSHOTS=off) where latency matters more than the timeline; failure snapshots stay."
+      `**Screenshot per attempt (the default).** It adds ${step("screenshots", "jsonl")} per sequence, ${o.ratio.screenshots.median}× direct paired (target ≤ 1.15×); one capture alone on the kept connection takes ${ms(e("artifact screenshot (kept socket: mask + capture)"))} (mask the typed text, wait for Chromium's next frame, encode, unmask). ` +
+        "A capture starts when its attempt ends and finishes while the answer goes out (Sandbox/Captures.ts): the mask changes paint only, so the next call's reads (extract, observe) run beside it; attempts that end while one runs share the next frame; what may navigate (navigate, act) or reads pixels (a screenshot, a vision engine) waits for the capture in flight, because a capture cut by a navigation hangs on its frame. " +
+        "What is left on the path is that wait: in this back-to-back sequence act waits for navigate's capture and browser.screenshot for the captures before it (their columns above); with an agent's think time between calls the captures finish before the next call. " +
+        "PNG with Chromium's fast settings (optimizeForSpeed) halves the capture on a form page (about 18 against 33 ms measured alone); the frame wait itself (up to 16.7 ms at 60 Hz) stays. SWITCHYARD_SCREENSHOTS=off removes it all; failure snapshots stay."
     )
   }
   const s = r.switch
@@ -42,19 +45,20 @@ export const notes = (r: Results): Array<string> => {
     const slowest = Object.entries(s.pairs).sort((a, b) => b[1].median - a[1].median)[0]
     out.push(
       `**Switching.** Playwright → Playwright takes ${pw?.median} ms at the median (p95 ${pw?.p95}); relaunching the browser with the URL restored instead takes ${s.relaunch.median} ms. ` +
-        `The slowest pair is ${slowest?.[0]} (${slowest?.[1].median} ms): switching to Magnitude starts a worker thread that loads magnitude-core and attaches its own Playwright client (MagnitudeEngine.ts → Isolated.spawn), every time.`
+        `The slowest pair is ${slowest?.[0]} (${slowest?.[1].median} ms). Magnitude runs in a worker thread; after one connects, a spare worker loads magnitude-core ahead (Isolated.ts), so a later switch only attaches — when the spare had time to load (about 0.6 s of CPU): in this bench the Magnitude switches follow each other one switch apart, faster than a spare loads (a spare starts once the engine before it is connected, so two loads never share the CPU), so they still wait for part of the load.`
     )
   }
   const c = r.coldStart
   if (c) {
     out.push(
-      `**Cold start.** ${c.service.median} ms from spawning the service to its first answered navigate, against ${c.bare.median} ms for a bare playwright-core launch and goto in a fresh Node process; ${c.serviceReady.median} ms of the service's time passes before it is ready to read a request (loading its modules and building its layers), before any browser starts.`
+      `**Cold start.** ${c.service.median} ms from spawning the service to its first answered navigate (${Math.round((c.service.median / c.bare.median) * 100) / 100}×; target ≤ 1.3×), against ${c.bare.median} ms for a bare playwright-core launch and goto in a fresh Node process; the service reads requests ${c.serviceReady.median} ms after its spawn (target ≤ 300 ms). ` +
+        "Each command loads only what it runs (Main/Cli.ts), playwright-core loads while the first browser starts, Node's compile cache keeps parsed and type-stripped modules between starts, and the warm pool's first browser starts as the service's layers are built."
     )
   }
   const k = r.crash
   if (k) {
     out.push(
-      `**Crash recovery.** From kill -9 to the next answer: ${k.recovery.median} ms median, p95 ${k.recovery.p95} ms (a healthy call: ${k.healthy.median} ms); the page was restored in ${k.restored} of ${k.runs} recoveries.`
+      `**Crash recovery.** From kill -9 to the next answer: ${k.recovery.median} ms median (target ≤ 400 ms), p95 ${k.recovery.p95} ms (a healthy call: ${k.healthy.median} ms); the page was restored in ${k.restored} of ${k.runs} recoveries. The relaunch takes the warm pool's spare browser when one is ready (phase 2 is then attaching and restoring the URL).`
     )
   }
   const q = r.sessions
@@ -68,6 +72,10 @@ export const notes = (r: Results): Array<string> => {
           ? `At ${first.sessions} sessions, ${first.queued} of ${first.sessions * q.rounds} sessions had their first call answered only after another session closed (open p50 ${first.open.median} ms, max ${first.open.max} ms, against ${q.levels[0]?.open.median} ms for one session alone); at ${q.maxBrowsers} or fewer no session waited. `
           : "No level had sessions held by the queue. ") +
         `Throughput: ${q.levels.map((l) => `${l.sessions} → ${l.sequencesPerSecond} sequences/s`).join(", ")}; it peaks at ${peak?.sessions} sessions: on two cores the browsers share the CPU, so per-call times grow with every session working at once (navigate p95 ${q.levels.map((l) => `${l.perOperation.navigate.p95} ms`).join(", ")}).`
+    )
+    out.push(
+      `**Session open.** With a warm browser ready (sessions.warmBrowsers, default 1, within the browser cap), a new session's first navigate is answered in ${q.lifecycle.firstNavigate.median} ms p50 (target ≤ 250 ms) and its whole lifecycle, create + connect + goto + release, takes ${q.lifecycle.lifecycle.median} ms p50, next to ${cloudFigures}. ` +
+        "The warm browser is fresh (its own temp profile, started for nobody) and handed out once; the pool starts the next one in the background, which shares the two cores with the session's first calls."
     )
   }
   const m = r.memory

@@ -3,7 +3,7 @@ import type { ColdStartResult } from "./ColdStart.ts"
 import type { CrashResult } from "./Crash.ts"
 import type { MemoryResult } from "./Memory.ts"
 import { labels, type OverheadResult, variants } from "./Overhead.ts"
-import type { SessionsResult } from "./Sessions.ts"
+import { cloudFigures, type SessionsResult } from "./Sessions.ts"
 import type * as Stats from "./Stats.ts"
 import type { SwitchResult } from "./Switch.ts"
 import type { WebResult } from "./Web.ts"
@@ -42,6 +42,68 @@ export interface Target {
 }
 
 export const targets = (r: Omit<Results, "targets">): Array<Target> => [
+  ...(r.overhead
+    ? [
+        {
+          figure: "overhead, default configuration: JSONL logs + screenshot per attempt (paired ratio, median)",
+          target: "≤ 1.15×",
+          measured: `${r.overhead.ratio.screenshots.median}× (p95 ${r.overhead.ratio.screenshots.p95}×; ratio of medians ${r.overhead.ratioOfMedians.screenshots}×)`,
+          met: r.overhead.ratio.screenshots.median <= 1.15
+        }
+      ]
+    : []),
+  ...(r.coldStart
+    ? [
+        {
+          figure: "cold start: spawn → first navigate answered, over a bare playwright-core launch + goto",
+          target: "≤ 1.3×",
+          measured: `${Math.round((r.coldStart.service.median / r.coldStart.bare.median) * 100) / 100}× (${r.coldStart.service.median} vs ${r.coldStart.bare.median} ms)`,
+          met: r.coldStart.service.median / r.coldStart.bare.median <= 1.3
+        },
+        {
+          figure: "cold start: spawn → service reads requests, p50",
+          target: "≤ 300 ms",
+          measured: `${r.coldStart.serviceReady.median} ms`,
+          met: r.coldStart.serviceReady.median <= 300
+        }
+      ]
+    : []),
+  ...(r.sessions
+    ? [
+        {
+          figure: "new session's first navigate with a warm browser ready, p50",
+          target: "≤ 250 ms",
+          measured: `${r.sessions.lifecycle.firstNavigate.median} ms (whole lifecycle ${r.sessions.lifecycle.lifecycle.median} ms; ${cloudFigures})`,
+          met: r.sessions.lifecycle.firstNavigate.median <= 250
+        }
+      ]
+    : []),
+  ...(r.switch
+    ? [
+        {
+          figure: "every engine switch pair, p50 (the slowest pair)",
+          target: "≤ 150 ms",
+          measured: ((worst) => `${worst?.[0]}: ${worst?.[1].median} ms`)(
+            Object.entries(r.switch.pairs)
+              .filter(([name]) => !name.startsWith("instead"))
+              .sort((a, b) => (b[1]?.median ?? 0) - (a[1]?.median ?? 0))[0]
+          ),
+          met: Object.entries(r.switch.pairs)
+            .filter(([name]) => !name.startsWith("instead"))
+            .every(([, s]) => (s?.median ?? Number.POSITIVE_INFINITY) <= 150)
+        }
+      ]
+    : []),
+  ...(r.crash
+    ? [
+        {
+          figure: "crash recovery: kill -9 → next call answered, p50",
+          target: "≤ 400 ms",
+          measured: `${r.crash.recovery.median} ms`,
+          met: r.crash.recovery.median <= 400
+        }
+      ]
+    : []),
   ...(r.overhead
     ? [
         {
@@ -208,6 +270,15 @@ export const sections = (r: Results): Array<string> => {
             .join(", ") || "none"
         ])
       )}\n\nThroughput counts all sequences of a level over its wall time, browser starts and queueing included. "Open" is each session's first call (browser launch, plus any wait for a slot).`
+    )
+    out.push(
+      `## Session lifecycle with a warm browser ready (${s.lifecycle.runs} sessions, one at a time, default configuration: one warm browser)\n\n${md(
+        ["", spread],
+        [
+          ["new session's first browser.navigate answered (create + connect + goto)", cell(s.lifecycle.firstNavigate)],
+          ["create + connect + goto + release (browserClose answered)", cell(s.lifecycle.lifecycle)]
+        ]
+      )}\n\nPublished cloud figures for the same lifecycle: ${cloudFigures}.`
     )
   }
   if (r.memory) {

@@ -45,6 +45,7 @@ const counts = quick
       crashes: 3,
       sessionRounds: 1,
       sequences: 4,
+      lifecycles: 4,
       calls: 1_000,
       gcCalls: 400,
       webRounds: 1
@@ -57,6 +58,7 @@ const counts = quick
       crashes: 8,
       sessionRounds: 2,
       sequences: 8,
+      lifecycles: 12,
       calls: 5_000,
       gcCalls: 1_000,
       webRounds: 3
@@ -97,7 +99,7 @@ const program = Effect.gen(function* () {
   const crash = yield* part("crash", Crash.run({ runs: counts.crashes }))
   const sessions = yield* part(
     "sessions",
-    Sessions.run({ rounds: counts.sessionRounds, sequencesPerLevel: counts.sequences })
+    Sessions.run({ rounds: counts.sessionRounds, sequencesPerLevel: counts.sequences, lifecycles: counts.lifecycles })
   )
   const memory = yield* part(
     "memory",

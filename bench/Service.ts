@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
+import { defaults } from "../src/Server/Defaults.ts"
 import { type Service, startService } from "../test/support/Service.ts"
 
 export type { Service } from "../test/support/Service.ts"
@@ -15,7 +16,9 @@ export const start = (env: Record<string, string> = {}) =>
   Effect.acquireRelease(
     Effect.sync((): Started => {
       const logs = mkdtempSync(join(tmpdir(), "switchyard-bench-service-"))
-      return Object.assign(startService({ SWITCHYARD_LOG_DIR: logs, ...env }), { logs })
+      // The shipped configuration: the tests' support turns the warm pool off, the bench measures the default.
+      const warm = String(defaults.sessions.warmBrowsers)
+      return Object.assign(startService({ SWITCHYARD_LOG_DIR: logs, SWITCHYARD_WARM_BROWSERS: warm, ...env }), { logs })
     }),
     (service) =>
       Effect.promise(async () => {

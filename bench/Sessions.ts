@@ -2,7 +2,8 @@
  * Concurrent sessions on one service: 1, 2, 4 and 8 sessions each open their browser, run the sequence and close;
  * every level runs the same number of sequences per round, split among its sessions. Per level: throughput, time per operation, and how long sessions waited to open — past the
  * service's browser cap (SWITCHYARD_MAX_BROWSERS, 2 × cores by default) the queue holds a session's first call
- * until another session closes. Levels are interleaved over rounds.
+ * until another session closes. Levels are interleaved over rounds. Then single sessions' whole lifecycle (first
+ * navigate, close) with a warm browser ready, next to the published cloud figures.
  */
 import { cpus } from "node:os"
 import { Effect } from "effect"
@@ -26,7 +27,20 @@ export interface LevelResult {
   readonly errors: Record<string, number>
 }
 
+/** A session's whole life on a service with a warm browser ready: what cloud browser APIs publish as their figure. */
+export interface LifecycleResult {
+  readonly runs: number
+  /** The new session's first navigate answered: its browser taken from the pool, connected, the page loaded. */
+  readonly firstNavigate: Stats.Summary
+  /** Create + connect + goto + release: the first navigate, then browserClose answered. */
+  readonly lifecycle: Stats.Summary
+}
+
+/** Published p50 figures for the same lifecycle on cloud browser APIs (as quoted by the project's performance issue). */
+export const cloudFigures = "BaseLayer, Kernel: 224–365 ms p50 (create + connect + goto + release)"
+
 export interface SessionsResult {
+  readonly lifecycle: LifecycleResult
   readonly rounds: number
   /** Sequences per level and round, split evenly among its sessions. */
   readonly sequencesPerLevel: number
@@ -42,7 +56,11 @@ interface Samples {
   queued: number
 }
 
-export const run = (options: { readonly rounds: number; readonly sequencesPerLevel: number }) =>
+export const run = (options: {
+  readonly rounds: number
+  readonly sequencesPerLevel: number
+  readonly lifecycles: number
+}) =>
   Effect.gen(function* () {
     const site = yield* SiteServer.start
     const url = site.url("/forms.html")
@@ -76,7 +94,20 @@ export const run = (options: { readonly rounds: number; readonly sequencesPerLev
         entry.queued += openedAt.filter((t) => t > Math.min(...closedAt)).length
       }
     }
+    // One session at a time, each after the pool had time to start its next browser (as between an agent's tasks).
+    const first: Array<number> = []
+    const whole: Array<number> = []
+    for (let i = 0; i < options.lifecycles; i++) {
+      yield* Effect.sleep("1500 millis")
+      const session = `bench-life-${i}`
+      const t = performance.now()
+      yield* Effect.promise(() => Service.call(service, "browser.navigate", { url, session }))
+      first.push(performance.now() - t)
+      yield* Effect.promise(() => Service.call(service, "browserClose", { session }))
+      whole.push(performance.now() - t)
+    }
     return {
+      lifecycle: { runs: options.lifecycles, firstNavigate: Stats.summarize(first), lifecycle: Stats.summarize(whole) },
       rounds: options.rounds,
       sequencesPerLevel: options.sequencesPerLevel,
       maxBrowsers: Number(process.env.SWITCHYARD_MAX_BROWSERS) || Math.max(2, Math.min(16, cpus().length * 2)),

@@ -50,22 +50,43 @@ describe("switchyard serve", () => {
     })
   )
 
-  it.live("SIGKILL of the service leaves no Chromium behind; the next start reaps its profile", () =>
-    Effect.gen(function* () {
-      const { service, browserPid, profile } = yield* startBrowsing()
-      service.child.kill("SIGKILL")
-      yield* Effect.promise(() => service.exited)
-      assert.isTrue(yield* Effect.promise(() => waitFor(() => !isAlive(browserPid))), "Chromium outlived the service")
-      assert.isTrue(
-        yield* Effect.promise(() => waitFor(() => processesMatching(profile).length === 0)),
-        "Chromium helper processes outlived the service"
-      )
-      // Any service starting meanwhile (other test files run in parallel) reaps it too; whoever comes first, it goes.
-      const leftBehind = existsSync(profile)
-      const reaped = yield* LocalChromium.reapStaleProfiles()
-      if (leftBehind) assert.include(reaped, profile)
-      assert.isFalse(existsSync(profile))
-    })
+  it.live(
+    "SIGKILL of the service leaves no Chromium behind, warm ones included; the next start reaps its profile",
+    () =>
+      Effect.gen(function* () {
+        const tmp = mkdtempSync(join(tmpdir(), "switchyard-killed-"))
+        const { service, browserPid, profile } = yield* startBrowsing({ TMPDIR: tmp, SWITCHYARD_WARM_BROWSERS: "2" })
+        const browsers = () => processesMatching(`--user-data-dir=${tmp}`).filter((p) => !/--type=/.test(p.cmdline))
+        // Started and owned: a profile whose launch was cut short is reaped only once it is a minute old.
+        const owned = () => readdirSync(tmp).filter((p) => existsSync(join(tmp, p, ".switchyard-owner"))).length === 3
+        assert.isTrue(
+          yield* Effect.promise(() => waitFor(() => browsers().length === 3 && owned(), 30_000)),
+          "two ahead"
+        )
+        service.child.kill("SIGKILL")
+        yield* Effect.promise(() => service.exited)
+        assert.isTrue(yield* Effect.promise(() => waitFor(() => !isAlive(browserPid))), "Chromium outlived the service")
+        assert.isTrue(
+          yield* Effect.promise(() => waitFor(() => processesMatching(tmp).length === 0)),
+          "a warm Chromium (or a helper) outlived it"
+        )
+        assert.isTrue(
+          yield* Effect.promise(() => waitFor(() => processesMatching(profile).length === 0)),
+          "Chromium helper processes outlived the service"
+        )
+        // Any service starting meanwhile (other test files run in parallel) reaps it too; whoever comes first, it goes.
+        const leftBehind = existsSync(profile)
+        const reaped = yield* LocalChromium.reapStaleProfiles(tmp)
+        // As any start does, also in the run's own temp directory.
+        yield* LocalChromium.reapStaleProfiles()
+        if (leftBehind) assert.include(reaped, profile)
+        assert.isFalse(existsSync(profile))
+        assert.deepStrictEqual(
+          readdirSync(tmp).filter((name) => name.startsWith(LocalChromium.profilePrefix)),
+          [],
+          "the warm browsers' profiles are reaped too"
+        )
+      })
   )
 
   for (const [how, end] of [

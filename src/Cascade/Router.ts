@@ -38,7 +38,8 @@ export interface ToolAnswer {
   readonly traceId: string
   readonly stepId?: string
   readonly attemptId: string
-  readonly state: StateBlock.StateBlock
+  /** Without `tools` when they are what the session's previous answer said (`browser.status` always has them). */
+  readonly state: StateBlock.AnswerState
 }
 
 export interface RouterOptions extends StagehandFallback.StagehandFallbackOptions {
@@ -176,9 +177,23 @@ export class Router extends Context.Service<
           Effect.suspend(() => {
             const started = Date.now()
             return callUnlogged(toolName, rawArgs, meta).pipe(
-              Effect.tap((answer) => logCall(toolName, started, answer))
+              Effect.tap((answer) => logCall(toolName, started, answer)),
+              Effect.map((answer) => toolsIfChanged(toolName, answer))
             )
           })
+
+        // The tool list rarely changes and would be most of every answer's text: it is sent when it changes.
+        let lastTools: string | undefined
+        const toolsIfChanged = (toolName: string, answer: ToolAnswer): ToolAnswer => {
+          const tools = JSON.stringify(answer.state.tools)
+          const status = Option.exists(Tools.find(toolName), (tool) => tool.name === "browser.status")
+          if (tools !== lastTools || status || answer.state.tools === undefined) {
+            lastTools = tools
+            return answer
+          }
+          const { tools: _, ...state } = answer.state
+          return { ...answer, state }
+        }
 
         const callUnlogged = (toolName: string, rawArgs: unknown, meta: Tool.CallMeta) =>
           Effect.gen(function* () {

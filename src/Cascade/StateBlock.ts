@@ -29,6 +29,9 @@ export interface StateBlock {
   readonly tools: { readonly available: ReadonlyArray<ToolName>; readonly masked: Partial<Record<ToolName, string>> }
 }
 
+/** The state in a tool's answer: the tool list only when it changed since the session's previous answer. */
+export type AnswerState = Omit<StateBlock, "tools"> & { readonly tools?: StateBlock["tools"] }
+
 export interface ToolError extends ErrorInfo {
   /** For a call the current engines cannot serve: which engines could. */
   readonly servableBy?: ReadonlyArray<string>

@@ -187,7 +187,8 @@ const outputSchemaOf = (result: Schema.Constraint): JsonSchema => ({
     attemptId: { type: "string" },
     state: {
       type: "object",
-      description: "The engine in use, the page, the tabs, an open dialog, the downloads, and which tools work now."
+      description:
+        "The engine in use, the page, the tabs, an open dialog, the downloads, and which tools work now (`tools`: in the first answer and whenever it changes; browser.status always has it)."
     },
     pageEvents: {
       type: "array",

@@ -1,7 +1,7 @@
 /**
  * Screenshots per attempt off the answer's path: a capture starts when its attempt ends and finishes while the
- * answer goes out. The mask it puts on typed text changes paint only (no layout, no values), so DOM work of the next
- * call may overlap it; anything that reads the page's pixels waits until no capture runs (`settled`).
+ * answer goes out. The mask it puts on typed text changes paint only (no layout, no values), so the next call's reads
+ * may overlap it; what may navigate or reads the page's pixels waits until no capture runs (`settled`).
  */
 import { Deferred, Effect, Option, Scope } from "effect"
 

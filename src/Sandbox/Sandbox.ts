@@ -215,11 +215,24 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       Effect.onInterrupt(() => Ref.update(state, (s) => ({ ...s, suspect: true })))
     )
 
-  /** The engine as a call sees it: what reads the page's pixels first waits for the attempt screenshot in flight. */
-  const guarded = (spec: EngineSpec, engine: Engine["Service"]): Effect.Effect<Engine["Service"]> =>
-    spec.capabilities.vision
-      ? Effect.as(captures.settled, engine)
-      : Effect.succeed({ ...engine, screenshot: (o) => Effect.andThen(captures.settled, engine.screenshot(o)) })
+  /**
+   * The engine as a call sees it: what may navigate (navigate, act) or reads the page's pixels (a screenshot, any call
+   * of a vision engine) first waits for the attempt screenshot in flight — a capture cut by a navigation would hang
+   * on its frame; reads (extract, observe, page state) run beside it.
+   */
+  const guarded = (spec: EngineSpec, engine: Engine["Service"]): Effect.Effect<Engine["Service"]> => {
+    if (spec.capabilities.vision) return Effect.as(captures.settled, engine)
+    const after =
+      <Args extends ReadonlyArray<unknown>, A, E>(f: (...args: Args) => Effect.Effect<A, E>) =>
+      (...args: Args) =>
+        Effect.andThen(captures.settled, f(...args))
+    return Effect.succeed({
+      ...engine,
+      navigate: after(engine.navigate),
+      act: after(engine.act),
+      screenshot: after(engine.screenshot)
+    })
+  }
 
   const use = <A, E>(spec: EngineSpec, f: (engine: Engine["Service"]) => Effect.Effect<A, E>) =>
     lease

@@ -69,6 +69,12 @@ const browser = Config.all({
 
 const sessions = Config.all({
   maxBrowsers: setting("sessions.maxBrowsers", ["SWITCHYARD_MAX_BROWSERS"], whole(1), defaults.sessions.maxBrowsers),
+  warmBrowsers: setting(
+    "sessions.warmBrowsers",
+    ["SWITCHYARD_WARM_BROWSERS"],
+    whole(0),
+    defaults.sessions.warmBrowsers
+  ),
   queue: setting("sessions.queue", ["SWITCHYARD_QUEUE"], whole(0), defaults.sessions.queue),
   maxPendingPerSession: setting(
     "sessions.maxPendingPerSession",

@@ -14,9 +14,10 @@ import * as Secrets from "../Logging/Secrets.ts"
 import * as SystemLog from "../Logging/SystemLog.ts"
 import * as Telemetry from "../Logging/Telemetry.ts"
 import * as AdsPower from "../Sandbox/Provider/AdsPower.ts"
-import type { BrowserProvider } from "../Sandbox/Provider/Browser.ts"
+import { BrowserProvider } from "../Sandbox/Provider/Browser.ts"
 import * as CdpEndpoint from "../Sandbox/Provider/CdpEndpoint.ts"
 import * as LocalChromium from "../Sandbox/Provider/LocalChromium.ts"
+import * as WarmPool from "../Sandbox/Provider/WarmPool.ts"
 import type * as Config from "./Config.ts"
 import * as Reaper from "./Reaper.ts"
 import * as SessionStack from "./SessionStack.ts"
@@ -24,28 +25,39 @@ import { Sessions } from "./Sessions.ts"
 
 type Registry = Effect.Success<ReturnType<typeof Reaper.register>>
 
-const provider = (config: Config.ServiceConfig, registry: Registry): Layer.Layer<BrowserProvider> => {
-  const browser = config.browser
-  if (browser.provider === "cdp" && browser.cdpUrl) return CdpEndpoint.layer({ endpoint: browser.cdpUrl })
-  if (browser.provider === "adspower") {
-    const a = browser.adspower
-    return AdsPower.layer({
-      baseUrl: a.url,
-      ...(a.userId ? { userId: a.userId } : {}),
-      ...(a.serialNumber ? { serialNumber: a.serialNumber } : {}),
-      ...(a.apiKey ? { apiKey: a.apiKey } : {})
-    })
-  }
-  return LocalChromium.layer({
-    ...(browser.chromePath ? { executablePath: browser.chromePath } : {}),
-    ...(browser.profileDir ? { profileDir: browser.profileDir } : {}),
-    headless: browser.headless,
-    user: browser.user,
-    noSandbox: browser.noSandbox,
-    heapLimitMb: config.limits.pageHeapMb,
-    registry
+/** Built once for the service: every session's browser comes from it (and a local one from its warm pool). */
+/** Each session's browser provider: a layer built per session, or one built here once (a warm pool's). */
+const provider = (config: Config.ServiceConfig, registry: Registry) =>
+  Effect.gen(function* () {
+    const browser = config.browser
+    if (browser.provider === "cdp" && browser.cdpUrl) return CdpEndpoint.layer({ endpoint: browser.cdpUrl })
+    if (browser.provider === "adspower") {
+      const a = browser.adspower
+      return AdsPower.layer({
+        baseUrl: a.url,
+        ...(a.userId ? { userId: a.userId } : {}),
+        ...(a.serialNumber ? { serialNumber: a.serialNumber } : {}),
+        ...(a.apiKey ? { apiKey: a.apiKey } : {})
+      })
+    }
+    const options = {
+      ...(browser.chromePath ? { executablePath: browser.chromePath } : {}),
+      ...(browser.profileDir ? { profileDir: browser.profileDir } : {}),
+      headless: browser.headless,
+      user: browser.user,
+      noSandbox: browser.noSandbox,
+      heapLimitMb: config.limits.pageHeapMb,
+      registry
+    }
+    // Each session's browser is launched through that session's egress proxy (LocalChromium.layer reads it). A browser
+    // started ahead (sessions.warmBrowsers, off by default) is started before its session has one, so it goes without:
+    // the pool is built once, for the service, and trades the egress policy for a quicker first call. One profile
+    // directory cannot serve two browsers: a configured one is never started ahead.
+    const { warmBrowsers, maxBrowsers } = config.sessions
+    if (warmBrowsers === 0 || browser.profileDir) return LocalChromium.layer(options)
+    const pool = yield* WarmPool.make(LocalChromium.make(options), { size: warmBrowsers, maxBrowsers })
+    return Layer.succeed(BrowserProvider, pool)
   })
-}
 
 const policyOf = (config: Config.ServiceConfig) =>
   typeof config.cascade === "string" ? Policy.load(config.cascade) : Effect.succeed(config.cascade)
@@ -162,7 +174,7 @@ export const layer = <R = never>(
           limits: { maxPages: config.limits.maxPages, maxNavigationsPerCall: config.limits.maxNavigationsPerCall }
         },
         engines: { model: config.model, playwright: { elementWaitMs: config.waits.elementMs } },
-        browser: provider(config, registry),
+        browser: yield* provider(config, registry),
         egress: egressOf(config, http),
         ...(human.enabled
           ? {

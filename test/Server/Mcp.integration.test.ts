@@ -67,7 +67,7 @@ const session = (client: Client, url: string) =>
     const missing = await call("browser.act", { instruction: 'click "No such thing"' })
     assert.isTrue(missing.isError)
     assert.strictEqual(parse(missing).error.type, "element_not_found")
-    assert.isDefined(parse(missing).state.tools)
+    assert.isUndefined(parse(missing).state.tools, "unchanged since the previous answer: not repeated")
 
     const statusAnswer = await call("browser.status")
     conforms("browser.status", statusAnswer)

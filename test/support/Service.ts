@@ -45,6 +45,8 @@ export const startService = (env: Record<string, string> = {}, args?: ReadonlyAr
     env: {
       ...process.env,
       SWITCHYARD_IDLE_TIMEOUT_MS: "0",
+      // No browser started ahead unless a test asks for one: each test service runs only the browsers it uses.
+      SWITCHYARD_WARM_BROWSERS: "0",
       SWITCHYARD_LOG_DIR: mkdtempSync(join(tmpdir(), "switchyard-logs-")),
       ...env,
       NODE_OPTIONS: [serviceNodeOptions, env.NODE_OPTIONS ?? process.env.NODE_OPTIONS].filter(Boolean).join(" ")

@@ -1,0 +1,102 @@
+/**
+ * Browsers started before anyone asks: a provider over another that hands out a browser it already started, and
+ * starts the next in the background, so a new session (or a crashed one's relaunch) skips Chromium's start.
+ */
+import { Deferred, Effect, Exit, Scope } from "effect"
+import * as CdpHttp from "../../Cdp/Http.ts"
+import * as Session from "../../Cdp/Session.ts"
+import { BrowserProvider, type RunningBrowser } from "./Browser.ts"
+
+export interface WarmPoolOptions {
+  /** Browsers kept started and unused. */
+  readonly size: number
+  /** Browsers at once, in use and warm together: a warm one is started only below it. */
+  readonly maxBrowsers: number
+}
+
+interface Warm {
+  readonly browser: RunningBrowser
+  readonly scope: Scope.Closeable
+}
+
+/**
+ * A warm browser is fresh: started for nobody by `inner` (a local launch: its own temp profile), handed out once,
+ * and stopped with the scope of the session that took it like any other; it never returns to the pool.
+ */
+export const make = (
+  inner: BrowserProvider["Service"],
+  options: WarmPoolOptions
+): Effect.Effect<BrowserProvider["Service"], never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const pool = yield* Effect.scope
+    // Changed only in synchronous steps, so the counts never race. `warm` holds the browsers started ahead, in the
+    // order they were started, each as the answer of its start (undefined when it failed).
+    const warm: Array<Deferred.Deferred<Warm | undefined>> = []
+    let inUse = 0
+
+    /** Starts a browser and readies it for a first client (its page's renderer up), outside any session. */
+    const startOne = (done: Deferred.Deferred<Warm | undefined>) =>
+      Effect.gen(function* () {
+        const scope = yield* Scope.fork(pool)
+        const started = yield* inner.acquire.pipe(
+          Scope.provide(scope),
+          Effect.tap((browser) =>
+            CdpHttp.listTargets(browser.httpEndpoint).pipe(
+              Effect.flatMap((targets) => {
+                const page = targets.find((t) => t.type === "page")
+                return page === undefined ? Effect.void : Session.evaluate(browser.wsEndpoint, page.id, "1")
+              }),
+              Effect.timeoutOption(5_000),
+              Effect.ignore
+            )
+          ),
+          Effect.exit
+        )
+        if (Exit.isFailure(started)) yield* Scope.close(scope, started)
+        yield* Deferred.succeed(done, Exit.isSuccess(started) ? { browser: started.value, scope } : undefined)
+      }).pipe(Effect.onInterrupt(() => Deferred.succeed(done, undefined)))
+
+    /** Tops the pool up to its size within the cap; a start that fails is not retried until the next take. */
+    const fill: Effect.Effect<void> = Effect.suspend(() => {
+      const wanted = Math.min(options.size - warm.length, options.maxBrowsers - inUse - warm.length)
+      if (wanted <= 0) return Effect.void
+      const starts = Array.from({ length: wanted }, () => Deferred.makeUnsafe<Warm | undefined>())
+      warm.push(...starts)
+      return Effect.forkIn(Effect.forEach(starts, startOne, { concurrency: "unbounded", discard: true }), pool)
+    }).pipe(Effect.asVoid)
+
+    /** The oldest browser started ahead, waiting for it when it is still starting (it is further along than a new one). */
+    const takeWarm: Effect.Effect<Warm | undefined> = Effect.suspend(() => {
+      const next = warm.shift()
+      if (next === undefined) return Effect.succeed(undefined)
+      return Deferred.await(next).pipe(
+        Effect.flatMap((taken) =>
+          taken === undefined
+            ? takeWarm
+            : taken.browser.alive.pipe(
+                Effect.flatMap((alive) =>
+                  alive ? Effect.succeed(taken) : Scope.close(taken.scope, Exit.void).pipe(Effect.andThen(takeWarm))
+                )
+              )
+        )
+      )
+    })
+
+    const acquire = Effect.gen(function* () {
+      inUse++
+      // Added first, so it runs last: the session's browser is stopped before the pool starts another.
+      yield* Effect.addFinalizer(() => Effect.sync(() => inUse--).pipe(Effect.andThen(fill)))
+      const taken = yield* takeWarm
+      if (taken === undefined) {
+        const browser = yield* inner.acquire
+        yield* fill
+        return browser
+      }
+      yield* Effect.addFinalizer((exit) => Scope.close(taken.scope, exit))
+      yield* fill
+      return taken.browser
+    })
+
+    yield* fill
+    return BrowserProvider.of({ name: inner.name, canRelaunch: inner.canRelaunch, acquire })
+  })
