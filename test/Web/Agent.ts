@@ -4,6 +4,7 @@ import type { Agent, Answer, ToolError, WebPattern } from "./Pattern.ts"
 import type { PatternServer } from "./Server.ts"
 
 export const agentFor = (service: Service, server: PatternServer, p: WebPattern): Agent => {
+  const before = server.recorded(p.name).length
   const call = async (tool: string, args: Record<string, unknown> = {}): Promise<Answer> => {
     const reply = await service.call(tool, { ...args, session: p.name })
     // JSON-RPC carries a tool failure as an error whose data is the typed error and the state block.
@@ -27,6 +28,7 @@ export const agentFor = (service: Service, server: PatternServer, p: WebPattern)
       }
       return answer
     },
-    recorded: () => server.recorded(p.name)
+    // What the pages posted during this run only: the bench runs each pattern several times on one server.
+    recorded: () => server.recorded(p.name).slice(before)
   }
 }
