@@ -2,7 +2,7 @@
  * The service as users run it: a real `node src/Main.ts serve` process answering JSON-RPC on stdio, with a real
  * Chromium behind it. What happens to that Chromium when the service ends is the point of most of these tests.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
@@ -55,6 +55,8 @@ describe("switchyard serve", () => {
     () =>
       Effect.gen(function* () {
         const tmp = mkdtempSync(join(tmpdir(), "switchyard-killed-"))
+        // As root the browsers run as an unprivileged user, whose profiles can live here only if it can pass through.
+        chmodSync(tmp, 0o711)
         const { service, browserPid, profile } = yield* startBrowsing({ TMPDIR: tmp, SWITCHYARD_WARM_BROWSERS: "2" })
         const browsers = () => processesMatching(`--user-data-dir=${tmp}`).filter((p) => !/--type=/.test(p.cmdline))
         // Started and owned: a profile whose launch was cut short is reaped only once it is a minute old.
