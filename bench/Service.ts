@@ -16,7 +16,7 @@ export const start = (env: Record<string, string> = {}) =>
   Effect.acquireRelease(
     Effect.sync((): Started => {
       const logs = mkdtempSync(join(tmpdir(), "switchyard-bench-service-"))
-      // The shipped configuration: the tests' support turns the warm pool off, the bench measures the default.
+      // The shipped configuration unless a part says otherwise (the tests' support turns the warm pool off).
       const warm = String(defaults.sessions.warmBrowsers)
       return Object.assign(startService({ SWITCHYARD_LOG_DIR: logs, SWITCHYARD_WARM_BROWSERS: warm, ...env }), { logs })
     }),

@@ -74,59 +74,22 @@ export const causeOf = (failure: {
 /** A worker module beside `base` (pass `import.meta.url`), with `base`'s extension: `.ts` from source, `.js` built. */
 export const sibling = (name: string, base: string): URL => new URL(`${name}${extname(fileURLToPath(base))}`, base)
 
-// Flags meant for the host's own entry (`--input-type`, `--eval`) would stop a file-based worker from starting.
-const execArgv = () => process.execArgv.filter((a) => !/^--(input-type|eval|print)\b/.test(a) && a !== "-e")
-
-/** What a spare worker gets as workerData: it loads its modules, then waits for its init data in message 0. */
-const spareMark = "switchyard:spare-worker"
-
 /**
- * One worker per entry started ahead, once that entry has been spawned: its modules (an SDK that takes most of a
- * second to load) are loaded by the time the next spawn needs them. Unreferenced, so it never keeps Node alive.
- */
-const spares = new Map<string, Worker>()
-
-const keepSpare = (entry: URL) => {
-  const key = entry.href
-  if (spares.has(key)) return
-  const worker = new Worker(entry, { workerData: spareMark, execArgv: execArgv() })
-  worker.unref()
-  const drop = () => {
-    if (spares.get(key) === worker) spares.delete(key)
-  }
-  worker.once("error", drop)
-  worker.once("exit", drop)
-  spares.set(key, worker)
-}
-
-const takeSpare = (entry: URL, data: unknown): Worker | undefined => {
-  const worker = spares.get(entry.href)
-  if (worker === undefined) return undefined
-  spares.delete(entry.href)
-  worker.removeAllListeners("error")
-  worker.removeAllListeners("exit")
-  worker.ref()
-  worker.postMessage({ id: 0, method: "init", args: [data] })
-  return worker
-}
-
-/**
- * Starts `entry` (a module that calls `serve`) in a worker with `init` as its workerData (or hands a spare its
- * `init`), for the scope's lifetime. `init` is the handler the worker runs first; a failure there fails the spawn.
+ * Starts `entry` (a module that calls `serve`) in a worker with `init` as its workerData, for the scope's lifetime.
+ * `init` is the handler the worker runs first; a failure there fails the spawn.
  */
 export const spawn = (entry: URL, data: unknown): Effect.Effect<Isolated, WorkerFailure, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.callback<{ worker: Worker; state: { dead: boolean } }, WorkerFailure>((resume) => {
-      const worker = takeSpare(entry, data) ?? new Worker(entry, { workerData: data, execArgv: execArgv() })
+      // Flags meant for the host's own entry (`--input-type`, `--eval`) would stop a file-based worker from starting.
+      const execArgv = process.execArgv.filter((a) => !/^--(input-type|eval|print)\b/.test(a) && a !== "-e")
+      const worker = new Worker(entry, { workerData: data, execArgv })
       const state = { dead: false }
       const onReady = (message: Message) => {
         if (message.id !== 0) return
         worker.off("message", onReady)
-        if (message.ok) {
-          // The next spawn of this entry finds its modules loaded; started once this one no longer needs the CPU.
-          keepSpare(entry)
-          resume(Effect.succeed({ worker, state }))
-        } else {
+        if (message.ok) resume(Effect.succeed({ worker, state }))
+        else {
           void worker.terminate()
           resume(Effect.fail(message.error))
         }
@@ -200,19 +163,14 @@ export const serve = (init: (data: any) => Promise<Handlers> | Handlers) => {
       )
   }
   let handlers: Handlers = {}
-  const start = (data: unknown) =>
-    reply(0, async () => {
-      handlers = await init(data)
-    })
-  // A spare is told its init data when it is taken; any other worker has it from the start.
-  if (workerData !== spareMark) start(workerData)
+  reply(0, async () => {
+    handlers = await init(workerData)
+  })
   port.on("message", ({ id, method, args }: { id: number; method: string; args: Array<unknown> }) =>
-    id === 0
-      ? start(args[0])
-      : reply(id, () => {
-          const handler = handlers[method]
-          if (handler === undefined) throw new Error(`the engine worker has no method "${method}"`)
-          return handler(...args)
-        })
+    reply(id, () => {
+      const handler = handlers[method]
+      if (handler === undefined) throw new Error(`the engine worker has no method "${method}"`)
+      return handler(...args)
+    })
   )
 }

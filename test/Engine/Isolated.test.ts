@@ -37,18 +37,4 @@ describe("Isolated", () => {
       assert.deepInclude(failure, { name: "InitError", message: "no init" })
     })
   )
-
-  it.live("a later spawn gets a worker started ahead, modules loaded, with its own init data", () =>
-    Effect.gen(function* () {
-      yield* Effect.scoped(Isolated.spawn(entry, { greeting: "first" }))
-      yield* Effect.sleep("1500 millis")
-      const asked = Date.now()
-      const worker = yield* Isolated.spawn(entry, { greeting: "second" })
-      assert.strictEqual(yield* worker.call<string>("echo", "one"), "second one")
-      assert.isBelow(yield* worker.call<number>("loadedAt"), asked, "its modules loaded before it was asked for")
-      yield* Effect.sleep("1500 millis")
-      const refused = yield* Effect.flip(Isolated.spawn(entry, { greeting: "refuse" }))
-      assert.deepInclude(refused, { name: "InitError", message: "no init" }, "a spare's failing init fails the spawn")
-    }).pipe(Effect.scoped)
-  )
 })

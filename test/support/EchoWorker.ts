@@ -1,14 +1,10 @@
 /** A worker for the Isolated tests: answers, fails like an SDK error, or hangs with a live timer. */
 import { serve } from "../../src/Engine/Isolated.ts"
 
-/** When this thread loaded its modules: before its spawn for a spare worker. */
-const loadedAt = Date.now()
-
 serve((data: { greeting: string }) => {
   if (data.greeting === "refuse") throw Object.assign(new Error("no init"), { name: "InitError" })
   return {
     echo: (text: string) => `${data.greeting} ${text}`,
-    loadedAt: () => loadedAt,
     fail: () => {
       throw Object.assign(new Error("rate limited"), { name: "AI_APICallError", statusCode: 429 })
     },

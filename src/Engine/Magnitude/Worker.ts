@@ -19,10 +19,6 @@ console.log = console.error
 console.info = console.error
 console.debug = console.error
 
-// Loaded as the thread starts, not when it is told which page to drive: a spare worker has it ready (Isolated.ts).
-const magnitudeCore = import("magnitude-core")
-magnitudeCore.catch(() => undefined)
-
 serve(async (init: Init) => {
   const { limits, llm } = init
   let browser: Browser
@@ -38,7 +34,7 @@ serve(async (init: Init) => {
   for (const context of browser.contexts()) context.on("dialog", () => undefined)
   const { page, found } = await findPage(browser, init.targetId)
 
-  const magnitude = await magnitudeCore
+  const magnitude = await import("magnitude-core")
   const extract = Extract.load()
   const agent = await Agent.start(magnitude, browser, page, llm, limits)
 
