@@ -270,7 +270,18 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
             Effect.tapError((breach) =>
               breach.limit === "navigations"
                 ? SessionState.pageOf(live)((cdp, sessionId) =>
-                    cdp.send("Page.navigate", { url: "about:blank" }, sessionId)
+                    // With its scripts off the page cannot start the next reload while it is being left (a reload
+                    // already under way can otherwise win over the navigation away).
+                    cdp
+                      .send("Emulation.setScriptExecutionDisabled", { value: true }, sessionId)
+                      .pipe(
+                        Effect.andThen(cdp.send("Page.navigate", { url: "about:blank" }, sessionId)),
+                        Effect.ensuring(
+                          cdp
+                            .send("Emulation.setScriptExecutionDisabled", { value: false }, sessionId)
+                            .pipe(Effect.ignore)
+                        )
+                      )
                   ).pipe(Effect.timeout(5_000), Effect.ignore)
                 : Effect.void
             )
