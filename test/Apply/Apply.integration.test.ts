@@ -33,16 +33,7 @@ const workspace = () => {
   const dir = mkdtempSync(join(tmpdir(), "switchyard-apply-"))
   dirs.push(dir)
   writeFileSync(join(dir, "resume.pdf"), "%PDF-1.4\n% Ada Lovelace, analyst\n")
-  writeFileSync(
-    join(dir, "profile.json"),
-    JSON.stringify({
-      firstName: "Ada",
-      lastName: "Lovelace",
-      email: "ada@example.com",
-      phone: "+44 20 7946 0000",
-      resume: "resume.pdf"
-    })
-  )
+  writeFileSync(join(dir, "profile.json"), JSON.stringify(AtsServer.applicant("resume.pdf")))
   const store = join(dir, "store.db")
   const apply = (job: string) => {
     const p = startApply(["--job", job, "--profile", join(dir, "profile.json"), "--store", store], {

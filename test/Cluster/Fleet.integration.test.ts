@@ -182,13 +182,7 @@ describe.skipIf(Postgres.binDir() === undefined)("fleet on PostgreSQL", () => {
         const ats = yield* AtsServer.start
         const { dir, runner, query } = yield* fleet
         writeFileSync(join(dir, "resume.pdf"), "%PDF-1.4\n% Ada Lovelace\n")
-        const profile = {
-          firstName: "Ada",
-          lastName: "Lovelace",
-          email: "ada@example.com",
-          phone: "+44 20 7946 0000",
-          resume: join(dir, "resume.pdf")
-        }
+        const profile = AtsServer.applicant(join(dir, "resume.pdf"))
         const runners = { r1: yield* runner("r1", 2), r2: yield* runner("r2", 2) }
         const started = yield* call(runners.r1, "apply.start", { job: ats.jobs.workday, profile })
         const run = (started.result as { run: string }).run
@@ -291,16 +285,7 @@ describe.skipIf(Postgres.binDir() === undefined)("fleet on PostgreSQL", () => {
         const ats = yield* AtsServer.start
         const { pg, dir, runner } = yield* fleet
         writeFileSync(join(dir, "resume.pdf"), "%PDF-1.4\n% Ada Lovelace\n")
-        writeFileSync(
-          join(dir, "profile.json"),
-          JSON.stringify({
-            firstName: "Ada",
-            lastName: "Lovelace",
-            email: "ada@example.com",
-            phone: "+44 20 7946 0000",
-            resume: "resume.pdf"
-          })
-        )
+        writeFileSync(join(dir, "profile.json"), JSON.stringify(AtsServer.applicant("resume.pdf")))
         const r1 = yield* runner("r1", 2)
         const r2 = yield* runner("r2", 2)
         const apply = startApply(["--job", ats.jobs.lever, "--profile", join(dir, "profile.json")], {
