@@ -91,9 +91,7 @@ export const make = Effect.fnUntraced(function* (options: DriverOptions) {
       return yield* raw(tool, args)
     })
 
-  const facts = call("browser.extract", { instruction: "the page" }).pipe(
-    Effect.map((answer) => answer.result as Facts)
-  )
+  const facts = call("browser.extract", {}).pipe(Effect.map((answer) => answer.result as Facts))
 
   // The résumé through the service's own upload tool: confined to its upload folders like any agent's upload.
   const upload = (target: string, file: string) => call("browser.upload", { files: [file], target }).pipe(Effect.asVoid)

@@ -1,7 +1,8 @@
 /**
- * Seed 001's job-application steps on a page, model-free: read the form's fields, fill them from the profile, set
- * the résumé, notice a human check, submit once, and recognise the confirmation. Each step reads the page afresh,
- * so a step run again (after a crash, on another runner, after a person) does only what is still missing.
+ * Seed 001's job-application steps on a page: read the form's fields, fill them from the profile, set the résumé,
+ * notice a human check, submit once, and recognise the confirmation. Each decides from the page's facts, read afresh
+ * without a model (so a step run again after a crash, on another runner or after a person does only what is still
+ * missing); its actions go through the session's cascade, the model's engines first when one is configured.
  */
 import { Effect } from "effect"
 import { StepFailed } from "../Errors/Service.ts"

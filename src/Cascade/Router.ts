@@ -282,7 +282,7 @@ export class Router extends Context.Service<
                 toErrorInfo(
                   new Unsupported({
                     action: tool.name,
-                    message: `no level of this page's cascade understands element references (they come from the playwright level's observe and extract); act by instruction instead`
+                    message: bound.untried
                   })
                 )
               )

@@ -44,6 +44,8 @@ export interface OnEngine<A, R> {
   /** Whether the call means anything to an engine with these capabilities; levels whose engine it does not are not
    * tried (an element reference to an engine that never handed it out). By default every engine is tried. */
   readonly tries?: (capabilities: Capabilities, args: A) => boolean
+  /** Why no level ran the call when `tries` ruled every level of the page's cascade out: which engines it needs. */
+  readonly untried?: string
   /**
    * Local files the call puts into the page (an upload): checked against the upload roots, and any file chooser the
    * page opens during the call is answered with them.
@@ -64,6 +66,7 @@ export type Bound =
       readonly run: (engine: Engine["Service"]) => Effect.Effect<unknown, SwitchyardError>
       readonly serves: (capabilities: Capabilities) => boolean
       readonly tries: (capabilities: Capabilities) => boolean
+      readonly untried: string
       readonly files: ReadonlyArray<string>
     }
   | {
@@ -242,6 +245,7 @@ export const make = <
       run: (engine) => work.run(engine, args),
       serves: (capabilities) => work.serves?.(capabilities, args) ?? true,
       tries: (capabilities) => work.tries?.(capabilities, args) ?? true,
+      untried: work.untried ?? "no level of this page's cascade can run it",
       files: work.files?.(args) ?? []
     }
   }

@@ -129,6 +129,8 @@ export const tools = [
       serves: (c, args) => ("instruction" in args ? c.instructions !== "none" : c.actions),
       tries: (c, args) =>
         !("ref" in args || ("action" in args && isReference(args.action.selector))) || c.references === true,
+      untried:
+        "no level of this page's cascade understands element references (they come from the playwright level's observe and extract); act by instruction instead",
       files: filesOfAct
     }
   }),
@@ -162,15 +164,20 @@ export const tools = [
     title: "Read the page",
     annotations: { readOnlyHint: true, openWorldHint: true },
     description:
-      "Read data from the current page. Without a schema you get the page's text, headings, links and form fields; with a JSON schema you get an object of that shape.",
+      "Read data from the current page. With no instruction you get the page's facts, read without a model: text, headings, links and form fields with element references. With an instruction, what it asks for; with a JSON schema, an object of that shape.",
     args: Schema.Struct({
-      instruction: text("What to read from the page."),
+      instruction: Schema.optional(text("What to read from the page; leave out for the page's facts.")),
       schema: Schema.optional(Schema.Unknown.annotate({ description: "JSON schema the result must match." }))
     }),
     result: Schema.Unknown,
     onEngine: {
-      run: (engine, { instruction, schema }) => engine.extract(instruction, schema),
-      serves: (c, { schema }) => schema === undefined || c.extract === "any-schema"
+      run: (engine, { instruction, schema }) => engine.extract(instruction ?? "", schema),
+      serves: (c, { schema }) => schema === undefined || c.extract === "any-schema",
+      // The page's facts have one shape, whatever the cascade: only the level that reads them without a model does.
+      tries: (c, { instruction, schema }) =>
+        instruction !== undefined || schema !== undefined || c.extract === "page-facts",
+      untried:
+        "the page's facts (an extract without an instruction) are read by the model-free playwright level, which this page's cascade lacks; say what to read in an instruction"
     }
   }),
   Tool.make("browser.observe", {

@@ -2,7 +2,8 @@
  * The session browser's life: started on first use, checked before each call, relaunched once with its URL restored;
  * a closed page gives way to the previous tab, and the last one (or a crashed or hung one) is replaced at the last URL.
  */
-import { chown, mkdir, mkdtemp, rmdir } from "node:fs/promises"
+import { chown, mkdir, mkdtemp, rm, rmdir } from "node:fs/promises"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Exit, Option, Ref, Scope } from "effect"
 import * as CdpHttp from "../Cdp/Http.ts"
@@ -12,6 +13,7 @@ import * as Page from "../Engine/PageState.ts"
 import { BrowserUnavailable } from "../Errors/Browser.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import type { EngineSwitch } from "./EngineSwitch.ts"
+import * as Files from "./Files.ts"
 import type * as Limits from "./Limits.ts"
 import type { DialogPolicy } from "./PageLink/Dialogs.ts"
 import { described, type Fate } from "./PageLink/Targets.ts"
@@ -33,6 +35,11 @@ export interface BrowserLife {
   readonly ensure: Effect.Effect<LiveBrowser, SwitchyardError>
   /** Disconnects the engine and stops the browser; the next `ensure` starts a new one. */
   readonly stop: Effect.Effect<void>
+  /** Paths of `files` the live browser can open itself (copies its own user can read, when it runs as another). */
+  readonly readable: (
+    live: LiveBrowser,
+    files: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyArray<string>, SwitchyardError>
 }
 
 export const make = Effect.fnUntraced(function* (options: {
@@ -79,6 +86,25 @@ export const make = Effect.fnUntraced(function* (options: {
       )
     )
 
+  /** The copies of uploaded files the browser's own user reads, made on first need and gone with the browser. */
+  let uploadDir: string | undefined
+  const uploadFolder = (user: { readonly uid: number; readonly gid: number }) =>
+    Effect.tryPromise(async () => {
+      if (uploadDir !== undefined) return uploadDir
+      const root = LocalChromium.reachable(join(tmpdir(), "uploads")) === undefined ? tmpdir() : "/tmp"
+      const dir = await mkdtemp(join(root, "switchyard-uploads-"))
+      await chown(dir, user.uid, user.gid)
+      uploadDir = dir
+      return dir
+    }).pipe(
+      Effect.mapError((cause) => new BrowserUnavailable({ message: "cannot make the session's upload folder", cause }))
+    )
+
+  const readable = (live: LiveBrowser, files: ReadonlyArray<string>) => {
+    const user = live.running.user
+    return Files.forBrowser(files, user, user === undefined ? Effect.succeed("") : uploadFolder(user))
+  }
+
   const stop = Effect.gen(function* () {
     yield* engines.disconnect("released")
     const current = yield* Ref.modify(state, (s): [LiveBrowser | undefined, SessionState] => [
@@ -91,6 +117,11 @@ export const make = Effect.fnUntraced(function* (options: {
     if (folder !== undefined) {
       downloadDir = undefined
       yield* Effect.promise(() => rmdir(folder).catch(() => undefined))
+    }
+    const uploads = uploadDir
+    if (uploads !== undefined) {
+      uploadDir = undefined
+      yield* Effect.promise(() => rm(uploads, { recursive: true, force: true }))
     }
   })
 
@@ -228,5 +259,5 @@ export const make = Effect.fnUntraced(function* (options: {
     return fresh
   })
 
-  return { ensure, stop } satisfies BrowserLife
+  return { ensure, stop, readable } satisfies BrowserLife
 })

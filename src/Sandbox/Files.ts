@@ -1,10 +1,12 @@
 /**
  * Which local files a call may put into a page's file input: only files under the configured roots, judged on their
- * real paths, so neither `..` nor a symlink reaches outside them.
+ * real paths, so neither `..` nor a symlink reaches outside them; and, for a browser running as another user, copies
+ * it can read.
  */
-import { realpath, stat } from "node:fs/promises"
-import { isAbsolute, relative, resolve, sep } from "node:path"
+import { chown, copyFile, mkdtemp, realpath, stat } from "node:fs/promises"
+import { basename, isAbsolute, join, relative, resolve, sep } from "node:path"
 import { Effect } from "effect"
+import { BrowserUnavailable } from "../Errors/Browser.ts"
 import { InvalidInput } from "../Errors/Page.ts"
 import { PolicyRejected } from "../Errors/Service.ts"
 
@@ -49,3 +51,35 @@ export const confine = (
       })
     )
   })
+
+/**
+ * The paths to hand a browser that opens files itself (a file chooser's answer: Chromium reads the file when the form
+ * is sent). A browser running as another user cannot read a file in a private folder, and the form would fail to
+ * send: it gets copies of its own under `dir`, one folder per call so the site sees each file's own name.
+ */
+export const forBrowser = (
+  files: ReadonlyArray<string>,
+  user: { readonly uid: number; readonly gid: number } | undefined,
+  dir: Effect.Effect<string, BrowserUnavailable>
+): Effect.Effect<ReadonlyArray<string>, BrowserUnavailable> =>
+  user === undefined
+    ? Effect.succeed(files)
+    : Effect.gen(function* () {
+        const root = yield* dir
+        return yield* Effect.tryPromise({
+          try: async () => {
+            const folder = await mkdtemp(join(root, "call-"))
+            await chown(folder, user.uid, user.gid)
+            const copied: Array<string> = []
+            for (const file of files) {
+              const copy = join(folder, basename(file))
+              await copyFile(file, copy)
+              await chown(copy, user.uid, user.gid)
+              copied.push(copy)
+            }
+            return copied
+          },
+          catch: (cause) =>
+            new BrowserUnavailable({ message: `cannot give the browser's user a copy of ${files.join(", ")}`, cause })
+        })
+      })

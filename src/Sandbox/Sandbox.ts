@@ -442,7 +442,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     chooseFiles: (files, self) =>
       Effect.gen(function* () {
         const live = yield* life.ensure
-        return yield* live.link.chooseFiles(live.targetId, files, self)
+        return yield* live.link.chooseFiles(live.targetId, yield* life.readable(live, files), self)
       }),
     pageState: onBrowser(
       (live): Effect.Effect<PageState, SwitchyardError> => Page.capture(SessionState.sessionOf(live)),

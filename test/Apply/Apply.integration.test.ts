@@ -10,6 +10,7 @@ import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
 import * as AtsServer from "../fixtures/AtsServer.ts"
+import * as LlmServer from "../fixtures/LlmServer.ts"
 import { type ApplyProcess, eventsIn, startApply, startsPerStep } from "../support/Apply.ts"
 import { processesMatching } from "../support/Processes.ts"
 import { waitFor } from "../support/Wait.ts"
@@ -35,10 +36,11 @@ const workspace = () => {
   writeFileSync(join(dir, "resume.pdf"), "%PDF-1.4\n% Ada Lovelace, analyst\n")
   writeFileSync(join(dir, "profile.json"), JSON.stringify(AtsServer.applicant("resume.pdf")))
   const store = join(dir, "store.db")
-  const apply = (job: string) => {
+  const apply = (job: string, env: Record<string, string> = {}) => {
     const p = startApply(["--job", job, "--profile", join(dir, "profile.json"), "--store", store], {
       TMPDIR: dir,
-      SWITCHYARD_LOG_DIR: join(dir, "logs")
+      SWITCHYARD_LOG_DIR: join(dir, "logs"),
+      ...env
     })
     started.push(p)
     return p
@@ -51,7 +53,61 @@ const kill = async (p: ApplyProcess) => {
   await p.exited
 }
 
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/** A model that answers Stagehand's act requests of the form `click the "Label" …` with the tree line named so,
+ * and anything else with nothing to do. */
+const clickingModel: LlmServer.Script = (request) => {
+  const properties = Object.keys(LlmServer.requestedSchema(request)?.properties ?? {})
+  const prompt = LlmServer.promptText(request)
+  const reply = (value: unknown) => ({ json: LlmServer.chatCompletion(JSON.stringify(value)) })
+  if (!(properties.includes("action") && properties.includes("twoStep"))) return reply({ elements: [] })
+  const name = /given the following action: click the "([^"]+)"/s.exec(prompt)?.[1]
+  const id =
+    name === undefined
+      ? undefined
+      : new RegExp(`\\[(\\d+-\\d+)\\] [\\w ]+: ${escapeRegExp(name)}`, "m").exec(prompt)?.[1]
+  return reply({
+    action: id === undefined ? null : { elementId: id, description: name, method: "click", arguments: [] },
+    twoStep: false
+  })
+}
+
 describe("switchyard apply", () => {
+  it.live(
+    "with a model configured, the steps still read the form's facts and the model's engine uploads the résumé",
+    () =>
+      Effect.gen(function* () {
+        const ats = yield* AtsServer.start
+        const llm = yield* LlmServer.start(clickingModel)
+        const { store, apply } = workspace()
+        const run = apply(ats.jobs.greenhouse, {
+          SWITCHYARD_MODEL: "openai/gpt-4.1-mini",
+          OPENAI_API_KEY: "sk-test",
+          OPENAI_BASE_URL: `${llm.origin}/v1`
+        })
+        const done = yield* Effect.promise(() => run.done)
+        assert.isTrue(done.ok, JSON.stringify(done))
+        assert.deepInclude(done.result as object, { platform: "greenhouse" })
+        const submissions = ats.submissions()
+        assert.strictEqual(submissions.length, 1)
+        assert.deepInclude(submissions[0]!.fields, { first_name: "Ada", email: "ada@example.com" })
+        assert.strictEqual(submissions[0]!.resume?.name, "resume.pdf")
+        // The cascade's first level is the model's: it clicked the upload, whose file chooser got the résumé.
+        const operations = eventsIn(store).filter((e) => e.type === "engine_operation")
+        const served = JSON.stringify(operations.map((e) => [e.data.operation, e.data.engine]))
+        assert.isTrue(
+          operations.some((e) => e.data.operation === "browser.upload" && e.data.engine === "stagehand:dom"),
+          served
+        )
+        // The page's facts are read without a model whatever the cascade: the model was only asked to act.
+        const acts = llm.requests.filter((r) => "action" in (LlmServer.requestedSchema(r)?.properties ?? {}))
+        assert.isAbove(acts.length, 0)
+        assert.strictEqual(acts.length, llm.requests.length, served)
+      }),
+    240_000
+  )
+
   it.live(
     "killed after a step, run again: it finishes there, no completed step re-ran, the form's pages were kept",
     () =>

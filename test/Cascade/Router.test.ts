@@ -306,4 +306,30 @@ describe("Router", () => {
       assert.deepStrictEqual(script.calls, [])
     })
   )
+
+  it.effect(
+    "the page's facts (an extract with no instruction) are read only by a level that reads them without a model",
+    () =>
+      Effect.gen(function* () {
+        const script: Script = { stagehand: ["ok"], calls: [] }
+        const r = yield* router(script)
+        yield* r.call("browser.extract", {}, { traceId: "facts" })
+        yield* r.call("browser.extract", { instruction: "the job title" }, { traceId: "asked" })
+        assert.deepStrictEqual(
+          script.calls.map((c) => c.levels),
+          ["magnitude,playwright,human", "stagehand:dom,stagehand:cua"]
+        )
+        const stagehandOnly = {
+          totalTimeoutMs: 60_000,
+          levels: [{ engine: "stagehand" as const, mode: "dom" as const, retryCount: 0, timeoutPerAttemptMs: 10_000 }]
+        }
+        const none = yield* (yield* router(script, { policy: { default: stagehandOnly } })).call(
+          "browser.extract",
+          {},
+          { traceId: "no-facts" }
+        )
+        assert.strictEqual(none.error?.type, "unsupported")
+        assert.include(none.error?.message, "instruction")
+      })
+  )
 })

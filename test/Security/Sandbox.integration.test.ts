@@ -3,7 +3,9 @@
  * sandbox on (renderers under seccomp), `--no-sandbox` only when configured and then reported by `switchyard status`,
  * and a SIGKILLed service's browser — another user's process — still dies with it.
  */
-import { readFileSync, statSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
@@ -93,6 +95,45 @@ describe.runIf(root)("Chromium's sandbox when the service runs as root", () => {
     } finally {
       await stopServices()
       await sites.close()
+    }
+  })
+
+  it("a file chosen from the service's private folder reaches the page and the site", { timeout: 90_000 }, async () => {
+    // The résumé sits where only the service's user can read it (mode 0700), as files under /root do.
+    const folder = mkdtempSync(join(tmpdir(), "switchyard-private-"))
+    const content = `résumé ${Math.random().toString(36).slice(2)}`
+    writeFileSync(join(folder, "cv.txt"), content)
+    const service = startService({ SWITCHYARD_UPLOAD_ROOTS: folder })
+    // A styled button opens the chooser of a hidden input; the page previews the file, the form posts it.
+    const sites = await startSites(() => ({
+      "/apply": `<!doctype html><title>Apply</title>
+<form method="post" action="/sent" enctype="multipart/form-data">
+  <input type="file" id="cv" name="cv" hidden onchange="this.files[0].text().then((t) => { document.getElementById('preview').textContent = 'Preview: ' + t })">
+  <button type="button" onclick="document.getElementById('cv').click()">Upload your CV</button>
+  <p id="preview"></p>
+  <button type="submit">Send application</button>
+</form>`,
+      "/sent": (body: string) =>
+        `<!doctype html><title>Sent</title><p>${body.includes(content) ? "the file arrived" : "no file"}</p>`
+    }))
+    try {
+      const opened = await service.call("browser.navigate", { url: sites.allowedUrl("/apply") })
+      assert.isUndefined(opened.error, JSON.stringify(opened.error))
+      const uploaded = await service.call("browser.upload", {
+        files: [join(folder, "cv.txt")],
+        target: "Upload your CV"
+      })
+      assert.isUndefined(uploaded.error, JSON.stringify(uploaded.error))
+      const page = (await service.call("browser.extract", {})).result as { result: { text: string } }
+      assert.include(page.result.text, `Preview: ${content}`)
+      const sent = await service.call("browser.act", { instruction: 'click "Send application"' })
+      assert.isUndefined(sent.error, JSON.stringify(sent.error))
+      const after = (await service.call("browser.extract", {})).result as { result: { text: string; url: string } }
+      assert.include(after.result.text, "the file arrived", after.result.url)
+    } finally {
+      await stopServices()
+      await sites.close()
+      rmSync(folder, { recursive: true, force: true })
     }
   })
 })
