@@ -1,18 +1,33 @@
 /**
  * Screenshots per attempt off the answer's path: a capture starts when its attempt ends and finishes while the
  * answer goes out. The mask it puts on typed text changes paint only (no layout, no values), so the next call's reads
- * may overlap it; what may navigate or reads the page's pixels waits until no capture runs (`settled`).
+ * and typing may overlap it; what may navigate or reads the page's pixels waits until no capture runs (`settled`).
+ *
+ * An attempt after which nothing could have changed the page (a read: no navigate or act began since the frame was
+ * asked for, and the page is at the same address) shares that frame instead of asking for another: it shows the page
+ * as the attempt left it.
  */
 import { Deferred, Effect, Option, Scope } from "effect"
 
 export interface Captures {
-  /** Takes a screenshot now, or right after the one running, and hands it to `save` in the background. */
+  /** Takes a screenshot now, right after the one running, or shares a frame of the unchanged page; hands it to
+   * `save` in the background. */
   readonly start: (save: (image: Uint8Array) => Effect.Effect<void>) => Effect.Effect<void>
   /** Waits until no capture is running (each is bounded by its own limit). */
   readonly settled: Effect.Effect<void>
+  /** Something may change the page (a navigate or an act begins, the page moved): earlier frames no longer show it. */
+  readonly changed: Effect.Effect<void>
 }
 
 type Save = (image: Uint8Array) => Effect.Effect<void>
+
+/** One frame: the page's generation when it was asked for, and the attempts it serves. */
+interface Frame {
+  readonly generation: number
+  readonly saves: Array<Save>
+  /** Its image came back: no more attempts join it. */
+  taken: boolean
+}
 
 /**
  * Attempts that end while a capture runs share the next one: by the time it starts the page already shows the last
@@ -26,25 +41,42 @@ export const make = (shot: Effect.Effect<Option.Option<Uint8Array>>): Effect.Eff
     yield* Effect.addFinalizer(() => settled)
     // Read and written only in synchronous steps, so a start never races the loop's end: at most one capture (one
     // mask) is on the page at a time.
+    let generation = 0
     let running: Deferred.Deferred<void> | undefined
+    let current: Frame | undefined
     let waiting: Array<Save> = []
+    let last: { readonly generation: number; readonly image: Uint8Array } | undefined
 
-    const loop = (batch: ReadonlyArray<Save>): Effect.Effect<void> =>
-      shot.pipe(
-        Effect.flatMap((image) =>
-          Option.isSome(image) ? Effect.forEach(batch, (save) => save(image.value), { discard: true }) : Effect.void
-        ),
-        Effect.andThen(
-          Effect.suspend(() => {
-            const next = waiting
-            waiting = []
-            return next.length > 0 ? loop(next) : Effect.void
-          })
+    const loop = (saves: Array<Save>): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const frame: Frame = { generation, saves, taken: false }
+        current = frame
+        return shot.pipe(
+          Effect.flatMap((image) => {
+            frame.taken = true
+            if (Option.isNone(image)) return Effect.void
+            last = { generation: frame.generation, image: image.value }
+            return Effect.forEach(frame.saves, (save) => save(image.value), { discard: true })
+          }),
+          Effect.andThen(
+            Effect.suspend(() => {
+              const next = waiting
+              waiting = []
+              return next.length > 0 ? loop(next) : Effect.void
+            })
+          )
         )
-      )
+      })
 
     const start = (save: Save) =>
       Effect.suspend(() => {
+        if (current !== undefined && !current.taken && current.generation === generation) {
+          current.saves.push(save)
+          return Effect.void
+        }
+        if (last !== undefined && last.generation === generation) {
+          return Effect.forkIn(save(last.image), scope).pipe(Effect.asVoid)
+        }
         if (running !== undefined) {
           waiting.push(save)
           return Effect.void
@@ -53,6 +85,7 @@ export const make = (shot: Effect.Effect<Option.Option<Uint8Array>>): Effect.Eff
         running = done
         const finish = Effect.sync(() => {
           running = undefined
+          current = undefined
           waiting = []
         }).pipe(Effect.andThen(Deferred.succeed(done, undefined)))
         return Effect.forkIn(loop([save]).pipe(Effect.ensuring(finish)), scope).pipe(Effect.asVoid)
@@ -61,5 +94,8 @@ export const make = (shot: Effect.Effect<Option.Option<Uint8Array>>): Effect.Eff
     const settled: Effect.Effect<void> = Effect.suspend(() =>
       running === undefined ? Effect.void : Deferred.await(running)
     )
-    return { start, settled }
+    const changed = Effect.sync(() => {
+      generation++
+    })
+    return { start, settled, changed }
   })

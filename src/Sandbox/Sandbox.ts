@@ -4,7 +4,7 @@
  * choosers, downloads) is kept for every engine level alike.
  */
 import { Clock, Context, Effect, Exit, Layer, Option, Ref, Schedule } from "effect"
-import type { Engine, PageState } from "../Engine/Engine.ts"
+import type { Action, Engine, PageState } from "../Engine/Engine.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import * as Page from "../Engine/PageState.ts"
 import { BrowserUnavailable } from "../Errors/Browser.ts"
@@ -41,6 +41,15 @@ export interface PageView {
 }
 
 /** How a refused call is told to answer the dialog first. */
+/** Acts that only type, hover, scroll or set files: they leave the document where it is (typing no line break, which
+ * could send a form). A click, a key press, a choice in a select or a box may start a navigation. */
+const staysOnPage = (input: string | Action) => {
+  if (typeof input === "string") return false
+  const method = input.method.toLowerCase()
+  if (method === "type") return !input.arguments.some((a) => /[\r\n]/.test(String(a)))
+  return ["fill", "hover", "scrollintoview", "scrollto", "setinputfiles", "upload"].includes(method)
+}
+
 const dialogHint = (dialog: Dialogs.OpenDialog) =>
   `a ${dialog.type} dialog is open on the page: ${JSON.stringify(dialog.message.slice(0, 200))}; answer it with browser.dialog {"accept": true} or {"accept": false}${dialog.type === "prompt" ? ' (with "promptText" to type an answer)' : ""} before anything else`
 
@@ -162,7 +171,10 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       // A page behind a dialog answers nothing: its announced location stands.
       const blocked = Option.isSome(yield* live.link.dialog(live.targetId))
       const page = blocked ? yield* live.link.location(live.targetId) : yield* live.link.current(live.targetId)
-      if (Option.isSome(page)) yield* Ref.update(state, (s) => ({ ...s, lastLocation: page.value }))
+      if (Option.isNone(page)) return
+      const before = (yield* Ref.getAndUpdate(state, (s) => ({ ...s, lastLocation: page.value }))).lastLocation
+      // A page that went elsewhere by itself (a redirect, a script) is not the one earlier frames show.
+      if (before?.url !== page.value.url) yield* captures.changed
     })
 
   const note = (events: ReadonlyArray<PageEvent.PageEvent>) =>
@@ -218,19 +230,20 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
   /**
    * The engine as a call sees it: what may navigate (navigate, act) or reads the page's pixels (a screenshot, any call
    * of a vision engine) first waits for the attempt screenshot in flight — a capture cut by a navigation would hang
-   * on its frame; reads (extract, observe, page state) run beside it.
+   * on its frame; reads (extract, observe, page state) and acts that only type, hover, scroll or set files run beside
+   * it (the mask hides what they type). Whatever may change the page tells the captures so.
    */
   const guarded = (spec: EngineSpec, engine: Engine["Service"]): Effect.Effect<Engine["Service"]> => {
-    if (spec.capabilities.vision) return Effect.as(captures.settled, engine)
-    const after =
-      <Args extends ReadonlyArray<unknown>, A, E>(f: (...args: Args) => Effect.Effect<A, E>) =>
-      (...args: Args) =>
-        Effect.andThen(captures.settled, f(...args))
+    if (spec.capabilities.vision) return Effect.as(Effect.andThen(captures.settled, captures.changed), engine)
     return Effect.succeed({
       ...engine,
-      navigate: after(engine.navigate),
-      act: after(engine.act),
-      screenshot: after(engine.screenshot)
+      navigate: (url) => Effect.andThen(captures.settled, Effect.andThen(captures.changed, engine.navigate(url))),
+      act: (input) =>
+        Effect.andThen(
+          staysOnPage(input) ? captures.changed : Effect.andThen(captures.settled, captures.changed),
+          engine.act(input)
+        ),
+      screenshot: (options) => Effect.andThen(captures.settled, engine.screenshot(options))
     })
   }
 

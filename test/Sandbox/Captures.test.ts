@@ -1,4 +1,5 @@
-/** Attempt screenshots in the background: one at a time, bursts share a capture, and pixel readers wait for them. */
+/** Attempt screenshots in the background: one at a time, bursts share a capture, reads of an unchanged page share
+ * its frame, and pixel readers wait for them. */
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Option } from "effect"
 import * as Captures from "../../src/Sandbox/Captures.ts"
@@ -22,10 +23,12 @@ describe("Captures", () => {
       const save = (name: string) => (image: Uint8Array) => Effect.sync(() => saved.push([name, image[0]!]))
       const captures = yield* Captures.make(shot)
 
-      yield* captures.start(save("a"))
+      // Each attempt here may have changed the page (an act began before it ended).
+      const acted = (name: string) => Effect.andThen(captures.changed, captures.start(save(name)))
+      yield* acted("a")
       yield* Effect.yieldNow
-      yield* captures.start(save("b"))
-      yield* captures.start(save("c"))
+      yield* acted("b")
+      yield* acted("c")
       const waiting = yield* Effect.forkChild(captures.settled)
       yield* Effect.yieldNow
       assert.strictEqual(gates.length, 1, "b and c wait for a's capture")
@@ -43,11 +46,57 @@ describe("Captures", () => {
         ["c", 2]
       ])
       assert.strictEqual(mostAtOnce, 1, "never two masks on the page at once")
-      yield* captures.start(save("d"))
+      yield* acted("d")
       yield* Effect.yieldNow
       yield* Deferred.succeed(gates[2]!, undefined)
       yield* captures.settled
       assert.deepStrictEqual(saved.at(-1), ["d", 3])
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("reads share the frame of the page nothing changed since; a change asks for a new one", () =>
+    Effect.gen(function* () {
+      const gates: Array<Deferred.Deferred<void>> = []
+      const shot = Effect.gen(function* () {
+        const gate = yield* Deferred.make<void>()
+        gates.push(gate)
+        yield* Deferred.await(gate)
+        return Option.some(new Uint8Array([gates.length]))
+      })
+      const saved: Array<[string, number]> = []
+      const save = (name: string) => (image: Uint8Array) => Effect.sync(() => saved.push([name, image[0]!]))
+      const captures = yield* Captures.make(shot)
+
+      yield* captures.changed
+      yield* captures.start(save("act"))
+      yield* Effect.yieldNow
+      // A read ending while the act's frame is being taken joins it.
+      yield* captures.start(save("extract"))
+      yield* Deferred.succeed(gates[0]!, undefined)
+      yield* captures.settled
+      // A read after it, with nothing changed in between, gets the same frame without a capture.
+      yield* captures.start(save("screenshot"))
+      yield* captures.settled
+      yield* Effect.yieldNow
+      assert.strictEqual(gates.length, 1)
+      // A navigate began: the next attempt needs a frame of its own.
+      yield* captures.changed
+      yield* captures.start(save("navigate"))
+      while (gates.length < 2) yield* Effect.yieldNow
+      // A change while a frame is being taken: the attempt after it waits for the next frame.
+      yield* captures.changed
+      yield* captures.start(save("fill"))
+      yield* Deferred.succeed(gates[1]!, undefined)
+      while (gates.length < 3) yield* Effect.yieldNow
+      yield* Deferred.succeed(gates[2]!, undefined)
+      yield* captures.settled
+      assert.deepStrictEqual(saved, [
+        ["act", 1],
+        ["extract", 1],
+        ["screenshot", 1],
+        ["navigate", 2],
+        ["fill", 3]
+      ])
     }).pipe(Effect.scoped)
   )
 

@@ -332,7 +332,9 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
       })
     )
   }
-  const settle = { graceMs: mayNavigate.includes(method) ? 50 : 0, timeoutMs: actionTimeoutMs }
+  // A click or a key may start a navigation a moment later; a choice's change handler starts one in its own task.
+  const graceMs = !mayNavigate.includes(method) ? 0 : ["click", "doubleClick", "press"].includes(method) ? 50 : 20
+  const settle = { graceMs, timeoutMs: actionTimeoutMs }
   const done = (text: string, settled: Settle.Settled): ActResult => ({
     success: true,
     description: settled.navigated === undefined ? text : `${text}; now on ${settled.navigated.url}`,
