@@ -43,9 +43,10 @@ type Content = { type: "text"; text: string } | { type: "image"; data: string; m
  * screenshot as an image block, and a successful answer as `structuredContent` matching the tool's `outputSchema`.
  */
 export const toContent = (
-  answer: ToolAnswer
+  answer: ToolAnswer,
+  names: ToolNames
 ): { content: Array<Content>; structuredContent?: Record<string, unknown>; isError?: boolean } => {
-  const { ok, result, ...rest } = answer
+  const { ok, result, ...rest } = respelled(answer, names)
   if (!ok) return { content: [{ type: "text", text: JSON.stringify(rest) }], isError: true }
   const structuredContent = { result, ...rest }
   const image = result as { mimeType?: string; data?: string } | undefined
@@ -59,6 +60,24 @@ export const toContent = (
     }
   }
   return { content: [{ type: "text", text: JSON.stringify(structuredContent) }], structuredContent }
+}
+
+/** The state block's tool list in the names this client calls them by. */
+const respelled = (answer: ToolAnswer, names: ToolNames): ToolAnswer => {
+  const tools = answer.state.tools
+  if (names === "dotted" || tools === undefined) return answer
+  return {
+    ...answer,
+    state: {
+      ...answer.state,
+      tools: {
+        available: tools.available.map((name) => spell(name, names)) as typeof tools.available,
+        masked: Object.fromEntries(
+          Object.entries(tools.masked).map(([name, why]) => [spell(name, names), why])
+        ) as typeof tools.masked
+      }
+    }
+  }
 }
 
 /** The tool list as MCP lists it, derived from the tools' records. */
@@ -107,7 +126,7 @@ export const makeServer = (
     if (typeof session === "string") client.used.add(session)
     const work = sessions.call(session, tool.value.name, args, meta)
     const token = request.params._meta?.progressToken
-    if (token === undefined) return toContent(await run(work, extra.signal))
+    if (token === undefined) return toContent(await run(work, extra.signal), options.toolNames)
     let progress = 0
     const notify = (message: string) => {
       progress++
@@ -115,7 +134,7 @@ export const makeServer = (
         .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress, message } })
         .catch(() => undefined)
     }
-    return toContent(await run(withProgress(work, notify, options.progressIntervalMs), extra.signal))
+    return toContent(await run(withProgress(work, notify, options.progressIntervalMs), extra.signal), options.toolNames)
   })
   return server
 }

@@ -73,6 +73,12 @@ describe("MCP sessions over HTTP", () => {
         "b did not move a's page"
       )
       assert.strictEqual(browsers().length, 2)
+      // The state block names the tools as this client calls them.
+      const listed = (yield* Effect.promise(() => a.client.listTools())).tools.map((t) => t.name)
+      const status = yield* Effect.promise(() => a.client.callTool({ name: "browser_status", arguments: {} }))
+      const named = (status.structuredContent as { state: { tools: { available: Array<string> } } }).state.tools
+      assert.includeMembers(listed, named.available)
+      assert.include(named.available, "browser_navigate")
       yield* Effect.promise(() => a.transport.terminateSession())
       yield* Effect.promise(() => a.client.close())
       yield* Effect.promise(() => waitFor(() => browsers().length === 1, 20_000))
