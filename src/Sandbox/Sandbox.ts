@@ -6,6 +6,7 @@
 import { Clock, Context, Effect, Exit, Layer, Option, Ref, Schedule } from "effect"
 import type { Engine, PageState } from "../Engine/Engine.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
+import * as Isolated from "../Engine/Isolated.ts"
 import * as Page from "../Engine/PageState.ts"
 import { BrowserUnavailable } from "../Errors/Browser.ts"
 import { CdpClosed } from "../Errors/Engine.ts"
@@ -132,9 +133,11 @@ export class Sandbox extends Context.Service<
 }
 
 export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
+  // Created first, so it is closed last: after the engine has given its worker back.
+  const keep = yield* Isolated.makeKeep
   const state = yield* Ref.make(SessionState.initial)
   const lease = yield* Lease.make({ state, timeoutMs: options.leaseTimeoutMs ?? 30_000 })
-  const engines = EngineSwitch.make({ state, connectTimeoutMs: options.connectTimeoutMs ?? 30_000 })
+  const engines = EngineSwitch.make({ state, connectTimeoutMs: options.connectTimeoutMs ?? 30_000, keep })
   const limits = yield* Limits.make(options.limits)
   const tabs = Tabs.make({ state, engines })
   const life = yield* BrowserLife.make({
@@ -345,6 +348,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       yield* captures.settled
       yield* idle.cancel
       yield* holding(life.stop).pipe(Effect.ignore)
+      // Engine workers kept loaded for this session end with its browser.
+      yield* keep.clear
       // A closed session starts afresh: nothing to restore or report.
       yield* Ref.update(state, (s) => ({ ...s, lastLocation: undefined }))
     })
