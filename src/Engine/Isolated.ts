@@ -113,6 +113,10 @@ const end = (thread: Thread): Promise<unknown> => {
   })
 }
 
+/** Worker threads started and not yet exited, in this process: what a closed session must leave none of. */
+let running = 0
+export const runningThreads = (): number => running
+
 const died = (thread: Thread, reason: string, cause?: unknown) => {
   thread.dead = true
   const error: WorkerFailure = { name: "WorkerExited", message: reason, dead: true, ...(cause ? { cause } : {}) }
@@ -127,6 +131,7 @@ const start = (entry: URL): Effect.Effect<Thread, WorkerFailure> =>
     const execArgv = process.execArgv.filter((a) => !/^--(input-type|eval|print)\b/.test(a) && a !== "-e")
     const worker = new Worker(entry, { execArgv })
     const thread: Thread = { entry: entry.href, worker, calls: new Map(), nextId: 1, loaded: false, dead: false }
+    running++
     worker.on("message", (message: Message) => {
       if (message.id !== 0) return thread.calls.get(message.id)?.(message)
       thread.loaded = true
@@ -137,6 +142,7 @@ const start = (entry: URL): Effect.Effect<Thread, WorkerFailure> =>
       resume(Effect.fail({ ...toFailure(error), cause: error }))
     })
     worker.on("exit", () => {
+      running--
       died(thread, "the engine worker stopped")
       resume(Effect.fail({ name: "WorkerExited", message: "the engine worker exited before it was ready", dead: true }))
     })

@@ -150,13 +150,15 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     dialogs: options.dialogs ?? Dialogs.defaultPolicy,
     downloads: options.downloads
   })
+  // Engine workers kept loaded for this session end with its browser.
+  const stopBrowser = life.stop.pipe(Effect.andThen(keep.clear))
   const downloadWaitMs = options.downloadWaitMs ?? 15_000
   /** How long a call's end waits for a loading page to tell whether its response is a download. */
   const downloadStartMs = 1_000
   const idle = yield* Idle.make({
     state,
     idleTimeoutMs: options.idleTimeoutMs === undefined ? 5 * 60_000 : options.idleTimeoutMs,
-    closeIdle: lease.run(life.stop)
+    closeIdle: lease.run(stopBrowser)
   })
 
   /** Where the page is when a call ends, as the page says it: what answers report and what a relaunch restores. */
@@ -347,9 +349,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       // The last attempt's screenshot is taken before its browser goes.
       yield* captures.settled
       yield* idle.cancel
-      yield* holding(life.stop).pipe(Effect.ignore)
-      // Engine workers kept loaded for this session end with its browser.
-      yield* keep.clear
+      yield* holding(stopBrowser).pipe(Effect.ignore)
       // A closed session starts afresh: nothing to restore or report.
       yield* Ref.update(state, (s) => ({ ...s, lastLocation: undefined }))
     })
