@@ -162,7 +162,8 @@ const start = (entry: URL): Effect.Effect<Thread, WorkerFailure> =>
       died(thread, "the engine worker stopped")
       resume(Effect.fail({ name: "WorkerExited", message: "the engine worker exited before it was ready", dead: true }))
     })
-    return Effect.sync(() => void end(thread))
+    // Interrupted, it waits for the thread to end: after its load, so nothing is left running once the caller gave up.
+    return Effect.promise(() => end(thread))
   })
 
 /**
