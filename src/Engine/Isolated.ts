@@ -4,7 +4,8 @@
  * reports itself disconnected and the Sandbox connects a fresh one. A worker loads its SDK once: released cleanly, it
  * detaches and waits idle in its session's Keep for that session's next connect, and it is never ended mid-load.
  */
-import { extname } from "node:path"
+import { getCompileCacheDir } from "node:module"
+import { dirname, extname } from "node:path"
 import { fileURLToPath } from "node:url"
 import { isMainThread, parentPort, Worker } from "node:worker_threads"
 import { Context, Effect, Exit, Option, type Scope } from "effect"
@@ -79,6 +80,16 @@ export const causeOf = (failure: {
 /** A worker module beside `base` (pass `import.meta.url`), with `base`'s extension: `.ts` from source, `.js` built. */
 export const sibling = (name: string, base: string): URL => new URL(`${name}${extname(fileURLToPath(base))}`, base)
 
+/**
+ * The worker's environment: the host's, plus its compile cache when the host has one (Node enables it per thread, and
+ * a worker would otherwise compile its SDK from source on every start).
+ */
+const workerEnv = (): NodeJS.ProcessEnv => {
+  const cache = getCompileCacheDir()
+  if (cache === undefined || process.env.NODE_COMPILE_CACHE !== undefined) return process.env
+  return { ...process.env, NODE_COMPILE_CACHE: dirname(cache) }
+}
+
 /** The longest a worker told to end while it still loads is given to finish loading before it is terminated anyway. */
 const loadBoundMs = 60_000
 
@@ -137,7 +148,7 @@ const start = (entry: URL): Effect.Effect<Thread, WorkerFailure> =>
   Effect.callback<Thread, WorkerFailure>((resume) => {
     // Flags meant for the host's own entry (`--input-type`, `--eval`) would stop a file-based worker from starting.
     const execArgv = process.execArgv.filter((a) => !/^--(input-type|eval|print)\b/.test(a) && a !== "-e")
-    const worker = new Worker(entry, { execArgv })
+    const worker = new Worker(entry, { execArgv, env: workerEnv() })
     const thread: Thread = {
       entry: entry.href,
       worker,
