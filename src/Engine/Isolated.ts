@@ -212,7 +212,7 @@ const request = <A>(
 export interface Keep {
   readonly take: (entry: URL) => Thread | undefined
   /** Keeps a detached thread idle, or ends it when one of its entry is already idle or the keep is closed. */
-  readonly give: (thread: Thread) => void
+  readonly give: (thread: Thread) => Effect.Effect<void>
   /** The idle threads' ids by entry: what a next connect would reuse. */
   readonly idle: () => ReadonlyArray<{ readonly entry: string; readonly threadId: number }>
   /** Ends the idle threads. */
@@ -222,41 +222,61 @@ export interface Keep {
 /** The session's Keep; by default none, and a released worker ends. */
 export const Keep = Context.Reference<Keep | undefined>("switchyard/Isolated/Keep", { defaultValue: () => undefined })
 
-/** A Keep for the scope's lifetime: closing the scope ends its idle workers and every worker given back later. */
-export const makeKeep: Effect.Effect<Keep, never, Scope.Scope> = Effect.acquireRelease(
-  Effect.sync(() => {
-    const idle = new Map<string, Thread>()
+/**
+ * A Keep for the scope's lifetime: closing the scope ends its idle workers and every worker given back later. A worker
+ * left idle for `idleTimeToLiveMs` (default 5 minutes) is ended: a loaded SDK holds 50–180 MiB (measured, Magnitude
+ * the most), which a session that moved on to another engine should not keep paying for.
+ */
+export const makeKeep = (
+  options: { readonly idleTimeToLiveMs?: number } = {}
+): Effect.Effect<Keep, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const scope = yield* Effect.scope
+    const ttl = options.idleTimeToLiveMs ?? 5 * 60_000
+    /** Each idle thread with the mark of the give that put it there: a timer from an earlier give ends nothing. */
+    const idle = new Map<string, { readonly thread: Thread; readonly given: object }>()
     let closed = false
     const clear = Effect.promise(() => {
-      const ending = [...idle.values()].map(end)
+      const ending = [...idle.values()].map((kept) => end(kept.thread))
       idle.clear()
       return Promise.all(ending)
     }).pipe(Effect.asVoid)
-    const keep: Keep & { close: Effect.Effect<void> } = {
+    /** Ends a thread still idle since the give that marked it `given`. */
+    const expire = (thread: Thread, given: object) =>
+      Effect.suspend(() => {
+        if (idle.get(thread.entry)?.given !== given) return Effect.void
+        idle.delete(thread.entry)
+        return Effect.promise(() => end(thread))
+      })
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        closed = true
+      }).pipe(Effect.andThen(clear))
+    )
+    return {
       take: (entry) => {
-        const thread = idle.get(entry.href)
+        const thread = idle.get(entry.href)?.thread
         idle.delete(entry.href)
         if (thread === undefined || thread.dead) return undefined
         thread.worker.ref()
         return thread
       },
-      give: (thread) => {
-        if (thread.dead) return
-        if (closed || idle.has(thread.entry) || thread.attaches >= maxAttaches) return void end(thread)
-        // An idle worker never keeps Node alive.
-        thread.worker.unref()
-        idle.set(thread.entry, thread)
-      },
-      idle: () => [...idle.values()].map((t) => ({ entry: t.entry, threadId: t.worker.threadId })),
-      clear,
-      close: Effect.sync(() => {
-        closed = true
-      }).pipe(Effect.andThen(clear))
-    }
-    return keep
-  }),
-  (keep) => keep.close
-)
+      give: (thread) =>
+        Effect.suspend(() => {
+          if (thread.dead) return Effect.void
+          if (closed || idle.has(thread.entry) || thread.attaches >= maxAttaches) {
+            return Effect.promise(() => end(thread))
+          }
+          // An idle worker never keeps Node alive.
+          thread.worker.unref()
+          const given = {}
+          idle.set(thread.entry, { thread, given })
+          return Effect.sleep(ttl).pipe(Effect.andThen(expire(thread, given)), Effect.forkIn(scope), Effect.asVoid)
+        }),
+      idle: () => [...idle.values()].map(({ thread }) => ({ entry: thread.entry, threadId: thread.worker.threadId })),
+      clear
+    } satisfies Keep
+  })
 
 export interface SpawnOptions {
   /** Bound on the worker's `detach` handler when released; past it the worker is terminated. Default 5 s. */
@@ -288,7 +308,7 @@ export const spawn = (
             Effect.exit
           )
           const clean = Exit.isSuccess(detached) && Option.isSome(detached.value) && !thread.dead
-          if (clean && keep !== undefined) keep.give(thread)
+          if (clean && keep !== undefined) yield* keep.give(thread)
           else yield* Effect.promise(() => end(thread))
         })
       )

@@ -134,7 +134,7 @@ export class Sandbox extends Context.Service<
 
 export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
   // Created first, so it is closed last: after the engine has given its worker back.
-  const keep = yield* Isolated.makeKeep
+  const keep = yield* Isolated.makeKeep()
   const state = yield* Ref.make(SessionState.initial)
   const lease = yield* Lease.make({ state, timeoutMs: options.leaseTimeoutMs ?? 30_000 })
   const engines = EngineSwitch.make({ state, connectTimeoutMs: options.connectTimeoutMs ?? 30_000, keep })

@@ -53,7 +53,7 @@ describe("Isolated", () => {
 
   it.effect("a worker released cleanly is kept: the next spawn attaches the same thread with its own data", () =>
     Effect.gen(function* () {
-      const keep = yield* Isolated.makeKeep
+      const keep = yield* Isolated.makeKeep()
       const first = yield* attach("first").pipe(Effect.provideService(Isolated.Keep, keep))
       assert.strictEqual(yield* first.worker.call<number>("attaches"), 1)
       yield* first.release
@@ -78,7 +78,7 @@ describe("Isolated", () => {
 
   it.effect("a worker whose call was cut short is ended, not kept; an interrupted watch keeps it", () =>
     Effect.gen(function* () {
-      const keep = yield* Isolated.makeKeep
+      const keep = yield* Isolated.makeKeep()
       const watched = yield* attach("watched").pipe(Effect.provideService(Isolated.Keep, keep))
       const watching = yield* Effect.forkChild(watched.worker.watch("gone"))
       yield* Fiber.interrupt(watching)
@@ -96,6 +96,26 @@ describe("Isolated", () => {
       assert.strictEqual(yield* next.worker.call<number>("attaches"), 1, "a new thread")
       yield* next.release
     }).pipe(Effect.scoped)
+  )
+
+  it.effect(
+    "an idle worker not taken within its time to live is ended; a take and give back starts its time anew",
+    () =>
+      Effect.gen(function* () {
+        const keep = yield* Isolated.makeKeep({ idleTimeToLiveMs: 60_000 })
+        const first = yield* attach("first").pipe(Effect.provideService(Isolated.Keep, keep))
+        yield* first.release
+        yield* TestClock.adjust("40 seconds")
+        const second = yield* attach("second").pipe(Effect.provideService(Isolated.Keep, keep))
+        assert.strictEqual(second.worker.threadId, first.worker.threadId)
+        yield* second.release
+        // The first give's time is up, but the thread was given back since: it stays.
+        yield* TestClock.adjust("40 seconds")
+        assert.strictEqual(keep.idle().length, 1)
+        yield* TestClock.adjust("20 seconds")
+        assert.deepStrictEqual(keep.idle(), [])
+        assert.isFalse(second.worker.alive())
+      }).pipe(Effect.scoped)
   )
 
   it.effect("without a Keep a released worker ends", () =>

@@ -482,7 +482,7 @@ layer(services, { excludeTestServices: true, timeout: "60 seconds" })("Magnitude
     Effect.gen(function* () {
       const llm = yield* Llm
       const site = yield* Site
-      const keep = yield* Isolated.makeKeep
+      const keep = yield* Isolated.makeKeep()
       /** A connect that is released (disconnected) when the returned effect is run. */
       const connect = (options: Options = {}) =>
         Effect.gen(function* () {
