@@ -15,8 +15,6 @@ export interface Connection {
   /** One worker call: typed outcome, bounded by `at.timeoutMs`, cut short by a lost connection. */
   readonly call: <A>(at: Attempt, method: string, ...args: ReadonlyArray<unknown>) => Effect.Effect<A, SwitchyardError>
   readonly connected: () => boolean
-  /** The worker thread's id (the same across connects when the session's worker was kept). */
-  readonly threadId: number
 }
 
 /**
@@ -114,9 +112,5 @@ export const connect = (
         })
       )
 
-    return {
-      call,
-      connected: () => worker.alive() && !Deferred.isDoneUnsafe(gone),
-      threadId: worker.threadId
-    } satisfies Connection
+    return { call, connected: () => worker.alive() && !Deferred.isDoneUnsafe(gone) } satisfies Connection
   })
