@@ -137,6 +137,14 @@ describe("engine switch", () => {
         yield* second.use(magnitude, (e) => e.navigate(url))
         assert.strictEqual(threads(), 2)
 
+        // A relaunched browser (kill -9) is a new endpoint: the kept worker attaches to it.
+        yield* first.use(playwright, (e) => e.pageState())
+        const { browserPid } = yield* first.status
+        process.kill(browserPid!, "SIGKILL")
+        assert.strictEqual((yield* first.use(magnitude, (e) => e.pageState())).url, url)
+        assert.notStrictEqual((yield* first.status).browserPid, browserPid)
+        assert.strictEqual(threads(), 2, "the first session's kept worker, on its new browser")
+
         yield* first.close
         assert.isTrue(yield* settled(1), "closing the session ended its kept worker")
         yield* second.close
