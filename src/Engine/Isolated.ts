@@ -8,7 +8,7 @@ import { getCompileCacheDir } from "node:module"
 import { dirname, extname } from "node:path"
 import { fileURLToPath } from "node:url"
 import { isMainThread, parentPort, Worker } from "node:worker_threads"
-import { Context, Effect, Exit, Option, type Scope } from "effect"
+import { Context, Effect, Exit, type Fiber, Option, type Scope } from "effect"
 
 /** A failure crossing the thread boundary: the fields error normalizers match on. */
 export interface WorkerFailure {
@@ -233,18 +233,18 @@ export const makeKeep = (
   Effect.gen(function* () {
     const scope = yield* Effect.scope
     const ttl = options.idleTimeToLiveMs ?? 5 * 60_000
-    /** Each idle thread with the mark of the give that put it there: a timer from an earlier give ends nothing. */
-    const idle = new Map<string, { readonly thread: Thread; readonly given: object }>()
+    /** Each idle thread with the timer that ends it; taking the thread stops its timer. */
+    const idle = new Map<string, { readonly thread: Thread; timer?: Fiber.Fiber<unknown> }>()
     let closed = false
     const clear = Effect.promise(() => {
       const ending = [...idle.values()].map((kept) => end(kept.thread))
       idle.clear()
       return Promise.all(ending)
     }).pipe(Effect.asVoid)
-    /** Ends a thread still idle since the give that marked it `given`. */
-    const expire = (thread: Thread, given: object) =>
+    /** Ends a thread that is still idle. */
+    const expire = (thread: Thread) =>
       Effect.suspend(() => {
-        if (idle.get(thread.entry)?.given !== given) return Effect.void
+        if (idle.get(thread.entry)?.thread !== thread) return Effect.void
         idle.delete(thread.entry)
         return Effect.promise(() => end(thread))
       })
@@ -255,8 +255,10 @@ export const makeKeep = (
     )
     return {
       take: (entry) => {
-        const thread = idle.get(entry.href)?.thread
+        const kept = idle.get(entry.href)
         idle.delete(entry.href)
+        kept?.timer?.interruptUnsafe()
+        const thread = kept?.thread
         if (thread === undefined || thread.dead) return undefined
         thread.worker.ref()
         return thread
@@ -269,9 +271,17 @@ export const makeKeep = (
           }
           // An idle worker never keeps Node alive.
           thread.worker.unref()
-          const given = {}
-          idle.set(thread.entry, { thread, given })
-          return Effect.sleep(ttl).pipe(Effect.andThen(expire(thread, given)), Effect.forkIn(scope), Effect.asVoid)
+          const kept: { readonly thread: Thread; timer?: Fiber.Fiber<unknown> } = { thread }
+          idle.set(thread.entry, kept)
+          return Effect.sleep(ttl).pipe(
+            Effect.andThen(expire(thread)),
+            Effect.forkIn(scope),
+            Effect.flatMap((timer) =>
+              Effect.sync(() => {
+                kept.timer = timer
+              })
+            )
+          )
         }),
       idle: () => [...idle.values()].map(({ thread }) => ({ entry: thread.entry, threadId: thread.worker.threadId })),
       clear
