@@ -45,7 +45,7 @@ export const notes = (r: Results): Array<string> => {
     const slowest = Object.entries(s.pairs).sort((a, b) => b[1].median - a[1].median)[0]
     out.push(
       `**Switching.** Playwright → Playwright takes ${pw?.median} ms at the median (p95 ${pw?.p95}); relaunching the browser with the URL restored instead takes ${s.relaunch.median} ms. ` +
-        `The slowest pair is ${slowest?.[0]} (${slowest?.[1].median} ms). Magnitude runs in a worker thread; after one connects, a spare worker loads magnitude-core ahead (Isolated.ts), so a later switch only attaches — when the spare had time to load (about 0.6 s of CPU): in this bench the Magnitude switches follow each other one switch apart, faster than a spare loads (a spare starts once the engine before it is connected, so two loads never share the CPU), so they still wait for part of the load.`
+        `The slowest pair is ${slowest?.[0]} (${slowest?.[1].median} ms). Magnitude and Stagehand cua run in worker threads that load their SDK once per session: released, a worker detaches its agent and waits idle (Isolated.ts Keep), so a later switch to it only attaches a new agent to the page; only each engine's first connect in a session loads the SDK (timed apart, above). A worker stopped because a call hung is replaced, and a session's idle workers end with its browser.`
     )
   }
   const c = r.coldStart

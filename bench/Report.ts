@@ -208,7 +208,15 @@ export const sections = (r: Results): Array<string> => {
           ...Object.entries(s.pairs).map(([k, v]) => [k, cell(v)]),
           ["instead: close the browser, relaunch, restore the URL, connect Playwright", cell(s.relaunch)]
         ]
-      )}\n\nSwitches that lost the page: ${s.lostPage}.`
+      )}\n\nSwitches that lost the page: ${s.lostPage}.${
+        s.firstConnect === undefined
+          ? ""
+          : ` First connect of each engine in the session (from Playwright, before the rounds; it loads the engine's SDK): ${Object.entries(
+              s.firstConnect
+            )
+              .map(([engine, ms]) => `${engine} ${ms} ms`)
+              .join(", ")}.`
+      }`
     )
   }
   if (r.coldStart) {

@@ -1,8 +1,9 @@
 /**
  * Engine switch latency on one browser: the Sandbox's switch protocol (capture page state, disconnect, verify the
- * browser, connect, verify, restore) for every ordered pair of Playwright, Stagehand (dom) and Magnitude, walked as
- * one cycle through all nine pairs per round, against closing the browser and relaunching it with the URL
- * restored. The model engines only connect here: their model points at a scripted local server, never called.
+ * browser, connect, verify, restore) for every ordered pair of Playwright, Stagehand (dom and cua) and Magnitude,
+ * walked as one cycle through all sixteen pairs per round, against closing the browser and relaunching it with the URL
+ * restored. Each engine's first connect in the session (it loads the engine's SDK) is timed apart, before the rounds.
+ * The model engines only connect here: their model points at a scripted local server, never called.
  */
 import { Context, Effect, Layer, Redacted } from "effect"
 import * as Engines from "../src/Cascade/Engines.ts"
@@ -14,25 +15,39 @@ import * as LlmServer from "../test/fixtures/LlmServer.ts"
 import * as SiteServer from "../test/fixtures/SiteServer.ts"
 import * as Stats from "./Stats.ts"
 
-const names = { playwright: "Playwright", stagehand: "Stagehand dom", magnitude: "Magnitude" } as const
+const names = {
+  playwright: "Playwright",
+  stagehand: "Stagehand dom",
+  magnitude: "Magnitude",
+  cua: "Stagehand cua"
+} as const
 type Name = keyof typeof names
 
-/** An Eulerian circuit of the complete digraph with loops on three engines: each ordered pair once, chained. */
+/** An Eulerian circuit of the complete digraph with loops on four engines: each ordered pair once, chained. */
 const circuit: ReadonlyArray<readonly [Name, Name]> = [
   ["playwright", "playwright"],
   ["playwright", "stagehand"],
+  ["stagehand", "playwright"],
+  ["playwright", "magnitude"],
+  ["magnitude", "playwright"],
+  ["playwright", "cua"],
+  ["cua", "stagehand"],
   ["stagehand", "stagehand"],
   ["stagehand", "magnitude"],
-  ["magnitude", "magnitude"],
-  ["magnitude", "playwright"],
-  ["playwright", "magnitude"],
   ["magnitude", "stagehand"],
-  ["stagehand", "playwright"]
+  ["stagehand", "cua"],
+  ["cua", "magnitude"],
+  ["magnitude", "magnitude"],
+  ["magnitude", "cua"],
+  ["cua", "cua"],
+  ["cua", "playwright"]
 ]
 
 export interface SwitchResult {
   readonly rounds: number
   readonly pairs: Record<string, Stats.Summary>
+  /** Each engine's first connect in the session, from Playwright, ms: it loads the engine's SDK. */
+  readonly firstConnect?: Record<string, number>
   readonly relaunch: Stats.Summary
   /** Switches after which the page was not where it had been. */
   readonly lostPage: number
@@ -54,7 +69,7 @@ export const run = (options: { readonly rounds: number }) =>
         baseURLs: { openai: `${llm.origin}/v1` }
       }
     })
-    const level = (engine: Level["engine"], mode?: "dom"): Level => ({
+    const level = (engine: Level["engine"], mode?: "dom" | "cua"): Level => ({
       engine,
       ...(mode ? { mode } : {}),
       retryCount: 0,
@@ -63,7 +78,8 @@ export const run = (options: { readonly rounds: number }) =>
     const specs: Record<Name, EngineSpec> = {
       playwright: yield* registry.specFor(level("playwright")),
       stagehand: yield* registry.specFor(level("stagehand", "dom")),
-      magnitude: yield* registry.specFor(level("magnitude"))
+      magnitude: yield* registry.specFor(level("magnitude")),
+      cua: yield* registry.specFor(level("stagehand", "cua"))
     }
 
     const sandbox = yield* sandboxOn
@@ -71,12 +87,20 @@ export const run = (options: { readonly rounds: number }) =>
     yield* sandbox.use(specs.playwright, (e) => e.navigate(url))
     yield* relaunched.use(specs.playwright, (e) => e.navigate(url))
 
+    const firstConnect: Record<string, number> = {}
+    for (const name of ["stagehand", "magnitude", "cua"] as const) {
+      const started = performance.now()
+      yield* sandbox.switchTo(specs[name], "bench: first connect")
+      firstConnect[names[name]] = Math.round(performance.now() - started)
+      yield* sandbox.switchTo(specs.playwright, "bench: first connect")
+    }
+
     const samples: Record<string, Array<number>> = {}
     const relaunch: Array<number> = []
     let lostPage = 0
     for (let round = 0; round < options.rounds; round++) {
       // Start the cycle at a different pair each round; the cycle stays chained.
-      const order = circuit.map((_, k) => circuit[(round * 4 + k) % circuit.length]!)
+      const order = circuit.map((_, k) => circuit[(round * 5 + k) % circuit.length]!)
       yield* sandbox.use(specs[order[0]![0]], (e) => e.pageState())
       for (const [k, [from, to]] of order.entries()) {
         const started = performance.now()
@@ -86,7 +110,7 @@ export const run = (options: { readonly rounds: number }) =>
         const key = `${names[from]} → ${names[to]}`
         samples[key] = [...(samples[key] ?? []), ms]
         // The alternative, once per round, in the middle of the cycle.
-        if (k === 4) {
+        if (k === 8) {
           const t = performance.now()
           yield* relaunched.close
           yield* relaunched.use(specs.playwright, (e) => e.navigate(url))
@@ -99,6 +123,7 @@ export const run = (options: { readonly rounds: number }) =>
     return {
       rounds: options.rounds,
       pairs: Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, Stats.summarize(v)])),
+      firstConnect,
       relaunch: Stats.summarize(relaunch),
       lostPage
     } satisfies SwitchResult

@@ -7,6 +7,7 @@ import { BrowserSession } from "../Engine/BrowserSession.ts"
 import { Engine, type PageState } from "../Engine/Engine.ts"
 import * as EngineId from "../Engine/EngineId.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
+import * as Isolated from "../Engine/Isolated.ts"
 import * as Page from "../Engine/PageState.ts"
 import { SwitchFailed } from "../Errors/Browser.ts"
 import type { SwitchyardError } from "../Errors.ts"
@@ -31,8 +32,10 @@ export const make = (options: {
   readonly state: Ref.Ref<SessionState>
   /** Bound on connecting an engine client. */
   readonly connectTimeoutMs: number
+  /** The session's idle engine workers: a worker engine connected again reuses its loaded worker. */
+  readonly keep?: Isolated.Keep
 }): EngineSwitch => {
-  const { state, connectTimeoutMs } = options
+  const { state, connectTimeoutMs, keep } = options
 
   const disconnect = (reason: string) =>
     Effect.gen(function* () {
@@ -70,7 +73,8 @@ export const make = (options: {
               })
             )
         }),
-        Effect.onError(() => Scope.close(scope, Exit.void))
+        Effect.onError(() => Scope.close(scope, Exit.void)),
+        Effect.provideService(Isolated.Keep, keep)
       )
       const connected: LiveEngine = { id: spec.id, engine: Context.get(context, Engine), scope }
       yield* Ref.update(state, (s) => ({ ...s, engine: connected }))

@@ -6,6 +6,7 @@
 import { Clock, Context, Effect, Exit, Layer, Option, Ref, Schedule } from "effect"
 import type { Action, Engine, PageState } from "../Engine/Engine.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
+import * as Isolated from "../Engine/Isolated.ts"
 import * as Page from "../Engine/PageState.ts"
 import { BrowserUnavailable } from "../Errors/Browser.ts"
 import { CdpClosed } from "../Errors/Engine.ts"
@@ -141,9 +142,11 @@ export class Sandbox extends Context.Service<
 }
 
 export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
+  // Created first, so it is closed last: after the engine has given its worker back.
+  const keep = yield* Isolated.makeKeep()
   const state = yield* Ref.make(SessionState.initial)
   const lease = yield* Lease.make({ state, timeoutMs: options.leaseTimeoutMs ?? 30_000 })
-  const engines = EngineSwitch.make({ state, connectTimeoutMs: options.connectTimeoutMs ?? 30_000 })
+  const engines = EngineSwitch.make({ state, connectTimeoutMs: options.connectTimeoutMs ?? 30_000, keep })
   const limits = yield* Limits.make(options.limits)
   const tabs = Tabs.make({ state, engines })
   const life = yield* BrowserLife.make({
@@ -156,13 +159,15 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     dialogs: options.dialogs ?? Dialogs.defaultPolicy,
     downloads: options.downloads
   })
+  // Engine workers kept loaded for this session end with its browser.
+  const stopBrowser = life.stop.pipe(Effect.andThen(keep.clear))
   const downloadWaitMs = options.downloadWaitMs ?? 15_000
   /** How long a call's end waits for a loading page to tell whether its response is a download. */
   const downloadStartMs = 1_000
   const idle = yield* Idle.make({
     state,
     idleTimeoutMs: options.idleTimeoutMs === undefined ? 5 * 60_000 : options.idleTimeoutMs,
-    closeIdle: lease.run(life.stop)
+    closeIdle: lease.run(stopBrowser)
   })
 
   /** Where the page is when a call ends, as the page says it: what answers report and what a relaunch restores. */
@@ -357,7 +362,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       // The last attempt's screenshot is taken before its browser goes.
       yield* captures.settled
       yield* idle.cancel
-      yield* holding(life.stop).pipe(Effect.ignore)
+      yield* holding(stopBrowser).pipe(Effect.ignore)
       // A closed session starts afresh: nothing to restore or report.
       yield* Ref.update(state, (s) => ({ ...s, lastLocation: undefined }))
     })

@@ -15,6 +15,7 @@ import type * as Protocol from "../../src/Cdp/Protocol.ts"
 import * as Session from "../../src/Cdp/Session.ts"
 import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
+import * as Isolated from "../../src/Engine/Isolated.ts"
 import * as MagnitudeEngine from "../../src/Engine/MagnitudeEngine.ts"
 import type { SwitchyardError } from "../../src/Errors.ts"
 import * as LlmServer from "../fixtures/LlmServer.ts"
@@ -475,6 +476,57 @@ layer(services, { excludeTestServices: true, timeout: "60 seconds" })("Magnitude
       assert.isFalse(yield* bounded.connected())
       assert.isTrue(yield* poll(() => llm.pending() === 0))
     })
+  )
+
+  it.effect("a session's next connect reuses its kept worker; a worker stopped by a timed-out act is replaced", () =>
+    Effect.gen(function* () {
+      const llm = yield* Llm
+      const site = yield* Site
+      const keep = yield* Isolated.makeKeep()
+      /** A connect that is released (disconnected) when the returned effect is run. */
+      const connect = (options: Options = {}) =>
+        Effect.gen(function* () {
+          const scope = yield* Scope.make()
+          const engine = yield* buildEngine(options).pipe(Scope.provide(scope))
+          return { engine, release: Scope.close(scope, Exit.void) }
+        }).pipe(Effect.provideService(Isolated.Keep, keep))
+      const kept = () => keep.idle().map((idle) => idle.threadId)
+
+      const first = yield* connect()
+      yield* first.engine.navigate(site.url("/forms.html"))
+      yield* script([])
+      yield* first.engine.act("look at the page for the first connect")
+      yield* first.release
+      const [thread] = kept()
+      assert.isDefined(thread, "the released worker waits, loaded, for the next connect")
+
+      const second = yield* connect()
+      assert.deepStrictEqual(kept(), [], "the next connect took it")
+      assert.strictEqual((yield* second.engine.pageState()).url, site.url("/forms.html"))
+      // Its agent is new: the model is asked afresh, with nothing of the first connect's run.
+      yield* script([[{ variant: "mouse:click", ...(yield* centreOf("submit")) }]])
+      const run = yield* counted(second.engine.act("submit the form"))
+      if (Exit.isFailure(run.exit)) return assert.fail(`act failed: ${run.exit.cause}`)
+      assert.include(run.exit.value.description, "1 actions in 2 model turns")
+      for (const request of run.requests) assert.notInclude(LlmServer.promptText(request), "first connect")
+      yield* second.release
+      assert.deepStrictEqual(kept(), [thread], "the same thread, kept again")
+
+      // A call that hangs still really stops: the worker is terminated and not kept.
+      const third = yield* connect({ actTimeoutMs: 1_000 })
+      llm.faultNext({ hang: true })
+      const timeout = yield* Effect.flip(third.engine.act("wait for the model"))
+      assert.strictEqual(timeout._tag, "Timeout")
+      assert.isTrue(yield* poll(() => llm.pending() === 0))
+      yield* third.release
+      assert.deepStrictEqual(kept(), [], "a terminated worker is not kept")
+
+      const fourth = yield* connect()
+      assert.strictEqual((yield* fourth.engine.pageState()).url, site.url("/forms.html"))
+      yield* fourth.release
+      assert.strictEqual(kept().length, 1)
+      assert.notStrictEqual(kept()[0], thread, "a new worker replaced the stopped one")
+    }).pipe(Effect.scoped)
   )
 
   it.effect("an unconfigured model fails the layer as not_configured before any request", () =>

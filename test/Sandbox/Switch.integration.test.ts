@@ -3,14 +3,18 @@
  * still be there after the old client disconnects and a fresh one connects.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Redacted } from "effect"
 import { chromium } from "playwright-core"
+import * as Engines from "../../src/Cascade/Engines.ts"
 import type { EngineSpec } from "../../src/Engine/EngineSpec.ts"
+import * as Isolated from "../../src/Engine/Isolated.ts"
 import * as PlaywrightEngine from "../../src/Engine/PlaywrightEngine.ts"
 import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
 import { Sandbox } from "../../src/Sandbox/Sandbox.ts"
+import * as LlmServer from "../fixtures/LlmServer.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
 import { isAlive } from "../support/Processes.ts"
+import { waitFor } from "../support/Wait.ts"
 
 const playwright: EngineSpec = {
   id: { kind: "playwright" },
@@ -96,5 +100,56 @@ describe("engine switch", () => {
       assert.strictEqual(state.url, url)
       assert.notStrictEqual((yield* sb.status).browserPid, browserPid)
     })
+  )
+
+  it.live(
+    "switching back to Magnitude reuses the session's loaded worker; no other session gets it; close ends it",
+    () =>
+      Effect.gen(function* () {
+        const site = yield* SiteServer.start
+        const llm = yield* LlmServer.start()
+        const url = site.url("/forms.html")
+        // The model is configured but never called: connecting and switching make no model request.
+        const magnitude = yield* Engines.make({
+          model: {
+            model: "openai/gpt-4.1-mini",
+            apiKeys: { openai: Redacted.make("sk-test") },
+            baseURLs: { openai: `${llm.origin}/v1` }
+          }
+        }).specFor({ engine: "magnitude", retryCount: 0, timeoutPerAttemptMs: 60_000 })
+        const before = Isolated.runningThreads()
+        const threads = () => Isolated.runningThreads() - before
+        const settled = (n: number) => Effect.promise(() => waitFor(() => threads() === n, 5_000))
+
+        const first = yield* makeSandbox
+        yield* first.use(playwright, (e) => e.navigate(url))
+        assert.isTrue((yield* first.switchTo(magnitude, "test")).success)
+        assert.strictEqual(threads(), 1)
+        assert.isTrue((yield* first.switchTo(playwright, "test")).success)
+        assert.strictEqual(threads(), 1, "kept, loaded, while Playwright drives the page")
+        assert.isTrue((yield* first.switchTo(magnitude, "test")).success)
+        assert.strictEqual(threads(), 1, "the kept worker, not a second one")
+        assert.strictEqual((yield* first.use(magnitude, (e) => e.pageState())).url, url)
+        yield* first.use(playwright, (e) => e.pageState())
+
+        // Another session's Magnitude starts its own worker: nothing of the first session's is shared.
+        const second = yield* makeSandbox
+        yield* second.use(magnitude, (e) => e.navigate(url))
+        assert.strictEqual(threads(), 2)
+
+        // A relaunched browser (kill -9) is a new endpoint: the kept worker attaches to it.
+        yield* first.use(playwright, (e) => e.pageState())
+        const { browserPid } = yield* first.status
+        process.kill(browserPid!, "SIGKILL")
+        assert.strictEqual((yield* first.use(magnitude, (e) => e.pageState())).url, url)
+        assert.notStrictEqual((yield* first.status).browserPid, browserPid)
+        assert.strictEqual(threads(), 2, "the first session's kept worker, on its new browser")
+
+        yield* first.close
+        assert.isTrue(yield* settled(1), "closing the session ended its kept worker")
+        yield* second.close
+        assert.isTrue(yield* settled(0))
+        assert.strictEqual(llm.requests.length, 0)
+      })
   )
 })

@@ -18,7 +18,8 @@ export interface Connection {
 }
 
 /**
- * Starts the worker for the scope's lifetime; releasing it asks the worker to disconnect, then terminates it.
+ * Attaches a worker for the scope's lifetime (the session's kept one when there is one: Isolated.Keep); releasing it
+ * detaches the agent and keeps the worker for the session's next connect, or ends it when a call was cut short.
  * `provider` names the model provider in the errors of model calls.
  */
 export const connect = (
@@ -29,7 +30,8 @@ export const connect = (
     // BAML writes its call logs to the process's stdout (a JSON-RPC channel here) unless BAML_LOG is "off" in the real
     // environment; magnitude-core sets it, but from a worker thread that only changes the worker's copy.
     process.env.BAML_LOG ??= "off"
-    const worker = yield* Isolated.spawn(entry, init).pipe(
+    const spawnOptions = options.releaseTimeoutMs === undefined ? {} : { detachTimeoutMs: options.releaseTimeoutMs }
+    const worker = yield* Isolated.spawn(entry, init, spawnOptions).pipe(
       Effect.mapError((failure) => startError(failure, init.wsEndpoint)),
       Effect.timeoutOrElse({
         duration: Duration.millis(init.connectTimeoutMs),
@@ -56,14 +58,10 @@ export const connect = (
     // Resolves when the worker sees the browser connection or the session's page go away; a running call then fails
     // at once with CdpClosed instead of waiting for its model call to come back.
     const gone = yield* Deferred.make<string>()
-    yield* worker.call<string>("disconnected").pipe(
+    yield* worker.watch<string>("disconnected").pipe(
       Effect.flatMap((reason) => Deferred.succeed(gone, reason)),
       Effect.ignore,
       Effect.forkScoped
-    )
-    // Runs before the watcher above is interrupted (finalizers run in reverse), which terminates the worker.
-    yield* Effect.addFinalizer(() =>
-      worker.call("close").pipe(Effect.timeoutOption(options.releaseTimeoutMs ?? 5_000), Effect.ignore)
     )
     const lock = yield* Semaphore.make(1)
 

@@ -1,6 +1,7 @@
 /**
  * The worker thread MagnitudeEngine runs magnitude-core in. Its model calls go through BAML, which retries and cannot
- * be aborted: terminating this thread is what really stops a call. Every handler answers an Outcome, never throws.
+ * be aborted: terminating this thread is what really stops a call. It loads magnitude-core once; each attach starts a
+ * new agent on the session's page, and detaching stops it. Every handler answers an Outcome, never throws.
  */
 import { type Browser, chromium } from "playwright-core"
 import { serve } from "../Isolated.ts"
@@ -19,6 +20,10 @@ console.log = console.error
 console.info = console.error
 console.debug = console.error
 
+// Loaded before `serve` says the thread is ready: the host never terminates it while BAML's native module loads.
+const magnitude = await import("magnitude-core")
+const extract = Extract.load()
+
 serve(async (init: Init) => {
   const { limits, llm } = init
   let browser: Browser
@@ -34,8 +39,6 @@ serve(async (init: Init) => {
   for (const context of browser.contexts()) context.on("dialog", () => undefined)
   const { page, found } = await findPage(browser, init.targetId)
 
-  const magnitude = await import("magnitude-core")
-  const extract = Extract.load()
   const agent = await Agent.start(magnitude, browser, page, llm, limits)
 
   const disconnected = new Promise<string>((resolve) => {
@@ -85,7 +88,7 @@ serve(async (init: Init) => {
     }),
 
     /** Stops magnitude's tab polling and disconnects; the browser and its pages keep running. */
-    close: async () => {
+    detach: async () => {
       await agent.stop().catch(() => undefined)
       await browser.close().catch(() => undefined)
     }

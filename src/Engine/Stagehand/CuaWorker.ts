@@ -1,6 +1,7 @@
 /**
- * The worker-thread side of cua mode (started by Stagehand/Cua.ts through Isolated): a whole Stagehand instance
- * whose computer-use calls cannot be cancelled by supported means, so the engine cancels them by ending this thread.
+ * The worker-thread side of cua mode (started by Stagehand/Cua.ts through Isolated): a whole Stagehand instance per
+ * attach, whose computer-use calls cannot be cancelled by supported means, so the engine cancels them by ending this
+ * thread. Stagehand loads once per thread; detaching closes the attach's instance (the browser stays).
  */
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
@@ -94,8 +95,10 @@ console.error = (...args: Array<unknown>) => {
   printError(...args)
 }
 
+// Patched once per thread, before `serve` says it is ready; each attach builds its own Stagehand on the page.
+await withoutRetries()
+
 serve(async (data: CuaInit) => {
-  await withoutRetries()
   const sh = new Stagehand({
     env: "LOCAL",
     localBrowserLaunchOptions: { cdpUrl: data.wsEndpoint, connectTimeoutMs: data.connectTimeoutMs },
@@ -170,6 +173,8 @@ serve(async (data: CuaInit) => {
     state: () => guard(() => StagehandPage.state(page)),
     facts: (maxTextChars: number) => guard(() => page.evaluate(PageFacts.collectFacts, maxTextChars)),
     connected: () =>
-      closedBy === undefined && (sh.context as typeof context | null) !== null && context.pages().includes(page)
+      closedBy === undefined && (sh.context as typeof context | null) !== null && context.pages().includes(page),
+    /** Disconnects this attach's Stagehand; the browser and its pages keep running. */
+    detach: () => sh.close()
   }
 })
