@@ -38,7 +38,7 @@ export interface ToolAnswer {
   readonly traceId: string
   readonly stepId?: string
   readonly attemptId: string
-  /** Without `tools` when they are what the session's previous answer said (`browser.status` always has them). */
+  /** Without what did not change since the session's previous answer (`browser.status` always has it all). */
   readonly state: StateBlock.AnswerState
 }
 
@@ -178,20 +178,36 @@ export class Router extends Context.Service<
             const started = Date.now()
             return callUnlogged(toolName, rawArgs, meta).pipe(
               Effect.tap((answer) => logCall(toolName, started, answer)),
-              Effect.map((answer) => toolsIfChanged(toolName, answer))
+              Effect.map((answer) => changedOnly(toolName, answer))
             )
           })
 
-        // The tool list rarely changes and would be most of every answer's text: it is sent when it changes.
-        let lastTools: string | undefined
-        const toolsIfChanged = (toolName: string, answer: ToolAnswer): ToolAnswer => {
-          const tools = JSON.stringify(answer.state.tools)
+        // What rarely changes would be most of every answer's text: the tool list, the tabs (which there are, which
+        // is active) and the downloads are sent when they change, an empty dialog or disabled list not at all.
+        const sent = new Map<string, string>()
+        const changedOnly = (toolName: string, answer: ToolAnswer): ToolAnswer => {
           const status = Option.exists(Tools.find(toolName), (tool) => tool.name === "browser.status")
-          if (tools !== lastTools || status || answer.state.tools === undefined) {
-            lastTools = tools
-            return answer
+          const { tools, tabs, downloads, dialog, disabled, ...always } = answer.state
+          const keys = {
+            tools: tools === undefined ? undefined : JSON.stringify(tools),
+            tabs: tabs === undefined ? undefined : JSON.stringify(tabs.map((t) => [t.id, t.active])),
+            downloads: downloads === undefined ? undefined : JSON.stringify(downloads)
           }
-          const { tools: _, ...state } = answer.state
+          const fresh = (key: keyof typeof keys) => {
+            const now = keys[key]
+            if (now === undefined) return false
+            const changed = status || sent.get(key) !== now
+            sent.set(key, now)
+            return changed
+          }
+          const state: StateBlock.AnswerState = {
+            ...always,
+            ...(disabled !== undefined && (status || disabled.length > 0) ? { disabled } : {}),
+            ...(dialog !== undefined && (status || dialog !== null) ? { dialog } : {}),
+            ...(fresh("tabs") ? { tabs } : {}),
+            ...(fresh("downloads") ? { downloads } : {}),
+            ...(fresh("tools") ? { tools } : {})
+          }
           return { ...answer, state }
         }
 

@@ -29,8 +29,10 @@ export interface StateBlock {
   readonly tools: { readonly available: ReadonlyArray<ToolName>; readonly masked: Partial<Record<ToolName, string>> }
 }
 
-/** The state in a tool's answer: the tool list only when it changed since the session's previous answer. */
-export type AnswerState = Omit<StateBlock, "tools"> & { readonly tools?: StateBlock["tools"] }
+/** The state in a tool's answer: the tool list, the tabs and the downloads only when they changed since the
+ * session's previous answer, the dialog only when one is open, the disabled engines only when there are some. */
+export type AnswerState = Omit<StateBlock, "tools" | "tabs" | "downloads" | "dialog" | "disabled"> &
+  Partial<Pick<StateBlock, "tools" | "tabs" | "downloads" | "dialog" | "disabled">>
 
 export interface ToolError extends ErrorInfo {
   /** For a call the current engines cannot serve: which engines could. */

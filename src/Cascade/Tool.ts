@@ -191,7 +191,7 @@ const outputSchemaOf = (result: Schema.Constraint): JsonSchema => ({
     state: {
       type: "object",
       description:
-        "The engine in use, the page, the tabs, an open dialog, the downloads, and which tools work now (`tools`: in the first answer and whenever it changes; browser.status always has it)."
+        "The engine and level in use and the page (url, title); an open dialog (`dialog`, only while one is open); engines disabled for this request (`disabled`, only when some are); the tabs (`tabs`), the downloads (`downloads`) and which tools work now (`tools`) in the first answer and whenever they change. browser.status always has it all."
     },
     pageEvents: {
       type: "array",

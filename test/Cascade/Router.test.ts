@@ -109,7 +109,7 @@ describe("Router", () => {
       assert.isFalse(first.ok)
       assert.strictEqual(first.message, "Stagehand failed: first. Try Stagehand once more.")
       assert.strictEqual(first.error?.type, "llm_error")
-      assert.deepStrictEqual(first.state.disabled, [])
+      assert.isUndefined(first.state.disabled, "no engine disabled: not said")
 
       const second = yield* r.call("browser.act", { instruction: 'click "Apply"' }, meta)
       assert.isTrue(second.ok)
@@ -145,7 +145,7 @@ describe("Router", () => {
       assert.deepStrictEqual(disabled.state.disabled, ["stagehand"])
       const otherStep = yield* r.call("browser.act", { instruction: "x" }, { traceId: "t", stepId: "s2" })
       assert.strictEqual(otherStep.result, "stagehand served")
-      assert.deepStrictEqual(otherStep.state.disabled, [])
+      assert.isUndefined(otherStep.state.disabled)
       assert.strictEqual(otherStep.stepId, "s2")
       assert.strictEqual(otherStep.attemptId, "t/s2#1")
       const sameStepLater = yield* r.call("browser.act", { instruction: "x" }, { traceId: "t", stepId: "s1" })
@@ -254,8 +254,14 @@ describe("Router", () => {
       assert.isDefined(unknown.state.tools)
       assert.deepStrictEqual(unknown.state.tools.masked["browser.handoff"]?.startsWith("no person"), true)
       assert.isUndefined(bad.state.tools, "the tools did not change since the previous answer: not repeated")
+      assert.isDefined(unknown.state.tabs)
+      assert.isUndefined(bad.state.tabs, "nor the tabs")
+      assert.isUndefined(bad.state.downloads, "nor the downloads")
+      assert.isUndefined(bad.state.dialog, "no dialog open: not said")
       const status = yield* r.call("browser.status", {}, { traceId: "t" })
       assert.deepStrictEqual(status.state.tools, unknown.state.tools, "browser.status always says them")
+      assert.deepStrictEqual(status.state.tabs, unknown.state.tabs)
+      assert.strictEqual(status.state.dialog, null)
     })
   )
 
@@ -288,7 +294,7 @@ describe("Router", () => {
         script.calls.map((c) => c.levels),
         ["magnitude,playwright,human", "magnitude,playwright,human", "stagehand:dom,stagehand:cua"]
       )
-      assert.deepStrictEqual(byRef.state.disabled, [], "a reference never costs Stagehand its retry")
+      assert.isUndefined(byRef.state.disabled, "a reference never costs Stagehand its retry")
     })
   )
 

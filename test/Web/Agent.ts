@@ -5,7 +5,18 @@ import type { PatternServer } from "./Server.ts"
 
 export const agentFor = (service: Service, server: PatternServer, p: WebPattern): Agent => {
   const before = server.recorded(p.name).length
+  // The state as the agent knows it: an answer says the tabs, downloads and tools only when they changed, a dialog
+  // and disabled engines only when there are some.
+  let known: Record<string, any> = {}
+  const learn = (state: Record<string, any> | undefined) => {
+    known = { ...known, ...state, dialog: state?.dialog ?? null, disabled: state?.disabled ?? [] }
+    return known
+  }
   const call = async (tool: string, args: Record<string, unknown> = {}): Promise<Answer> => {
+    const answer = await send(tool, args)
+    return { ...answer, state: learn(answer.state) }
+  }
+  const send = async (tool: string, args: Record<string, unknown>): Promise<Answer> => {
     const reply = await service.call(tool, { ...args, session: p.name })
     // JSON-RPC carries a tool failure as an error whose data is the typed error and the state block.
     if (reply.error !== undefined) {
