@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: every figure measured side by side in one run on local fixture pages, printed as tables and
  * written to bench/results.json and bench/RESULTS.md. `--quick` runs a few iterations of each (a smoke test);
- * `--only overhead,switch,cold,crash,sessions,memory,web` runs some of them; `--report` rewrites RESULTS.md from
+ * `--only overhead,switch,cold,crash,sessions,memory,web,peers,density` runs some of them; `--report` rewrites RESULTS.md from
  * results.json without measuring.
  */
 import { execFileSync } from "node:child_process"
@@ -19,6 +19,7 @@ import * as Crash from "./Crash.ts"
 import * as Findings from "./Findings.ts"
 import * as Memory from "./Memory.ts"
 import * as Overhead from "./Overhead.ts"
+import * as Peers from "./Peers.ts"
 import * as Report from "./Report.ts"
 import * as Sessions from "./Sessions.ts"
 import * as Switch from "./Switch.ts"
@@ -48,7 +49,9 @@ const counts = quick
       lifecycles: 4,
       calls: 1_000,
       gcCalls: 400,
-      webRounds: 1
+      webRounds: 1,
+      peerRounds: 5,
+      peerSpawns: 2
     }
   : {
       overhead: 50,
@@ -61,7 +64,9 @@ const counts = quick
       lifecycles: 12,
       calls: 5_000,
       gcCalls: 1_000,
-      webRounds: 3
+      webRounds: 3,
+      peerRounds: 30,
+      peerSpawns: 5
     }
 const checkpoints = [100, 250, 500, 1_000, 2_000, 3_000, 4_000, 5_000].filter((n) => n <= counts.calls)
 
@@ -112,7 +117,8 @@ const program = Effect.gen(function* () {
     })
   )
   const web = yield* part("web", Web.run({ rounds: counts.webRounds }))
-  return { overhead, switching, coldStart, crash, sessions, memory, web }
+  const peers = yield* part("peers", Peers.run({ rounds: counts.peerRounds, spawns: counts.peerSpawns }))
+  return { overhead, switching, coldStart, crash, sessions, memory, web, peers }
 })
 
 const main = Effect.gen(function* () {
@@ -138,7 +144,9 @@ const main = Effect.gen(function* () {
       "sequences per session level": counts.sequences,
       "memory calls": counts.calls,
       "memory calls with forced GCs": counts.gcCalls,
-      "web pattern rounds": counts.webRounds
+      "web pattern rounds": counts.webRounds,
+      "peer rounds": counts.peerRounds,
+      "peer spawns for initialize": counts.peerSpawns
     },
     ...(measured.overhead ? { overhead: measured.overhead } : {}),
     ...(measured.switching ? { switch: measured.switching } : {}),
@@ -146,7 +154,8 @@ const main = Effect.gen(function* () {
     ...(measured.crash ? { crash: measured.crash } : {}),
     ...(measured.sessions ? { sessions: measured.sessions } : {}),
     ...(measured.memory ? { memory: measured.memory } : {}),
-    ...(measured.web ? { web: measured.web } : {})
+    ...(measured.web ? { web: measured.web } : {}),
+    ...(measured.peers ? { peers: measured.peers } : {})
   }
   const results: Report.Results = { ...base, targets: Report.targets(base) }
   const notes = Findings.notes(results)
