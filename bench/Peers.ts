@@ -46,8 +46,10 @@ export interface ServerResult {
   readonly memory: {
     readonly serviceRssMiB: number
     readonly servicePssMiB: number
+    readonly serviceUssMiB: number
     readonly browserRssMiB: number
     readonly browserPssMiB: number
+    readonly browserUssMiB: number
     readonly processes: number
   }
   /** Spawn → `initialize` answered (the client's connect), each spawn a fresh process. */
@@ -471,8 +473,10 @@ export const run = (options: { readonly rounds: number; readonly spawns: number 
         memory: {
           serviceRssMiB: Stats.summarize(entry.memory.map((m) => m.service.rss)).median,
           servicePssMiB: Stats.summarize(entry.memory.map((m) => m.service.pss)).median,
+          serviceUssMiB: Stats.summarize(entry.memory.map((m) => m.service.uss)).median,
           browserRssMiB: Stats.summarize(entry.memory.map((m) => m.browser.rss)).median,
           browserPssMiB: Stats.summarize(entry.memory.map((m) => m.browser.pss)).median,
+          browserUssMiB: Stats.summarize(entry.memory.map((m) => m.browser.uss)).median,
           processes: median(entry.memory.map((m) => m.service.processes + m.browser.processes))
         },
         initialize: Stats.summarize(initialize.get(server.id)!)

@@ -56,17 +56,23 @@ const read = (path: string) => {
   }
 }
 
-/** RSS and PSS of the processes in MiB (PSS is NaN where smaps_rollup cannot be read). */
+/**
+ * RSS, PSS and USS of the processes in MiB (NaN where smaps_rollup cannot be read). PSS also moves with whatever
+ * else on the machine maps the same files (other Chromiums share their binary's pages); USS, the pages only these
+ * processes hold, does not.
+ */
 export const memoryMiB = (pids: ReadonlyArray<number>) => {
   let rss = 0
   let pss = 0
+  let uss = 0
   for (const pid of pids) {
     rss += kB(read(`/proc/${pid}/status`), "VmRSS")
     const rollup = read(`/proc/${pid}/smaps_rollup`)
     pss = rollup === "" ? Number.NaN : pss + kB(rollup, "Pss")
+    uss = rollup === "" ? Number.NaN : uss + kB(rollup, "Private_Clean") + kB(rollup, "Private_Dirty")
   }
   const mib = (k: number) => Math.round((k / 1024) * 10) / 10
-  return { rss: mib(rss), pss: mib(pss), processes: pids.length }
+  return { rss: mib(rss), pss: mib(pss), uss: mib(uss), processes: pids.length }
 }
 
 /** SIGKILLs whichever of `pids` is still alive: what a server left behind after it was told to stop. */

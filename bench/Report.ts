@@ -1,6 +1,7 @@
 /** The bench's results as a console table, `bench/results.json` and `bench/RESULTS.md`, with the targets judged. */
 import type { ColdStartResult } from "./ColdStart.ts"
 import type { CrashResult } from "./Crash.ts"
+import type { DensityResult } from "./Density.ts"
 import type { MemoryResult } from "./Memory.ts"
 import { labels, type OverheadResult, variants } from "./Overhead.ts"
 import * as Peers from "./Peers.ts"
@@ -33,6 +34,7 @@ export interface Results {
   readonly memory?: MemoryResult
   readonly web?: WebResult
   readonly peers?: Peers.PeersResult
+  readonly density?: DensityResult
   readonly targets: ReadonlyArray<Target>
 }
 
@@ -374,6 +376,42 @@ export const sections = (r: Results): Array<string> => {
     )
   }
   if (r.peers) out.push(peersSection(r.peers))
+  if (r.density) {
+    const d = r.density
+    out.push(
+      `## Density: sessions held by one service (JSON-RPC, default configuration, browser cap ${d.maxBrowsers}; memory of the service and every process it started)\n\n${md(
+        [
+          "sessions",
+          "idle: USS / PSS / RSS, MiB",
+          "working (peak): USS / PSS / RSS, MiB",
+          "MiB per idle session (USS / PSS / RSS)",
+          "MiB per working session (USS / PSS / RSS)",
+          "service's own MiB per session (USS)",
+          "processes idle / working"
+        ],
+        [
+          [
+            "0 (service alone)",
+            `${d.alone.ussMiB} / ${d.alone.pssMiB} / ${d.alone.rssMiB}`,
+            "–",
+            "–",
+            "–",
+            "–",
+            `${d.alone.processes}`
+          ],
+          ...d.levels.map((l) => [
+            l.sessions,
+            `${l.idle.ussMiB} / ${l.idle.pssMiB} / ${l.idle.rssMiB}`,
+            `${l.working.ussMiB} / ${l.working.pssMiB} / ${l.working.rssMiB}`,
+            `${l.perIdleSession.uss} / ${l.perIdleSession.pss} / ${l.perIdleSession.rss}`,
+            `${l.perWorkingSession.uss} / ${l.perWorkingSession.pss} / ${l.perWorkingSession.rss}`,
+            l.servicePerSessionMiB,
+            `${l.idle.processes} / ${l.working.processes}`
+          ])
+        ]
+      )}\n\nUSS counts the pages only these processes hold; PSS also splits the pages they share with other processes (other Chromiums on the machine included), RSS counts shared pages in full. Within ${d.budgetGiB} GiB at the largest level's PSS per working session: ${d.sessionsInBudget} sessions (the configured cap is what bounds them first).`
+    )
+  }
   return out
 }
 
@@ -400,8 +438,14 @@ const peersSection = (p: Peers.PeersResult) => {
       row("image bytes per task", (s) => s.imageBytesPerTask),
       ...Peers.kinds.map((kind) => row(`text bytes of one ${kind} call`, (s) => s.textBytesByKind[kind] ?? "–")),
       row("CPU per task, ms (service + browser; median / p95)", (s) => stat(s.cpuMsPerTask)),
-      row("server process RSS / PSS, MiB", (s) => `${s.memory.serviceRssMiB} / ${s.memory.servicePssMiB}`),
-      row("its browser's processes RSS / PSS, MiB", (s) => `${s.memory.browserRssMiB} / ${s.memory.browserPssMiB}`),
+      row(
+        "server process USS / PSS / RSS, MiB",
+        (s) => `${s.memory.serviceUssMiB} / ${s.memory.servicePssMiB} / ${s.memory.serviceRssMiB}`
+      ),
+      row(
+        "its browser's processes USS / PSS / RSS, MiB",
+        (s) => `${s.memory.browserUssMiB} / ${s.memory.browserPssMiB} / ${s.memory.browserRssMiB}`
+      ),
       row("processes (server + browser)", (s) => s.memory.processes),
       row("spawn → initialize answered, ms (median / p95)", (s) => stat(s.initialize))
     ]

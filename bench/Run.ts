@@ -16,6 +16,7 @@ import { stopServices } from "../test/support/Service.ts"
 import { waitFor } from "../test/support/Wait.ts"
 import * as ColdStart from "./ColdStart.ts"
 import * as Crash from "./Crash.ts"
+import * as Density from "./Density.ts"
 import * as Findings from "./Findings.ts"
 import * as Memory from "./Memory.ts"
 import * as Overhead from "./Overhead.ts"
@@ -51,7 +52,9 @@ const counts = quick
       gcCalls: 400,
       webRounds: 1,
       peerRounds: 5,
-      peerSpawns: 2
+      peerSpawns: 2,
+      densityLevels: [1, 4],
+      densitySequences: 2
     }
   : {
       overhead: 50,
@@ -66,7 +69,9 @@ const counts = quick
       gcCalls: 1_000,
       webRounds: 3,
       peerRounds: 30,
-      peerSpawns: 5
+      peerSpawns: 5,
+      densityLevels: [1, 4, 8],
+      densitySequences: 4
     }
 const checkpoints = [100, 250, 500, 1_000, 2_000, 3_000, 4_000, 5_000].filter((n) => n <= counts.calls)
 
@@ -118,7 +123,11 @@ const program = Effect.gen(function* () {
   )
   const web = yield* part("web", Web.run({ rounds: counts.webRounds }))
   const peers = yield* part("peers", Peers.run({ rounds: counts.peerRounds, spawns: counts.peerSpawns }))
-  return { overhead, switching, coldStart, crash, sessions, memory, web, peers }
+  const density = yield* part(
+    "density",
+    Density.run({ levels: counts.densityLevels, sequences: counts.densitySequences })
+  )
+  return { overhead, switching, coldStart, crash, sessions, memory, web, peers, density }
 })
 
 const main = Effect.gen(function* () {
@@ -146,7 +155,8 @@ const main = Effect.gen(function* () {
       "memory calls with forced GCs": counts.gcCalls,
       "web pattern rounds": counts.webRounds,
       "peer rounds": counts.peerRounds,
-      "peer spawns for initialize": counts.peerSpawns
+      "peer spawns for initialize": counts.peerSpawns,
+      "density sequences per session": counts.densitySequences
     },
     ...(measured.overhead ? { overhead: measured.overhead } : {}),
     ...(measured.switching ? { switch: measured.switching } : {}),
@@ -155,7 +165,8 @@ const main = Effect.gen(function* () {
     ...(measured.sessions ? { sessions: measured.sessions } : {}),
     ...(measured.memory ? { memory: measured.memory } : {}),
     ...(measured.web ? { web: measured.web } : {}),
-    ...(measured.peers ? { peers: measured.peers } : {})
+    ...(measured.peers ? { peers: measured.peers } : {}),
+    ...(measured.density ? { density: measured.density } : {})
   }
   const results: Report.Results = { ...base, targets: Report.targets(base) }
   const notes = Findings.notes(results)
