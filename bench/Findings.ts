@@ -118,7 +118,7 @@ export const notes = (r: Results): Array<string> => {
     })
     out.push(
       `**Against Playwright MCP.** Per call, ours is slower on ${slower.join(", ") || "no kind of call"} (medians). ` +
-        "A `browser_act` sentence reads the page's elements (an accessibility snapshot of every frame) to find its target by name on every call, where the peers act on a reference from the one snapshot the agent took; each call that may change the page also takes the attempt's masked screenshot and page fingerprint; `browser_extract` answers the page's text, headings, links, form fields and controls. " +
+        "A `browser_act` sentence reads the page's elements (an accessibility snapshot of every frame) to find its target by name on every call, where the peers act on a reference from the one snapshot the agent took; a fill types values of up to 120 characters key by key, where browser_type sets the value at once; a check or click first moves the mouse to the element in a few steps of about a frame each; each call that may change the page also takes the attempt's masked screenshot and page fingerprint (browser_screenshot captures twice); `browser_extract` answers the page's text, headings, links, form fields and controls. " +
         `Text per call is larger on ${heavier.join(", ") || "no kind of call"}: every answer repeats traceId, attemptId and the state block (URL, title, the tab list), changed or not. ` +
         (ours.structuredBytesPerTask > 0
           ? `Ours also sends ${ours.structuredBytesPerTask} B of structuredContent per task (the results again, the screenshot's base64 included); the peers send none. `
