@@ -101,7 +101,7 @@ const part = <A, E>(name: string, self: Effect.Effect<A, E>) =>
 
 const program = Effect.gen(function* () {
   log(
-    `switchyard bench: iterations — overhead ${counts.overhead} (+${counts.warmup} warm-up) per variant, switch ${counts.switchRounds} rounds × 9 pairs, cold start ${counts.coldStarts} × 2, crash ${counts.crashes}, sessions ${counts.sessionRounds} rounds × (1, 2, 4, 8) sessions × ${counts.sequences} sequences per level, memory ${counts.calls} calls (+ ${counts.gcCalls} with forced GCs)`
+    `switchyard bench: iterations — overhead ${counts.overhead} (+${counts.warmup} warm-up) per variant, switch ${counts.switchRounds} rounds × 9 pairs, cold start ${counts.coldStarts} × 2, crash ${counts.crashes}, sessions ${counts.sessionRounds} rounds × (1, 2, 4, 8) sessions × ${counts.sequences} sequences per level, memory ${counts.calls} calls (+ ${counts.gcCalls} with forced GCs), peers ${counts.peerRounds} rounds × 3 servers (+ ${counts.peerSpawns} spawns each), density (${counts.densityLevels.join(", ")}) sessions × ${counts.densitySequences} sequences`
   )
   const overhead = yield* part("overhead", Overhead.run({ iterations: counts.overhead, warmup: counts.warmup }))
   const switching = yield* part("switch", Switch.run({ rounds: counts.switchRounds }))
