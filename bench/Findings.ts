@@ -3,6 +3,7 @@
  * measurements that show it; plus what the other sections show (the queue, cold start).
  */
 import type { Variant } from "./Overhead.ts"
+import * as Peers from "./Peers.ts"
 import type { Results } from "./Report.ts"
 import { cloudFigures } from "./Sessions.ts"
 
@@ -97,6 +98,32 @@ export const notes = (r: Results): Array<string> => {
           : m.growth >= 0.1
             ? "The live heap grows with calls: look for state kept per call (Router steps, AttemptLog traces, Sandbox history, telemetry series)."
             : "")
+    )
+  }
+  const p = r.peers
+  if (p) {
+    const ours = p.servers.switchyard
+    const pw = p.servers["playwright-mcp"]
+    const slower = Peers.kinds.flatMap((kind) => {
+      const a = ours.perCall[kind]?.median
+      const b = pw.perCall[kind]?.median
+      return a !== undefined && b !== undefined && a > b
+        ? [`${kind} ${ms(a)} vs ${ms(b)} (${Math.round((a / b) * 10) / 10}×)`]
+        : []
+    })
+    const heavier = Peers.kinds.flatMap((kind) => {
+      const a = ours.textBytesByKind[kind]
+      const b = pw.textBytesByKind[kind]
+      return a !== undefined && b !== undefined && a > b ? [`${kind} ${a} vs ${b} B`] : []
+    })
+    out.push(
+      `**Against Playwright MCP.** Per call, ours is slower on ${slower.join(", ") || "no kind of call"} (medians). ` +
+        "A `browser_act` sentence reads the page's elements (an accessibility snapshot of every frame) to find its target by name on every call, where the peers act on a reference from the one snapshot the agent took; a fill types values of up to 120 characters key by key, where browser_type sets the value at once; a check or click first moves the mouse to the element in a few steps of about a frame each; each call that may change the page also takes the attempt's masked screenshot and page fingerprint (browser_screenshot captures twice); `browser_extract` answers the page's text, headings, links, form fields and controls. " +
+        `Text per call is larger on ${heavier.join(", ") || "no kind of call"}: every answer repeats traceId, attemptId and the state block (URL, title, the tab list), changed or not. ` +
+        (ours.structuredBytesPerTask > 0
+          ? `Ours also sends ${ours.structuredBytesPerTask} B of structuredContent per task (the results again, the screenshot's base64 included); the peers send none. `
+          : "") +
+        `CPU per task (server + Chromium): ${ms(ours.cpuMsPerTask.median)} vs ${ms(pw.cpuMsPerTask.median)}. Playwright MCP's click waits 500 ms for triggered work to settle, which is most of its task time.`
     )
   }
   // A finding whose last clause is empty would end in a space, which the Markdown formatter rejects.

@@ -1,8 +1,10 @@
 /** The bench's results as a console table, `bench/results.json` and `bench/RESULTS.md`, with the targets judged. */
 import type { ColdStartResult } from "./ColdStart.ts"
 import type { CrashResult } from "./Crash.ts"
+import type { DensityResult } from "./Density.ts"
 import type { MemoryResult } from "./Memory.ts"
 import { labels, type OverheadResult, variants } from "./Overhead.ts"
+import * as Peers from "./Peers.ts"
 import { cloudFigures, type SessionsResult } from "./Sessions.ts"
 import type * as Stats from "./Stats.ts"
 import type { SwitchResult } from "./Switch.ts"
@@ -31,6 +33,8 @@ export interface Results {
   readonly sessions?: SessionsResult
   readonly memory?: MemoryResult
   readonly web?: WebResult
+  readonly peers?: Peers.PeersResult
+  readonly density?: DensityResult
   readonly targets: ReadonlyArray<Target>
 }
 
@@ -39,6 +43,52 @@ export interface Target {
   readonly target: string
   readonly measured: string
   readonly met: boolean
+}
+
+/** Target 6: ours against the peers on the same task, in the default configuration. */
+const peerTargets = (p: Peers.PeersResult): Array<Target> => {
+  const ours = p.servers.switchyard
+  const pw = p.servers["playwright-mcp"]
+  const others = Peers.servers.filter((id) => id !== "switchyard").map((id) => [id, p.servers[id]] as const)
+  const fastest = others.reduce((a, b) => (b[1].task.median < a[1].task.median ? b : a))
+  const lightest = others.reduce((a, b) => (b[1].textBytesPerTask < a[1].textBytesPerTask ? b : a))
+  const perCall = (["fill", "select", "read"] as const).map((kind) => ({
+    kind,
+    ours: ours.perCall[kind]?.median ?? Number.NaN,
+    theirs: pw.perCall[kind]?.median ?? Number.NaN
+  }))
+  return [
+    {
+      figure: "peers: sign-up task per task, p50, against the fastest peer",
+      target: "faster",
+      measured: `${ours.task.median} ms vs ${fastest[1].task.median} ms (${fastest[0]})`,
+      met: ours.failures === 0 && ours.task.median < fastest[1].task.median
+    },
+    {
+      figure: "peers: CPU per task (service + its Chromium), p50, against Playwright MCP",
+      target: "≤ 1×",
+      measured: `${ours.cpuMsPerTask.median} vs ${pw.cpuMsPerTask.median} ms (${Math.round((ours.cpuMsPerTask.median / pw.cpuMsPerTask.median) * 100) / 100}×)`,
+      met: ours.cpuMsPerTask.median <= pw.cpuMsPerTask.median
+    },
+    {
+      figure: "peers: per-call latency of fill / select / read, p50, against Playwright MCP",
+      target: "≤ 1× each",
+      measured: perCall.map((c) => `${c.kind} ${c.ours} vs ${c.theirs} ms`).join("; "),
+      met: perCall.every((c) => c.ours <= c.theirs)
+    },
+    {
+      figure: "peers: text bytes per task (tool results) against the lightest peer",
+      target: "≤ 1×",
+      measured: `${ours.textBytesPerTask} vs ${lightest[1].textBytesPerTask} B (${lightest[0]})`,
+      met: ours.textBytesPerTask <= lightest[1].textBytesPerTask
+    },
+    {
+      figure: "peers: spawn → MCP initialize answered, p50",
+      target: "≤ 300 ms",
+      measured: `${ours.initialize.median} ms (${others.map(([id, s]) => `${id} ${s.initialize.median}`).join(", ")})`,
+      met: ours.initialize.median <= 300
+    }
+  ]
 }
 
 export const targets = (r: Omit<Results, "targets">): Array<Target> => [
@@ -134,6 +184,7 @@ export const targets = (r: Omit<Results, "targets">): Array<Target> => [
         }
       ]
     : []),
+  ...(r.peers ? peerTargets(r.peers) : []),
   ...(r.memory
     ? [
         {
@@ -332,7 +383,83 @@ export const sections = (r: Results): Array<string> => {
       }`
     )
   }
+  if (r.peers) out.push(peersSection(r.peers))
+  if (r.density) {
+    const d = r.density
+    out.push(
+      `## Density: sessions held by one service (JSON-RPC, default configuration, browser cap ${d.maxBrowsers}; memory of the service and every process it started)\n\n${md(
+        [
+          "sessions",
+          "idle: USS / PSS / RSS, MiB",
+          "working (peak): USS / PSS / RSS, MiB",
+          "MiB per idle session (USS / PSS / RSS)",
+          "MiB per working session (USS / PSS / RSS)",
+          "service's own MiB per session (USS)",
+          "processes idle / working"
+        ],
+        [
+          [
+            "0 (service alone)",
+            `${d.alone.ussMiB} / ${d.alone.pssMiB} / ${d.alone.rssMiB}`,
+            "–",
+            "–",
+            "–",
+            "–",
+            `${d.alone.processes}`
+          ],
+          ...d.levels.map((l) => [
+            l.sessions,
+            `${l.idle.ussMiB} / ${l.idle.pssMiB} / ${l.idle.rssMiB}`,
+            `${l.working.ussMiB} / ${l.working.pssMiB} / ${l.working.rssMiB}`,
+            `${l.perIdleSession.uss} / ${l.perIdleSession.pss} / ${l.perIdleSession.rss}`,
+            `${l.perWorkingSession.uss} / ${l.perWorkingSession.pss} / ${l.perWorkingSession.rss}`,
+            l.servicePerSessionMiB,
+            `${l.idle.processes} / ${l.working.processes}`
+          ])
+        ]
+      )}\n\nUSS counts the pages only these processes hold; PSS also splits the pages they share with other processes (other Chromiums on the machine included), RSS counts shared pages in full. Within ${d.budgetGiB} GiB at the largest level's PSS per working session: ${d.sessionsInBudget} sessions (the configured cap is what bounds them first).`
+    )
+  }
   return out
+}
+
+const peersSection = (p: Peers.PeersResult) => {
+  const ids = Peers.servers
+  const row = (label: string, f: (s: Peers.ServerResult) => string | number) => [
+    label,
+    ...ids.map((id) => f(p.servers[id]))
+  ]
+  const stat = (s: Stats.Summary | undefined) => (s === undefined ? "–" : `${s.median} / ${s.p95}`)
+  return `## Against other MCP browser servers: a sign-up form (${p.rounds} interleaved rounds, official MCP client over stdio, the same Chromium)\n\nThe task: navigate, fill two fields, select a plan, check the terms, submit, read the result, take a screenshot, through each server's own tools as an agent uses them (the peers hand out element references only in a snapshot: the task takes one). ${
+    p.peersNoSandbox
+      ? "Running as root, the peers' Chromium runs with --no-sandbox (Switchyard runs its Chromium as an unprivileged user, sandboxed)."
+      : ""
+  }\n\n${md(
+    ["", ...ids.map((id) => p.servers[id].label)],
+    [
+      row("task wall time, ms (median / p95)", (s) => stat(s.task)),
+      row("tasks failed", (s) => `${s.failures} of ${s.failures + s.tasks}`),
+      row("calls per task", (s) => s.callsPerTask),
+      ...Peers.kinds.map((kind) => row(`${kind} call, ms (median / p95)`, (s) => stat(s.perCall[kind]))),
+      row("text bytes per task (tool results)", (s) => s.textBytesPerTask),
+      row("structuredContent bytes per task", (s) => s.structuredBytesPerTask),
+      row("image bytes per task", (s) => s.imageBytesPerTask),
+      ...Peers.kinds.map((kind) => row(`text bytes of one ${kind} call`, (s) => s.textBytesByKind[kind] ?? "–")),
+      row("CPU per task, ms (service + browser; median / p95)", (s) => stat(s.cpuMsPerTask)),
+      row(
+        "server process USS / PSS / RSS, MiB",
+        (s) => `${s.memory.serviceUssMiB} / ${s.memory.servicePssMiB} / ${s.memory.serviceRssMiB}`
+      ),
+      row(
+        "its browser's processes USS / PSS / RSS, MiB",
+        (s) => `${s.memory.browserUssMiB} / ${s.memory.browserPssMiB} / ${s.memory.browserRssMiB}`
+      ),
+      row("processes (server + browser)", (s) => s.memory.processes),
+      row("spawn → initialize answered, ms (median / p95)", (s) => stat(s.initialize))
+    ]
+  )}${ids
+    .flatMap((id) => (p.servers[id].firstFailure ? [`\n\n${id}, first failure: ${p.servers[id].firstFailure}`] : []))
+    .join("")}`
 }
 
 export const markdown = (r: Results, notes: ReadonlyArray<string>) =>

@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: every figure measured side by side in one run on local fixture pages, printed as tables and
  * written to bench/results.json and bench/RESULTS.md. `--quick` runs a few iterations of each (a smoke test);
- * `--only overhead,switch,cold,crash,sessions,memory,web` runs some of them; `--report` rewrites RESULTS.md from
+ * `--only overhead,switch,cold,crash,sessions,memory,web,peers,density` runs some of them; `--report` rewrites RESULTS.md from
  * results.json without measuring.
  */
 import { execFileSync } from "node:child_process"
@@ -16,9 +16,11 @@ import { stopServices } from "../test/support/Service.ts"
 import { waitFor } from "../test/support/Wait.ts"
 import * as ColdStart from "./ColdStart.ts"
 import * as Crash from "./Crash.ts"
+import * as Density from "./Density.ts"
 import * as Findings from "./Findings.ts"
 import * as Memory from "./Memory.ts"
 import * as Overhead from "./Overhead.ts"
+import * as Peers from "./Peers.ts"
 import * as Report from "./Report.ts"
 import * as Sessions from "./Sessions.ts"
 import * as Switch from "./Switch.ts"
@@ -48,7 +50,11 @@ const counts = quick
       lifecycles: 4,
       calls: 1_000,
       gcCalls: 400,
-      webRounds: 1
+      webRounds: 1,
+      peerRounds: 5,
+      peerSpawns: 2,
+      densityLevels: [1, 4],
+      densitySequences: 2
     }
   : {
       overhead: 50,
@@ -61,7 +67,11 @@ const counts = quick
       lifecycles: 12,
       calls: 5_000,
       gcCalls: 1_000,
-      webRounds: 3
+      webRounds: 3,
+      peerRounds: 30,
+      peerSpawns: 5,
+      densityLevels: [1, 4, 8],
+      densitySequences: 4
     }
 const checkpoints = [100, 250, 500, 1_000, 2_000, 3_000, 4_000, 5_000].filter((n) => n <= counts.calls)
 
@@ -91,7 +101,7 @@ const part = <A, E>(name: string, self: Effect.Effect<A, E>) =>
 
 const program = Effect.gen(function* () {
   log(
-    `switchyard bench: iterations — overhead ${counts.overhead} (+${counts.warmup} warm-up) per variant, switch ${counts.switchRounds} rounds × 16 pairs, cold start ${counts.coldStarts} × 2, crash ${counts.crashes}, sessions ${counts.sessionRounds} rounds × (1, 2, 4, 8) sessions × ${counts.sequences} sequences per level, memory ${counts.calls} calls (+ ${counts.gcCalls} with forced GCs)`
+    `switchyard bench: iterations — overhead ${counts.overhead} (+${counts.warmup} warm-up) per variant, switch ${counts.switchRounds} rounds × 16 pairs, cold start ${counts.coldStarts} × 2, crash ${counts.crashes}, sessions ${counts.sessionRounds} rounds × (1, 2, 4, 8) sessions × ${counts.sequences} sequences per level, memory ${counts.calls} calls (+ ${counts.gcCalls} with forced GCs), peers ${counts.peerRounds} rounds × 3 servers (+ ${counts.peerSpawns} spawns each), density (${counts.densityLevels.join(", ")}) sessions × ${counts.densitySequences} sequences`
   )
   const overhead = yield* part("overhead", Overhead.run({ iterations: counts.overhead, warmup: counts.warmup }))
   const switching = yield* part("switch", Switch.run({ rounds: counts.switchRounds }))
@@ -112,7 +122,12 @@ const program = Effect.gen(function* () {
     })
   )
   const web = yield* part("web", Web.run({ rounds: counts.webRounds }))
-  return { overhead, switching, coldStart, crash, sessions, memory, web }
+  const peers = yield* part("peers", Peers.run({ rounds: counts.peerRounds, spawns: counts.peerSpawns }))
+  const density = yield* part(
+    "density",
+    Density.run({ levels: counts.densityLevels, sequences: counts.densitySequences })
+  )
+  return { overhead, switching, coldStart, crash, sessions, memory, web, peers, density }
 })
 
 const main = Effect.gen(function* () {
@@ -138,7 +153,10 @@ const main = Effect.gen(function* () {
       "sequences per session level": counts.sequences,
       "memory calls": counts.calls,
       "memory calls with forced GCs": counts.gcCalls,
-      "web pattern rounds": counts.webRounds
+      "web pattern rounds": counts.webRounds,
+      "peer rounds": counts.peerRounds,
+      "peer spawns for initialize": counts.peerSpawns,
+      "density sequences per session": counts.densitySequences
     },
     ...(measured.overhead ? { overhead: measured.overhead } : {}),
     ...(measured.switching ? { switch: measured.switching } : {}),
@@ -146,7 +164,9 @@ const main = Effect.gen(function* () {
     ...(measured.crash ? { crash: measured.crash } : {}),
     ...(measured.sessions ? { sessions: measured.sessions } : {}),
     ...(measured.memory ? { memory: measured.memory } : {}),
-    ...(measured.web ? { web: measured.web } : {})
+    ...(measured.web ? { web: measured.web } : {}),
+    ...(measured.peers ? { peers: measured.peers } : {}),
+    ...(measured.density ? { density: measured.density } : {})
   }
   const results: Report.Results = { ...base, targets: Report.targets(base) }
   const notes = Findings.notes(results)
