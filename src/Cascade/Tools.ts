@@ -52,7 +52,14 @@ const actionOf = (args: typeof OnReference.Type) => ({
 
 /** Element references (`e12`, `f1e3`, `x2`, also `aria-ref=e12`) mean something only to engines that hand them out. */
 const isReference = (selector: string) => /^(?:aria-ref=)?(?:(?:f\d+)?e\d+|x\d+)$/.test(selector.trim())
-const Image = Schema.Struct({ mimeType: Schema.Literal("image/png"), data: Schema.String })
+const Image = Schema.Struct({
+  mimeType: Schema.Literal("image/png"),
+  data: Schema.optional(
+    Schema.String.annotate({
+      description: "The PNG, base64; on MCP the image comes as the answer's image block instead."
+    })
+  )
+})
 const Status = Schema.Struct({
   active: Schema.Boolean,
   engine: Schema.NullOr(EngineKind),

@@ -48,17 +48,18 @@ export const toContent = (
 ): { content: Array<Content>; structuredContent?: Record<string, unknown>; isError?: boolean } => {
   const { ok, result, ...rest } = respelled(answer, names)
   if (!ok) return { content: [{ type: "text", text: JSON.stringify(rest) }], isError: true }
-  const structuredContent = { result, ...rest }
   const image = result as { mimeType?: string; data?: string } | undefined
   if (image?.mimeType === "image/png" && typeof image.data === "string") {
+    // The picture once, as the image block: not again as base64 in the structured content.
     return {
       content: [
         { type: "image", data: image.data, mimeType: "image/png" },
         { type: "text", text: JSON.stringify(rest) }
       ],
-      structuredContent
+      structuredContent: { result: { mimeType: image.mimeType }, ...rest }
     }
   }
+  const structuredContent = { result, ...rest }
   return { content: [{ type: "text", text: JSON.stringify(structuredContent) }], structuredContent }
 }
 

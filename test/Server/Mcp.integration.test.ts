@@ -63,6 +63,9 @@ const session = (client: Client, url: string) =>
     const image = shot.content.find((c) => c.type === "image") as Image
     assert.strictEqual(image.mimeType, "image/png")
     assert.strictEqual(Buffer.from(image.data, "base64").subarray(1, 4).toString(), "PNG")
+    // The picture comes once: the structured content does not carry it again as base64.
+    const structured = (shot as { structuredContent?: { result: Record<string, unknown> } }).structuredContent
+    assert.deepStrictEqual(structured?.result, { mimeType: "image/png" })
 
     const missing = await call("browser.act", { instruction: 'click "No such thing"' })
     assert.isTrue(missing.isError)
