@@ -105,7 +105,10 @@ export const make = Effect.fnUntraced(function* (options: {
     yield* Ref.update(state, (s) => ({ ...s, initializing: true }))
     const scope = yield* Scope.make()
     return yield* Effect.gen(function* () {
-      const running = yield* provider.acquire.pipe(Scope.provide(scope))
+      // The provider reads the session's egress proxy from here: a browser it started ahead is bound to it.
+      const running = yield* (
+        Option.isSome(egress) ? Effect.provideService(provider.acquire, Egress, egress.value) : provider.acquire
+      ).pipe(Scope.provide(scope))
       // The browser's own DevTools endpoint drives the browser: no page may reach it through the proxy.
       const devtools = new URL(running.httpEndpoint)
       if (Option.isSome(egress) && devtools.port !== "")
