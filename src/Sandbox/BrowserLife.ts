@@ -79,20 +79,31 @@ export const make = Effect.fnUntraced(function* (options: {
       )
     )
 
-  const stop = Effect.gen(function* () {
-    yield* engines.disconnect("released")
-    const current = yield* Ref.modify(state, (s): [LiveBrowser | undefined, SessionState] => [
-      s.browser,
-      { ...s, browser: undefined }
-    ])
-    if (current !== undefined) yield* Scope.close(current.scope, Exit.void)
-    // A session that downloaded nothing leaves no folder behind; one with files keeps them for the agent.
-    const folder = downloadDir
-    if (folder !== undefined) {
-      downloadDir = undefined
-      yield* Effect.promise(() => rmdir(folder).catch(() => undefined))
-    }
-  })
+  // What a dead browser leaves (its process group, its temp profile) is cleaned up beside the relaunch, within the
+  // session's life: the session's scope waits for it.
+  const sessionScope = yield* Effect.scope
+
+  /** `behind`: the browser is already dead, and what it left is cleaned up without waiting for it. */
+  const stopping = (behind: boolean) =>
+    Effect.gen(function* () {
+      yield* engines.disconnect("released")
+      const current = yield* Ref.modify(state, (s): [LiveBrowser | undefined, SessionState] => [
+        s.browser,
+        { ...s, browser: undefined }
+      ])
+      if (current !== undefined) {
+        const close = Scope.close(current.scope, Exit.void)
+        // Forked uninterruptible, so the session's end waits for it rather than cutting it short.
+        yield* behind ? Effect.uninterruptible(Effect.asVoid(Effect.forkIn(close, sessionScope))) : close
+      }
+      // A session that downloaded nothing leaves no folder behind; one with files keeps them for the agent.
+      const folder = downloadDir
+      if (folder !== undefined) {
+        downloadDir = undefined
+        yield* Effect.promise(() => rmdir(folder).catch(() => undefined))
+      }
+    })
+  const stop = stopping(false)
 
   /** The page a new browser's session works on: its first page, or a new one when it has none. */
   const firstPage = (running: RunningBrowser, link: PageLink.PageLink) =>
@@ -214,7 +225,7 @@ export const make = Effect.fnUntraced(function* (options: {
     // After a good call the kept socket is asked (one round trip); after a failed one, the provider's full check.
     if ((!suspect && (yield* current.link.alive)) || (yield* current.running.alive)) return yield* keepPage(current)
     yield* Effect.logWarning("browser is not responding", { pid: current.running.pid })
-    yield* stop
+    yield* stopping(true)
     if (!(relaunch && provider.canRelaunch)) {
       return yield* new BrowserUnavailable({
         message: relaunch

@@ -20,6 +20,9 @@ export interface WarmPoolOptions {
   readonly size: number
   /** Browsers at once, in use and warm together: a warm one is started only below it. */
   readonly maxBrowsers: number
+  /** How long after a browser is taken the next one starts; default 1 s. Chromium's start takes most of a core for a
+   * while: started at once, it would slow the first calls of the session that just took its browser. */
+  readonly refillAfterMs?: number
 }
 
 interface Warm {
@@ -94,25 +97,29 @@ export const make = (
       )
     })
 
+    /** Tops the pool up a while after a take or a release, so the first calls of a session that just took its
+     * browser (or relaunched a crashed one) have the cores. */
+    const refill = Effect.asVoid(
+      Effect.forkIn(Effect.sleep(options.refillAfterMs ?? 1_000).pipe(Effect.andThen(fill)), pool)
+    )
+
     const acquire = Effect.gen(function* () {
       const egress = yield* Effect.serviceOption(Egress)
       inUse++
       // Added first, so it runs last: the session's browser is stopped before the pool starts another.
-      yield* Effect.addFinalizer(() => Effect.sync(() => inUse--).pipe(Effect.andThen(fill)))
+      yield* Effect.addFinalizer(() => Effect.sync(() => inUse--).pipe(Effect.andThen(refill)))
       // A session without an egress proxy gets a browser launched as configured, as from LocalChromium.layer.
       const taken = Option.isSome(egress) ? yield* takeWarm : undefined
-      if (taken === undefined) {
+      if (Option.isNone(egress) || taken === undefined) {
         const browser = yield* launch(Option.getOrUndefined(egress)?.proxyUrl)
-        yield* fill
+        yield* refill
         return browser
       }
       yield* Effect.addFinalizer((exit) => Scope.close(taken.scope, exit))
       // No page of the session may reach the relay itself (it would loop back into the proxy).
-      if (Option.isSome(egress)) {
-        yield* egress.value.refuse(`127.0.0.0/8:${taken.relay.port}`)
-        yield* taken.relay.bind(egress.value.proxyUrl)
-      }
-      yield* fill
+      yield* egress.value.refuse(`127.0.0.0/8:${taken.relay.port}`)
+      yield* taken.relay.bind(egress.value.proxyUrl)
+      yield* refill
       return taken.browser
     })
 
