@@ -75,7 +75,7 @@ export const notes = (r: Results): Array<string> => {
     )
     out.push(
       `**Session open.** With a warm browser ready (SWITCHYARD_WARM_BROWSERS=1, the default, within the browser cap), a new session's first navigate is answered in ${q.lifecycle.firstNavigate.median} ms p50 (target ≤ 250 ms) and its whole lifecycle, create + connect + goto + release, takes ${q.lifecycle.lifecycle.median} ms p50, next to ${cloudFigures}. ` +
-        "The warm browser is fresh (its own temp profile, started for nobody, reaching nothing until its session binds it to its egress proxy) and handed out once; the pool starts the next one a second after a take, so the session's first calls have the cores."
+        "The warm browser is fresh (its own temp profile, started for nobody, reaching nothing until its session binds it to its egress proxy) and handed out once; the pool starts the next one half a second after a take, so the session's first call has the cores."
     )
   }
   const m = r.memory

@@ -99,7 +99,7 @@ export const run = (options: {
     const first: Array<number> = []
     const whole: Array<number> = []
     for (let i = 0; i < options.lifecycles; i++) {
-      yield* Effect.sleep("1500 millis")
+      yield* Effect.sleep("2500 millis")
       const session = `bench-life-${i}`
       const t = performance.now()
       yield* Effect.promise(() => Service.call(service, "browser.navigate", { url, session }))

@@ -20,8 +20,8 @@ export interface WarmPoolOptions {
   readonly size: number
   /** Browsers at once, in use and warm together: a warm one is started only below it. */
   readonly maxBrowsers: number
-  /** How long after a browser is taken the next one starts; default 1 s. Chromium's start takes most of a core for a
-   * while: started at once, it would slow the first calls of the session that just took its browser. */
+  /** How long after a browser is taken the next one starts; default 500 ms. Chromium's start takes most of a core
+   * for a while: started at once, it would slow the first call of the session that just took its browser. */
   readonly refillAfterMs?: number
 }
 
@@ -100,7 +100,7 @@ export const make = (
     /** Tops the pool up a while after a take or a release, so the first calls of a session that just took its
      * browser (or relaunched a crashed one) have the cores. */
     const refill = Effect.asVoid(
-      Effect.forkIn(Effect.sleep(options.refillAfterMs ?? 1_000).pipe(Effect.andThen(fill)), pool)
+      Effect.forkIn(Effect.sleep(options.refillAfterMs ?? 500).pipe(Effect.andThen(fill)), pool)
     )
 
     const acquire = Effect.gen(function* () {
