@@ -1,7 +1,8 @@
 /**
  * Browsers started ahead on the real service (`SWITCHYARD_WARM_BROWSERS=1`): a session that takes one is held to its
- * egress policy like a session whose browser was launched for it (the denied host on 127.0.0.2 receives nothing), and
- * nothing one session left in its browser (cookies, storage, history) reaches the next session's warm browser.
+ * egress policy like a session whose browser was launched for it (the denied host on 127.0.0.2 receives nothing), a
+ * killed browser is replaced by the warm one at the last URL, and nothing one session left in its browser (cookies,
+ * storage, history) reaches the next session's warm browser.
  */
 import { chmodSync, mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -75,6 +76,27 @@ describe("warm browsers on the service", () => {
     assert.include(sites.allowed.hits, "GET /redirect")
     assert.deepStrictEqual(sites.denied.hits, [])
     await service.call("browserClose", { session: "egress" })
+  })
+
+  it("a killed browser is replaced by the warm one, back at the last URL and held to the same policy", {
+    timeout: 90_000
+  }, async () => {
+    await warmOne([])
+    assert.isTrue((await call("browser.navigate", { url: sites.allowedUrl("/frame"), session: "crash" })).ok)
+    const killed = await pidOf("crash")
+    const spare = await warmOne([killed])
+    process.kill(killed, "SIGKILL")
+    const reply = await service.call("browser.extract", { instruction: "the page title", session: "crash" })
+    assert.isUndefined(reply.error, JSON.stringify(reply.error))
+    const restored = (reply.result as { state: { url: string } }).state.url
+    assert.strictEqual(restored, sites.allowedUrl("/frame"), "answered on the page the session was on")
+    const relaunched = await pidOf("crash")
+    assert.notStrictEqual(relaunched, killed)
+    assert.include(spare, relaunched, "the relaunch took the browser started ahead")
+    const redirected = await call("browser.navigate", { url: sites.allowedUrl("/redirect"), session: "crash" })
+    assert.deepStrictEqual(redirected, { ok: false, type: "rejected_by_policy" })
+    assert.deepStrictEqual(sites.denied.hits, [])
+    await service.call("browserClose", { session: "crash" })
   })
 
   it("the next session's warm browser holds nothing of the session before it", { timeout: 90_000 }, async () => {
