@@ -16,7 +16,8 @@ export interface CrashResult {
   readonly healthy: Stats.Summary
   /** Recoveries that answered on the page the agent was on. */
   readonly restored: number
-  /** From the system log: kill → "browser is not responding" → "browser relaunched" (URL restored) → answer. */
+  /** From the system log: kill → "browser is not responding" → "browser relaunched" (URL restored; the engine
+   * connects meanwhile) → answer. */
   readonly phases: {
     readonly detect: Stats.Summary
     readonly relaunchAndRestore: Stats.Summary

@@ -58,7 +58,7 @@ export const notes = (r: Results): Array<string> => {
   const k = r.crash
   if (k) {
     out.push(
-      `**Crash recovery.** From kill -9 to the next answer: ${k.recovery.median} ms median (target ≤ 400 ms), p95 ${k.recovery.p95} ms (a healthy call: ${k.healthy.median} ms); the page was restored in ${k.restored} of ${k.runs} recoveries. The relaunch takes the warm pool's spare browser when one is ready (phase 2 is then attaching and restoring the URL).`
+      `**Crash recovery.** From kill -9 to the next answer: ${k.recovery.median} ms median (target ≤ 400 ms), p95 ${k.recovery.p95} ms (a healthy call: ${k.healthy.median} ms); the page was restored in ${k.restored} of ${k.runs} recoveries. The relaunch takes the warm pool's spare browser (one by default; phase 2 is then attaching and restoring the URL), the engine connects while the page goes back to its URL, and the dead browser is cleaned up beside it.`
     )
   }
   const q = r.sessions
