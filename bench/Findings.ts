@@ -59,7 +59,7 @@ export const notes = (r: Results): Array<string> => {
   const k = r.crash
   if (k) {
     out.push(
-      `**Crash recovery.** From kill -9 to the next answer: ${k.recovery.median} ms median (target ≤ 400 ms), p95 ${k.recovery.p95} ms (a healthy call: ${k.healthy.median} ms); the page was restored in ${k.restored} of ${k.runs} recoveries. The relaunch takes the warm pool's spare browser when one is ready (phase 2 is then attaching and restoring the URL).`
+      `**Crash recovery.** From kill -9 to the next answer: ${k.recovery.median} ms median (target ≤ 400 ms), p95 ${k.recovery.p95} ms (a healthy call: ${k.healthy.median} ms); the page was restored in ${k.restored} of ${k.runs} recoveries. The relaunch takes the warm pool's spare browser (one by default; phase 2 is then attaching and restoring the URL), the engine connects while the page goes back to its URL, and the dead browser is cleaned up beside it.`
     )
   }
   const q = r.sessions
@@ -75,8 +75,8 @@ export const notes = (r: Results): Array<string> => {
         `Throughput: ${q.levels.map((l) => `${l.sessions} → ${l.sequencesPerSecond} sequences/s`).join(", ")}; it peaks at ${peak?.sessions} sessions: on two cores the browsers share the CPU, so per-call times grow with every session working at once (navigate p95 ${q.levels.map((l) => `${l.perOperation.navigate.p95} ms`).join(", ")}).`
     )
     out.push(
-      `**Session open.** With a warm browser ready (SWITCHYARD_WARM_BROWSERS=1, off by default, within the browser cap), a new session's first navigate is answered in ${q.lifecycle.firstNavigate.median} ms p50 (target ≤ 250 ms) and its whole lifecycle, create + connect + goto + release, takes ${q.lifecycle.lifecycle.median} ms p50, next to ${cloudFigures}. ` +
-        "The warm browser is fresh (its own temp profile, started for nobody) and handed out once; the pool starts the next one in the background, which shares the two cores with the session's first calls."
+      `**Session open.** With a warm browser ready (SWITCHYARD_WARM_BROWSERS=1, the default, within the browser cap), a new session's first navigate is answered in ${q.lifecycle.firstNavigate.median} ms p50 (target ≤ 250 ms) and its whole lifecycle, create + connect + goto + release, takes ${q.lifecycle.lifecycle.median} ms p50, next to ${cloudFigures}. ` +
+        "The warm browser is fresh (its own temp profile, started for nobody, reaching nothing until its session binds it to its egress proxy) and handed out once; the pool starts the next one half a second after a take, so the session's first call has the cores."
     )
   }
   const m = r.memory

@@ -291,8 +291,14 @@ export const sections = (r: Results): Array<string> => {
         [
           ["kill -9 of Chromium → next browser.extract answered", cell(c.recovery)],
           ["phase 1: kill → the service sees the browser gone", cell(c.phases.detect)],
-          ["phase 2: relaunch Chromium + restore the URL", cell(c.phases.relaunchAndRestore)],
-          ["phase 3: connect the engine + the call itself", cell(c.phases.connectAndCall)],
+          [
+            "phase 2: take the warm browser (or relaunch Chromium) + restore the URL",
+            cell(c.phases.relaunchAndRestore)
+          ],
+          [
+            "phase 3: the rest of the engine's connect (begun with the restore) + the call itself",
+            cell(c.phases.connectAndCall)
+          ],
           ["the same call on a healthy browser", cell(c.healthy)]
         ]
       )}\n\nRecoveries that answered on the page the agent had open: ${c.restored} of ${c.runs}.`

@@ -64,7 +64,7 @@ export const run = (options: {
   Effect.gen(function* () {
     const site = yield* SiteServer.start
     const url = site.url("/forms.html")
-    // Session open is measured with a browser started ahead (off by default: it skips the session's egress proxy).
+    // Session open is measured with one browser started ahead, as shipped.
     const service = yield* Service.start({ SWITCHYARD_WARM_BROWSERS: "1" })
     const samples = new Map<number, Samples>(
       levels.map((n) => [n, { wallMs: 0, sequences: 0, ops: [], open: [], queued: 0 }])
@@ -99,7 +99,7 @@ export const run = (options: {
     const first: Array<number> = []
     const whole: Array<number> = []
     for (let i = 0; i < options.lifecycles; i++) {
-      yield* Effect.sleep("1500 millis")
+      yield* Effect.sleep("2500 millis")
       const session = `bench-life-${i}`
       const t = performance.now()
       yield* Effect.promise(() => Service.call(service, "browser.navigate", { url, session }))

@@ -14,6 +14,8 @@ export default function setup() {
   // Workers inherit this, so os.tmpdir() in every test process points here.
   process.env.TMPDIR = root
   process.env.SWITCHYARD_TEST_RUN_DIR = root
+  // Every service a test starts runs only the browsers it uses, unless the test asks for browsers started ahead.
+  process.env.SWITCHYARD_WARM_BROWSERS ??= "0"
   return async () => {
     let left = processesMatching(root)
     for (let i = 0; i < 30 && left.length > 0; i++) {

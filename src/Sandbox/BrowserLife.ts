@@ -5,7 +5,7 @@
 import { chown, mkdir, mkdtemp, rm, rmdir } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, Exit, Option, Ref, Scope } from "effect"
+import { Effect, Exit, Fiber, Option, Ref, Scope } from "effect"
 import * as CdpHttp from "../Cdp/Http.ts"
 import * as Session from "../Cdp/Session.ts"
 import { Egress } from "../Egress/Egress.ts"
@@ -33,6 +33,11 @@ export interface DownloadSettings {
 export interface BrowserLife {
   /** The session's browser, healthy and on a live page: started, kept, or relaunched once; else an error. */
   readonly ensure: Effect.Effect<LiveBrowser, SwitchyardError>
+  /**
+   * As `ensure`, except that a relaunched browser's page may still be on its way back to the last URL: the second
+   * effect waits for it, so an engine can connect meanwhile. Within the caller's scope.
+   */
+  readonly ensureRestoring: Effect.Effect<readonly [LiveBrowser, Effect.Effect<void>], SwitchyardError, Scope.Scope>
   /** Disconnects the engine and stops the browser; the next `ensure` starts a new one. */
   readonly stop: Effect.Effect<void>
   /** Paths of `files` the live browser can open itself (copies its own user can read, when it runs as another). */
@@ -105,25 +110,38 @@ export const make = Effect.fnUntraced(function* (options: {
     return Files.forBrowser(files, user, user === undefined ? Effect.succeed("") : uploadFolder(user))
   }
 
-  const stop = Effect.gen(function* () {
-    yield* engines.disconnect("released")
-    const current = yield* Ref.modify(state, (s): [LiveBrowser | undefined, SessionState] => [
-      s.browser,
-      { ...s, browser: undefined }
-    ])
-    if (current !== undefined) yield* Scope.close(current.scope, Exit.void)
-    // A session that downloaded nothing leaves no folder behind; one with files keeps them for the agent.
-    const folder = downloadDir
-    if (folder !== undefined) {
-      downloadDir = undefined
-      yield* Effect.promise(() => rmdir(folder).catch(() => undefined))
-    }
-    const uploads = uploadDir
-    if (uploads !== undefined) {
-      uploadDir = undefined
-      yield* Effect.promise(() => rm(uploads, { recursive: true, force: true }))
-    }
-  })
+  // What a dead browser leaves (its process group, its temp profile) is cleaned up beside the relaunch, within the
+  // session's life: the session's scope waits for it.
+  const sessionScope = yield* Effect.scope
+
+  /** `behind`: the browser is already dead, and what it left is cleaned up without waiting for it. */
+  const stopping = (behind: boolean) =>
+    Effect.gen(function* () {
+      yield* engines.disconnect("released")
+      const current = yield* Ref.modify(state, (s): [LiveBrowser | undefined, SessionState] => [
+        s.browser,
+        { ...s, browser: undefined }
+      ])
+      if (current !== undefined) {
+        const close = Scope.close(current.scope, Exit.void)
+        // Forked uninterruptible, so the session's end waits for it rather than cutting it short.
+        yield* behind
+          ? Effect.asVoid(Effect.forkIn(close, sessionScope, { uninterruptible: true, startImmediately: true }))
+          : close
+      }
+      // A session that downloaded nothing leaves no folder behind; one with files keeps them for the agent.
+      const folder = downloadDir
+      if (folder !== undefined) {
+        downloadDir = undefined
+        yield* Effect.promise(() => rmdir(folder).catch(() => undefined))
+      }
+      const uploads = uploadDir
+      if (uploads !== undefined) {
+        uploadDir = undefined
+        yield* Effect.promise(() => rm(uploads, { recursive: true, force: true }))
+      }
+    })
+  const stop = stopping(false)
 
   /** The page a new browser's session works on: its first page, or a new one when it has none. */
   const firstPage = (running: RunningBrowser, link: PageLink.PageLink) =>
@@ -136,7 +154,10 @@ export const make = Effect.fnUntraced(function* (options: {
     yield* Ref.update(state, (s) => ({ ...s, initializing: true }))
     const scope = yield* Scope.make()
     return yield* Effect.gen(function* () {
-      const running = yield* provider.acquire.pipe(Scope.provide(scope))
+      // The provider reads the session's egress proxy from here: a browser it started ahead is bound to it.
+      const running = yield* (
+        Option.isSome(egress) ? Effect.provideService(provider.acquire, Egress, egress.value) : provider.acquire
+      ).pipe(Scope.provide(scope))
       // The browser's own DevTools endpoint drives the browser: no page may reach it through the proxy.
       const devtools = new URL(running.httpEndpoint)
       if (Option.isSome(egress) && devtools.port !== "")
@@ -236,28 +257,38 @@ export const make = Effect.fnUntraced(function* (options: {
       return replaced
     })
 
-  const ensure = Effect.gen(function* () {
-    const { browser: current, suspect } = yield* Ref.get(state)
-    if (current === undefined) return yield* start
-    // After a good call the kept socket is asked (one round trip); after a failed one, the provider's full check.
-    if ((!suspect && (yield* current.link.alive)) || (yield* current.running.alive)) return yield* keepPage(current)
-    yield* Effect.logWarning("browser is not responding", { pid: current.running.pid })
-    yield* stop
-    if (!(relaunch && provider.canRelaunch)) {
-      return yield* new BrowserUnavailable({
-        message: relaunch
-          ? `the ${provider.name} browser is gone and cannot be relaunched by Switchyard`
-          : "the browser died and relaunch is disabled"
-      })
-    }
-    const fresh = yield* start
-    yield* restore(fresh, "after relaunch")
-    yield* Effect.logInfo("browser relaunched", {
-      pid: fresh.running.pid,
-      url: (yield* Ref.get(state)).lastLocation?.url
+  /** `restoring`: the relaunched page's restore runs beside the caller (in its scope), who waits for it. */
+  const ensuring = (restoring: boolean) =>
+    Effect.gen(function* () {
+      const { browser: current, suspect } = yield* Ref.get(state)
+      if (current === undefined) return [yield* start, Effect.void] as const
+      // After a good call the kept socket is asked (one round trip); after a failed one, the provider's full check.
+      if ((!suspect && (yield* current.link.alive)) || (yield* current.running.alive))
+        return [yield* keepPage(current), Effect.void] as const
+      yield* Effect.logWarning("browser is not responding", { pid: current.running.pid })
+      yield* stopping(true)
+      if (!(relaunch && provider.canRelaunch)) {
+        return yield* new BrowserUnavailable({
+          message: relaunch
+            ? `the ${provider.name} browser is gone and cannot be relaunched by Switchyard`
+            : "the browser died and relaunch is disabled"
+        })
+      }
+      const fresh = yield* start
+      const restored = restore(fresh, "after relaunch").pipe(
+        Effect.andThen(Ref.get(state)),
+        Effect.flatMap((s) =>
+          Effect.logInfo("browser relaunched", { pid: fresh.running.pid, url: s.lastLocation?.url })
+        )
+      )
+      if (!restoring) {
+        yield* restored
+        return [fresh, Effect.void] as const
+      }
+      const fiber = yield* Effect.forkScoped(restored)
+      return [fresh, Fiber.join(fiber)] as const
     })
-    return fresh
-  })
 
-  return { ensure, stop, readable } satisfies BrowserLife
+  const ensure = Effect.scoped(ensuring(false)).pipe(Effect.map(([live]) => live))
+  return { ensure, ensureRestoring: ensuring(true), stop, readable } satisfies BrowserLife
 })

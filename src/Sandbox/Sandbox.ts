@@ -255,85 +255,91 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
   const use = <A, E>(spec: EngineSpec, f: (engine: Engine["Service"]) => Effect.Effect<A, E>) =>
     lease
       .run(
-        Effect.gen(function* () {
-          // The engine's modules load while the browser starts (only the first time costs anything); tabs the page
-          // opened since the last call (a window.open after a fetch) are the page to work on now.
-          const [started] = yield* Effect.all([life.ensure, spec.warm ?? Effect.void], { concurrency: 2 })
-          const live = yield* tabs.sync(started)
-          const person = spec.id.kind === "human"
-          const waiting = yield* live.link.dialog(live.targetId)
-          // Every engine would wait behind the dialog: the agent answers it first.
-          if (Option.isSome(waiting) && !person) return yield* dialogError(waiting.value, false)
-          const connected = yield* engines.engineFor(spec, live)
-          yield* live.link.claimDownloads
-          const mark = yield* live.link.downloadMark
-          const loads = yield* live.link.loadMark
-          const engine = yield* guarded(spec, connected.engine)
-          // A page closed or crashed under a call would leave the engine waiting out its time limit: end it now.
-          const pageLost = live.link.lost(live.targetId).pipe(
-            Effect.flatMap((fate) =>
-              Effect.gen(function* () {
-                // A tab that closes itself after the click that finished its job (an OAuth popup): the call may
-                // still end well; the next call works on the previous tab.
-                if (fate === "closed") yield* Effect.sleep(2_000)
-                return yield* new CdpClosed({
-                  sideEffect: "possible",
-                  message: `the session's page ${described[fate]} during the call; the next call works on the previous tab, or opens a new page at the last URL`
+        Effect.scoped(
+          Effect.gen(function* () {
+            // The engine's modules load while the browser starts (only the first time costs anything); tabs the page
+            // opened since the last call (a window.open after a fetch) are the page to work on now.
+            // A relaunched browser's page goes back to its URL while the engine connects.
+            const [[started, restored]] = yield* Effect.all([life.ensureRestoring, spec.warm ?? Effect.void], {
+              concurrency: 2
+            })
+            const live = yield* tabs.sync(started)
+            const person = spec.id.kind === "human"
+            const waiting = yield* live.link.dialog(live.targetId)
+            // Every engine would wait behind the dialog: the agent answers it first.
+            if (Option.isSome(waiting) && !person) return yield* dialogError(waiting.value, false)
+            const connected = yield* engines.engineFor(spec, live)
+            yield* restored
+            yield* live.link.claimDownloads
+            const mark = yield* live.link.downloadMark
+            const loads = yield* live.link.loadMark
+            const engine = yield* guarded(spec, connected.engine)
+            // A page closed or crashed under a call would leave the engine waiting out its time limit: end it now.
+            const pageLost = live.link.lost(live.targetId).pipe(
+              Effect.flatMap((fate) =>
+                Effect.gen(function* () {
+                  // A tab that closes itself after the click that finished its job (an OAuth popup): the call may
+                  // still end well; the next call works on the previous tab.
+                  if (fate === "closed") yield* Effect.sleep(2_000)
+                  return yield* new CdpClosed({
+                    sideEffect: "possible",
+                    message: `the session's page ${described[fate]} during the call; the next call works on the previous tab, or opens a new page at the last URL`
+                  })
                 })
-              })
-            )
-          )
-          // A page that runs past a limit ends the call; a reload loop is left for about:blank so it stops.
-          const runaway = limits.breach.pipe(
-            Effect.tapError((breach) =>
-              breach.limit === "navigations"
-                ? SessionState.pageOf(live)((cdp, sessionId) =>
-                    // With its scripts off the page cannot start the next reload while it is being left (a reload
-                    // already under way can otherwise win over the navigation away).
-                    cdp
-                      .send("Emulation.setScriptExecutionDisabled", { value: true }, sessionId)
-                      .pipe(
-                        Effect.andThen(cdp.send("Page.navigate", { url: "about:blank" }, sessionId)),
-                        Effect.ensuring(
-                          cdp
-                            .send("Emulation.setScriptExecutionDisabled", { value: false }, sessionId)
-                            .pipe(Effect.ignore)
-                        )
-                      )
-                  ).pipe(Effect.timeout(5_000), Effect.ignore)
-                : Effect.void
-            )
-          )
-          // A dialog blocks every engine: the call ends at once and the answer reports the dialog.
-          const dialogOpened = person
-            ? Effect.never
-            : live.link.dialogOpened(live.targetId).pipe(Effect.flatMap((dialog) => dialogError(dialog, true)))
-          return yield* f(engine).pipe(
-            Effect.raceFirst(pageLost),
-            Effect.raceFirst(dialogOpened),
-            Effect.raceFirst(runaway),
-            // An interrupted call (a timeout) may leave the SDK mid-flight: drop that client before the lease goes.
-            Effect.onInterrupt(() => engines.disconnect("the call was interrupted")),
-            Effect.onExit((exit) =>
-              // A call stopped by its time limit does not wait for its downloads: the release stays short.
-              (Exit.hasInterrupts(exit) ? Effect.void : settleDownloads(live, mark, loads)).pipe(
-                Effect.andThen(settleTabs(live)),
-                Effect.andThen(live.link.notices.pipe(Effect.flatMap(note))),
-                Effect.andThen(idle.touch)
               )
-            ),
-            Effect.tapError(() =>
-              // A client whose connection dropped mid-call is useless: the next call reconnects.
-              connected.engine
-                .connected()
-                .pipe(
-                  Effect.flatMap((ok) =>
-                    ok ? Effect.void : engines.disconnect("the connection dropped during a call")
-                  )
-                )
             )
-          )
-        }),
+            // A page that runs past a limit ends the call; a reload loop is left for about:blank so it stops.
+            const runaway = limits.breach.pipe(
+              Effect.tapError((breach) =>
+                breach.limit === "navigations"
+                  ? SessionState.pageOf(live)((cdp, sessionId) =>
+                      // With its scripts off the page cannot start the next reload while it is being left (a reload
+                      // already under way can otherwise win over the navigation away).
+                      cdp
+                        .send("Emulation.setScriptExecutionDisabled", { value: true }, sessionId)
+                        .pipe(
+                          Effect.andThen(cdp.send("Page.navigate", { url: "about:blank" }, sessionId)),
+                          Effect.ensuring(
+                            cdp
+                              .send("Emulation.setScriptExecutionDisabled", { value: false }, sessionId)
+                              .pipe(Effect.ignore)
+                          )
+                        )
+                    ).pipe(Effect.timeout(5_000), Effect.ignore)
+                  : Effect.void
+              )
+            )
+            // A dialog blocks every engine: the call ends at once and the answer reports the dialog.
+            const dialogOpened = person
+              ? Effect.never
+              : live.link.dialogOpened(live.targetId).pipe(Effect.flatMap((dialog) => dialogError(dialog, true)))
+            return yield* f(engine).pipe(
+              Effect.raceFirst(pageLost),
+              Effect.raceFirst(dialogOpened),
+              Effect.raceFirst(runaway),
+              // An interrupted call (a timeout) may leave the SDK mid-flight: drop that client before the lease goes.
+              Effect.onInterrupt(() => engines.disconnect("the call was interrupted")),
+              Effect.onExit((exit) =>
+                // A call stopped by its time limit does not wait for its downloads: the release stays short.
+                (Exit.hasInterrupts(exit) ? Effect.void : settleDownloads(live, mark, loads)).pipe(
+                  Effect.andThen(settleTabs(live)),
+                  Effect.andThen(live.link.notices.pipe(Effect.flatMap(note))),
+                  Effect.andThen(idle.touch)
+                )
+              ),
+              Effect.tapError(() =>
+                // A client whose connection dropped mid-call is useless: the next call reconnects.
+                connected.engine
+                  .connected()
+                  .pipe(
+                    Effect.flatMap((ok) =>
+                      ok ? Effect.void : engines.disconnect("the connection dropped during a call")
+                    )
+                  )
+              )
+            )
+          })
+        ),
         spec
       )
       .pipe(remember)

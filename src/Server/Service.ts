@@ -25,7 +25,6 @@ import { Sessions } from "./Sessions.ts"
 
 type Registry = Effect.Success<ReturnType<typeof Reaper.register>>
 
-/** Built once for the service: every session's browser comes from it (and a local one from its warm pool). */
 /** Each session's browser provider: a layer built per session, or one built here once (a warm pool's). */
 const provider = (config: Config.ServiceConfig, registry: Registry) =>
   Effect.gen(function* () {
@@ -49,13 +48,15 @@ const provider = (config: Config.ServiceConfig, registry: Registry) =>
       heapLimitMb: config.limits.pageHeapMb,
       registry
     }
-    // Each session's browser is launched through that session's egress proxy (LocalChromium.layer reads it). A browser
-    // started ahead (sessions.warmBrowsers, off by default) is started before its session has one, so it goes without:
-    // the pool is built once, for the service, and trades the egress policy for a quicker first call. One profile
-    // directory cannot serve two browsers: a configured one is never started ahead.
+    // Each session's browser is launched through that session's egress proxy (LocalChromium.layer reads it); a browser
+    // started ahead (sessions.warmBrowsers) goes through a relay its session binds to that proxy when it takes it. One
+    // profile directory cannot serve two browsers: a configured one is never started ahead.
     const { warmBrowsers, maxBrowsers } = config.sessions
     if (warmBrowsers === 0 || browser.profileDir) return LocalChromium.layer(options)
-    const pool = yield* WarmPool.make(LocalChromium.make(options), { size: warmBrowsers, maxBrowsers })
+    const pool = yield* WarmPool.make(
+      (egressProxy) => LocalChromium.make(egressProxy === undefined ? options : { ...options, egressProxy }).acquire,
+      { size: warmBrowsers, maxBrowsers }
+    )
     return Layer.succeed(BrowserProvider, pool)
   })
 

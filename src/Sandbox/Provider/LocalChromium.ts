@@ -378,10 +378,13 @@ const waitExit = (launched: Launched, ms: number) =>
       })
   )
 
-/** Graceful `Browser.close`, then SIGKILL of the whole process group, then the temp profile is removed. */
+/**
+ * Graceful `Browser.close` for a configured profile (what it keeps is written out), then SIGKILL of the whole process
+ * group, then a temp profile is removed: nothing in one is kept, so its browser is killed at once.
+ */
 const close = (launched: Launched, closeTimeoutMs: number) =>
   Effect.gen(function* () {
-    if (!launched.exited()) {
+    if (!launched.exited() && !launched.ownsProfile) {
       yield* Effect.scoped(
         CdpConnection.connect(launched.wsEndpoint, 1_000).pipe(Effect.flatMap((cdp) => cdp.send("Browser.close")))
       ).pipe(Effect.timeoutOption(1_000), Effect.ignore)

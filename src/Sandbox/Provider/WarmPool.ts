@@ -1,30 +1,43 @@
 /**
- * Browsers started before anyone asks: a provider over another that hands out a browser it already started, and
- * starts the next in the background, so a new session (or a crashed one's relaunch) skips Chromium's start.
+ * Browsers started before anyone asks: a provider that hands out a browser it already started, and starts the next
+ * in the background, so a new session (or a crashed one's relaunch) skips Chromium's start. Each is started through a
+ * relay of its own (Egress/Relay.ts) that refuses everything until the session that takes it binds it to its egress
+ * proxy: a warm browser reaches nothing its session's policy refuses, as one launched for the session.
  */
-import { Deferred, Effect, Exit, Scope } from "effect"
+import { Deferred, Effect, Exit, Option, Scope } from "effect"
 import * as CdpHttp from "../../Cdp/Http.ts"
 import * as Session from "../../Cdp/Session.ts"
+import { Egress } from "../../Egress/Egress.ts"
+import * as Relay from "../../Egress/Relay.ts"
+import type { SwitchyardError } from "../../Errors.ts"
 import { BrowserProvider, type RunningBrowser } from "./Browser.ts"
+
+/** Starts a browser for a scope, through the egress proxy named (none: as configured). */
+export type Launch = (egressProxy: string | undefined) => Effect.Effect<RunningBrowser, SwitchyardError, Scope.Scope>
 
 export interface WarmPoolOptions {
   /** Browsers kept started and unused. */
   readonly size: number
   /** Browsers at once, in use and warm together: a warm one is started only below it. */
   readonly maxBrowsers: number
+  /** How long after a browser is taken the next one starts; default 500 ms. Chromium's start takes most of a core
+   * for a while: started at once, it would slow the first call of the session that just took its browser. */
+  readonly refillAfterMs?: number
 }
 
 interface Warm {
   readonly browser: RunningBrowser
+  readonly relay: Relay.Relay
   readonly scope: Scope.Closeable
 }
 
 /**
- * A warm browser is fresh: started for nobody by `inner` (a local launch: its own temp profile), handed out once,
- * and stopped with the scope of the session that took it like any other; it never returns to the pool.
+ * A warm browser is fresh: started for nobody by `launch` (a local launch: its own temp profile), handed out once,
+ * and stopped with the scope of the session that took it like any other; it never returns to the pool, so nothing
+ * one session left in it (cookies, storage, history, downloads) reaches another.
  */
 export const make = (
-  inner: BrowserProvider["Service"],
+  launch: Launch,
   options: WarmPoolOptions
 ): Effect.Effect<BrowserProvider["Service"], never, Scope.Scope> =>
   Effect.gen(function* () {
@@ -38,7 +51,9 @@ export const make = (
     const startOne = (done: Deferred.Deferred<Warm | undefined>) =>
       Effect.gen(function* () {
         const scope = yield* Scope.fork(pool)
-        const started = yield* inner.acquire.pipe(
+        // The relay first, so it closes after its browser.
+        const relay = yield* Relay.start.pipe(Scope.provide(scope))
+        const started = yield* launch(relay.url).pipe(
           Scope.provide(scope),
           Effect.tap((browser) =>
             CdpHttp.listTargets(browser.httpEndpoint).pipe(
@@ -53,7 +68,7 @@ export const make = (
           Effect.exit
         )
         if (Exit.isFailure(started)) yield* Scope.close(scope, started)
-        yield* Deferred.succeed(done, Exit.isSuccess(started) ? { browser: started.value, scope } : undefined)
+        yield* Deferred.succeed(done, Exit.isSuccess(started) ? { browser: started.value, relay, scope } : undefined)
       }).pipe(Effect.onInterrupt(() => Deferred.succeed(done, undefined)))
 
     /** Tops the pool up to its size within the cap; a start that fails is not retried until the next take. */
@@ -82,21 +97,32 @@ export const make = (
       )
     })
 
+    /** Tops the pool up a while after a take or a release, so the first calls of a session that just took its
+     * browser (or relaunched a crashed one) have the cores. */
+    const refill = Effect.asVoid(
+      Effect.forkIn(Effect.sleep(options.refillAfterMs ?? 500).pipe(Effect.andThen(fill)), pool)
+    )
+
     const acquire = Effect.gen(function* () {
+      const egress = yield* Effect.serviceOption(Egress)
       inUse++
       // Added first, so it runs last: the session's browser is stopped before the pool starts another.
-      yield* Effect.addFinalizer(() => Effect.sync(() => inUse--).pipe(Effect.andThen(fill)))
-      const taken = yield* takeWarm
-      if (taken === undefined) {
-        const browser = yield* inner.acquire
-        yield* fill
+      yield* Effect.addFinalizer(() => Effect.sync(() => inUse--).pipe(Effect.andThen(refill)))
+      // A session without an egress proxy gets a browser launched as configured, as from LocalChromium.layer.
+      const taken = Option.isSome(egress) ? yield* takeWarm : undefined
+      if (Option.isNone(egress) || taken === undefined) {
+        const browser = yield* launch(Option.getOrUndefined(egress)?.proxyUrl)
+        yield* refill
         return browser
       }
       yield* Effect.addFinalizer((exit) => Scope.close(taken.scope, exit))
-      yield* fill
+      // No page of the session may reach the relay itself (it would loop back into the proxy).
+      yield* egress.value.refuse(`127.0.0.0/8:${taken.relay.port}`)
+      yield* taken.relay.bind(egress.value.proxyUrl)
+      yield* refill
       return taken.browser
     })
 
     yield* fill
-    return BrowserProvider.of({ name: inner.name, canRelaunch: inner.canRelaunch, acquire })
+    return BrowserProvider.of({ name: "local", canRelaunch: true, acquire })
   })
