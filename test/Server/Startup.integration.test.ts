@@ -1,11 +1,11 @@
 /**
- * The service reads requests while it starts: MCP `initialize` and the tool list, and JSON-RPC's ready line, come
- * while the service's layers cannot finish building (its cascade policy is a named pipe nobody has written yet); a
- * call made meanwhile is answered once they are built. A configuration error found while building still ends the
- * start with the error.
+ * The service reads requests while it starts: MCP's `initialize` is answered before the command line has loaded
+ * (its load held by a loader hook), the tool list and JSON-RPC's ready line while the service's layers cannot finish
+ * building (its cascade policy is a named pipe nobody has written yet); a call made meanwhile is answered once they
+ * are built. A configuration error found while building still ends the start with the error.
  */
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { closeSync, constants, mkdtempSync, openSync, rmSync, writeSync } from "node:fs"
 import { writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -17,18 +17,54 @@ import { startService, stopServices } from "../support/Service.ts"
 
 afterEach(stopServices)
 
+/** A named pipe whoever reads it waits on until `release` writes `content` into it. */
+const heldPipe = (content: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const dir = mkdtempSync(join(tmpdir(), "switchyard-startup-"))
+      const path = join(dir, "held")
+      execFileSync("mkfifo", [path])
+      return { path, release: () => writeFile(path, content), dir }
+    }),
+    ({ dir, path }) =>
+      Effect.sync(() => {
+        // A service still waiting on the pipe (a test that failed early) is let go, so it can see its stdin close.
+        try {
+          const fd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK)
+          writeSync(fd, content)
+          closeSync(fd)
+        } catch {
+          // Nobody is reading it.
+        }
+        rmSync(dir, { recursive: true, force: true })
+      })
+  )
+
 /** A cascade policy file the service blocks on reading until `release` writes it. */
-const heldPolicy = Effect.acquireRelease(
-  Effect.sync(() => {
-    const dir = mkdtempSync(join(tmpdir(), "switchyard-startup-"))
-    const path = join(dir, "cascade.json")
-    execFileSync("mkfifo", [path])
-    return { path, release: () => writeFile(path, JSON.stringify(defaultPolicy)), dir }
-  }),
-  ({ dir }) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
+const heldPolicy = heldPipe(JSON.stringify(defaultPolicy))
+
+const holdModule = join(import.meta.dirname, "..", "fixtures", "HoldModule.ts")
 
 describe("service start", () => {
+  it.live("MCP: initialize is answered before the command line and the service have loaded", () =>
+    Effect.gen(function* () {
+      const pipe = yield* heldPipe("go")
+      // connect() is the initialize handshake; the service cannot load src/Main/Cli.ts until the pipe is written.
+      const client = yield* stdioClient({
+        NODE_OPTIONS: `--import=${holdModule}`,
+        SWITCHYARD_TEST_HOLD_MODULE: "/src/Main/Cli.ts",
+        SWITCHYARD_TEST_HOLD_PIPE: pipe.path
+      })
+      const listed = client.listTools()
+      yield* Effect.promise(pipe.release)
+      const { tools } = yield* Effect.promise(() => listed)
+      assert.include(
+        tools.map((t) => t.name),
+        "browser_navigate"
+      )
+    }).pipe(Effect.scoped)
+  )
+
   it.live("MCP: initialize and the tool list are answered before the service is built; a call waits for it", () =>
     Effect.gen(function* () {
       const policy = yield* heldPolicy
