@@ -12,6 +12,7 @@ import { join } from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { defaultPolicy } from "../../src/Cascade/Policy.ts"
+import * as SiteServer from "../fixtures/SiteServer.ts"
 import { stdioClient } from "../support/McpClient.ts"
 import { startService, stopServices } from "../support/Service.ts"
 
@@ -83,15 +84,23 @@ describe("service start", () => {
     }).pipe(Effect.scoped)
   )
 
-  it.live("JSON-RPC: ready before the service is built; a call sent meanwhile is answered once it is", () =>
+  it.live("JSON-RPC: ready before the service is built; calls sent meanwhile are answered once it is, in order", () =>
     Effect.gen(function* () {
+      const site = yield* SiteServer.start
       const policy = yield* heldPolicy
       const service = startService({ SWITCHYARD_CASCADE: policy.path })
       yield* Effect.promise(() => service.stderrLine(/switchyard: ready/))
       const status = service.call("browserStatus")
+      const first = service.call("browser.navigate", { url: site.url("/plain.html") })
+      const second = service.call("browser.navigate", { url: site.url("/forms.html") })
       yield* Effect.promise(policy.release)
       const answer = yield* Effect.promise(() => status)
       assert.strictEqual((answer.result as { active: boolean } | undefined)?.active, false, JSON.stringify(answer))
+      yield* Effect.promise(() => Promise.all([first, second]))
+      // The session ran them in the order they came: the page is the second one's.
+      const after = yield* Effect.promise(() => service.call("browser.status"))
+      const state = (after.result as { state?: { url?: string } } | undefined)?.state
+      assert.include(String(state?.url), "/forms.html", JSON.stringify(after))
     }).pipe(Effect.scoped)
   )
 
