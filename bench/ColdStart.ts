@@ -15,6 +15,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Effect } from "effect"
 import * as LocalChromium from "../src/Sandbox/Provider/LocalChromium.ts"
 import * as SiteServer from "../test/fixtures/SiteServer.ts"
+import { serviceEnv } from "../test/support/Service.ts"
 import * as Service from "./Service.ts"
 import * as Stats from "./Stats.ts"
 
@@ -37,7 +38,7 @@ const mcpInitialize = () =>
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [main, "serve"],
-      env: { ...(process.env as Record<string, string>), SWITCHYARD_LOG_DIR: logs },
+      env: serviceEnv({ ...process.env, SWITCHYARD_LOG_DIR: logs }),
       stderr: "ignore"
     })
     const client = new Client({ name: "switchyard-bench", version: "1.0.0" })
