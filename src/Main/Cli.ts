@@ -163,18 +163,21 @@ const serve = (flags: Command.Command.Config.Infer<typeof serveFlags>) =>
     process.stderr.write(
       `switchyard: runner ${runner.name} at ${runner.host}:${runner.port} on ${Store.describe(store)}\n`
     )
-    // Its JSON-RPC also starts and watches job applications, run wherever the fleet has room.
-    const onStdio = yield* serveStdio
     const fleetSurface = flags.http
       ? yield* serveHttp
-      : (stop: Effect.Effect<void>) =>
-          SessionsTag.pipe(
-            Effect.flatMap((sessions) =>
-              flags.jsonrpc
-                ? ApplyMethods.methods.pipe(Effect.flatMap((extra) => JsonRpc.serveSessions(stop, sessions, extra)))
-                : onStdio(stop, sessions)
-            )
+      : yield* serveStdio.pipe(
+          Effect.map(
+            (onStdio) => (stop: Effect.Effect<void>) =>
+              SessionsTag.pipe(
+                Effect.flatMap((sessions) =>
+                  // Its JSON-RPC also starts and watches job applications, run wherever the fleet has room.
+                  flags.jsonrpc
+                    ? ApplyMethods.methods.pipe(Effect.flatMap((extra) => JsonRpc.serveSessions(stop, sessions, extra)))
+                    : onStdio(stop, sessions)
+                )
+              )
           )
+        )
     yield* Startup.run(fleetSurface).pipe(Effect.provide(Runner.layer(config, runner, ApplyWorkflow.layer)))
   }).pipe(Effect.scoped)
 
