@@ -1,14 +1,21 @@
 /**
  * Cold start: spawning the real service until its first `browser.navigate` is answered (Node start, modules,
  * layers, Chromium launch, engine connect, the page load), against a fresh Node process doing a bare playwright-core
- * launch of the same Chromium and a goto. Interleaved, alternating which goes first.
+ * launch of the same Chromium and a goto; and spawning `switchyard serve` (MCP on stdio) until the official SDK
+ * client's `initialize` is answered. Interleaved, alternating which goes first. One unmeasured start first fills
+ * Node's compile cache (the bench's temp dir is new each run), as any earlier start on the machine would have.
  */
 import { spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Effect } from "effect"
 import * as LocalChromium from "../src/Sandbox/Provider/LocalChromium.ts"
 import * as SiteServer from "../test/fixtures/SiteServer.ts"
+import { serviceEnv } from "../test/support/Service.ts"
 import * as Service from "./Service.ts"
 import * as Stats from "./Stats.ts"
 
@@ -18,7 +25,30 @@ export interface ColdStartResult {
   /** From the service's spawn to its stderr saying it is ready, before any browser. */
   readonly serviceReady: Stats.Summary
   readonly bare: Stats.Summary
+  /** From spawning `switchyard serve` (MCP on stdio) to the official client's `initialize` answered. */
+  readonly mcpInitialize?: Stats.Summary
 }
+
+const main = join(import.meta.dirname, "..", "src", "Main.ts")
+
+/** Spawn → `initialize` answered, through the official SDK client over stdio (connect() is the handshake). */
+const mcpInitialize = () =>
+  Effect.promise(async () => {
+    const logs = mkdtempSync(join(tmpdir(), "switchyard-bench-mcp-"))
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [main, "serve"],
+      env: serviceEnv({ ...process.env, SWITCHYARD_LOG_DIR: logs }),
+      stderr: "ignore"
+    })
+    const client = new Client({ name: "switchyard-bench", version: "1.0.0" })
+    const started = performance.now()
+    await client.connect(transport)
+    const ms = performance.now() - started
+    await client.close()
+    rmSync(logs, { recursive: true, force: true })
+    return ms
+  })
 
 const bare = (executable: string, url: string) =>
   new Promise<number>((resolve, reject) => {
@@ -50,10 +80,18 @@ export const run = (options: { readonly runs: number }) =>
     const site = yield* SiteServer.start
     const url = site.url("/forms.html")
     const executable = yield* LocalChromium.findExecutable()
-    const samples = { service: [] as Array<number>, ready: [] as Array<number>, bare: [] as Array<number> }
+    const samples = {
+      service: [] as Array<number>,
+      ready: [] as Array<number>,
+      bare: [] as Array<number>,
+      initialize: [] as Array<number>
+    }
+    yield* service(url)
     for (let i = 0; i < options.runs; i++) {
-      for (const which of i % 2 === 0 ? (["service", "bare"] as const) : (["bare", "service"] as const)) {
+      const order = ["service", "bare", "initialize"] as const
+      for (const which of i % 2 === 0 ? order : [...order].reverse()) {
         if (which === "bare") samples.bare.push(yield* Effect.promise(() => bare(executable, url)))
+        else if (which === "initialize") samples.initialize.push(yield* mcpInitialize())
         else {
           const { total, ready } = yield* service(url)
           samples.service.push(total)
@@ -65,6 +103,7 @@ export const run = (options: { readonly runs: number }) =>
       runs: options.runs,
       service: Stats.summarize(samples.service),
       serviceReady: Stats.summarize(samples.ready),
-      bare: Stats.summarize(samples.bare)
+      bare: Stats.summarize(samples.bare),
+      mcpInitialize: Stats.summarize(samples.initialize)
     } satisfies ColdStartResult
   }).pipe(Effect.scoped)

@@ -1,8 +1,15 @@
 /**
  * Switchyard's entry: turns on Node's compile cache first (modules parsed and type-stripped once, reused by later
- * starts), then runs the command line (Main/Cli.ts).
+ * starts), opens MCP's stdio front when that is what this process serves (it answers `initialize` while the rest
+ * loads), then runs the command line (Main/Cli.ts).
  */
 import { enableCompileCache } from "node:module"
+import * as Front from "./Server/Mcp/Front.ts"
 
 enableCompileCache()
+if (Front.opensAtSpawn(process.argv.slice(2), process.env)) {
+  await Front.open("underscore")
+  // Loading the command line holds the event loop: what the client sent at spawn is read and answered first.
+  await new Promise((resolve) => setImmediate(() => setImmediate(resolve)))
+}
 await import("./Main/Cli.ts")

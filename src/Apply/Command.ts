@@ -22,6 +22,7 @@ import type * as Config from "../Server/Config.ts"
 import * as JsonRpc from "../Server/JsonRpc.ts"
 import * as Service from "../Server/Service.ts"
 import { Sessions } from "../Server/Sessions.ts"
+import * as Startup from "../Server/Startup.ts"
 import * as Methods from "./Methods.ts"
 import * as Profile from "./Profile.ts"
 import { JobApplication, sessionOf, layer as workflowLayer } from "./Workflow.ts"
@@ -171,7 +172,7 @@ export const run = (configured: Config.ServiceConfig, options: ApplyOptions) =>
       `switchyard apply: run ${executionId} on ${Store.describe(options.store)}; session ${sessionOf(executionId)}\n`
     )
     if (options.store.kind === "postgres") return yield* runOnFleet(options, payload, executionId)
-    yield* Service.run((stop) =>
+    yield* Startup.run((stop) =>
       Effect.gen(function* () {
         yield* serveStdin(yield* handlerOf)
         yield* report(executionId, JobApplication.execute(payload), stop)

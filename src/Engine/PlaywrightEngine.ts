@@ -161,8 +161,11 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
   })
 })
 
-/** Loads playwright-core, once: the service starts without it and loads it while the first browser starts. */
-export const warm: Effect.Effect<void> = Effect.promise(() => SessionPage.preload()).pipe(Effect.asVoid)
+/**
+ * Loads playwright-core, once: the service starts without it and loads it while the first browser starts, after the
+ * moment that browser's launch takes to spawn Chromium (loading first would hold the spawn back by the whole load).
+ */
+export const warm: Effect.Effect<void> = Effect.promise(() => SessionPage.preload(50)).pipe(Effect.asVoid)
 
 export const layer = (options: PlaywrightEngineOptions = {}): Layer.Layer<Engine, SwitchyardError, BrowserSession> =>
   Layer.effect(Engine, make(options))

@@ -5,12 +5,14 @@
  */
 import { setFlagsFromString } from "node:v8"
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import { Console, Effect, Logger, Option } from "effect"
+import { Console, Context, Effect, Layer, Logger, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { prettyCause } from "../Logging/SystemLog.ts"
 import * as Scenarios from "../Scenario/Commands.ts"
 import * as Config from "../Server/Config.ts"
 import { defaults } from "../Server/Defaults.ts"
+import type { Sessions } from "../Server/Sessions.ts"
+import * as Startup from "../Server/Startup.ts"
 
 // Each command loads what it runs when it runs: the service reads its first request without loading the scenario
 // runner, the other surfaces or the engines' SDKs.
@@ -101,40 +103,58 @@ const serve = (flags: Command.Command.Config.Infer<typeof serveFlags>) =>
       const toStderr = (...args: Array<unknown>) => console.error(...args)
       Object.assign(console, { log: toStderr, info: toStderr, debug: toStderr })
     }
-    const surface = flags.jsonrpc
-      ? load(() => import("../Server/JsonRpc.ts")).pipe(Effect.map((JsonRpc) => JsonRpc.serveSessions))
-      : flags.http
-        ? load(() => import("../Server/Mcp/Http.ts")).pipe(
-            Effect.map(
-              (McpHttp) => (stop: Effect.Effect<void>) =>
-                McpHttp.serveHttp(
-                  {
-                    ...config.http,
-                    ...config.mcp,
-                    maxBodyBytes: config.limits.maxArgumentBytes * 2,
-                    onListening: (url) => process.stderr.write(`switchyard: MCP over HTTP at ${url}\n`)
-                  },
-                  stop
-                )
-            )
-          )
-        : load(() => import("../Server/Mcp.ts")).pipe(
-            Effect.map((Mcp) => (stop: Effect.Effect<void>) => Mcp.serveStdio(config.mcp, stop))
-          )
-    const [Service, serveOn] = yield* Effect.all([load(() => import("../Server/Service.ts")), surface], {
-      concurrency: "unbounded"
-    })
     const listening = flags.http ? { host: config.http.host, port: config.http.port } : undefined
+    const serveHttp = load(() => import("../Server/Mcp/Http.ts")).pipe(
+      Effect.map(
+        (McpHttp) => (stop: Effect.Effect<void>) =>
+          McpHttp.serveHttp(
+            {
+              ...config.http,
+              ...config.mcp,
+              maxBodyBytes: config.limits.maxArgumentBytes * 2,
+              onListening: (url) => process.stderr.write(`switchyard: MCP over HTTP at ${url}\n`)
+            },
+            stop
+          )
+      )
+    )
+    // On stdio the surface loads alone and reads requests at once; the service's modules and layers come after it.
+    const serveStdio = flags.jsonrpc
+      ? load(() => import("../Server/JsonRpc.ts")).pipe(Effect.map((JsonRpc) => JsonRpc.serveSessions))
+      : load(() => import("../Server/Mcp.ts")).pipe(
+          Effect.map(
+            (Mcp) => (stop: Effect.Effect<void>, sessions: Sessions["Service"]) =>
+              Mcp.serveStdio(config.mcp, stop, sessions)
+          )
+        )
     if (databaseUrl() === undefined) {
-      return yield* Service.run(serveOn).pipe(Effect.provide(Service.layer(config, listening)))
+      if (flags.http) {
+        const [Service, serveOn] = yield* Effect.all([load(() => import("../Server/Service.ts")), serveHttp], {
+          concurrency: "unbounded"
+        })
+        return yield* Startup.run(serveOn).pipe(Effect.provide(Service.layer(config, listening)))
+      }
+      const serveOn = yield* serveStdio
+      const build = load(() => Promise.all([import("../Server/Service.ts"), import("../Server/Sessions.ts")])).pipe(
+        Effect.flatMap(([Service, { Sessions }]) =>
+          Layer.build(Service.layer(config, listening)).pipe(
+            Effect.map((context) => ({
+              sessions: Context.get(context, Sessions),
+              context: context as Context.Context<never>
+            }))
+          )
+        )
+      )
+      return yield* Startup.serveWhileBuilding(build, serveOn)
     }
-    const [Store, Runner, ApplyWorkflow, ApplyMethods, JsonRpc] = yield* Effect.all(
+    const [Store, Runner, ApplyWorkflow, ApplyMethods, JsonRpc, { Sessions: SessionsTag }] = yield* Effect.all(
       [
         load(() => import("../Cluster/Store.ts")),
         load(() => import("../Cluster/Runner.ts")),
         load(() => import("../Apply/Workflow.ts")),
         load(() => import("../Apply/Methods.ts")),
-        load(() => import("../Server/JsonRpc.ts"))
+        load(() => import("../Server/JsonRpc.ts")),
+        load(() => import("../Server/Sessions.ts"))
       ],
       { concurrency: "unbounded" }
     )
@@ -143,12 +163,22 @@ const serve = (flags: Command.Command.Config.Infer<typeof serveFlags>) =>
     process.stderr.write(
       `switchyard: runner ${runner.name} at ${runner.host}:${runner.port} on ${Store.describe(store)}\n`
     )
-    // Its JSON-RPC also starts and watches job applications, run wherever the fleet has room.
-    const fleetSurface = (stop: Effect.Effect<void>) =>
-      flags.jsonrpc
-        ? ApplyMethods.methods.pipe(Effect.flatMap((extra) => JsonRpc.serveSessions(stop, extra)))
-        : serveOn(stop)
-    yield* Service.run(fleetSurface).pipe(Effect.provide(Runner.layer(config, runner, ApplyWorkflow.layer)))
+    const fleetSurface = flags.http
+      ? yield* serveHttp
+      : yield* serveStdio.pipe(
+          Effect.map(
+            (onStdio) => (stop: Effect.Effect<void>) =>
+              SessionsTag.pipe(
+                Effect.flatMap((sessions) =>
+                  // Its JSON-RPC also starts and watches job applications, run wherever the fleet has room.
+                  flags.jsonrpc
+                    ? ApplyMethods.methods.pipe(Effect.flatMap((extra) => JsonRpc.serveSessions(stop, sessions, extra)))
+                    : onStdio(stop, sessions)
+                )
+              )
+          )
+        )
+    yield* Startup.run(fleetSurface).pipe(Effect.provide(Runner.layer(config, runner, ApplyWorkflow.layer)))
   }).pipe(Effect.scoped)
 
 const serveCommand = Command.make("serve", serveFlags, serve).pipe(

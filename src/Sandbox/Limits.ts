@@ -16,7 +16,12 @@ export interface LimitsOptions {
   readonly maxNavigationsPerCall?: number
 }
 
-export const defaults = { maxPages: 20, maxNavigationsPerCall: 40 }
+export const defaults = {
+  maxPages: 20,
+  maxNavigationsPerCall: 40,
+  /** The renderer's JavaScript heap in MiB (a local Chromium's --max-old-space-size, LocalChromium.ts). */
+  pageHeapMb: 512
+}
 
 export interface Limits {
   /** Watches a (new) kept connection for its life: its target and page events. */

@@ -10,7 +10,6 @@ import * as Model from "../Engine/Model.ts"
 import * as AttemptLog from "../Logging/AttemptLog.ts"
 import * as Limits from "../Sandbox/Limits.ts"
 import * as AdsPower from "../Sandbox/Provider/AdsPower.ts"
-import * as LocalChromium from "../Sandbox/Provider/LocalChromium.ts"
 
 export const defaults = {
   /** `~/.switchyard/logs`. */
@@ -41,7 +40,7 @@ export const defaults = {
   /** Per session: what a hostile page may not run past (Sandbox/Limits.ts, the renderer's heap in LocalChromium). */
   limits: {
     maxArgumentBytes: 256 * 1024,
-    pageHeapMb: LocalChromium.defaultHeapLimitMb,
+    pageHeapMb: Limits.defaults.pageHeapMb,
     maxPages: Limits.defaults.maxPages,
     maxNavigationsPerCall: Limits.defaults.maxNavigationsPerCall
   },

@@ -9,7 +9,8 @@ import type { ToolAnswer } from "../Cascade/Router.ts"
 import { splitCommon } from "../Cascade/Tool.ts"
 import { tools } from "../Cascade/Tools.ts"
 import { isSwitchyardError, type SwitchyardError, toErrorInfo } from "../Errors.ts"
-import { defaultSession, Sessions, sessionNameOf } from "./Sessions.ts"
+import { defaultSession, sessionNameOf } from "./SessionName.ts"
+import type { Sessions } from "./Sessions.ts"
 
 export const ErrorCode = {
   parseError: -32700,
@@ -226,9 +227,12 @@ export const methods = (sessions: Sessions["Service"]): ReadonlyMap<string, Meth
   ])
 
 /** Serves the sidecar's methods (and `extra` ones) on stdio until stdin closes or `stop` completes. */
-export const serveSessions = (stop: Effect.Effect<void>, extra: ReadonlyMap<string, Method> = new Map()) =>
+export const serveSessions = (
+  stop: Effect.Effect<void>,
+  sessions: Sessions["Service"],
+  extra: ReadonlyMap<string, Method> = new Map()
+) =>
   Effect.gen(function* () {
-    const sessions = yield* Sessions
     const table = new Map([...methods(sessions), ...extra])
     const known = [...table.keys()].join(", ")
     const handler: Handler = (name, params) => {

@@ -1,11 +1,11 @@
 /**
- * The long-lived service: builds every layer from the configuration (logging, engines, sessions), reaps what a
- * crashed run left, serves one surface, and shuts down gracefully on SIGTERM, SIGINT or stdin close (calls in
- * flight answer `shutting_down`, engines disconnect, browsers close, logs flush); a second signal forces exit.
+ * The long-lived service: builds every layer from the configuration (logging, engines, sessions) and reaps what a
+ * crashed run left. Startup.ts serves a surface over it and shuts it down gracefully (calls in flight answer
+ * `shutting_down`, engines disconnect, browsers close, logs flush).
  */
 import { readFile } from "node:fs/promises"
 import { networkInterfaces } from "node:os"
-import { Deferred, Effect, Layer, Logger } from "effect"
+import { Effect, Layer, Logger } from "effect"
 import * as Policy from "../Cascade/Policy.ts"
 import * as Address from "../Egress/Address.ts"
 import type * as Egress from "../Egress/Egress.ts"
@@ -212,34 +212,3 @@ export const layer = <R = never>(
       )
     })
   )
-
-/**
- * Runs `surface` until it ends (stdin closed) or a signal arrives. The surface gets `stop` to watch; on the first
- * SIGINT/SIGTERM it completes, the surface answers what is in flight and returns; a second signal exits at once.
- */
-export const run = <E, R>(surface: (stop: Effect.Effect<void>) => Effect.Effect<void, E, R>) =>
-  Effect.gen(function* () {
-    const stop = yield* Deferred.make<void>()
-    let signals = 0
-    const onSignal = (signal: NodeJS.Signals) => {
-      signals++
-      if (signals > 1) {
-        process.stderr.write(`switchyard: ${signal} again: exiting now\n`)
-        process.exit(130)
-      }
-      process.stderr.write(`switchyard: ${signal}: shutting down (send it again to exit at once)\n`)
-      Deferred.doneUnsafe(stop, Effect.void)
-    }
-    yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        process.on("SIGINT", onSignal)
-        process.on("SIGTERM", onSignal)
-      }),
-      () =>
-        Effect.sync(() => {
-          process.off("SIGINT", onSignal)
-          process.off("SIGTERM", onSignal)
-        })
-    )
-    yield* surface(Deferred.await(stop))
-  })

@@ -18,12 +18,12 @@ import { Clock, Context, Deferred, Effect, Exit, Layer, Option, Schedule, Scope,
 import type { CallMeta, ToolAnswer, ToolError } from "../Cascade/Router.ts"
 import { Router } from "../Cascade/Router.ts"
 import { toolNames } from "../Cascade/Tools.ts"
-import { InvalidInput } from "../Errors/Page.ts"
 import { Busy, SessionClosed, ShuttingDown } from "../Errors/Service.ts"
 import { type SwitchyardError, toErrorInfo } from "../Errors.ts"
 import { idleStatus, Sandbox, type SandboxStatus } from "../Sandbox/Sandbox.ts"
+import { defaultSession, invalidName, isSessionName } from "./SessionName.ts"
 
-export const defaultSession = "default"
+export { defaultSession, sessionNameOf } from "./SessionName.ts"
 
 export interface SessionsOptions {
   /** Sessions (each with a browser) at once. */
@@ -60,24 +60,6 @@ interface Lane {
 export interface SessionStatus extends SandboxStatus {
   readonly session: string
 }
-
-const sessionName = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
-
-const isSessionName = (session: unknown): session is string | undefined =>
-  session === undefined || (typeof session === "string" && sessionName.test(session))
-
-const invalidName = (session: unknown) =>
-  new InvalidInput({
-    field: "session",
-    message:
-      typeof session === "string"
-        ? `session names are 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit; got "${session.slice(0, 80)}"`
-        : `a session name is a string; got ${session === null ? "null" : typeof session}`
-  })
-
-/** A session name as the surfaces pass it: `undefined` is the default session; anything but a valid string is refused. */
-export const sessionNameOf = (session: unknown): Effect.Effect<string, InvalidInput> =>
-  isSessionName(session) ? Effect.succeed(session ?? defaultSession) : Effect.fail(invalidName(session))
 
 /** Tools answered outside a session's queue, by their canonical names (the surfaces resolve either spelling). */
 const outsideLane = new Set(["browser.status", "browser.close", "browser.resume", "browser.handoff"])

@@ -5,6 +5,7 @@ import { join } from "node:path"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Effect } from "effect"
+import { serviceEnv } from "./Service.ts"
 
 export const main = join(import.meta.dirname, "..", "..", "src", "Main.ts")
 
@@ -15,12 +16,12 @@ export const stdioClient = (env: Record<string, string> = {}) =>
       const transport = new StdioClientTransport({
         command: process.execPath,
         args: [main, "serve"],
-        env: {
-          ...(process.env as Record<string, string>),
+        env: serviceEnv({
+          ...process.env,
           SWITCHYARD_LOG_DIR: mkdtempSync(join(tmpdir(), "switchyard-logs-")),
           SWITCHYARD_IDLE_TIMEOUT_MS: "0",
           ...env
-        },
+        }),
         stderr: "ignore"
       })
       const client = new Client({ name: "switchyard-test", version: "1.0.0" })

@@ -13,6 +13,16 @@ const main = join(import.meta.dirname, "..", "..", "src", "Main.ts")
 /** What bin/switchyard puts in NODE_OPTIONS, so tests and the bench run the service as users do. */
 const serviceNodeOptions = "--max-semi-space-size=16"
 
+/** The environment bin/switchyard runs the service in (its NODE_OPTIONS and compile cache), over `env`. */
+export const serviceEnv = (env: Record<string, string | undefined>): Record<string, string> => {
+  const options = [serviceNodeOptions, env.NODE_OPTIONS].filter(Boolean).join(" ")
+  return {
+    ...(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as Record<string, string>),
+    NODE_COMPILE_CACHE: env.NODE_COMPILE_CACHE ?? join(tmpdir(), "node-compile-cache"),
+    NODE_OPTIONS: options
+  }
+}
+
 export interface Service {
   readonly child: ChildProcessWithoutNullStreams
   readonly call: (method: string, params?: unknown) => Promise<Record<string, unknown>>
@@ -42,15 +52,14 @@ export const stopServices = async () => {
 /** Starts `node src/Main.ts serve` with its own log root; `call` sends a JSON-RPC request and awaits its answer. */
 export const startService = (env: Record<string, string> = {}, args?: ReadonlyArray<string>): Service => {
   const child = spawn(process.execPath, [main, "serve", ...(args ?? ["--jsonrpc"])], {
-    env: {
+    env: serviceEnv({
       ...process.env,
       SWITCHYARD_IDLE_TIMEOUT_MS: "0",
       // No browser started ahead unless a test asks for one: each test service runs only the browsers it uses.
       SWITCHYARD_WARM_BROWSERS: "0",
       SWITCHYARD_LOG_DIR: mkdtempSync(join(tmpdir(), "switchyard-logs-")),
-      ...env,
-      NODE_OPTIONS: [serviceNodeOptions, env.NODE_OPTIONS ?? process.env.NODE_OPTIONS].filter(Boolean).join(" ")
-    },
+      ...env
+    }),
     stdio: ["pipe", "pipe", "pipe"]
   })
   // Answers come back in completion order: match them to calls by id (id-less errors go to the oldest waiter).

@@ -11,9 +11,12 @@ import * as Elements from "./Elements.ts"
 import { type Attempt, attempt, connectError, engine } from "./Errors.ts"
 
 let sdk: Promise<typeof import("playwright-core")> | undefined
-/** playwright-core, loaded once on first use (or by `preload` while the service waits for its first request). */
-export const preload = () => {
-  sdk ??= import("playwright-core")
+/**
+ * playwright-core, loaded once on first use. `afterMs` puts the first load off a moment: loading holds the event loop
+ * (about 0.15 s), so a browser launched beside it is spawned first and starts on another core meanwhile.
+ */
+export const preload = (afterMs = 0) => {
+  sdk ??= new Promise<void>((resolve) => setTimeout(resolve, afterMs)).then(() => import("playwright-core"))
   return sdk
 }
 

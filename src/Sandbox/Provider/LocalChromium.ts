@@ -13,6 +13,7 @@ import * as CdpHttp from "../../Cdp/Http.ts"
 import { Egress } from "../../Egress/Egress.ts"
 import { chromiumArgs as egressArgs } from "../../Egress/Proxy.ts"
 import { BrowserLaunchFailed } from "../../Errors/Browser.ts"
+import * as Limits from "../Limits.ts"
 import { BrowserProvider, type RunningBrowser } from "./Browser.ts"
 
 export interface LocalChromiumOptions {
@@ -90,8 +91,6 @@ export const findExecutable = (explicit?: string): Effect.Effect<string, Browser
     )
   })
 
-export const defaultHeapLimitMb = 512
-
 /** Flags that keep Chromium quiet on a machine with no network beyond loopback. */
 export const baseArgs = (options: LocalChromiumOptions, profileDir: string): Array<string> => {
   const size = options.windowSize ?? { width: 1280, height: 800 }
@@ -113,7 +112,7 @@ export const baseArgs = (options: LocalChromiumOptions, profileDir: string): Arr
     "--password-store=basic",
     "--use-mock-keychain",
     "--mute-audio",
-    `--js-flags=--max-old-space-size=${options.heapLimitMb ?? defaultHeapLimitMb}`,
+    `--js-flags=--max-old-space-size=${options.heapLimitMb ?? Limits.defaults.pageHeapMb}`,
     `--window-size=${size.width},${size.height}`,
     `--user-data-dir=${profileDir}`,
     "--remote-debugging-address=127.0.0.1",

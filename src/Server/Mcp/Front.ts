@@ -1,0 +1,120 @@
+/**
+ * MCP's front on stdio: the SDK server on this process's stdin and stdout, with what `initialize` answers. It loads
+ * nothing but the SDK, so Main.ts can open it at spawn and answer `initialize` while the command line, the
+ * configuration and the service load; the tool list and calls wait until Mcp.ts hands it their handlers.
+ */
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
+import type {
+  CallToolRequest,
+  CallToolResult,
+  ListToolsResult,
+  ServerNotification,
+  ServerRequest
+} from "@modelcontextprotocol/sdk/types.js"
+
+export const serverInfo = { name: "switchyard", version: "0.1.0" }
+
+/** How MCP lists tool names: `browser_navigate` (the default, what model APIs accept) or `browser.navigate`. */
+export type ToolNames = "underscore" | "dotted"
+
+export const spell = (name: string, names: ToolNames) => (names === "dotted" ? name : name.replaceAll(".", "_"))
+
+const instructions = (names: ToolNames) => {
+  const t = (name: string) => spell(`browser.${name}`, names)
+  return (
+    `Browser automation that does not get stuck. Start with ${t("navigate")}, then ${t("act")} one step at a time ` +
+    `(${t("observe")} when unsure what to click) and ${t("extract")} to read. Every answer has a \`state\` block: the ` +
+    "engine in use, the page, and which tools work now; follow its `message` when a call fails."
+  )
+}
+
+const sdk = () =>
+  Promise.all([
+    import("@modelcontextprotocol/sdk/server/index.js"),
+    import("@modelcontextprotocol/sdk/server/stdio.js"),
+    import("@modelcontextprotocol/sdk/shared/stdio.js"),
+    import("@modelcontextprotocol/sdk/types.js")
+  ])
+
+/** One MCP server as every surface starts it: the same `initialize` answer on stdio and over HTTP. */
+export const newServer = (ServerClass: typeof Server, names: ToolNames) =>
+  new ServerClass(serverInfo, { capabilities: { tools: { listChanged: false } }, instructions: instructions(names) })
+
+export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
+
+/** What the tool list and calls are answered with, once the tools are loaded. */
+export interface Handlers {
+  readonly list: () => Promise<ListToolsResult>
+  readonly call: (request: CallToolRequest, extra: Extra) => Promise<CallToolResult>
+}
+
+export interface Front {
+  readonly server: Server
+  readonly toolNames: ToolNames
+  /** Answers the tool list and calls from now on (and those that came before). */
+  readonly serve: (handlers: Handlers) => void
+  /** Resolves when stdin closes, stdout breaks (the client died) or the transport closes (a message over 10 MB). */
+  readonly closed: Promise<void>
+}
+
+let opened: Promise<Front> | undefined
+
+/** The stdio front: opened once (by Main.ts at spawn, or by the stdio surface), every later call gets that one. */
+export const open = (names: ToolNames): Promise<Front> => {
+  opened ??= sdk().then(([{ Server }, { StdioServerTransport }, { STDIO_DEFAULT_MAX_BUFFER_SIZE }, types]) => {
+    const server = newServer(Server, names)
+    let serve!: (handlers: Handlers) => void
+    const handlers = new Promise<Handlers>((resolve) => {
+      serve = resolve
+    })
+    server.setRequestHandler(types.ListToolsRequestSchema, async () => (await handlers).list())
+    server.setRequestHandler(types.CallToolRequestSchema, async (request, extra) =>
+      (await handlers).call(request, extra)
+    )
+    const closed = new Promise<void>((resolve) => {
+      process.stdin.once("end", resolve)
+      process.stdin.once("close", resolve)
+      // The client went away (nobody reads stdout): nothing can be answered any more, so shut down.
+      process.stdout.on("error", () => resolve())
+      server.onerror = (error) => {
+        if (!/ReadBuffer exceeded/.test(error.message)) return
+        // The SDK transport drops a message over its buffer limit and closes: say why, then shut down.
+        const message = `a message over the stdio limit of ${STDIO_DEFAULT_MAX_BUFFER_SIZE} bytes (10 MB) was refused; the service is shutting down`
+        process.stderr.write(`switchyard: ${message}\n`)
+        if (process.stdout.writable) {
+          process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message } })}\n`)
+        }
+      }
+      server.onclose = () => resolve()
+    })
+    return server.connect(new StdioServerTransport()).then(() => ({ server, toolNames: names, serve, closed }))
+  })
+  return opened
+}
+
+/** The flags `serve` on stdio may have for the front to open at spawn, and whether each takes a value. */
+const frontFlags = new Map([
+  ["--headed", false],
+  ["--log-dir", true],
+  ["--max-browsers", true]
+])
+
+/**
+ * Whether this process serves MCP on stdio with tool names known before the configuration is read: `serve` (or no
+ * command) with no flag but those above, no fleet database, and neither a configuration file nor
+ * SWITCHYARD_MCP_TOOL_NAMES that could spell the tools otherwise. Anything else starts without the front.
+ */
+export const opensAtSpawn = (argv: ReadonlyArray<string>, env: Record<string, string | undefined>) => {
+  if (env.SWITCHYARD_CONFIG || env.SWITCHYARD_MCP_TOOL_NAMES) return false
+  if (env.SWITCHYARD_DATABASE_URL || env.DATABASE_URL) return false
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string
+    if (i === 0 && arg === "serve") continue
+    const [flag, value] = arg.split("=", 2)
+    const takesValue = frontFlags.get(flag as string)
+    if (takesValue === undefined) return false
+    if (takesValue && value === undefined) i++
+  }
+  return true
+}
