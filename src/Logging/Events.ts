@@ -217,6 +217,11 @@ export const Events = Context.Reference<EventSink>("switchyard/Events", {
   defaultValue: () => ({ emit: (event) => Effect.logDebug(event.event, event) })
 })
 
+/** Who else hears the current call's events as they happen (a client's progress notifications); none by default. */
+export const Watcher = Context.Reference<((event: Stamped) => void) | undefined>("switchyard/EventWatcher", {
+  defaultValue: () => undefined
+})
+
 /** Emits an event stamped with the time and the current call's ids. */
 export const emit = (event: EngineEvent) =>
   Effect.gen(function* () {
@@ -231,6 +236,8 @@ export const emit = (event: EngineEvent) =>
       ...event
     }
     yield* sink.emit(stampedEvent)
+    const watcher = yield* Watcher
+    if (watcher !== undefined) watcher(stampedEvent)
   })
 
 /** A sink that keeps events in memory, for tests and for the status of a running call. */

@@ -4,6 +4,7 @@
  * the surface. What needs no browser (MCP `initialize`, the tool list) is answered at once; a session call waits.
  */
 import { type Context, Deferred, Effect, Fiber, type Scope } from "effect"
+import * as Events from "../Logging/Events.ts"
 import type { Sessions } from "./Sessions.ts"
 
 /**
@@ -46,15 +47,24 @@ export interface Built {
 /** The Sessions while the service is being built: each call waits for it, then runs in the service's context. */
 export const pending = (built: Deferred.Deferred<Built>): Sessions["Service"] => {
   let ready: Built | undefined
+  // The call runs in the service's context; who watches its events (a client's progress) comes along.
+  const inService = <A>(use: (sessions: Sessions["Service"]) => Effect.Effect<A>, b: Built) =>
+    Effect.gen(function* () {
+      const watcher = yield* Events.Watcher
+      return yield* Effect.provideContext(
+        use(b.sessions).pipe(Effect.provideService(Events.Watcher, watcher)),
+        b.context
+      )
+    })
   const on = <A>(use: (sessions: Sessions["Service"]) => Effect.Effect<A>) =>
     ready === undefined
       ? Deferred.await(built).pipe(
           Effect.flatMap((b) => {
             ready = b
-            return Effect.provideContext(use(b.sessions), b.context)
+            return inService(use, b)
           })
         )
-      : Effect.provideContext(use(ready.sessions), ready.context)
+      : inService(use, ready)
   return {
     call: (session, tool, args, meta) => on((s) => s.call(session, tool, args, meta)),
     status: (session) => on((s) => s.status(session)),

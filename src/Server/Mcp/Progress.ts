@@ -23,13 +23,10 @@ const describeEvent = (event: Events.Stamped): string => {
  */
 export const withProgress = <A>(work: Effect.Effect<A>, notify: (message: string) => void, everyMs: number) =>
   Effect.gen(function* () {
-    const sink = yield* Events.Events
     const started = Date.now()
     const heartbeat = Effect.sync(() =>
       notify(`still running after ${Math.round((Date.now() - started) / 1000)} s`)
     ).pipe(Effect.delay(everyMs), Effect.forever)
-    const forwarding: Events.EventSink = {
-      emit: (event) => sink.emit(event).pipe(Effect.andThen(Effect.sync(() => notify(describeEvent(event)))))
-    }
-    return yield* Effect.raceFirst(work.pipe(Effect.provideService(Events.Events, forwarding)), heartbeat)
+    const watching = work.pipe(Effect.provideService(Events.Watcher, (event) => notify(describeEvent(event))))
+    return yield* Effect.raceFirst(watching, heartbeat)
   })
