@@ -37,8 +37,9 @@ export const make = Effect.fnUntraced(function* (options: LimitsOptions = {}) {
   const breaches = yield* PubSub.unbounded<LimitExceeded>()
   const navigations = yield* Ref.make(0)
   const pages = new Set<string>()
-  // When the page's last loads happened, to tell a loop still going between calls.
+  // When the page loaded by itself between calls (no call running), to tell a loop still going when the next begins.
   const loads: Array<number> = []
+  let calls = 0
   const loopWindowMs = 10_000
 
   const watch = (cdp: Connection.Connection) =>
@@ -68,8 +69,10 @@ export const make = Effect.fnUntraced(function* (options: LimitsOptions = {}) {
               event.sessionId !== undefined &&
               event.params.frame.parentId === undefined
             ) {
-              loads.push(Date.now())
-              if (loads.length > maxNavigations + 1) loads.shift()
+              if (calls === 0) {
+                loads.push(Date.now())
+                if (loads.length > maxNavigations + 1) loads.shift()
+              }
               const count = yield* Ref.updateAndGet(navigations, (n) => n + 1)
               if (count === maxNavigations + 1) {
                 // This call is stopped for it: the loop is not held against the next one.
@@ -92,7 +95,13 @@ export const make = Effect.fnUntraced(function* (options: LimitsOptions = {}) {
     Effect.gen(function* () {
       const subscription = yield* PubSub.subscribe(breaches)
       yield* Ref.set(navigations, 0)
-      // More loads than a call may make, within seconds, the last one just now: the loop goes on between calls.
+      calls++
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          calls--
+        })
+      )
+      // More loads than a call may make, by the page alone within seconds, the last one just now: a loop goes on.
       const now = Date.now()
       const first = loads[0]
       const last = loads.at(-1)
@@ -101,7 +110,7 @@ export const make = Effect.fnUntraced(function* (options: LimitsOptions = {}) {
           loads.length = 0
           return yield* new LimitExceeded({
             limit: "navigations",
-            message: `the page keeps loading (more than ${maxNavigations} loads in ${Math.round((last - first) / 1000)} s: a reload or redirect loop); the call was stopped and the page left`
+            message: `the page keeps loading by itself (more than ${maxNavigations} loads in ${Math.round((last - first) / 1000)} s between calls: a reload or redirect loop); the call was stopped and the page left`
           })
         }
       }

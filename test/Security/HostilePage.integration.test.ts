@@ -77,6 +77,14 @@ describe("hostile pages", () => {
     await bystanderWorks()
   })
 
+  it("an agent that opens pages quickly, one call after another, is no loop", { timeout: 90_000 }, async () => {
+    for (let i = 0; i < 45; i++) {
+      const opened = await call("busy", "browser.navigate", { url: sites.allowedUrl(`/hello?${i}`) })
+      assert.isTrue(opened.ok, `navigate ${i}: ${JSON.stringify(opened.error)}`)
+    }
+    await service.call("browser.close", { session: "busy" })
+  })
+
   it("a page that opens page after page has the extra ones closed and the call ends", { timeout: 90_000 }, async () => {
     assert.isTrue((await call("hostile", "browser.navigate", { url: sites.allowedUrl("/popups") })).ok)
     const answers: Array<Answer> = []
