@@ -114,5 +114,6 @@ export const fill = async (locator: Locator, value: string, timeout: number) => 
   const kind = await locator.evaluate(kindOf, undefined, { timeout })
   if (picked.includes(kind)) return locator.fill(value, { timeout })
   await locator.fill(value.slice(0, -1), { timeout })
-  if (value !== "") await locator.pressSequentially(value.slice(-1), { timeout })
+  // fill left the focus on the field: the last key goes straight to it.
+  if (value !== "") await locator.page().keyboard.type(value.slice(-1))
 }
