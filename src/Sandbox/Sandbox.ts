@@ -6,6 +6,7 @@
 import { Clock, Context, Effect, Exit, Layer, Option, Ref, Schedule } from "effect"
 import type { Action, Engine, PageState } from "../Engine/Engine.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
+import * as Instruction from "../Engine/Instruction.ts"
 import * as Isolated from "../Engine/Isolated.ts"
 import * as Page from "../Engine/PageState.ts"
 import { BrowserUnavailable } from "../Errors/Browser.ts"
@@ -45,7 +46,15 @@ export interface PageView {
 /** Acts that only type, hover, scroll or set files: they leave the document where it is (typing no line break, which
  * could send a form). A click, a key press, a choice in a select or a box may start a navigation. */
 const staysOnPage = (input: string | Action) => {
-  if (typeof input === "string") return false
+  if (typeof input === "string") {
+    // A sentence in the instruction grammar says what it does; anything else may do anything.
+    const parsed = Instruction.parse(input)
+    if (parsed._tag === "Failure") return false
+    const ins = parsed.success
+    if (ins.kind === "fill") return !/[\r\n]/.test(ins.value)
+    if (ins.kind === "type") return !/[\r\n]/.test(ins.text)
+    return ins.kind === "hover" || ins.kind === "upload" || ins.kind === "scroll"
+  }
   const method = input.method.toLowerCase()
   if (method === "type") return !input.arguments.some((a) => /[\r\n]/.test(String(a)))
   return ["fill", "hover", "scrollintoview", "scrollto", "setinputfiles", "upload"].includes(method)
