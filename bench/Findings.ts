@@ -118,10 +118,10 @@ export const notes = (r: Results): Array<string> => {
     })
     out.push(
       `**Against Playwright MCP.** Per call, ours is slower on ${slower.join(", ") || "no kind of call"} (medians). ` +
-        "A `browser_act` sentence reads the page's elements (an accessibility snapshot of every frame) to find its target by name on every call, where the peers act on a reference from the one snapshot the agent took; a fill types values of up to 120 characters key by key, where browser_type sets the value at once; a check or click first moves the mouse to the element in a few steps of about a frame each; each call that may change the page also takes the attempt's masked screenshot and page fingerprint (browser_screenshot captures twice); `browser_extract` answers the page's text, headings, links, form fields and controls. " +
-        `Text per call is larger on ${heavier.join(", ") || "no kind of call"}: every answer repeats traceId, attemptId and the state block (URL, title, the tab list), changed or not. ` +
+        "A `browser_act` sentence reads the page's elements (an accessibility snapshot of every frame) to find its target by name on every call, where the peers act on a reference from the one snapshot the agent took; a fill sets the value and types its last character as real key events; a check or click first moves the mouse to the element in a few steps of about a frame each; a call that may navigate waits for the previous attempt's masked screenshot, and each such call adds a capture; `browser_extract` answers the page's text, headings, links, form fields and controls. " +
+        `Text per call is larger on ${heavier.join(", ") || "no kind of call"}: every answer carries traceId, attemptId and the state block's URL, title, engine and level, and an act echoes the action it ran (the tabs, downloads and tools only when they change). ` +
         (ours.structuredBytesPerTask > 0
-          ? `Ours also sends ${ours.structuredBytesPerTask} B of structuredContent per task (the results again, the screenshot's base64 included); the peers send none. `
+          ? `Ours also sends ${ours.structuredBytesPerTask} B of structuredContent per task (the same results as JSON, the picture not repeated); the peers send none. `
           : "") +
         `CPU per task (server + Chromium): ${ms(ours.cpuMsPerTask.median)} vs ${ms(pw.cpuMsPerTask.median)}. Playwright MCP's click waits 500 ms for triggered work to settle, which is most of its task time.`
     )
