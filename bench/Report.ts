@@ -91,6 +91,12 @@ const peerTargets = (p: Peers.PeersResult): Array<Target> => {
   ]
 }
 
+/** The switch pairs, slowest first, without the relaunch they are compared with. */
+const switchPairs = (result: SwitchResult) =>
+  Object.entries(result.pairs)
+    .filter(([name]) => !name.startsWith("instead"))
+    .sort((a, b) => (b[1]?.median ?? 0) - (a[1]?.median ?? 0))
+
 export const targets = (r: Omit<Results, "targets">): Array<Target> => [
   ...(r.overhead
     ? [
@@ -143,14 +149,8 @@ export const targets = (r: Omit<Results, "targets">): Array<Target> => [
         {
           figure: "every engine switch pair, p50 (the slowest pair)",
           target: "≤ 150 ms",
-          measured: ((worst) => `${worst?.[0]}: ${worst?.[1].median} ms`)(
-            Object.entries(r.switch.pairs)
-              .filter(([name]) => !name.startsWith("instead"))
-              .sort((a, b) => (b[1]?.median ?? 0) - (a[1]?.median ?? 0))[0]
-          ),
-          met: Object.entries(r.switch.pairs)
-            .filter(([name]) => !name.startsWith("instead"))
-            .every(([, s]) => (s?.median ?? Number.POSITIVE_INFINITY) <= 150)
+          measured: ((worst) => `${worst?.[0]}: ${worst?.[1]?.median} ms`)(switchPairs(r.switch)[0]),
+          met: switchPairs(r.switch).every(([, s]) => (s?.median ?? Number.POSITIVE_INFINITY) <= 150)
         }
       ]
     : []),

@@ -107,7 +107,10 @@ export const make = Effect.fnUntraced(function* (options: {
 
   const readable = (live: LiveBrowser, files: ReadonlyArray<string>) => {
     const user = live.running.user
-    return Files.forBrowser(files, user, user === undefined ? Effect.succeed("") : uploadFolder(user))
+    // A browser running as this process's user reads the files where they are.
+    return user === undefined
+      ? Effect.succeed(files)
+      : Effect.flatMap(uploadFolder(user), (root) => Files.copiesFor(files, user, root))
   }
 
   // What a dead browser leaves (its process group, its temp profile) is cleaned up beside the relaunch, within the

@@ -53,33 +53,28 @@ export const confine = (
   })
 
 /**
- * The paths to hand a browser that opens files itself (a file chooser's answer: Chromium reads the file when the form
- * is sent). A browser running as another user cannot read a file in a private folder, and the form would fail to
- * send: it gets copies of its own under `dir`, one folder per call so the site sees each file's own name.
+ * Copies of `files` for a browser running as another user, who cannot read a file in a private folder (a file
+ * chooser's answer is a path Chromium reads when the form is sent): one folder per call under `root`, owned by that
+ * user, so the site sees each file's own name.
  */
-export const forBrowser = (
+export const copiesFor = (
   files: ReadonlyArray<string>,
-  user: { readonly uid: number; readonly gid: number } | undefined,
-  dir: Effect.Effect<string, BrowserUnavailable>
+  user: { readonly uid: number; readonly gid: number },
+  root: string
 ): Effect.Effect<ReadonlyArray<string>, BrowserUnavailable> =>
-  user === undefined
-    ? Effect.succeed(files)
-    : Effect.gen(function* () {
-        const root = yield* dir
-        return yield* Effect.tryPromise({
-          try: async () => {
-            const folder = await mkdtemp(join(root, "call-"))
-            await chown(folder, user.uid, user.gid)
-            const copied: Array<string> = []
-            for (const file of files) {
-              const copy = join(folder, basename(file))
-              await copyFile(file, copy)
-              await chown(copy, user.uid, user.gid)
-              copied.push(copy)
-            }
-            return copied
-          },
-          catch: (cause) =>
-            new BrowserUnavailable({ message: `cannot give the browser's user a copy of ${files.join(", ")}`, cause })
-        })
-      })
+  Effect.tryPromise({
+    try: async () => {
+      const folder = await mkdtemp(join(root, "call-"))
+      await chown(folder, user.uid, user.gid)
+      const copied: Array<string> = []
+      for (const file of files) {
+        const copy = join(folder, basename(file))
+        await copyFile(file, copy)
+        await chown(copy, user.uid, user.gid)
+        copied.push(copy)
+      }
+      return copied
+    },
+    catch: (cause) =>
+      new BrowserUnavailable({ message: `cannot give the browser's user a copy of ${files.join(", ")}`, cause })
+  })
