@@ -7,7 +7,7 @@
 import { existsSync } from "node:fs"
 import { Effect } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { migrate, readRunners } from "./Fleet.ts"
+import { readRunners } from "./Fleet.ts"
 import * as Store from "./Store.ts"
 
 /** Seed 001 §10's queries, as written there (PostgreSQL). */
@@ -82,7 +82,6 @@ export const report = (store: Store.StoreOptions, failoverAfterMs = 3_000) =>
     const lines = ["", `store        ${Store.describe(store)}`]
     const sql = yield* SqlClient.SqlClient
     if (store.kind === "postgres") {
-      yield* migrate
       const runners = yield* readRunners(failoverAfterMs)
       const sessions = yield* sql<{ session: string; runner: string }>`SELECT session, runner FROM fleet_sessions`
       lines.push(`fleet        ${runners.filter((r) => r.live).length} live runners of ${runners.length}`)

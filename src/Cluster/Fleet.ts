@@ -55,21 +55,6 @@ export class Fleet extends Context.Service<
     Layer.effect(Fleet, make(options, openSessions))
 }
 
-/** The fleet's tables, created when missing (the same SQL on PostgreSQL and SQLite). */
-export const migrate = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`CREATE TABLE IF NOT EXISTS fleet_runners (
-    name TEXT PRIMARY KEY,
-    address TEXT NOT NULL,
-    capacity INTEGER NOT NULL,
-    open_sessions INTEGER NOT NULL,
-    heartbeat_ms BIGINT NOT NULL)`
-  yield* sql`CREATE TABLE IF NOT EXISTS fleet_sessions (
-    session TEXT PRIMARY KEY,
-    runner TEXT NOT NULL,
-    assigned_ms BIGINT NOT NULL)`
-})
-
 /** Reads the fleet as it is in the store, for `switchyard status` and the front doors. */
 export const readRunners = (failoverAfterMs: number) =>
   Effect.gen(function* () {
@@ -100,7 +85,6 @@ export const readRunners = (failoverAfterMs: number) =>
 
 export const make = Effect.fnUntraced(function* (options: FleetOptions, openSessions: Effect.Effect<number>) {
   const sql = yield* SqlClient.SqlClient
-  yield* migrate.pipe(Effect.orDie)
 
   const beat = Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis

@@ -44,31 +44,51 @@ export const layer = (options: StoreOptions): Layer.Layer<SqlClient.SqlClient, S
   )
 
 /**
- * The step and engine events (seed 001 §10's `task_events`, so its dashboard queries run as written on PostgreSQL)
- * and each session's saved page state. Created when missing; the cluster creates its own tables itself.
+ * The step and engine events (seed 001 §10's `task_events`, so its dashboard queries run as written on PostgreSQL),
+ * each session's saved page state and the fleet's runners and placements. Created when missing; the cluster creates
+ * its own tables itself. Runners starting together on a fresh PostgreSQL would race: two `CREATE TABLE IF NOT EXISTS`
+ * of one table at once fail with a unique violation in the catalog, so the creation runs in one transaction holding an
+ * advisory lock, and the second runner finds the tables made.
  */
 const migrate = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  yield* sql.onDialectOrElse({
-    pg: () =>
-      sql`CREATE TABLE IF NOT EXISTS task_events (
-        id BIGSERIAL PRIMARY KEY,
-        workflow_run_id TEXT NOT NULL,
-        event_type TEXT NOT NULL,
-        data JSONB NOT NULL,
-        created_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
-    orElse: () =>
-      sql`CREATE TABLE IF NOT EXISTS task_events (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        workflow_run_id TEXT NOT NULL,
-        event_type TEXT NOT NULL,
-        data TEXT NOT NULL,
-        created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))`
+  const create = Effect.gen(function* () {
+    yield* sql.onDialectOrElse({
+      pg: () => sql`SELECT pg_advisory_xact_lock(hashtext('switchyard.schema'))`,
+      orElse: () => Effect.void
+    })
+    yield* sql.onDialectOrElse({
+      pg: () =>
+        sql`CREATE TABLE IF NOT EXISTS task_events (
+          id BIGSERIAL PRIMARY KEY,
+          workflow_run_id TEXT NOT NULL,
+          event_type TEXT NOT NULL,
+          data JSONB NOT NULL,
+          created_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
+      orElse: () =>
+        sql`CREATE TABLE IF NOT EXISTS task_events (
+          id INTEGER PRIMARY KEY AUTOINCREMENT,
+          workflow_run_id TEXT NOT NULL,
+          event_type TEXT NOT NULL,
+          data TEXT NOT NULL,
+          created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))`
+    })
+    yield* sql`CREATE INDEX IF NOT EXISTS task_events_run ON task_events (workflow_run_id, event_type)`
+    yield* sql`CREATE TABLE IF NOT EXISTS session_state (
+      session TEXT PRIMARY KEY,
+      url TEXT NOT NULL,
+      state TEXT NOT NULL,
+      updated_at TEXT NOT NULL)`
+    yield* sql`CREATE TABLE IF NOT EXISTS fleet_runners (
+      name TEXT PRIMARY KEY,
+      address TEXT NOT NULL,
+      capacity INTEGER NOT NULL,
+      open_sessions INTEGER NOT NULL,
+      heartbeat_ms BIGINT NOT NULL)`
+    yield* sql`CREATE TABLE IF NOT EXISTS fleet_sessions (
+      session TEXT PRIMARY KEY,
+      runner TEXT NOT NULL,
+      assigned_ms BIGINT NOT NULL)`
   })
-  yield* sql`CREATE INDEX IF NOT EXISTS task_events_run ON task_events (workflow_run_id, event_type)`
-  yield* sql`CREATE TABLE IF NOT EXISTS session_state (
-    session TEXT PRIMARY KEY,
-    url TEXT NOT NULL,
-    state TEXT NOT NULL,
-    updated_at TEXT NOT NULL)`
+  yield* sql.withTransaction(create)
 })
