@@ -248,6 +248,10 @@ const devCommand = Command.make(
     runners: Flag.Int("runners").pipe(Flag.withDefault(3), Flag.withDescription("Runner processes to start")),
     port: Flag.Int("port").pipe(Flag.withDefault(8931), Flag.withDescription("The first runner's MCP HTTP port")),
     maxBrowsers: Flag.Int("max-browsers").pipe(Flag.optional, Flag.withDescription("Browsers per runner")),
+    uploadRoot: Flag.String("upload-root").pipe(
+      Flag.atMost(64),
+      Flag.withDescription("A folder the runners may upload files from (repeat for more; SWITCHYARD_UPLOAD_ROOTS)")
+    ),
     install: Flag.Boolean("install-postgres").pipe(
       Flag.withDefault(true),
       Flag.withDescription("Install Debian's postgresql with apt-get when missing (as root)")
@@ -260,6 +264,7 @@ const devCommand = Command.make(
           runners: flags.runners,
           port: flags.port,
           maxBrowsers: Option.getOrUndefined(flags.maxBrowsers),
+          uploadRoots: flags.uploadRoot,
           installPostgres: flags.install
         })
       )

@@ -4,7 +4,7 @@
  * takes new sessions; a runner killed with SIGKILL loses no work: its session answers on another runner with its
  * page, cookies and storage, and a job application it was running finishes elsewhere without re-running a step.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
@@ -237,17 +237,22 @@ describe.skipIf(Postgres.binDir() === undefined)("fleet on PostgreSQL", () => {
   )
 
   it.live(
-    "switchyard cluster dev starts a database and runners a person can use, and leaves nothing when stopped",
+    "switchyard cluster dev starts a database and runners a person can use, starts a runner that died again, and leaves nothing when stopped",
     () =>
       Effect.gen(function* () {
         const dir = mkdtempSync(join(tmpdir(), "switchyard-dev-"))
         dirs.push(dir)
         const { spawn } = yield* Effect.promise(() => import("node:child_process"))
         const port = 20_000 + Math.floor(Math.random() * 20_000)
-        const child = spawn(process.execPath, [main, "cluster", "dev", "--runners", "2", "--port", String(port)], {
-          env: { ...process.env, TMPDIR: dir, SWITCHYARD_LOG_DIR: join(dir, "logs") },
-          stdio: ["ignore", "ignore", "pipe"]
-        })
+        const uploads = join(dir, "uploads")
+        const child = spawn(
+          process.execPath,
+          [main, "cluster", "dev", "--runners", "2", "--port", String(port), "--upload-root", uploads],
+          {
+            env: { ...process.env, TMPDIR: dir, SWITCHYARD_LOG_DIR: join(dir, "logs") },
+            stdio: ["ignore", "ignore", "pipe"]
+          }
+        )
         let stderr = ""
         child.stderr.on("data", (chunk) => {
           stderr += String(chunk)
@@ -266,6 +271,33 @@ describe.skipIf(Postgres.binDir() === undefined)("fleet on PostgreSQL", () => {
           waitFor(async () => /fleet\s+2 live runners of 2/.test(await Effect.runPromise(statusOf(url!))), 30_000)
         )
         assert.isTrue(live, stderr)
+        assert.include(stderr, `uploads from: ${uploads}`)
+        const runnerOf = (name: string, i: number) =>
+          processesMatching(`--runner ${name}`).filter((p) => p.cmdline.includes(`--port ${port + i} `))
+        const r2 = runnerOf("r2", 1)
+        assert.lengthOf(r2, 1)
+        const environ = readFileSync(`/proc/${r2[0]!.pid}/environ`, "utf8").split("\0")
+        assert.include(environ, `SWITCHYARD_UPLOAD_ROOTS=${uploads}`)
+
+        // A runner that dies is reported and started again: the fleet is back to two live runners.
+        process.kill(r2[0]!.pid, "SIGKILL")
+        const reported = yield* Effect.promise(() =>
+          waitFor(() => /runner r2 died \(signal SIGKILL/.test(stderr), 30_000)
+        )
+        assert.isTrue(reported, stderr)
+        const back = yield* Effect.promise(() =>
+          waitFor(
+            () =>
+              runnerOf("r2", 1).some((p) => p.pid !== r2[0]!.pid) &&
+              (stderr.match(/JSON-RPC|MCP over HTTP at/g) ?? []).length >= 3,
+            120_000
+          )
+        )
+        assert.isTrue(back, stderr)
+        const liveAgain = yield* Effect.promise(() =>
+          waitFor(async () => /fleet\s+2 live runners of 2/.test(await Effect.runPromise(statusOf(url!))), 30_000)
+        )
+        assert.isTrue(liveAgain, stderr)
         child.kill("SIGINT")
         yield* Effect.promise(() => exited)
         assert.isTrue(yield* Effect.promise(() => waitFor(() => processesMatching(pgDir).length === 0, 10_000)))
