@@ -9,6 +9,7 @@ import { dirname, extname } from "node:path"
 import { fileURLToPath } from "node:url"
 import { isMainThread, parentPort, Worker } from "node:worker_threads"
 import { Context, Effect, Exit, type Fiber, Option, type Scope } from "effect"
+import * as LibraryOutput from "../Logging/LibraryOutput.ts"
 
 /** A failure crossing the thread boundary: the fields error normalizers match on. */
 export interface WorkerFailure {
@@ -345,6 +346,8 @@ export type Handlers = Record<string, (...args: Array<any>) => unknown>
 // biome-ignore lint/suspicious/noExplicitAny: the attach data is whatever the spawning engine sent
 export const serve = (attach: (data: any) => Promise<Handlers> | Handlers) => {
   if (isMainThread || parentPort === null) throw new Error("Isolated.serve runs inside a worker thread")
+  // What the SDK prints in this thread reaches the service's stderr redacted, as on the main thread.
+  LibraryOutput.install()
   const port = parentPort
   const reply = (id: number, run: () => unknown) => {
     Promise.resolve()

@@ -7,6 +7,7 @@ import { setFlagsFromString } from "node:v8"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Console, Context, Effect, Layer, Logger, Option } from "effect"
 import { Command, Flag } from "effect/cli"
+import * as LibraryOutput from "../Logging/LibraryOutput.ts"
 import { prettyCause } from "../Logging/SystemLog.ts"
 import * as Scenarios from "../Scenario/Commands.ts"
 import * as Config from "../Server/Config.ts"
@@ -98,11 +99,8 @@ const serve = (flags: Command.Command.Config.Infer<typeof serveFlags>) =>
         token: Option.getOrUndefined(flags.token)
       }
     })
-    if (!flags.http) {
-      // stdout carries the protocol: libraries that print with console.log/info/debug are sent to stderr.
-      const toStderr = (...args: Array<unknown>) => console.error(...args)
-      Object.assign(console, { log: toStderr, info: toStderr, debug: toStderr })
-    }
+    // stdout carries the protocol: what libraries print goes to stderr, redacted.
+    LibraryOutput.install()
     const listening = flags.http ? { host: config.http.host, port: config.http.port } : undefined
     const serveHttp = load(() => import("../Server/Mcp/Http.ts")).pipe(
       Effect.map(
@@ -227,9 +225,8 @@ const applyCommand = Command.make("apply", applyFlags, (flags) =>
       load(() => import("../Apply/Command.ts")),
       load(() => import("../Cluster/Store.ts"))
     ])
-    // stdout carries the result and JSON-RPC answers: libraries that print go to stderr.
-    const toStderr = (...args: Array<unknown>) => console.error(...args)
-    Object.assign(console, { log: toStderr, info: toStderr, debug: toStderr })
+    // stdout carries the result and JSON-RPC answers: what libraries print goes to stderr, redacted.
+    LibraryOutput.install()
     yield* Apply.run(config, {
       job: flags.job,
       profile: flags.profile,
