@@ -24,6 +24,7 @@ import * as PageEvent from "./PageEvent.ts"
 import * as Dialogs from "./PageLink/Dialogs.ts"
 import type { Download } from "./PageLink/Downloads.ts"
 import { described } from "./PageLink/Targets.ts"
+import * as HumanCheck from "../Takeover/HumanCheck.ts"
 import * as SessionState from "./SessionState.ts"
 import * as Snapshot from "./Snapshot.ts"
 import * as Tabs from "./Tabs.ts"
@@ -109,6 +110,8 @@ export class Sandbox extends Context.Service<
     readonly location: Effect.Effect<Option.Option<{ readonly url: string; readonly title: string }>>
     /** A digest of the page's URL, title and form state ("" when no page is readable). */
     readonly fingerprint: Effect.Effect<string>
+    /** Whether the page shows a human check (a CAPTCHA): what a person is asked for (Takeover/HumanCheck.ts). */
+    readonly humanCheck: Effect.Effect<boolean>
     /** Artifacts over raw CDP, whatever engine is connected: a masked screenshot, a failure snapshot. */
     readonly artifacts: {
       /** A masked screenshot taken now and handed to `save` in the background (Captures.ts). */
@@ -498,6 +501,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
           ),
       Effect.succeed("")
     ),
+    humanCheck: unblocked((live) => HumanCheck.onPage(SessionState.pageOf(live)), Effect.succeed(false)),
     artifacts: {
       screenshotLater: captures.start,
       settled: captures.settled,
