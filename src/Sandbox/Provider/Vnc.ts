@@ -4,7 +4,7 @@
  */
 import { hostname } from "node:os"
 import { Context, Effect, Layer } from "effect"
-import { BrowserLaunchFailed } from "../../Errors/Browser.ts"
+import type { BrowserLaunchFailed } from "../../Errors/Browser.ts"
 import { NotConfigured } from "../../Errors/Engine.ts"
 import { Display } from "../../Takeover/Display.ts"
 import { BrowserProvider } from "./Browser.ts"
