@@ -112,7 +112,7 @@ export const make = Effect.fnUntraced(function* (display: Display["Service"], op
         if (registry) yield* registry.started(takeover)
         yield* Events.emit({ event: "human_takeover", url: takeover.url, reason })
         yield* Effect.logWarning(
-          `a person is needed on session ${session}: ${reason}; open ${takeover.url} (the password: switchyard takeover show ${session})`
+          `a person is needed on session ${session}: ${reason}; open ${takeover.url} (\`switchyard takeover show ${session}\` tells its password)`
         )
         return takeover
       }).pipe(Effect.uninterruptible)

@@ -44,8 +44,8 @@ const outcome = (page: Page) =>
         if (document.documentElement.classList.contains("noVNC_connected")) return "connected"
         const status = document.getElementById("noVNC_status")
         const credentials = document.getElementById("noVNC_credentials_dlg")
-        if (status?.classList.contains("noVNC_status_error") || credentials?.classList.contains("noVNC_open"))
-          return `refused: ${status?.textContent ?? "asks for a password"}`
+        if (credentials?.classList.contains("noVNC_open")) return "refused: asks for a password"
+        if (status?.classList.contains("noVNC_status_error")) return `refused: ${status.textContent}`
         return false
       },
       undefined,
@@ -53,9 +53,15 @@ const outcome = (page: Page) =>
     )
     .then((handle) => handle.jsonValue() as Promise<string>)
 
-const connected = async (page: Page, url: string) => {
+const connected = async (page: Page, url: string, password: string | undefined) => {
   await page.goto(url)
-  const how = await outcome(page)
+  let how = await outcome(page)
+  // Without a password in the link noVNC asks for one, as a person who opened the plain page is asked.
+  if (how.startsWith("refused: asks") && password !== undefined) {
+    await page.fill("#noVNC_password_input", password)
+    await page.click("#noVNC_credentials_button")
+    how = await outcome(page)
+  }
   if (how !== "connected") throw new Error(`noVNC did not connect: ${how}`)
   const canvas = page.locator("#noVNC_container canvas")
   await page.waitForFunction(
@@ -85,11 +91,17 @@ export const attempt = (url: string): Effect.Effect<string, never, Scope.Scope> 
     return yield* Effect.promise(() => page.goto(url).then(() => outcome(page)))
   })
 
-/** Opens `url` (the noVNC page with its password) in a headless Chromium and waits until noVNC is connected. */
-export const open = (url: string, viewport = { width: 1024, height: 768 }): Effect.Effect<Viewer, never, Scope.Scope> =>
+/**
+ * Opens `url` in a headless Chromium and waits until noVNC is connected: a link with its password, or the plain page
+ * and the `password` typed where noVNC asks for it.
+ */
+export const open = (
+  url: string,
+  options: { readonly password?: string; readonly viewport?: { readonly width: number; readonly height: number } } = {}
+): Effect.Effect<Viewer, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const page = yield* viewerPage(viewport)
-    const { box, size } = yield* Effect.promise(() => connected(page, url))
+    const page = yield* viewerPage(options.viewport ?? { width: 1024, height: 768 })
+    const { box, size } = yield* Effect.promise(() => connected(page, url, options.password))
     const scale = box.width / size.width
     return {
       scale,
