@@ -68,6 +68,9 @@ export const make = Effect.fnUntraced(function* (display: Display["Service"], op
   let current: Current | undefined
   /** Completed by the next start; a new one after each end. */
   let next = Deferred.makeUnsafe<Takeover>()
+  // A session closed while a person holds it takes its takeover along: the service no longer lists it.
+  if (registry !== undefined)
+    yield* Effect.addFinalizer(() => (current === undefined ? Effect.void : registry.ended(current.takeover)))
 
   /**
    * Ends the takeover (the one with `id`, when given): the person's connection is closed and their password made

@@ -261,6 +261,12 @@ describe("a person takes over", () => {
         assert.strictEqual(last.status, 200, "the one still held")
         assert.deepInclude(last.body, { ok: true, session: "desk-b" })
         assert.strictEqual((yield* post("/resume")).status, 409)
+        // A session closed while a person holds it is held no more.
+        yield* call("desk-c", "browser_handoff", { reason: "sign in" })
+        yield* call("desk-c", "browser_close")
+        const closed = yield* post("/resume")
+        assert.strictEqual(closed.status, 409)
+        assert.deepStrictEqual(closed.body.held, [])
       }),
     120_000
   )
