@@ -164,43 +164,44 @@ export const layer = <R = never>(
       const human = config.human
       // Only a service whose sessions a person may take over lists takeovers (and answers `POST /resume` with them).
       const takeovers = human.enabled ? yield* makeTakeovers({ root }) : undefined
-      const browser = yield* provider(config, registry)
-      const session = (name: string) =>
-        SessionStack.layer({
-          router: {
-            policy,
-            fallback: config.fallback,
-            maxArgumentBytes: config.limits.maxArgumentBytes,
-            uploadRoots: config.uploads.roots
-          },
-          sandbox: {
-            idleTimeoutMs: idle === 0 ? null : idle,
-            leaseTimeoutMs: sessions.leaseTimeoutMs,
-            dialogs: config.dialogs,
-            downloads: { root: config.downloads.dir, maxBytes: config.downloads.maxBytes },
-            limits: { maxPages: config.limits.maxPages, maxNavigationsPerCall: config.limits.maxNavigationsPerCall }
-          },
-          engines: { model: config.model, playwright: { elementWaitMs: config.waits.elementMs } },
-          browser,
-          egress: egressOf(config, http),
-          ...(human.enabled
-            ? {
-                human: {
-                  timeoutMs: human.timeoutMs,
-                  session: name,
-                  ...(takeovers === undefined ? {} : { registry: takeovers }),
-                  vnc: { host: human.host, ...(human.publicHost ? { publicHost: human.publicHost } : {}), registry },
-                  chromium: {
-                    ...(config.browser.chromePath ? { executablePath: config.browser.chromePath } : {}),
-                    user: config.browser.user,
-                    noSandbox: config.browser.noSandbox,
-                    heapLimitMb: config.limits.pageHeapMb,
-                    registry
-                  }
+      const stack: SessionStack.SessionStackOptions = {
+        router: {
+          policy,
+          fallback: config.fallback,
+          maxArgumentBytes: config.limits.maxArgumentBytes,
+          uploadRoots: config.uploads.roots
+        },
+        sandbox: {
+          idleTimeoutMs: idle === 0 ? null : idle,
+          leaseTimeoutMs: sessions.leaseTimeoutMs,
+          dialogs: config.dialogs,
+          downloads: { root: config.downloads.dir, maxBytes: config.downloads.maxBytes },
+          limits: { maxPages: config.limits.maxPages, maxNavigationsPerCall: config.limits.maxNavigationsPerCall }
+        },
+        engines: { model: config.model, playwright: { elementWaitMs: config.waits.elementMs } },
+        browser: yield* provider(config, registry),
+        egress: egressOf(config, http),
+        ...(human.enabled
+          ? {
+              human: {
+                timeoutMs: human.timeoutMs,
+                ...(takeovers === undefined ? {} : { registry: takeovers }),
+                vnc: { host: human.host, ...(human.publicHost ? { publicHost: human.publicHost } : {}), registry },
+                chromium: {
+                  ...(config.browser.chromePath ? { executablePath: config.browser.chromePath } : {}),
+                  user: config.browser.user,
+                  noSandbox: config.browser.noSandbox,
+                  heapLimitMb: config.limits.pageHeapMb,
+                  registry
                 }
               }
-            : {})
-        })
+            }
+          : {})
+      }
+      // A session a person may take over knows its name, which the takeover gives to resume it; others share one layer.
+      const shared = SessionStack.layer(stack)
+      const session = (name: string) =>
+        stack.human === undefined ? shared : SessionStack.layer({ ...stack, human: { ...stack.human, session: name } })
       const logging = SessionStack.attemptLog(root, config.artifacts).pipe(
         // OTLP's logger joins the system log's, so it is built where that logger is already in place.
         Layer.merge(Telemetry.layer(config.telemetry).pipe(Layer.provideMerge(SystemLog.layer({ root })))),

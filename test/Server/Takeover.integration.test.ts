@@ -270,4 +270,17 @@ describe("a person takes over", () => {
       }),
     120_000
   )
+
+  it.live("switchyard status names the VNC tools missing and the packages that bring them", () =>
+    Effect.gen(function* () {
+      const logs = mkdtempSync(join(tmpdir(), "switchyard-logs-"))
+      const status = yield* cli(["status"], { SWITCHYARD_HUMAN: "on", SWITCHYARD_LOG_DIR: logs, PATH: "/nonexistent" })
+      assert.match(
+        status.stdout,
+        /human {11}cannot start: missing Xvfb, x11vnc, websockify \(apt-get install xvfb x11vnc websockify\)/
+      )
+      assert.match(status.stdout, /takeover {5}on; VNC tools: missing Xvfb, x11vnc, websockify/)
+      assert.include(status.stdout, "held         no session is held by a person")
+    })
+  )
 })
