@@ -157,6 +157,8 @@ describe("a person takes over", () => {
         // The password reached no log, no file left behind, no line on stderr.
         assert.notInclude(service.stderr(), password)
         assert.notInclude(everything(logs), password)
+        // The system log names the page as it is, unredacted, so the operator can open it.
+        assert.include(everything(join(logs, "system")), `open ${takeover.url} (`)
       }),
     150_000
   )
