@@ -9,7 +9,7 @@ import { BrowserError } from "./Errors/Browser.ts"
 import { EngineFailure } from "./Errors/Engine.ts"
 import type { SideEffect } from "./Errors/Fields.ts"
 import { type ElementRef, PageError } from "./Errors/Page.ts"
-import { ServiceError } from "./Errors/Service.ts"
+import { type Cause, ServiceError } from "./Errors/Service.ts"
 
 export const SwitchyardError = Schema.Union([PageError, EngineFailure, BrowserError, ServiceError])
 export type SwitchyardError = typeof SwitchyardError.Type
@@ -32,6 +32,8 @@ export interface ErrorInfo {
   readonly retryAfterMs?: number
   /** For a missing or ambiguous target: the closest elements, with references `browser.act` accepts. */
   readonly elements?: ReadonlyArray<ElementRef>
+  /** For a person who did not finish in time: the failure that made the cascade ask them. */
+  readonly causedBy?: typeof Cause.Type
 }
 
 export const toErrorInfo = (error: SwitchyardError): ErrorInfo => {
@@ -44,6 +46,7 @@ export const toErrorInfo = (error: SwitchyardError): ErrorInfo => {
     ...(error.action === undefined ? {} : { action: error.action }),
     ...(sideEffect === undefined ? {} : { sideEffect }),
     ...("retryAfterMs" in error && error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}),
-    ...("elements" in error && error.elements !== undefined ? { elements: error.elements } : {})
+    ...("elements" in error && error.elements !== undefined ? { elements: error.elements } : {}),
+    ...("causedBy" in error && error.causedBy !== undefined ? { causedBy: error.causedBy } : {})
   }
 }

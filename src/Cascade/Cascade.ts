@@ -21,14 +21,14 @@ import type { Engine } from "../Engine/Engine.ts"
 import * as EngineId from "../Engine/EngineId.ts"
 import { EngineCoolingDown, NotConfigured, Timeout } from "../Errors/Engine.ts"
 import { DialogOpen } from "../Errors/Page.ts"
-import { PolicyRejected } from "../Errors/Service.ts"
+import { HumanTimeout, PolicyRejected } from "../Errors/Service.ts"
 import { isPageError, type SwitchyardError } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
 import { Sandbox } from "../Sandbox/Sandbox.ts"
 import { Breaker, coolingDown } from "./Breaker.ts"
 import { Engines } from "./Engines.ts"
 import { type AttemptRef, capture, instrumented } from "./Instrumentation.ts"
-import { type CascadeConfig, idOf, type Level } from "./Policy.ts"
+import { type CascadeConfig, handsToPerson, idOf, type Level } from "./Policy.ts"
 
 /** How the cascade reaches engines: injected, so the policy can be tested on virtual time without a browser. */
 export interface Runner<A> {
@@ -37,6 +37,8 @@ export interface Runner<A> {
   readonly skip: (level: Level, index: number) => Effect.Effect<Option.Option<SwitchyardError>>
   /** A digest of the page, compared around a failed attempt to tell whether the page changed meanwhile. */
   readonly fingerprint: Effect.Effect<string>
+  /** Whether the page shows a human check (a CAPTCHA): read before a person is asked; default none. */
+  readonly humanCheck?: Effect.Effect<boolean>
   readonly onSuccess?: (at: AttemptRef) => Effect.Effect<void>
   readonly onFailure?: (at: AttemptRef, error: SwitchyardError) => Effect.Effect<void>
 }
@@ -162,9 +164,24 @@ export const run = <A>(
     const levels = Effect.gen(function* () {
       const nextId = yield* attemptIds
       let last: SwitchyardError | undefined
+      /** The page miss to answer with when no person is asked: one that names candidates, else the latest. */
+      let miss: SwitchyardError | undefined
       const skipped: Array<readonly [Level, SwitchyardError]> = []
       for (const [index, level] of config.levels.entries()) {
         yield* Ref.set(position, { index: shown(index), attempt: 0 })
+        if (level.engine === "human") {
+          const notNeeded = yield* personNotNeeded(config, runner, miss)
+          if (Option.isSome(notNeeded)) {
+            yield* Events.emit({
+              event: "level_skipped",
+              engine: level.engine,
+              level: shown(index),
+              reason: notNeeded.value
+            })
+            last = miss ?? last
+            continue
+          }
+        }
         const skip = yield* runner.skip(level, shown(index))
         if (Option.isSome(skip)) {
           skipped.push([level, skip.value])
@@ -180,7 +197,10 @@ export const run = <A>(
         const outcome = yield* Effect.result(runLevel(config, runner, options, level, shown(index), position, nextId))
         if (outcome._tag === "Success") return outcome.success
         if (outcome.failure instanceof Halt) return yield* Effect.fail(outcome.failure.error)
-        last = outcome.failure
+        const failure = outcome.failure
+        if (isMiss(failure) && (miss === undefined || !("elements" in miss) || miss.elements === undefined))
+          miss = failure
+        last = failure instanceof HumanTimeout && last !== undefined ? askedBecause(failure, last) : failure
         yield* escalate(config, index, last, shown)
       }
       return yield* Effect.fail(last ?? allSkipped(options.action, skipped))
@@ -230,6 +250,49 @@ const allSkipped = (action: string, skipped: ReadonlyArray<readonly [Level, Swit
         message
       })
 }
+
+/** Failures that say the page has no such target, or the call is malformed: a person would find no more. */
+const misses: ReadonlySet<string> = new Set([
+  "element_not_found",
+  "ambiguous_target",
+  "invalid_input",
+  "verification_failed"
+])
+const isMiss = (error: SwitchyardError) => misses.has(error.type)
+
+/**
+ * Whether the cascade's `human` level is skipped, and why: a person is asked only for what the policy's
+ * `handToPerson` names — engines that gave out, a human check on the page, or (when named) a page miss, which
+ * otherwise answers the agent at once with its candidates.
+ */
+const personNotNeeded = <A>(config: CascadeConfig, runner: Runner<A>, miss: SwitchyardError | undefined) =>
+  Effect.gen(function* () {
+    if (miss === undefined && handsToPerson(config, "engines_exhausted")) return Option.none<string>()
+    if (miss !== undefined && handsToPerson(config, "page_miss")) return Option.none<string>()
+    if (handsToPerson(config, "human_check") && (yield* runner.humanCheck ?? Effect.succeed(false)))
+      return Option.none<string>()
+    return Option.some(
+      miss === undefined
+        ? "the cascade policy hands no page to a person when the engines give out (handToPerson)"
+        : `a page miss (${miss.type}) is the agent's to answer, not a person's`
+    )
+  })
+
+/** A person did not finish in time: the answer says also what made the cascade ask them. */
+const askedBecause = (timedOut: HumanTimeout, cause: SwitchyardError) =>
+  new HumanTimeout({
+    ...(timedOut.engine === undefined ? {} : { engine: timedOut.engine }),
+    ...(timedOut.action === undefined ? {} : { action: timedOut.action }),
+    timeoutMs: timedOut.timeoutMs,
+    causedBy: {
+      type: cause.type,
+      message: cause.message,
+      retryable: cause.retryable,
+      ...(cause.engine === undefined ? {} : { engine: cause.engine }),
+      ...("elements" in cause && cause.elements !== undefined ? { elements: cause.elements } : {})
+    },
+    message: `${timedOut.message}. The person was asked because ${cause.type}: ${cause.message}`
+  })
 
 /** The level at `index` failed: say where the cascade goes next. */
 const escalate = (config: CascadeConfig, index: number, failure: SwitchyardError, shown: (index: number) => number) => {
@@ -325,6 +388,7 @@ export class Cascade extends Context.Service<
                   .pipe(Effect.flatMap((spec) => policed(call.action, sandbox.use(spec, call.run)))),
               skip: (level) => skip(level, call.action, call.modelFree ?? false),
               fingerprint,
+              humanCheck: sandbox.humanCheck,
               onSuccess: (at) => breaker.success(idOf(at.level)).pipe(Effect.andThen(artifacts(at))),
               onFailure: (at, error) =>
                 artifacts(at, error).pipe(Effect.andThen(breaker.failure(idOf(at.level), error, call.config)))

@@ -26,6 +26,22 @@ export type Level = typeof Level.Type
 /** The engine a level runs: the config file says `engine` and `mode`. */
 export const idOf = (level: Level): EngineId => ({ kind: level.engine, ...(level.mode ? { mode: level.mode } : {}) })
 
+/**
+ * Why a person may be handed the page: `engines_exhausted` (every automation level failed for a reason of its own:
+ * a time limit, a crash, a model error), `human_check` (the page shows a CAPTCHA or asks to verify a human),
+ * `page_miss` (the target is not on the page or not one, or the call is malformed: `element_not_found`,
+ * `ambiguous_target`, `invalid_input`, `verification_failed`), `agent_request` (`browser.handoff`).
+ */
+export const PersonNeeded = Schema.Literals(["engines_exhausted", "human_check", "page_miss", "agent_request"])
+export type PersonNeeded = typeof PersonNeeded.Type
+
+/** A page miss answers the agent at once, with its candidates: a person is for what automation cannot do. */
+export const defaultHandToPerson: ReadonlyArray<PersonNeeded> = ["engines_exhausted", "human_check", "agent_request"]
+
+/** Whether `config` hands the page to a person for `why`. */
+export const handsToPerson = (config: CascadeConfig, why: PersonNeeded) =>
+  (config.handToPerson ?? defaultHandToPerson).includes(why)
+
 export const CascadeConfig = Schema.Struct({
   levels: Schema.Array(Level).check(Schema.isMinLength(1)),
   totalTimeoutMs: positive,
@@ -35,7 +51,9 @@ export const CascadeConfig = Schema.Struct({
   /** First delay between retries on one level; it doubles per retry. */
   retryBaseDelayMs: Schema.optional(Schema.Number.check(Schema.isGreaterThanOrEqualTo(0))),
   /** Repeat an `act` that may have changed the page even when the page did change (off: it is not repeated). */
-  repeatPossibleSideEffects: Schema.optional(Schema.Boolean)
+  repeatPossibleSideEffects: Schema.optional(Schema.Boolean),
+  /** When the page goes to a person (the `human` level, or `browser.handoff`); default `defaultHandToPerson`. */
+  handToPerson: Schema.optional(Schema.Array(PersonNeeded))
 })
 export type CascadeConfig = typeof CascadeConfig.Type
 

@@ -17,7 +17,7 @@ import * as Handoff from "../Takeover/Handoff.ts"
 import { Cascade } from "./Cascade.ts"
 import { Engines } from "./Engines.ts"
 import * as HandoffTools from "./HandoffTools.ts"
-import { type CascadeConfig, cascadeFor, defaultPolicy, type Policy } from "./Policy.ts"
+import { type CascadeConfig, cascadeFor, defaultPolicy, handsToPerson, type Policy } from "./Policy.ts"
 import * as StagehandFallback from "./StagehandFallback.ts"
 import * as StateBlock from "./StateBlock.ts"
 import type * as Tool from "./Tool.ts"
@@ -98,11 +98,13 @@ export class Router extends Context.Service<
         const sandbox = yield* Sandbox
         const cascade = yield* Cascade
         const engines = yield* Engines
-        const handoff = yield* HandoffTools.make
+        const policy = options.policy ?? defaultPolicy
+        const handoff = yield* HandoffTools.make({
+          allowed: Effect.sync(() => handsToPerson(cascadeFor(policy, lastUrl), "agent_request"))
+        })
         const states = StateBlock.make({ sandbox, engines, takeover: handoff.active })
         const route = StagehandFallback.make(options, (level) => states.usable(level).pipe(Effect.map(Option.isSome)))
         const session: Tool.Session = { sandbox, handoff }
-        const policy = options.policy ?? defaultPolicy
         // Which URLs a tool that opens one (`browser.navigate`) may open: the session's egress policy.
         const egress = Option.getOrUndefined(yield* Effect.serviceOption(Egress))
         const urlPolicy = egress?.policy ?? UrlPolicy.defaultPolicy

@@ -9,6 +9,7 @@ import { EngineKind, EngineMode } from "../Engine/EngineId.ts"
 import * as Instruction from "../Engine/Instruction.ts"
 import { SideEffect } from "../Errors/Fields.ts"
 import { Dialog, InvalidInput } from "../Errors/Page.ts"
+import { handedOff } from "./HandoffTools.ts"
 import * as Tool from "./Tool.ts"
 
 const text = (description: string) => Schema.String.annotate({ description })
@@ -81,6 +82,20 @@ const Status = Schema.Struct({
   wsEndpoint: Schema.NullOr(Schema.String)
 })
 const Closed = Schema.Struct({ status: Schema.Literal("ok") })
+/** A person's takeover as the agent sees it: the link for the person, and how the browser comes back. */
+const HandedOff = Schema.Struct({
+  session: Schema.String,
+  link: text("For the person: opens the session's browser at once; it stops working when the takeover ends."),
+  url: text("The same page without the password, as the service's log shows it (noVNC asks for the password)."),
+  since: Schema.String,
+  reason: Schema.String,
+  resume: Schema.Struct({
+    tool: Schema.String,
+    http: Schema.optional(Schema.String),
+    cli: Schema.optional(Schema.String)
+  }),
+  next: Schema.String
+})
 const Empty = Schema.Struct({})
 const Tab = Schema.Struct({
   id: Schema.String,
@@ -218,10 +233,16 @@ export const tools = [
   Tool.make("browser.status", {
     title: "Session status",
     annotations: { readOnlyHint: true, openWorldHint: false },
-    description: "Show the session: browser, engine in use, page, and which tools work right now.",
+    description:
+      "Show the session: browser, engine in use, page, which tools work right now, and a person's takeover while one lasts.",
     args: Empty,
-    result: Status,
-    onSession: ({ sandbox }) => sandbox.status
+    result: Schema.Struct({ ...Status.fields, takeover: Schema.optional(HandedOff) }),
+    onSession: ({ sandbox, handoff }) =>
+      Effect.all([sandbox.status, handoff.active]).pipe(
+        Effect.map(([status, takeover]) =>
+          Option.isSome(takeover) ? { ...status, takeover: handedOff(takeover.value) } : status
+        )
+      )
   }),
   Tool.make("browser.tabs", {
     title: "List, switch or close tabs",
@@ -278,16 +299,17 @@ export const tools = [
     title: "Hand over to a person",
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
     description:
-      "Ask a person to take over the browser (CAPTCHA, login, a judgement call). Returns where they can see it. Automation waits until browser.resume.",
+      "Ask a person to take over the browser (CAPTCHA, login, a judgement call). Returns the link that lets them in and how to hand the browser back. Automation calls answer human_in_control until browser.resume.",
     args: Schema.Struct({ reason: text("Why a person is needed (CAPTCHA, login, a decision).") }),
-    result: Schema.Struct({ url: Schema.String, since: Schema.String, reason: Schema.String, next: Schema.String }),
+    result: HandedOff,
     mask: (now) => (personHere(now) ? undefined : noPerson),
     onSession: ({ handoff }, { reason }) => handoff.handoff(reason)
   }),
   Tool.make("browser.resume", {
     title: "Resume automation",
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
-    description: "The person is done: hand the browser back to automation after browser.handoff.",
+    description:
+      "The person is done: hand the browser back to automation after browser.handoff (or a takeover the cascade started). Their VNC connection ends.",
     args: Empty,
     result: Schema.Struct({ resumed: Schema.Boolean }),
     mask: (now) =>

@@ -96,10 +96,17 @@ export const make = Effect.fn("HumanEngine.make")(function* (options: HumanEngin
       )
     )
 
+  // The page, not the address bar, takes what the person types first: a window that opened on about:blank keeps the
+  // keyboard in its address bar until its tab is brought to the front.
+  const toFront = onPage("bring the page to front", (cdp, id) => cdp.send("Page.bringToFront", {}, id)).pipe(
+    Effect.ignore
+  )
+  yield* toFront
+
   /** Shows the session's page to the person, asks them, and waits until they are done (or time runs out). */
   const ask = (reason: string) =>
     Effect.gen(function* () {
-      yield* onPage("bring the page to front", (cdp, id) => cdp.send("Page.bringToFront", {}, id)).pipe(Effect.ignore)
+      yield* toFront
       // A takeover this call started ends with it (a cascade timeout interrupts it); one started before stays.
       // Uninterruptible until the wait, so an interruption cannot fall between starting and being ready to end it.
       return yield* Effect.uninterruptibleMask((restore) =>

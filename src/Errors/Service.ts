@@ -3,7 +3,9 @@
  * and a person holding the browser. None says anything about the page or an engine's health.
  */
 import { Schema } from "effect"
+import { EngineKind } from "../Engine/EngineId.ts"
 import { context } from "./Fields.ts"
+import { ElementRef } from "./Page.ts"
 
 /** The session's one-client lease was not free within its acquire timeout. */
 export class LeaseTimeout extends Schema.TaggedError<LeaseTimeout>()("LeaseTimeout", {
@@ -53,10 +55,20 @@ export class HumanInControl extends Schema.TaggedError<HumanInControl>()("HumanI
   readonly retryable = true
 }
 
-/** A person was asked to take over and did not finish in time. */
+/** What made the cascade ask a person, in the wire form of an error. */
+export const Cause = Schema.Struct({
+  type: Schema.String,
+  message: Schema.String,
+  retryable: Schema.Boolean,
+  engine: Schema.optional(EngineKind),
+  elements: Schema.optional(Schema.Array(ElementRef))
+})
+
+/** A person was asked to take over and did not finish in time; `causedBy`: why they were asked, when a call failed. */
 export class HumanTimeout extends Schema.TaggedError<HumanTimeout>()("HumanTimeout", {
   ...context,
-  timeoutMs: Schema.Number
+  timeoutMs: Schema.Number,
+  causedBy: Schema.optional(Cause)
 }) {
   readonly type = "human_timeout"
   readonly retryable = false

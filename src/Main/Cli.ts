@@ -6,7 +6,7 @@
 import { setFlagsFromString } from "node:v8"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Console, Context, Effect, Layer, Logger, Option } from "effect"
-import { Command, Flag } from "effect/cli"
+import { Argument, Command, Flag } from "effect/cli"
 import * as LibraryOutput from "../Logging/LibraryOutput.ts"
 import { prettyCause } from "../Logging/SystemLog.ts"
 import * as Scenarios from "../Scenario/Commands.ts"
@@ -209,6 +209,33 @@ const statusCommand = Command.make("status", { ...common, store: storeFlag }, (f
   )
 )
 
+const takeoverList = Command.make("list", common, (flags) =>
+  Effect.all([resolveConfig(flags), load(() => import("../Takeover/Takeovers.ts"))]).pipe(
+    Effect.flatMap(([config, Takeovers]) => Console.log(Takeovers.listing(Takeovers.list(config.logDir))))
+  )
+).pipe(Command.withDescription("The sessions a person holds, in the services running on this log root"))
+
+const takeoverShow = Command.make(
+  "show",
+  {
+    ...common,
+    session: Argument.String("session").pipe(
+      Argument.optional,
+      Argument.withDescription("The session (default: the only one held)")
+    )
+  },
+  (flags) =>
+    Effect.all([resolveConfig(flags), load(() => import("../Takeover/Takeovers.ts"))]).pipe(
+      Effect.flatMap(([config, Takeovers]) => Takeovers.find(config.logDir, Option.getOrUndefined(flags.session))),
+      Effect.flatMap((held) => Console.log(held))
+    )
+).pipe(Command.withDescription("The link and password that let a person into a session, and how to resume it"))
+
+const takeoverCommand = Command.make("takeover").pipe(
+  Command.withDescription("Sessions a person holds: list them, or show the link and password for one"),
+  Command.withSubcommands([takeoverList, takeoverShow])
+)
+
 const applyFlags = {
   ...common,
   job: Flag.String("job").pipe(Flag.withDescription("The job posting's application page")),
@@ -295,6 +322,7 @@ const root = Command.make("switchyard", serveFlags, serve).pipe(
     demoCommand,
     applyCommand,
     clusterCommand,
+    takeoverCommand,
     Scenarios.scenarios,
     Scenarios.analyze
   ])

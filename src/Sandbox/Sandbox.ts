@@ -14,6 +14,7 @@ import { CdpClosed } from "../Errors/Engine.ts"
 import { DialogOpen, InvalidInput } from "../Errors/Page.ts"
 import { HumanInControl } from "../Errors/Service.ts"
 import { isSwitchyardError, type SwitchyardError, toErrorInfo } from "../Errors.ts"
+import * as HumanCheck from "../Takeover/HumanCheck.ts"
 import * as BrowserLife from "./BrowserLife.ts"
 import * as Captures from "./Captures.ts"
 import * as EngineSwitch from "./EngineSwitch.ts"
@@ -109,6 +110,8 @@ export class Sandbox extends Context.Service<
     readonly location: Effect.Effect<Option.Option<{ readonly url: string; readonly title: string }>>
     /** A digest of the page's URL, title and form state ("" when no page is readable). */
     readonly fingerprint: Effect.Effect<string>
+    /** Whether the page shows a human check (a CAPTCHA): what a person is asked for (Takeover/HumanCheck.ts). */
+    readonly humanCheck: Effect.Effect<boolean>
     /** Artifacts over raw CDP, whatever engine is connected: a masked screenshot, a failure snapshot. */
     readonly artifacts: {
       /** A masked screenshot taken now and handed to `save` in the background (Captures.ts). */
@@ -498,6 +501,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
           ),
       Effect.succeed("")
     ),
+    humanCheck: unblocked((live) => HumanCheck.onPage(SessionState.pageOf(live)), Effect.succeed(false)),
     artifacts: {
       screenshotLater: captures.start,
       settled: captures.settled,

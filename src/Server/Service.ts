@@ -18,6 +18,7 @@ import { BrowserProvider } from "../Sandbox/Provider/Browser.ts"
 import * as CdpEndpoint from "../Sandbox/Provider/CdpEndpoint.ts"
 import * as LocalChromium from "../Sandbox/Provider/LocalChromium.ts"
 import * as WarmPool from "../Sandbox/Provider/WarmPool.ts"
+import { make as makeTakeovers, Takeovers } from "../Takeover/Takeovers.ts"
 import type * as Config from "./Config.ts"
 import * as Reaper from "./Reaper.ts"
 import * as SessionStack from "./SessionStack.ts"
@@ -51,8 +52,9 @@ const provider = (config: Config.ServiceConfig, registry: Registry) =>
     // Each session's browser is launched through that session's egress proxy (LocalChromium.layer reads it); a browser
     // started ahead (sessions.warmBrowsers) goes through a relay its session binds to that proxy when it takes it. One
     // profile directory cannot serve two browsers: a configured one is never started ahead.
+    // With human takeover on, every session's browser is a headed one on its own display: none is started ahead.
     const { warmBrowsers, maxBrowsers } = config.sessions
-    if (warmBrowsers === 0 || browser.profileDir) return LocalChromium.layer(options)
+    if (warmBrowsers === 0 || browser.profileDir || config.human.enabled) return LocalChromium.layer(options)
     const pool = yield* WarmPool.make(
       (egressProxy) => LocalChromium.make(egressProxy === undefined ? options : { ...options, egressProxy }).acquire,
       { size: warmBrowsers, maxBrowsers }
@@ -160,7 +162,9 @@ export const layer = <R = never>(
       const sessions = config.sessions
       const idle = sessions.idleTimeoutMs
       const human = config.human
-      const session = SessionStack.layer({
+      // Only a service whose sessions a person may take over lists takeovers (and answers `POST /resume` with them).
+      const takeovers = human.enabled ? yield* makeTakeovers({ root }) : undefined
+      const stack: SessionStack.SessionStackOptions = {
         router: {
           policy,
           fallback: config.fallback,
@@ -181,7 +185,8 @@ export const layer = <R = never>(
           ? {
               human: {
                 timeoutMs: human.timeoutMs,
-                vnc: { host: human.host, ...(human.publicHost ? { publicHost: human.publicHost } : {}) },
+                ...(takeovers === undefined ? {} : { registry: takeovers }),
+                vnc: { host: human.host, ...(human.publicHost ? { publicHost: human.publicHost } : {}), registry },
                 chromium: {
                   ...(config.browser.chromePath ? { executablePath: config.browser.chromePath } : {}),
                   user: config.browser.user,
@@ -192,7 +197,11 @@ export const layer = <R = never>(
               }
             }
           : {})
-      })
+      }
+      // A session a person may take over knows its name, which the takeover gives to resume it; others share one layer.
+      const shared = SessionStack.layer(stack)
+      const session = (name: string) =>
+        stack.human === undefined ? shared : SessionStack.layer({ ...stack, human: { ...stack.human, session: name } })
       const logging = SessionStack.attemptLog(root, config.artifacts).pipe(
         // OTLP's logger joins the system log's, so it is built where that logger is already in place.
         Layer.merge(Telemetry.layer(config.telemetry).pipe(Layer.provideMerge(SystemLog.layer({ root })))),
@@ -205,8 +214,9 @@ export const layer = <R = never>(
         maxPendingPerSession: sessions.maxPendingPerSession,
         slotTimeoutMs: sessions.leaseTimeoutMs,
         idleTimeoutMs: idle === 0 ? null : idle,
-        session: () => session
+        session
       }).pipe(
+        Layer.provideMerge(takeovers === undefined ? Layer.empty : Layer.succeed(Takeovers, takeovers)),
         Layer.provide(reaping),
         Layer.provideMerge(events === undefined ? logging : events.pipe(Layer.provideMerge(logging)))
       )

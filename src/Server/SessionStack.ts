@@ -16,10 +16,15 @@ import { Vnc, type VncOptions } from "../Sandbox/Provider/Vnc.ts"
 import { Sandbox, type SandboxOptions } from "../Sandbox/Sandbox.ts"
 import { Handoff } from "../Takeover/Handoff.ts"
 import { Occupant } from "../Takeover/Occupant.ts"
+import type { Takeovers } from "../Takeover/Takeovers.ts"
 
 export interface HumanOptions {
   /** How long a person has before `human_timeout`. */
   readonly timeoutMs: number
+  /** The session's name, as resume surfaces take it. */
+  readonly session?: string
+  /** The service's list of takeovers, which `POST /resume`, `switchyard status` and `switchyard takeover` read. */
+  readonly registry?: Takeovers["Service"]
   /** The session's VNC display and noVNC page. */
   readonly vnc?: VncOptions
   /** The session's Chromium, headed on that display. */
@@ -67,7 +72,13 @@ const withPerson = (options: SessionStackOptions, human: HumanOptions) =>
     Vnc.layerLocalChromium(human.chromium)
   ).pipe(
     Layer.provideMerge(Occupant.layer),
-    Layer.provideMerge(Handoff.layer({ timeoutMs: human.timeoutMs })),
+    Layer.provideMerge(
+      Handoff.layer({
+        timeoutMs: human.timeoutMs,
+        ...(human.session === undefined ? {} : { session: human.session }),
+        ...(human.registry === undefined ? {} : { registry: human.registry })
+      })
+    ),
     Layer.provideMerge(Vnc.layerDisplay),
     Layer.provideMerge(Vnc.layer(human.vnc))
   )

@@ -1,33 +1,36 @@
 /**
- * The session's takeover by a person: whether someone has the browser, since when, why and where to watch. Shared
- * by the human engine (which asks and waits), the Router's masking and the resume surfaces.
+ * The session's takeover by a person: whether someone has the browser, since when, why, and their way in, which lasts
+ * that takeover only. Shared by the human engine (which asks and waits), the Router's masking and the resume surfaces.
  */
-import { Context, DateTime, Deferred, Effect, Exit, Layer, Option } from "effect"
+import { Context, DateTime, Deferred, Effect, Exit, Layer, Option, Semaphore } from "effect"
 import { HumanInControl, HumanTimeout } from "../Errors/Service.ts"
 import * as Events from "../Logging/Events.ts"
 import { Display } from "./Display.ts"
+import { resumeOf, type Takeover, type Takeovers } from "./Takeovers.ts"
 
-/** A person has (or was asked to take) the browser. */
-export interface Takeover {
-  readonly id: string
-  /** The noVNC page to watch and drive the browser from (no password in it). */
-  readonly url: string
-  readonly reason: string
-  /** When it started, ISO 8601. */
-  readonly since: string
-}
+export type { Takeover } from "./Takeovers.ts"
 
 export interface HandoffOptions {
   /** How long `await` waits for the person before HumanTimeout; default 120 s (seed 001's human level). */
   readonly timeoutMs?: number
+  /** The session's name, as the resume surfaces take it; default `default`. */
+  readonly session?: string
+  /** The service's list of takeovers (and where it answers HTTP, to say how to resume there). */
+  readonly registry?: Takeovers["Service"]
 }
 
 export class Handoff extends Context.Service<
   Handoff,
   {
-    /** Asks a person to take over: emits `human_takeover` with the noVNC URL. While one is active, returns it. */
+    /**
+     * Asks a person to take over: lets them in on the display and emits `human_takeover` with the page (no
+     * password). While one is active, returns it.
+     */
     readonly start: (reason: string) => Effect.Effect<Takeover>
-    /** The person is done: ends the takeover (only the one with `id`, when given) and wakes its waiters. */
+    /**
+     * The person is done: ends the takeover (only the one with `id`, when given) once the person's connection is
+     * closed, and wakes its waiters.
+     */
     readonly resume: (id?: string) => Effect.Effect<boolean>
     /** The takeover in progress, if any. */
     readonly active: Effect.Effect<Option.Option<Takeover>>
@@ -40,48 +43,83 @@ export class Handoff extends Context.Service<
     readonly await: (options?: { readonly timeoutMs?: number }) => Effect.Effect<void, HumanTimeout>
   }
 >()("switchyard/Handoff") {
-  /** Takeovers of the browser a person sees on the session's `Display`, at its URL. */
+  /** Takeovers of the browser a person sees on the session's `Display`. */
   static readonly layer = (options: HandoffOptions = {}): Layer.Layer<Handoff, never, Display> =>
     Layer.effect(
       Handoff,
       Effect.gen(function* () {
-        const display = yield* Display
-        return yield* make({ ...options, url: display.url })
+        return yield* make(yield* Display, options)
       })
     )
 }
 
-export const make = Effect.fnUntraced(function* (options: HandoffOptions & { readonly url: string }) {
+interface Current {
+  readonly takeover: Takeover
+  readonly done: Deferred.Deferred<void, HumanTimeout>
+  /** Its end has begun (the person's connection is closing): nothing else may end it. */
+  ending: boolean
+}
+
+export const make = Effect.fnUntraced(function* (display: Display["Service"], options: HandoffOptions = {}) {
   const defaultTimeoutMs = options.timeoutMs ?? 120_000
-  let current: { readonly takeover: Takeover; readonly done: Deferred.Deferred<void, HumanTimeout> } | undefined
+  const session = options.session ?? "default"
+  const registry = options.registry
+  const starting = yield* Semaphore.make(1)
+  let current: Current | undefined
   /** Completed by the next start; a new one after each end. */
   let next = Deferred.makeUnsafe<Takeover>()
+  // A session closed while a person holds it takes its takeover along: the service no longer lists it.
+  if (registry !== undefined)
+    yield* Effect.addFinalizer(() => (current === undefined ? Effect.void : registry.ended(current.takeover)))
 
-  /** Ends the takeover (the one with `id`, when given); its waiters all see `exit`. */
+  /**
+   * Ends the takeover (the one with `id`, when given): the person's connection is closed and their password made
+   * void first, so automation never drives while they still can; then its waiters all see `exit`.
+   */
   const end = (id: string | undefined, why: string, exit: Exit.Exit<void, HumanTimeout> = Exit.void) =>
     Effect.gen(function* () {
       const ending = current
-      if (ending === undefined || (id !== undefined && ending.takeover.id !== id)) return false
+      if (ending === undefined || ending.ending || (id !== undefined && ending.takeover.id !== id)) return false
+      ending.ending = true
+      yield* display.dismiss
       current = undefined
       next = Deferred.makeUnsafe<Takeover>()
+      if (registry) yield* registry.ended(ending.takeover)
       yield* Deferred.done(ending.done, exit)
-      yield* Effect.logInfo(`human takeover ended: ${why}`, {
+      yield* Effect.logInfo(`human takeover of session ${session} ended: ${why}`, {
         reason: ending.takeover.reason,
         url: ending.takeover.url
       })
       return true
-    })
+    }).pipe(Effect.uninterruptible)
 
   const start = Effect.fn("Handoff.start")(function* (reason: string) {
-    const since = DateTime.formatIso(yield* DateTime.now)
-    // From here to `current = …` nothing yields: two concurrent starts cannot both begin a takeover.
-    if (current !== undefined) return current.takeover
-    const takeover: Takeover = { id: crypto.randomUUID(), url: options.url, reason, since }
-    current = { takeover, done: Deferred.makeUnsafe<void, HumanTimeout>() }
-    Deferred.doneUnsafe(next, Effect.succeed(takeover))
-    yield* Events.emit({ event: "human_takeover", url: takeover.url, reason })
-    yield* Effect.logWarning(`a person is needed: ${reason}; open ${takeover.url}`)
-    return takeover
+    // One start at a time: two concurrent starts cannot both begin a takeover.
+    return yield* starting.withPermits(1)(
+      Effect.gen(function* () {
+        if (current !== undefined) return current.takeover
+        const since = DateTime.formatIso(yield* DateTime.now)
+        const access = yield* display.admit
+        const takeover: Takeover = {
+          id: crypto.randomUUID(),
+          session,
+          url: display.url,
+          link: access.link,
+          password: access.password,
+          reason,
+          since,
+          resume: resumeOf(session, registry === undefined ? undefined : yield* registry.http)
+        }
+        current = { takeover, done: Deferred.makeUnsafe<void, HumanTimeout>(), ending: false }
+        Deferred.doneUnsafe(next, Effect.succeed(takeover))
+        if (registry) yield* registry.started(takeover)
+        yield* Events.emit({ event: "human_takeover", url: takeover.url, reason })
+        yield* Effect.logWarning(
+          `a person is needed on session ${session}: ${reason}; open ${takeover.url} (\`switchyard takeover show ${session}\` tells its password)`
+        )
+        return takeover
+      }).pipe(Effect.uninterruptible)
+    )
   })
 
   const wait = Effect.fn("Handoff.await")(function* (waitOptions?: { readonly timeoutMs?: number }) {

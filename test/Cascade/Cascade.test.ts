@@ -8,8 +8,9 @@ import { run } from "../../src/Cascade/Cascade.ts"
 import type { AttemptRef } from "../../src/Cascade/Instrumentation.ts"
 import type { CascadeConfig } from "../../src/Cascade/Policy.ts"
 import { EngineCoolingDown, LlmError, NotConfigured, Timeout } from "../../src/Errors/Engine.ts"
-import { ActionFailed, ElementNotFound } from "../../src/Errors/Page.ts"
-import type { SwitchyardError } from "../../src/Errors.ts"
+import { ActionFailed, AmbiguousTarget, ElementNotFound, InvalidInput } from "../../src/Errors/Page.ts"
+import { HumanTimeout } from "../../src/Errors/Service.ts"
+import { type SwitchyardError, toErrorInfo } from "../../src/Errors.ts"
 import * as Events from "../../src/Logging/Events.ts"
 
 const between = (minimum: number, maximum: number) => Schema.Int.check(Schema.isBetween({ minimum, maximum }))
@@ -378,4 +379,123 @@ describe("Cascade.run", () => {
       assert.include(error.message, "no API key for magnitude")
     })
   )
+
+  describe("handing the page to a person", () => {
+    const miss = new ElementNotFound({
+      target: 'button "Delete account"',
+      message: 'no button "Delete account"',
+      elements: [{ ref: "e3", role: "button", name: "Delete draft" }]
+    })
+    const slow = new Timeout({ engine: "playwright", timeoutMs: 1_000, message: "the engine took too long" })
+
+    /** Playwright fails with `first`; the person (level 1) fails with `person` or succeeds. */
+    const escalation = (
+      first: SwitchyardError,
+      options: {
+        readonly handToPerson?: CascadeConfig["handToPerson"]
+        readonly humanCheck?: boolean
+        readonly person?: SwitchyardError
+      } = {}
+    ) =>
+      Effect.gen(function* () {
+        const tried: Array<string> = []
+        const { events, sink } = Events.memory()
+        const exit = yield* run<string>(
+          {
+            totalTimeoutMs: 300_000,
+            retryBaseDelayMs: 0,
+            ...(options.handToPerson === undefined ? {} : { handToPerson: options.handToPerson }),
+            levels: [
+              { engine: "playwright", retryCount: 0, timeoutPerAttemptMs: 1_000 },
+              { engine: "human", retryCount: 0, timeoutPerAttemptMs: 120_000 }
+            ]
+          },
+          {
+            attempt: (at) =>
+              Effect.sync(() => tried.push(at.level.engine)).pipe(
+                Effect.andThen(
+                  at.level.engine === "playwright"
+                    ? Effect.fail(first)
+                    : options.person === undefined
+                      ? Effect.succeed("a person did it")
+                      : Effect.fail(options.person)
+                )
+              ),
+            skip: () => Effect.succeed(Option.none()),
+            fingerprint: Effect.succeed("the same page"),
+            humanCheck: Effect.succeed(options.humanCheck ?? false)
+          },
+          { action: "browser.act", isAct: true }
+        ).pipe(Effect.exit, Effect.provideService(Events.Events, sink))
+        return { exit, tried, events }
+      })
+
+    const failureOf = (exit: Exit.Exit<string, SwitchyardError>) => {
+      const reason = Exit.isFailure(exit) ? exit.cause.reasons[0] : undefined
+      return reason?._tag === "Fail" ? reason.error : undefined
+    }
+
+    it.effect("a page miss answers the agent at once, with its candidates; no person is asked", () =>
+      Effect.gen(function* () {
+        const { exit, tried, events } = yield* escalation(miss)
+        assert.deepStrictEqual(tried, ["playwright"])
+        assert.strictEqual(failureOf(exit), miss)
+        const skipped = events.find((e) => e.event === "level_skipped") as { reason?: string; level?: number }
+        assert.strictEqual(skipped?.level, 1)
+        assert.include(skipped?.reason, "element_not_found")
+        for (const other of [
+          new AmbiguousTarget({ target: "ok", candidates: ["ok", "Ok"], message: "two" }),
+          new InvalidInput({ message: "not a sentence of the grammar" })
+        ]) {
+          const again = yield* escalation(other)
+          assert.deepStrictEqual(again.tried, ["playwright"])
+          assert.strictEqual(failureOf(again.exit), other)
+        }
+      })
+    )
+
+    it.effect("engines that give out, a human check on the page, or a policy that says so: the person is asked", () =>
+      Effect.gen(function* () {
+        assert.deepStrictEqual((yield* escalation(slow)).tried, ["playwright", "human"])
+        assert.deepStrictEqual((yield* escalation(miss, { humanCheck: true })).tried, ["playwright", "human"])
+        const asked = yield* escalation(miss, { handToPerson: ["page_miss"] })
+        assert.deepStrictEqual(asked.tried, ["playwright", "human"])
+        assert.strictEqual(Exit.isSuccess(asked.exit) ? asked.exit.value : undefined, "a person did it")
+        // A policy that hands nothing to a person answers with what the engines said.
+        const never = yield* escalation(slow, { handToPerson: [] })
+        assert.deepStrictEqual(never.tried, ["playwright"])
+        assert.strictEqual(failureOf(never.exit), slow)
+        // Nor does a human check count where the policy leaves it out.
+        const unchecked = yield* escalation(miss, { humanCheck: true, handToPerson: ["engines_exhausted"] })
+        assert.deepStrictEqual(unchecked.tried, ["playwright"])
+      })
+    )
+
+    it.effect("a person who does not finish: human_timeout says what made the cascade ask them", () =>
+      Effect.gen(function* () {
+        const timedOut = new HumanTimeout({
+          engine: "human",
+          action: "click the button",
+          timeoutMs: 115_000,
+          message: 'no person finished "click the button" within 115000 ms'
+        })
+        const { exit } = yield* escalation(slow, { person: timedOut })
+        const error = failureOf(exit) as HumanTimeout
+        assert.deepInclude(error, { type: "human_timeout", retryable: false, timeoutMs: 115_000 })
+        assert.deepStrictEqual(error.causedBy, {
+          type: "timeout",
+          message: "the engine took too long",
+          retryable: true,
+          engine: "playwright"
+        })
+        assert.include(error.message, "The person was asked because timeout: the engine took too long")
+        assert.deepStrictEqual(toErrorInfo(error).causedBy, error.causedBy)
+        // On a human check, the miss's candidates come along.
+        const checked = failureOf(
+          (yield* escalation(miss, { humanCheck: true, person: timedOut })).exit
+        ) as HumanTimeout
+        assert.deepStrictEqual(checked.causedBy?.elements, miss.elements)
+      })
+    )
+  })
 })

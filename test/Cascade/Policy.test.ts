@@ -62,4 +62,23 @@ describe("Policy", () => {
       assert.match(error.message, /engine|retryCount/)
     })
   )
+
+  it.effect("says when a person is handed the page: by default not for a page miss", () =>
+    Effect.gen(function* () {
+      const cascade = Policy.defaultCascade
+      assert.isTrue(Policy.handsToPerson(cascade, "engines_exhausted"))
+      assert.isTrue(Policy.handsToPerson(cascade, "human_check"))
+      assert.isTrue(Policy.handsToPerson(cascade, "agent_request"))
+      assert.isFalse(Policy.handsToPerson(cascade, "page_miss"))
+      const levels = [{ engine: "playwright", retryCount: 0, timeoutPerAttemptMs: 900 }]
+      const decoded = yield* Policy.decode({ default: { totalTimeoutMs: 5000, levels, handToPerson: ["page_miss"] } })
+      assert.isTrue(Policy.handsToPerson(decoded.default, "page_miss"))
+      assert.isFalse(Policy.handsToPerson(decoded.default, "engines_exhausted"))
+      const wrong = yield* Effect.flip(
+        Policy.decode({ default: { totalTimeoutMs: 5000, levels, handToPerson: ["whenever"] } })
+      )
+      assert.strictEqual(wrong.type, "invalid_input")
+      assert.include(wrong.message, "handToPerson")
+    })
+  )
 })

@@ -6,6 +6,7 @@ import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Exit, Fiber, Layer, Logger, Option, Redacted, References } from "effect"
 import { TestClock } from "effect/testing"
 import * as CdpHttp from "../../src/Cdp/Http.ts"
+import * as Session from "../../src/Cdp/Session.ts"
 import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
 import type { EngineSpec } from "../../src/Engine/EngineSpec.ts"
@@ -13,7 +14,7 @@ import * as HumanEngine from "../../src/Engine/HumanEngine.ts"
 import * as PlaywrightEngine from "../../src/Engine/PlaywrightEngine.ts"
 import * as Events from "../../src/Logging/Events.ts"
 import { missingTools } from "../../src/Sandbox/Provider/Vnc/Tools.ts"
-import { urlWithPassword, Vnc } from "../../src/Sandbox/Provider/Vnc.ts"
+import { Vnc } from "../../src/Sandbox/Provider/Vnc.ts"
 import { Sandbox } from "../../src/Sandbox/Sandbox.ts"
 import { Display } from "../../src/Takeover/Display.ts"
 import * as Handoff from "../../src/Takeover/Handoff.ts"
@@ -53,6 +54,24 @@ const vncSession = (handoff: Handoff.HandoffOptions = {}) =>
       human
     }
   })
+
+/** A display that only records being asked to let a person in and to end their connection. */
+const recordingDisplay = () => {
+  const calls: Array<string> = []
+  let n = 0
+  const service: Display["Service"] = {
+    name: ":99",
+    url: "http://127.0.0.1:1/",
+    alive: Effect.succeed(true),
+    admit: Effect.sync(() => {
+      calls.push("admit")
+      const password = `pw${++n}`
+      return { link: Redacted.make(`http://127.0.0.1:1/#password=${password}`), password: Redacted.make(password) }
+    }),
+    dismiss: Effect.sync(() => void calls.push("dismiss"))
+  }
+  return { service, calls }
+}
 
 /** An event sink that keeps events and announces the first takeover. */
 const takeoverSink = Effect.gen(function* () {
@@ -121,14 +140,13 @@ describe("HumanEngine", () => {
             url: vnc.url,
             reason: "enter your email and press Submit"
           })
-          const takeover = yield* handoff.active
-          assert.isTrue(Option.isSome(takeover))
-          assert.strictEqual(Option.getOrThrow(takeover).url, vnc.url)
+          const takeover = Option.getOrThrow(yield* handoff.active)
+          assert.strictEqual(takeover.url, vnc.url)
           assert.strictEqual((yield* sandbox.status).engine, "human")
 
           // The person: sees the agent's page as it was left, fills the email and submits.
           const target = yield* sessionTarget(sandbox)
-          const person = yield* NoVncViewer.open(Redacted.value(urlWithPassword(vnc)))
+          const person = yield* NoVncViewer.open(Redacted.value(takeover.link))
           yield* person.click(yield* NoVncViewer.screenPoint(target, "#email"))
           yield* person.type("person@example.com")
           yield* person.click(yield* NoVncViewer.screenPoint(target, "#submit"))
@@ -159,13 +177,18 @@ describe("HumanEngine", () => {
             ]
           )
 
-          const password = Redacted.value(vnc.password)
+          const password = Redacted.value(takeover.password)
           assert.notInclude(JSON.stringify(events), password)
           assert.isAbove(logs.lines.length, 0)
           assert.isFalse(
             logs.lines.some((line) => line.includes(password)),
             "the VNC password is in a log line"
           )
+          // The link the operator reads in the log opens the session's page (noVNC then asks for the password).
+          assert.isTrue(logs.lines.some((line) => line.includes(`open ${vnc.url}`)))
+          // Once handed back, the person's connection is over and their link lets nobody in.
+          assert.isFalse(yield* person.connected)
+          assert.match(yield* NoVncViewer.attempt(Redacted.value(takeover.link)), /^refused/)
         })
       )
     },
@@ -175,7 +198,7 @@ describe("HumanEngine", () => {
   it.live.skipIf(skipped)(named("navigate asks the person, who opens the page from the address bar"), () =>
     Effect.gen(function* () {
       const site = yield* SiteServer.start
-      const { sandbox, handoff, vnc, human } = yield* vncSession()
+      const { sandbox, handoff, human } = yield* vncSession()
       const { sink, started } = yield* takeoverSink
       const wanted = site.url("/plain.html")
       const navigation = yield* Effect.forkChild(
@@ -184,7 +207,7 @@ describe("HumanEngine", () => {
       assert.deepInclude(yield* Deferred.await(started), { event: "human_takeover", reason: `open ${wanted}` })
 
       const target = yield* sessionTarget(sandbox)
-      const person = yield* NoVncViewer.open(Redacted.value(urlWithPassword(vnc)))
+      const person = yield* NoVncViewer.open(Redacted.value(Option.getOrThrow(yield* handoff.active).link))
       yield* person.click(yield* NoVncViewer.screenPoint(target, "body"))
       yield* NoVncViewer.until<boolean>(target, "document.hasFocus()", (focused) => focused)
       yield* person.press("Control+l")
@@ -197,6 +220,35 @@ describe("HumanEngine", () => {
       assert.isTrue(yield* handoff.resume())
       assert.deepStrictEqual(yield* Fiber.join(navigation), { url: wanted, title: "Plain page", status: null })
     })
+  )
+
+  it.live.skipIf(skipped)(
+    named("handed over by a switch (browser.handoff), the page has the keyboard: the person's first keys reach it"),
+    () =>
+      Effect.gen(function* () {
+        const site = yield* SiteServer.start
+        const { sandbox, handoff, human } = yield* vncSession()
+        yield* sandbox.use(playwright, (e) => e.navigate(site.url("/forms.html")))
+        const target = yield* sessionTarget(sandbox)
+        yield* Session.evaluate(
+          target.wsEndpoint,
+          target.targetId,
+          `window.keys = []; addEventListener("keydown", (e) => keys.push(e.key), true); document.getElementById("bio").focus()`
+        )
+        const takeover = yield* handoff.start("look at the bio")
+        yield* sandbox.switchTo(human, "handoff: look at the bio")
+        const person = yield* NoVncViewer.open(Redacted.value(takeover.link))
+        // No click first: a person who starts typing at once types into the page, not into the address bar.
+        yield* person.type("hi")
+        const keys = yield* NoVncViewer.until<Array<string>>(target, "keys", (k) => k.length >= 2)
+        assert.deepStrictEqual(keys, ["h", "i"])
+        assert.strictEqual(
+          yield* Session.evaluate<string>(target.wsEndpoint, target.targetId, 'document.getElementById("bio").value'),
+          "hi"
+        )
+        assert.isTrue(yield* handoff.resume())
+      }),
+    45_000
   )
 
   it.effect.skipIf(skipped)(
@@ -242,7 +294,8 @@ describe("HumanEngine", () => {
     "Handoff: one takeover at a time, resumed by id or by anyone; await returns at once when none is active",
     () =>
       Effect.gen(function* () {
-        const handoff = yield* Handoff.make({ url: "http://127.0.0.1:1/vnc.html", timeoutMs: 5_000 })
+        const display = recordingDisplay()
+        const handoff = yield* Handoff.make(display.service, { timeoutMs: 5_000, session: "s1" })
         const { events, sink } = Events.memory()
         assert.isFalse(yield* handoff.resume())
         yield* handoff.await()
@@ -250,12 +303,22 @@ describe("HumanEngine", () => {
         const again = yield* handoff.start("something else").pipe(Effect.provideService(Events.Events, sink))
         assert.strictEqual(again.id, first.id, "a takeover in progress is returned, not replaced")
         assert.lengthOf(events, 1)
-        assert.deepInclude(events[0], { event: "human_takeover", url: "http://127.0.0.1:1/vnc.html", reason: "log in" })
-        const waiter = yield* Effect.forkChild(handoff.await())
+        assert.deepInclude(events[0], { event: "human_takeover", url: "http://127.0.0.1:1/", reason: "log in" })
+        assert.notProperty(events[0], "link")
+        // The takeover let one person in with a password of its own; its link carries it, its url does not.
+        assert.deepStrictEqual(display.calls, ["admit"])
+        assert.strictEqual(Redacted.value(first.link), "http://127.0.0.1:1/#password=pw1")
+        assert.strictEqual(first.session, "s1")
+        assert.deepStrictEqual(first.resume, { tool: 'browser.resume {"session":"s1"}' })
+        const waiter = yield* Effect.forkChild(
+          handoff.await().pipe(Effect.ensuring(Effect.sync(() => display.calls.push("done"))))
+        )
         assert.isFalse(yield* handoff.resume("another-id"))
         assert.isTrue(yield* handoff.resume(first.id))
         yield* Fiber.join(waiter)
         assert.isTrue(Option.isNone(yield* handoff.active))
+        // The person's connection was ended before anyone waiting got the browser back.
+        assert.deepStrictEqual(display.calls, ["admit", "dismiss", "done"])
 
         // A takeover that times out fails every waiter on it, whatever their own limits.
         yield* handoff.start("approve the payment")
@@ -333,13 +396,14 @@ describe("HumanEngine", () => {
   it.live.skipIf(skipped)(named("does not connect to a headless browser or without a running VNC stack"), () =>
     Effect.gen(function* () {
       const vnc = yield* Layer.build(Vnc.layer()).pipe(Effect.map((c) => Context.get(c, Vnc)))
-      const handoff = yield* Handoff.make({ url: vnc.url })
+      const display = { name: vnc.display, url: vnc.url, alive: vnc.alive, admit: vnc.admit, dismiss: vnc.dismiss }
+      const handoff = yield* Handoff.make(display)
       const headless = yield* TestBrowser.launchSession()
       const connect = (stack: Vnc["Service"]) =>
         Layer.build(HumanEngine.layer()).pipe(
           Effect.map((c) => Context.get(c, Engine)),
           Effect.provideService(BrowserSession, headless),
-          Effect.provideService(Display, { name: stack.display, url: stack.url, alive: stack.alive }),
+          Effect.provideService(Display, { ...display, name: stack.display, alive: stack.alive }),
           Effect.provideService(Handoff.Handoff, handoff),
           Effect.flip
         )

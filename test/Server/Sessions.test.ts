@@ -68,6 +68,7 @@ const stack =
           pageState: unused,
           location: unused,
           fingerprint: unused,
+          humanCheck: unused,
           artifacts: { screenshotLater: () => unused, settled: unused, snapshot: () => unused },
           status: Effect.succeed({ ...idleStatus, active: true }),
           history: Effect.succeed([]),

@@ -21,6 +21,8 @@ export interface Viewer {
   readonly press: (key: string) => Effect.Effect<void>
   /** The canvas's on-screen size over the remote screen's size (below 1 when noVNC scales the screen down). */
   readonly scale: number
+  /** Whether noVNC is still connected (the server may have ended the connection). */
+  readonly connected: Effect.Effect<boolean>
 }
 
 /** Chromium flags that keep it quiet offline (stack-facts). */
@@ -34,11 +36,33 @@ const offline = [
   "--disable-sync"
 ]
 
-const connected = async (page: Page, url: string) => {
+/** Resolves once noVNC is connected, or once it says it is not (a refused password, a failed connection). */
+const outcome = (page: Page) =>
+  page
+    .waitForFunction(
+      () => {
+        if (document.documentElement.classList.contains("noVNC_connected")) return "connected"
+        const status = document.getElementById("noVNC_status")
+        const credentials = document.getElementById("noVNC_credentials_dlg")
+        if (credentials?.classList.contains("noVNC_open")) return "refused: asks for a password"
+        if (status?.classList.contains("noVNC_status_error")) return `refused: ${status.textContent}`
+        return false
+      },
+      undefined,
+      { timeout: 15_000 }
+    )
+    .then((handle) => handle.jsonValue() as Promise<string>)
+
+const connected = async (page: Page, url: string, password: string | undefined) => {
   await page.goto(url)
-  await page.waitForFunction(() => document.documentElement.classList.contains("noVNC_connected"), undefined, {
-    timeout: 15_000
-  })
+  let how = await outcome(page)
+  // Without a password in the link noVNC asks for one, as a person who opened the plain page is asked.
+  if (how.startsWith("refused: asks") && password !== undefined) {
+    await page.fill("#noVNC_password_input", password)
+    await page.click("#noVNC_credentials_button")
+    how = await outcome(page)
+  }
+  if (how !== "connected") throw new Error(`noVNC did not connect: ${how}`)
   const canvas = page.locator("#noVNC_container canvas")
   await page.waitForFunction(
     () => ((document.querySelector("#noVNC_container canvas") as HTMLCanvasElement | null)?.width ?? 0) > 0
@@ -49,8 +73,7 @@ const connected = async (page: Page, url: string) => {
   return { box, size }
 }
 
-/** Opens `url` (the noVNC page with its password) in a headless Chromium and waits until noVNC is connected. */
-export const open = (url: string, viewport = { width: 1024, height: 768 }): Effect.Effect<Viewer, never, Scope.Scope> =>
+const viewerPage = (viewport: { readonly width: number; readonly height: number }) =>
   Effect.gen(function* () {
     const browser = yield* Effect.acquireRelease(
       Effect.promise(() =>
@@ -58,15 +81,37 @@ export const open = (url: string, viewport = { width: 1024, height: 768 }): Effe
       ),
       (b: Browser) => Effect.promise(() => b.close().catch(() => undefined))
     )
-    const page = yield* Effect.promise(() => browser.newPage({ viewport }))
-    const { box, size } = yield* Effect.promise(() => connected(page, url))
+    return yield* Effect.promise(() => browser.newPage({ viewport }))
+  })
+
+/** Opens `url` in a headless Chromium and says whether noVNC got in (`connected`) or why not (`refused: …`). */
+export const attempt = (url: string): Effect.Effect<string, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const page = yield* viewerPage({ width: 1024, height: 768 })
+    return yield* Effect.promise(() => page.goto(url).then(() => outcome(page)))
+  })
+
+/**
+ * Opens `url` in a headless Chromium and waits until noVNC is connected: a link with its password, or the plain page
+ * and the `password` typed where noVNC asks for it.
+ */
+export const open = (
+  url: string,
+  options: { readonly password?: string; readonly viewport?: { readonly width: number; readonly height: number } } = {}
+): Effect.Effect<Viewer, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const page = yield* viewerPage(options.viewport ?? { width: 1024, height: 768 })
+    const { box, size } = yield* Effect.promise(() => connected(page, url, options.password))
     const scale = box.width / size.width
     return {
       scale,
       click: (point) =>
         Effect.promise(() => page.mouse.click(box.x + point.x * scale, box.y + point.y * (box.height / size.height))),
       type: (text) => Effect.promise(() => page.keyboard.type(text)),
-      press: (key) => Effect.promise(() => page.keyboard.press(key))
+      press: (key) => Effect.promise(() => page.keyboard.press(key)),
+      connected: Effect.promise(() =>
+        page.evaluate(() => document.documentElement.classList.contains("noVNC_connected"))
+      )
     } satisfies Viewer
   })
 

@@ -1,17 +1,15 @@
 /**
  * A private VNC stack per session, so a person can take over its browser: Xvfb on a free display, x11vnc on it with a
- * one-time password, websockify serving the noVNC client. Every process stops with the scope, and with this process.
+ * password per takeover, websockify serving the noVNC client. Every process stops with the scope, and with this process.
  */
-import { randomBytes } from "node:crypto"
-import { mkdtemp, rm, writeFile } from "node:fs/promises"
-import { hostname, tmpdir } from "node:os"
-import { join } from "node:path"
-import { Context, Effect, Layer, Redacted } from "effect"
-import { BrowserLaunchFailed } from "../../Errors/Browser.ts"
+import { hostname } from "node:os"
+import { Context, Effect, Layer } from "effect"
+import type { BrowserLaunchFailed } from "../../Errors/Browser.ts"
 import { NotConfigured } from "../../Errors/Engine.ts"
 import { Display } from "../../Takeover/Display.ts"
 import { BrowserProvider } from "./Browser.ts"
 import * as LocalChromium from "./LocalChromium.ts"
+import { accessTo, files, newPassword, remote } from "./Vnc/Access.ts"
 import { onFreePort, ready, setpriv, started } from "./Vnc/Process.ts"
 import { resolveBinaries, type ToolOptions } from "./Vnc/Tools.ts"
 
@@ -29,6 +27,8 @@ export interface VncOptions extends ToolOptions {
   readonly startTimeoutMs?: number
   /** How long each process may take to exit on SIGTERM before its process group is killed; default 2 s. */
   readonly stopTimeoutMs?: number
+  /** Told about the stack's private directory (with Xvfb's pid), so a later run can remove what a crashed one left. */
+  readonly registry?: LocalChromium.LocalChromiumOptions["registry"]
 }
 
 export interface VncProcesses {
@@ -43,16 +43,18 @@ export class Vnc extends Context.Service<
     /** The X display the session's browser runs on, e.g. `:3`. */
     readonly display: string
     readonly size: { readonly width: number; readonly height: number }
-    /** The noVNC page that connects at once; it carries no password (noVNC asks for it), so it may be logged. */
+    /** The page that connects at once; it carries no password (noVNC asks for it), so it may be logged. */
     readonly url: string
-    /** The session's VNC password (VNC uses 8 characters): show it to the person, never log it. */
-    readonly password: Redacted.Redacted<string>
     readonly websocketPort: number
     /** x11vnc's RFB port, on 127.0.0.1 only. */
     readonly vncPort: number
     readonly pids: VncProcesses
     /** Whether Xvfb, x11vnc and websockify all still run. */
     readonly alive: Effect.Effect<boolean>
+    /** A fresh password for one takeover (nobody knows the one in force otherwise), and the link carrying it. */
+    readonly admit: Display["Service"]["admit"]
+    /** Replaces the password with one nobody knows and disconnects every viewer. */
+    readonly dismiss: Effect.Effect<void>
   }
 >()("switchyard/Vnc") {
   static readonly layer = (options: VncOptions = {}): Layer.Layer<Vnc, NotConfigured | BrowserLaunchFailed> =>
@@ -63,7 +65,13 @@ export class Vnc extends Context.Service<
     Display,
     Effect.gen(function* () {
       const vnc = yield* Vnc
-      return Display.of({ name: vnc.display, url: vnc.url, alive: vnc.alive })
+      return Display.of({
+        name: vnc.display,
+        url: vnc.url,
+        alive: vnc.alive,
+        admit: vnc.admit,
+        dismiss: vnc.dismiss
+      })
     })
   )
 
@@ -85,16 +93,6 @@ export class Vnc extends Context.Service<
         })
       })
     )
-}
-
-/** The noVNC URL with the password in it, for the person only (one click, no prompt): keep it out of logs. */
-export const urlWithPassword = (vnc: Pick<Vnc["Service"], "url" | "password">): Redacted.Redacted<string> =>
-  Redacted.make(`${vnc.url}&password=${encodeURIComponent(Redacted.value(vnc.password))}`)
-
-/** VNC authentication uses the first 8 characters of a password; these are random letters and digits. */
-const newPassword = () => {
-  const alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789"
-  return Array.from(randomBytes(8), (b) => alphabet[b % alphabet.length]).join("")
 }
 
 /** Starts the stack for the current scope; closing the scope stops websockify, x11vnc and Xvfb, in that order. */
@@ -136,32 +134,23 @@ export const make = Effect.fnUntraced(function* (options: VncOptions = {}) {
   })
   const display = `:${displayNumber}`
 
-  // The password reaches x11vnc through a private file it deletes once read (never its command line).
-  const dir = yield* Effect.acquireRelease(
-    Effect.tryPromise({
-      try: () => mkdtemp(join(tmpdir(), "switchyard-vnc-")),
-      catch: (cause) =>
-        new BrowserLaunchFailed({
-          engine: "human",
-          retryable: false,
-          message: `cannot create a temp dir: ${cause}`,
-          cause
-        })
-    }),
-    (path) => Effect.promise(() => rm(path, { recursive: true, force: true }).catch(() => undefined))
-  )
-  const password = Redacted.make(newPassword())
+  // x11vnc reads its password from a private file (never its command line), again on every new connection: each
+  // takeover writes a fresh one there. Until then it holds one nobody is told.
+  const own = yield* files(webRoot)
+  if (xvfb.child.pid !== undefined) options.registry?.started(xvfb.child.pid, own.dir)
+  yield* Effect.addFinalizer(() => Effect.sync(() => xvfb.child.pid && options.registry?.stopped(xvfb.child.pid)))
 
   const { proc: x11vnc, port: vncPort } = yield* onFreePort("127.0.0.1", undefined, (port) =>
     Effect.gen(function* () {
-      const file = join(dir, `passwd-${port}`)
-      yield* Effect.promise(() => writeFile(file, `${Redacted.value(password)}\n`, { mode: 0o600 }))
       const proc = yield* started(
         "x11vnc",
         found.x11vnc!,
         [
-          ...["-display", display, "-rfbport", String(port), "-localhost", "-noipv6", "-passwdfile", `rm:${file}`],
-          ...["-forever", "-shared", "-norc", "-nolookup", "-noremote", "-nocmds", "-quiet"],
+          ...["-display", display, "-rfbport", String(port), "-localhost", "-noipv6"],
+          ...["-passwdfile", `read:${own.passwordFile}`],
+          // Remote control stays on (over the X display, which whoever could use it drives anyway): it is how a
+          // takeover's end disconnects the person.
+          ...["-forever", "-shared", "-norc", "-nolookup", "-nocmds", "-quiet"],
           // Shared-memory polling leaves its segments behind whenever x11vnc is killed; they add up until none are left.
           "-noshm"
         ],
@@ -182,19 +171,16 @@ export const make = Effect.fnUntraced(function* (options: VncOptions = {}) {
     })
   )
 
-  // x11vnc has read (and removed) its password file: nothing of the stack stays on disk, even after a SIGKILL.
-  yield* Effect.promise(() => rm(dir, { recursive: true, force: true }).catch(() => undefined))
-
   const { proc: websockify, port: websocketPort } = yield* onFreePort(host, options.websocketPort, (port) =>
     Effect.gen(function* () {
       const proc = yield* started(
         "websockify",
         found.websockify!,
-        [`--web=${webRoot}`, `${host.includes(":") ? `[${host}]` : host}:${port}`, `127.0.0.1:${vncPort}`],
+        [`--web=${own.webRoot}`, `${host.includes(":") ? `[${host}]` : host}:${port}`, `127.0.0.1:${vncPort}`],
         graceMs
       )
       const probeHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host
-      const page = `http://${probeHost.includes(":") ? `[${probeHost}]` : probeHost}:${port}/vnc.html`
+      const page = `http://${probeHost.includes(":") ? `[${probeHost}]` : probeHost}:${port}/`
       // Ready when it serves the noVNC page.
       yield* ready<void>(proc, startTimeoutMs, (done) => {
         let polling = true
@@ -221,14 +207,8 @@ export const make = Effect.fnUntraced(function* (options: VncOptions = {}) {
 
   const urlHost = options.publicHost ?? (host === "0.0.0.0" || host === "::" ? hostname() : host)
   const authority = `${urlHost.includes(":") ? `[${urlHost}]` : urlHost}:${websocketPort}`
-  const query = new URLSearchParams({
-    autoconnect: "true",
-    host: urlHost,
-    port: String(websocketPort),
-    path: "websockify",
-    resize: "scale"
-  })
-  const url = `http://${authority}/vnc.html?${query}`
+  // noVNC finds the WebSocket where it found the page, so the address says nothing more.
+  const url = `http://${authority}/`
   const procs = [xvfb, x11vnc, websockify]
   yield* Effect.logInfo("VNC stack started", { display, url, vncPort, websocketPort })
   yield* Effect.addFinalizer(() => Effect.logDebug("VNC stack stopping", { display }))
@@ -237,10 +217,19 @@ export const make = Effect.fnUntraced(function* (options: VncOptions = {}) {
     display,
     size: { width, height },
     url,
-    password,
     websocketPort,
     vncPort,
     pids: { xvfb: xvfb.child.pid ?? -1, x11vnc: x11vnc.child.pid ?? -1, websockify: websockify.child.pid ?? -1 },
-    alive: Effect.sync(() => procs.every((p) => !p.exited()))
+    alive: Effect.sync(() => procs.every((p) => !p.exited())),
+    admit: Effect.gen(function* () {
+      const password = newPassword()
+      yield* own.setPassword(password)
+      return accessTo(url, password)
+    }),
+    dismiss: Effect.gen(function* () {
+      yield* own.setPassword(newPassword())
+      if (!(yield* remote(found.x11vnc!, display, "disconnect:all")))
+        yield* Effect.logWarning(`could not disconnect the viewers of ${display}; the password they used is void`)
+    })
   })
 })

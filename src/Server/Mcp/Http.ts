@@ -8,10 +8,12 @@ import type { AddressInfo } from "node:net"
 import { networkInterfaces } from "node:os"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Redacted, Schedule } from "effect"
+import { Effect, Option, Redacted, Schedule } from "effect"
+import { NotConfigured } from "../../Errors/Engine.ts"
 import { InvalidInput } from "../../Errors/Page.ts"
+import { Takeovers } from "../../Takeover/Takeovers.ts"
 import { type Client, type McpOptions, makeServer, runner } from "../Mcp.ts"
-import { Sessions } from "../Sessions.ts"
+import { refuse, Sessions } from "../Sessions.ts"
 
 export interface HttpOptions extends McpOptions {
   readonly host: string
@@ -117,6 +119,7 @@ export const serveHttp = (options: HttpOptions & { readonly maxBodyBytes: number
   Effect.gen(function* () {
     yield* checkHttpOptions(options)
     const sessions = yield* Sessions
+    const takeovers = yield* Effect.serviceOption(Takeovers)
     const { run, drain } = yield* runner
     const allowed = allowedHostsOf(options)
     /** Live MCP sessions by id, least recently used first (a request moves its session to the end). */
@@ -154,6 +157,31 @@ export const serveHttp = (options: HttpOptions & { readonly maxBodyBytes: number
       })
     }
 
+    /**
+     * `POST /sessions/<name>/resume` ends that session's takeover; `POST /resume` ends the one takeover open (or names
+     * the sessions a person holds, when there are several). Neither opens a session, so neither starts a display.
+     */
+    const resumeOver = (named: string | undefined) =>
+      Effect.gen(function* () {
+        if (Option.isNone(takeovers)) {
+          const message = "no person can take over on this service (start it with SWITCHYARD_HUMAN=on)"
+          return { status: 409, body: refuse(new NotConfigured({ engine: "human", action: "resume", message }), {}) }
+        }
+        const held = (yield* takeovers.value.held).map((t) => t.session)
+        const session = named ?? (held.length === 1 ? held[0] : undefined)
+        if (session === undefined || !held.includes(session)) {
+          const message =
+            named !== undefined
+              ? `no person holds session "${named}"${held.length === 0 ? "" : ` (they hold ${held.join(", ")})`}`
+              : held.length === 0
+                ? "no person holds a session: nothing to resume"
+                : `a person holds ${held.length} sessions (${held.join(", ")}): POST /sessions/<name>/resume names one`
+          return { status: 409, body: { ...refuse(new InvalidInput({ field: "session", message }), {}), held } }
+        }
+        const answer = yield* sessions.call(session, "browser.resume", {})
+        return { status: answer.ok ? 200 : 409, body: { ...answer, session } }
+      })
+
     const handle = async (req: IncomingMessage, res: ServerResponse) => {
       if (!hostAllowed(req, allowed)) {
         return jsonError(
@@ -170,7 +198,7 @@ export const serveHttp = (options: HttpOptions & { readonly maxBodyBytes: number
           res,
           404,
           -32601,
-          `no endpoint ${url.pathname}; MCP is served at /mcp, a person's "done" at POST /resume`
+          `no endpoint ${url.pathname}; MCP is served at /mcp, a person's "done" at POST /sessions/<name>/resume (or POST /resume while one session is held)`
         )
       }
       if (!authorized(req, options.token)) {
@@ -180,9 +208,11 @@ export const serveHttp = (options: HttpOptions & { readonly maxBodyBytes: number
       if (resume) {
         // The person's "done" button: ends a takeover without an MCP client.
         if (req.method !== "POST") return jsonError(res, 405, -32600, "POST to resume")
-        const session = resume[1] === undefined ? undefined : decodeURIComponent(resume[1])
-        const answer = await run(sessions.call(session, "browser.resume", {}), new AbortController().signal)
-        res.writeHead(answer.ok ? 200 : 409, { "content-type": "application/json" }).end(JSON.stringify(answer))
+        const { status, body } = await run(
+          resumeOver(resume[1] === undefined ? undefined : decodeURIComponent(resume[1])),
+          new AbortController().signal
+        )
+        res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body))
         return
       }
       let body: unknown
@@ -274,6 +304,10 @@ export const serveHttp = (options: HttpOptions & { readonly maxBodyBytes: number
     )
     const { port } = server.address() as AddressInfo
     const host = options.host.includes(":") ? `[${options.host}]` : options.host
+    // Takeovers say how to resume over HTTP and with the CLI, which reach a wildcard bind on loopback.
+    const local = wildcard(options.host) ? "127.0.0.1" : host
+    if (Option.isSome(takeovers))
+      yield* takeovers.value.serving({ url: `http://${local}:${port}`, token: options.token !== undefined })
     options.onListening?.(`http://${host}:${port}/mcp`)
     yield* stop
     yield* sessions.shutdown

@@ -8,6 +8,9 @@ import * as Events from "../../Logging/Events.ts"
 /** What a progress notification says about an event of the call: the cascade's steps, in a few words. */
 const describeEvent = (event: Events.Stamped): string => {
   const fields = event as Record<string, unknown>
+  // The call now waits for a person: the agent can hand them the way in while it waits.
+  if (event.event === "human_takeover")
+    return `a person is asked to take over (${String(fields.reason)}): browser.status gives the link that lets them in`
   const engine =
     typeof fields.engine === "string" ? ` ${fields.engine}${fields.mode ? `/${String(fields.mode)}` : ""}` : ""
   const detail = ["reason", "from", "to", "level", "attempt"]

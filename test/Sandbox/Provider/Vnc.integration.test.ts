@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process"
-import { existsSync } from "node:fs"
+import { existsSync, readFileSync, statSync } from "node:fs"
 import { type AddressInfo, createConnection, createServer } from "node:net"
 import { dirname, join } from "node:path"
 import { createInterface } from "node:readline"
@@ -9,7 +9,7 @@ import * as CdpHttp from "../../../src/Cdp/Http.ts"
 import * as Session from "../../../src/Cdp/Session.ts"
 import { BrowserProvider } from "../../../src/Sandbox/Provider/Browser.ts"
 import { missingTools } from "../../../src/Sandbox/Provider/Vnc/Tools.ts"
-import { make, urlWithPassword, Vnc, type VncProcesses } from "../../../src/Sandbox/Provider/Vnc.ts"
+import { make, Vnc, type VncProcesses } from "../../../src/Sandbox/Provider/Vnc.ts"
 import * as SiteServer from "../../fixtures/SiteServer.ts"
 import * as NoVncViewer from "../../support/NoVncViewer.ts"
 import { ownChildren, vncProcessNames } from "../../support/OwnProcesses.ts"
@@ -74,45 +74,47 @@ describe("Vnc", () => {
             assert.notStrictEqual(a.websocketPort, b.websocketPort)
             assert.isTrue(yield* a.alive)
 
-            const password = Redacted.value(a.password)
-            assert.strictEqual(password.length, 8)
-            assert.strictEqual(String(a.password), "<redacted>")
-            assert.notInclude(a.url, password)
-            assert.notInclude(a.url, "password")
-            const url = new URL(a.url)
-            assert.strictEqual(url.host, `127.0.0.1:${a.websocketPort}`)
-            assert.strictEqual(url.pathname, "/vnc.html")
-            assert.deepInclude(Object.fromEntries(url.searchParams), {
-              autoconnect: "true",
-              host: "127.0.0.1",
-              port: String(a.websocketPort),
-              path: "websockify"
-            })
-            assert.include(Redacted.value(urlWithPassword(a)), `&password=${password}`)
-
+            // The page a person opens: no password, no query a log would redact; it connects at once.
+            assert.strictEqual(a.url, `http://127.0.0.1:${a.websocketPort}/`)
+            const index = yield* Effect.promise(() => fetch(a.url).then((r) => r.text()))
+            assert.include(index, "vnc.html#autoconnect=true&resize=scale")
             const page = yield* Effect.promise(() =>
-              fetch(a.url).then(async (r) => ({ ok: r.ok, text: await r.text() }))
+              fetch(`${a.url}vnc.html`).then(async (r) => ({ ok: r.ok, text: await r.text() }))
             )
             assert.isTrue(page.ok)
             assert.include(page.text, "noVNC")
             assert.deepStrictEqual(yield* Effect.promise(() => securityTypes(a.websocketPort)), [2], "password only")
 
-            // The password reached x11vnc through a file it deleted once read: it is on no command line, on no disk.
+            // Each takeover gets a password of its own, carried in the link's fragment (never sent to a server).
+            const first = yield* a.admit
+            const second = yield* a.admit
+            const password = Redacted.value(second.password)
+            assert.strictEqual(password.length, 8)
+            assert.notStrictEqual(Redacted.value(first.password), password)
+            assert.strictEqual(String(second.link), "<redacted>")
+            assert.strictEqual(Redacted.value(second.link), `${a.url}#password=${password}`)
+
+            // x11vnc reads the password from a private file, again on each connection: it is on no command line.
             const x11vnc = processesMatching(`-rfbport ${a.vncPort}`)
             assert.lengthOf(x11vnc, 1)
             assert.notInclude(x11vnc[0]!.cmdline, password)
             assert.include(x11vnc[0]!.cmdline, "-localhost")
-            const file = /rm:(\S+)/.exec(x11vnc[0]!.cmdline)?.[1]
+            const file = /read:(\S+)/.exec(x11vnc[0]!.cmdline)?.[1]
             assert.isDefined(file)
-            assert.isFalse(existsSync(file!), "x11vnc removed the password file")
-            assert.isFalse(existsSync(dirname(file!)), "and its private directory is gone")
+            assert.strictEqual(statSync(file!).mode & 0o777, 0o600)
+            assert.strictEqual(statSync(dirname(file!)).mode & 0o777, 0o700)
+            assert.strictEqual(readFileSync(file!, "utf8").trim(), password)
+            // The takeover's end leaves a password nobody was told.
+            yield* a.dismiss
+            assert.notStrictEqual(readFileSync(file!, "utf8").trim(), password)
 
             // A process that ignores SIGTERM (a stopped one cannot even see it) is killed within the bound.
             process.kill(b.pids.x11vnc, "SIGSTOP")
-            return { a, b, closing: Date.now() }
+            return { a, b, dir: dirname(file!), closing: Date.now() }
           })
         )
         assert.isBelow(Date.now() - stacks.closing, 2_500, "stopping is bounded")
+        assert.isFalse(existsSync(stacks.dir), "the stack's private directory is gone with it")
         for (const stack of [stacks.a, stacks.b]) {
           assert.isTrue(allGone(stack.pids), `left running: ${JSON.stringify(stack.pids)}`)
           assert.isTrue(yield* Effect.promise(() => refused(stack.websocketPort)))
@@ -141,7 +143,8 @@ describe("Vnc", () => {
         const chrome = yield* Session.evaluate<number>(browser.wsEndpoint, page.id, "outerHeight - innerHeight")
         assert.isBelow(chrome, 100, "no warning bar between the person and the page")
 
-        const person = yield* NoVncViewer.open(Redacted.value(urlWithPassword(vnc)))
+        const access = yield* vnc.admit
+        const person = yield* NoVncViewer.open(Redacted.value(access.link))
         assert.isBelow(person.scale, 1, "noVNC scales the screen down to the viewer's window")
         yield* person.click(yield* NoVncViewer.screenPoint(target, "#agree"))
         yield* person.click(yield* NoVncViewer.screenPoint(target, "#search"))
@@ -155,6 +158,20 @@ describe("Vnc", () => {
           ([, , result]) => result !== ""
         )
         assert.deepStrictEqual(seen, [true, "Lovelace", "Searched for Lovelace"])
+
+        // The takeover ends: the person's connection is closed, what they type no longer reaches the page, and the
+        // link they used lets nobody in again.
+        yield* vnc.dismiss
+        yield* Effect.promise(() => waitFor(() => Effect.runPromise(person.connected.pipe(Effect.map((c) => !c)))))
+        assert.isFalse(yield* person.connected)
+        yield* person.type(" and more")
+        yield* person.press("Enter")
+        yield* Effect.sleep("500 millis")
+        assert.strictEqual(
+          yield* Session.evaluate<string>(browser.wsEndpoint, page.id, 'document.getElementById("search").value'),
+          "Lovelace"
+        )
+        assert.match(yield* NoVncViewer.attempt(Redacted.value(access.link)), /^refused/)
       }),
     30_000
   )
