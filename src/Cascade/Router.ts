@@ -40,6 +40,8 @@ export interface ToolAnswer {
   readonly attemptId: string
   /** Without what did not change since the session's previous answer (`browser.status` always has it all). */
   readonly state: StateBlock.AnswerState
+  /** What the call made that a client may fetch apart from the answer: a screenshot, a PDF, a whole snapshot. */
+  readonly resources?: ReadonlyArray<Tool.Resource>
 }
 
 export interface RouterOptions extends StagehandFallback.StagehandFallbackOptions {
@@ -126,7 +128,9 @@ export class Router extends Context.Service<
           base: { traceId: string; stepId: string | undefined; attemptId: string },
           step: StepState,
           config: CascadeConfig,
-          outcome: { ok: true; result: unknown } | { ok: false; error: StateBlock.ToolError },
+          outcome:
+            | { ok: true; result: unknown; resources?: ReadonlyArray<Tool.Resource> }
+            | { ok: false; error: StateBlock.ToolError },
           message?: string
         ) =>
           Effect.gen(function* () {
@@ -211,6 +215,16 @@ export class Router extends Context.Service<
           return { ...answer, state }
         }
 
+        /** A success as answered: the result, and the resources it made when it made some. */
+        const succeeded = (tool: Tool.Any, value: unknown) => {
+          const made = tool.produces(value)
+          return {
+            ok: true as const,
+            result: made.result,
+            ...(made.resources.length === 0 ? {} : { resources: made.resources })
+          }
+        }
+
         const callUnlogged = (toolName: string, rawArgs: unknown, meta: Tool.CallMeta) =>
           Effect.gen(function* () {
             const traceId = meta.traceId ?? crypto.randomUUID()
@@ -289,7 +303,7 @@ export class Router extends Context.Service<
             if (bound._tag === "session") {
               const outcome = yield* Effect.result(scoped(bound.run(session)))
               return yield* outcome._tag === "Success"
-                ? answer(base, step, config, { ok: true, result: outcome.success })
+                ? answer(base, step, config, succeeded(tool, outcome.success))
                 : fail(toErrorInfo(outcome.failure))
             }
             const used = yield* tried(cascadeFor(policy, bound.opens ?? lastUrl), bound)
@@ -329,7 +343,7 @@ export class Router extends Context.Service<
               )
             )
             if (outcome._tag === "Success") {
-              return yield* answer(base, step, used, { ok: true, result: outcome.success }, message)
+              return yield* answer(base, step, used, succeeded(tool, outcome.success), message)
             }
             // The act did what it was asked and the page answered with a dialog: that is its outcome, not a failure.
             if (bound.isAct && outcome.failure instanceof DialogOpen && outcome.failure.openedByCall) {

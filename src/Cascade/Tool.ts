@@ -53,6 +53,29 @@ export interface OnEngine<A, R> {
   readonly files?: (args: A) => ReadonlyArray<string>
 }
 
+/**
+ * Something a call made that a client may fetch apart from the answer (a screenshot, a PDF, a whole snapshot the
+ * budget cut, a download): MCP offers it as a resource of the client's session; JSON-RPC leaves it out.
+ */
+export interface Resource {
+  /** What it is: `screenshot`, `pdf`, `snapshot`, `download`. */
+  readonly kind: string
+  /** A file name for it: `page.pdf`. */
+  readonly name: string
+  readonly mimeType: string
+  readonly description?: string
+  /** The content as text, or as base64 (`blob`), or a file on the service's machine (`path`). */
+  readonly text?: string
+  readonly blob?: string
+  readonly path?: string
+}
+
+/** A successful call's result as the answer carries it, and what it made besides. */
+export interface Produced {
+  readonly result: unknown
+  readonly resources: ReadonlyArray<Resource>
+}
+
 /** Work on the session itself, without an engine. */
 export type OnSession<A, R> = (session: Session, args: A) => Effect.Effect<R, SwitchyardError>
 
@@ -105,6 +128,8 @@ export interface Any {
   readonly kind: "engine" | "session"
   /** Why the tool cannot serve now (mask, don't remove), or undefined when it can. */
   readonly mask: (now: Availability) => string | undefined
+  /** The answer's result and the resources a successful call made (by default the result as is, and none). */
+  readonly produces: (result: unknown) => Produced
   /** The MCP `inputSchema`: one object, the tool's arguments plus the common ones. */
   readonly inputSchema: JsonSchema
   /** The MCP `outputSchema`: the answer as structured content, `{result, traceId, attemptId, stepId?, state}`. */
@@ -215,6 +240,8 @@ interface Declaration<Args extends Schema.ConstraintDecoder<unknown>, Result ext
   readonly result: Result
   /** Why the tool cannot serve now, given what the session can do; default: it always can. */
   readonly mask?: (now: Availability) => string | undefined
+  /** What a successful call made that clients fetch apart from the answer, and the result without it. */
+  readonly produces?: (result: Result["Type"]) => Produced
 }
 
 /** Declares a tool; exactly one of `onEngine` and `onSession` says what it does. */
@@ -259,6 +286,8 @@ export const make = <
     result: declaration.result,
     kind: "onSession" in declaration ? "session" : "engine",
     mask: declaration.mask ?? (() => undefined),
+    produces: (result) =>
+      declaration.produces === undefined ? { result, resources: [] } : declaration.produces(result as Result["Type"]),
     inputSchema: inputSchemaOf(declaration.args),
     outputSchema: outputSchemaOf(declaration.result),
     decode: (raw) => decodeArgs(dropNulls(raw)).pipe(Effect.map(bind))

@@ -7,6 +7,7 @@ import { Effect, Option, Schema } from "effect"
 import { Action } from "../Engine/Engine.ts"
 import { EngineKind, EngineMode } from "../Engine/EngineId.ts"
 import * as Instruction from "../Engine/Instruction.ts"
+import { Unsupported } from "../Errors/Engine.ts"
 import { SideEffect } from "../Errors/Fields.ts"
 import { Dialog, InvalidInput } from "../Errors/Page.ts"
 import * as Tool from "./Tool.ts"
@@ -103,6 +104,40 @@ const filesOfAct = (
 
 const quote = (text: string) => JSON.stringify(text)
 
+const referencesHere = (now: Tool.Availability) =>
+  now.engines.some((e) => e.capabilities.references === true)
+    ? undefined
+    : "no engine available now hands out element references (the playwright level does)"
+const untriedWithoutReferences =
+  "no level of this page's cascade hands out element references (the playwright level does)"
+
+/** Answers of the default size stay well inside a model's context: about 5,000 tokens. */
+export const defaultSnapshotBytes = 20_000
+
+const Snapshot = Schema.Struct({
+  url: Schema.String,
+  title: Schema.String,
+  snapshot: Schema.String.annotate({
+    description:
+      'One line per node, indented by depth: - role "name" [ref=e12] [checked]: value. Groups, forms, rows, dialogs and landmarks hold what is in them.'
+  }),
+  truncated: Schema.optional(
+    Schema.Struct({
+      totalBytes: Schema.Number,
+      collapsed: Schema.Number,
+      hiddenLines: Schema.Number,
+      how: Schema.String
+    }).annotate({ description: "What the byte budget left out, and how to get it." })
+  ),
+  changes: Schema.optional(
+    Schema.Union([
+      Schema.Struct({ added: Schema.Number, removed: Schema.Number, changed: Schema.Number }),
+      Schema.String
+    ])
+  ),
+  found: Schema.optional(Schema.Number)
+})
+
 export const tools = [
   Tool.make("browser.navigate", {
     title: "Open a URL",
@@ -197,6 +232,58 @@ export const tools = [
     mask: (now) =>
       now.engines.some((e) => e.capabilities.observe) ? undefined : "no engine available now can list page elements",
     onEngine: { run: (engine, { instruction }) => engine.observe(instruction), serves: (c) => c.observe }
+  }),
+  Tool.make("browser.snapshot", {
+    title: "Page outline",
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    description:
+      'The page as an accessibility outline: every element a person can use with the reference browser.act {ref} and browser.fill_form accept, in every frame and open shadow root, inside its groups, forms, rows, dialogs and landmarks. Kept within maxBytes (collapsed parts say what they hold); since: "last" gives only what changed since your previous snapshot; find gives only the parts that match.',
+    args: Schema.Struct({
+      maxBytes: Schema.optional(
+        Schema.Int.check(Schema.isGreaterThanOrEqualTo(200)).annotate({
+          description: `The largest answer in bytes; default ${defaultSnapshotBytes}.`
+        })
+      ),
+      since: Schema.optional(
+        Schema.Literal("last").annotate({ description: "Only what changed since your previous snapshot." })
+      ),
+      find: Schema.optional(
+        text('Only the parts that match: a reference ("e40"), a role ("form", "button") or words ("Billing address").')
+      )
+    }),
+    result: Snapshot,
+    mask: referencesHere,
+    onEngine: {
+      run: (engine, { maxBytes, since, find }) =>
+        engine.snapshot === undefined
+          ? Effect.fail(new Unsupported({ action: "browser.snapshot", message: untriedWithoutReferences }))
+          : engine.snapshot({
+              maxBytes: maxBytes ?? defaultSnapshotBytes,
+              ...(since === undefined ? {} : { since }),
+              ...(find === undefined ? {} : { find })
+            }),
+      serves: (c) => c.references === true,
+      tries: (c) => c.references === true,
+      untried: untriedWithoutReferences
+    },
+    produces: (answer) => {
+      const { whole, ...result } = answer as typeof answer & { readonly whole?: string }
+      return {
+        result,
+        resources:
+          whole === undefined
+            ? []
+            : [
+                {
+                  kind: "snapshot",
+                  name: "snapshot.txt",
+                  mimeType: "text/plain",
+                  description: `The whole outline of ${result.url} (${Buffer.byteLength(whole)} bytes)`,
+                  text: whole
+                }
+              ]
+      }
+    }
   }),
   Tool.make("browser.screenshot", {
     title: "Screenshot the page",

@@ -61,6 +61,36 @@ export interface ScreenshotOptions {
   readonly fullPage?: boolean
 }
 
+/** What `snapshot` reads: the whole page within a byte budget, what changed since the last one, or matching parts. */
+export interface SnapshotOptions {
+  /** The largest answer, in bytes of text; subtrees past it are collapsed into one line each. */
+  readonly maxBytes: number
+  /** `"last"`: only what changed since this connection's previous snapshot. */
+  readonly since?: "last"
+  /** A reference, a role or words: only the subtrees that match. */
+  readonly find?: string
+}
+
+export interface SnapshotResult {
+  readonly url: string
+  readonly title: string
+  /** The outline: one line per node, `- role "name" [ref=e12]: value`, indented by depth. */
+  readonly snapshot: string
+  /** What the budget left out, and how to get it. */
+  readonly truncated?: {
+    readonly totalBytes: number
+    readonly collapsed: number
+    readonly hiddenLines: number
+    readonly how: string
+  }
+  /** With `since`: what changed, or why the whole page came instead. */
+  readonly changes?: { readonly added: number; readonly removed: number; readonly changed: number } | string
+  /** With `find`: how many subtrees matched. */
+  readonly found?: number
+  /** The whole outline when the budget cut it: handed to clients as a resource, never in the answer itself. */
+  readonly whole?: string
+}
+
 export class Engine extends Context.Service<
   Engine,
   {
@@ -74,6 +104,8 @@ export class Engine extends Context.Service<
     readonly observe: (instruction: string) => Effect.Effect<ReadonlyArray<Action>, SwitchyardError>
     readonly screenshot: (options?: ScreenshotOptions) => Effect.Effect<Uint8Array, SwitchyardError>
     readonly pageState: () => Effect.Effect<PageState, SwitchyardError>
+    /** The page as an accessibility outline with references `act` accepts (engines with `references` only). */
+    readonly snapshot?: (options: SnapshotOptions) => Effect.Effect<SnapshotResult, SwitchyardError>
     /** Whether the engine's client is still connected; checked before each operation. */
     readonly connected: () => Effect.Effect<boolean>
   }

@@ -8,7 +8,7 @@ import type { Page } from "playwright-core"
 import type { SwitchyardError } from "../Errors.ts"
 import * as AccessibilityTree from "./AccessibilityTree.ts"
 import { BrowserSession } from "./BrowserSession.ts"
-import { type Action, type Capabilities, Engine, type ScreenshotOptions } from "./Engine.ts"
+import { type Action, type Capabilities, Engine, type ScreenshotOptions, type SnapshotOptions } from "./Engine.ts"
 import * as Instruction from "./Instruction.ts"
 import { goto, requireAbsoluteUrl } from "./Navigation.ts"
 import * as PageFacts from "./PageFacts.ts"
@@ -17,6 +17,7 @@ import * as Elements from "./Playwright/Elements.ts"
 import { attempt, engine } from "./Playwright/Errors.ts"
 import * as Instructions from "./Playwright/Instructions.ts"
 import * as SessionPage from "./Playwright/Page.ts"
+import * as Snapshot from "./Playwright/Snapshot.ts"
 
 export interface PlaywrightEngineOptions {
   /** Limit for `navigate` and history moves; default 30 s. */
@@ -79,6 +80,7 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
   })
   const { page, at } = sp
   const { navigationTimeoutMs, actionTimeoutMs } = sp.limits
+  const snapshots = Snapshot.make(sp)
 
   return Engine.of({
     kind: "playwright",
@@ -156,6 +158,9 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
       const now = yield* DateTime.now
       return { url: page.url(), ...state, timestamp: DateTime.formatIso(now) }
     }),
+
+    snapshot: (options: SnapshotOptions) =>
+      sp.ensureConnected("snapshot").pipe(Effect.andThen(snapshots.take(options))),
 
     connected: () => Effect.sync(sp.connected)
   })
