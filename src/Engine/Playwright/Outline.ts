@@ -36,11 +36,6 @@ export const normalize = (s: string) =>
 const quoted = (s: string) => `"${s.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`
 const cut = (s: string) => (s.length > maxText ? `${s.slice(0, maxText)}… (+${s.length - maxText} chars)` : s)
 
-const textOf = (child: Child): string =>
-  typeof child === "string"
-    ? child
-    : (child.text ?? (child.children === undefined ? (child.name ?? "") : child.children.map(textOf).join(" ")))
-
 /** The outline of one read of the page: every frame and open shadow root, editors (`x` references) at the end. */
 export const outline = (reading: Reading): ReadonlyArray<Node> => {
   const byRef = new Map(reading.elements.map((e) => [e.ref, e] as const))
