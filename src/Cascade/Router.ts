@@ -65,12 +65,15 @@ const maxTraces = 2_000
 
 const stepKey = (traceId: string, stepId: string | undefined) => `${traceId}\u0000${stepId ?? ""}`
 
-/** An act that put files into a file input itself (the model-free level), rather than clicking something. */
-const setInputDirectly = (result: unknown) =>
+/** An act that put files into a file input itself (the model-free level), rather than clicking something; for a
+ * form, one of its fields that did. */
+const setInputDirectly = (result: unknown): boolean =>
   typeof result === "object" &&
   result !== null &&
-  "action" in result &&
-  /^setinputfiles$/i.test((result as { action?: { method?: string } }).action?.method ?? "")
+  (("action" in result && /^setinputfiles$/i.test((result as { action?: { method?: string } }).action?.method ?? "")) ||
+    ("fields" in result &&
+      Array.isArray((result as { fields?: unknown }).fields) &&
+      (result as { fields: ReadonlyArray<unknown> }).fields.some(setInputDirectly)))
 
 /** A click that named files but opened no file chooser: the files went nowhere, and the agent must not think so. */
 const noChooser = (action: string) =>
