@@ -180,6 +180,19 @@ export class Router extends Context.Service<
             return levels.length < config.levels.length ? { ...config, levels } : config
           })
 
+        /** A call that waits by design gets an attempt limit its wait fits in, and one attempt per level. */
+        const waiting = (config: CascadeConfig, waitsMs: number | undefined): CascadeConfig =>
+          waitsMs === undefined
+            ? config
+            : {
+                ...config,
+                levels: config.levels.map((level) => ({
+                  ...level,
+                  retryCount: 0,
+                  timeoutPerAttemptMs: Math.max(level.timeoutPerAttemptMs, waitsMs + 5_000)
+                }))
+              }
+
         const call = (toolName: string, rawArgs: unknown, meta: Tool.CallMeta = {}) =>
           Effect.suspend(() => {
             const started = Date.now()
@@ -309,7 +322,7 @@ export class Router extends Context.Service<
                 ? answer(base, step, config, succeeded(tool, outcome.success))
                 : fail(toErrorInfo(outcome.failure))
             }
-            const used = yield* tried(cascadeFor(policy, bound.opens ?? lastUrl), bound)
+            const used = waiting(yield* tried(cascadeFor(policy, bound.opens ?? lastUrl), bound), bound.waitsMs)
             if (used.levels.length === 0) {
               return yield* fail(
                 toErrorInfo(

@@ -51,6 +51,8 @@ export interface OnEngine<A, R> {
    * page opens during the call is answered with them.
    */
   readonly files?: (args: A) => ReadonlyArray<string>
+  /** The call waits this long by design (`wait_for`): its attempt limit is raised to fit, and it is not repeated. */
+  readonly waits?: (args: A) => number
 }
 
 /**
@@ -91,6 +93,7 @@ export type Bound =
       readonly tries: (capabilities: Capabilities) => boolean
       readonly untried: string
       readonly files: ReadonlyArray<string>
+      readonly waitsMs: number | undefined
     }
   | {
       readonly _tag: "session"
@@ -273,7 +276,8 @@ export const make = <
       serves: (capabilities) => work.serves?.(capabilities, args) ?? true,
       tries: (capabilities) => work.tries?.(capabilities, args) ?? true,
       untried: work.untried ?? "no level of this page's cascade can run it",
-      files: work.files?.(args) ?? []
+      files: work.files?.(args) ?? [],
+      waitsMs: work.waits?.(args)
     }
   }
   return {

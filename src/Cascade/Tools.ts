@@ -136,6 +136,11 @@ const referencesHere = (now: Tool.Availability) =>
 const untriedWithoutReferences =
   "no level of this page's cascade hands out element references (the playwright level does)"
 
+const defaultWaitMs = 10_000
+const waitLimit = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 120_000 })).annotate({
+  description: `How long to wait at most, in milliseconds; default ${defaultWaitMs}, at most 120000.`
+})
+
 /** Answers of the default size stay well inside a model's context: about 5,000 tokens. */
 export const defaultSnapshotBytes = 20_000
 
@@ -347,6 +352,37 @@ export const tools = [
                 }
               ]
       }
+    }
+  }),
+  Tool.make("browser.wait_for", {
+    title: "Wait for the page",
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    description:
+      'Wait until text appears on the page (text) or is gone (textGone), until an element a person would name so is there (target, e.g. "Download receipt"), or for a time (timeMs). Every frame and open shadow root is read, every 200 ms.',
+    args: Schema.Union([
+      Schema.Struct({ text: text("Text to wait for."), timeoutMs: Schema.optional(waitLimit) }),
+      Schema.Struct({ textGone: text("Text to wait to disappear."), timeoutMs: Schema.optional(waitLimit) }),
+      Schema.Struct({
+        target: text('An element to wait for, named as a person reads it: "Continue", "Order confirmed".'),
+        timeoutMs: Schema.optional(waitLimit)
+      }),
+      Schema.Struct({
+        timeMs: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 60_000 })).annotate({
+          description: "Milliseconds to wait, at most 60000."
+        })
+      })
+    ]),
+    result: Schema.Struct({ waitedMs: Schema.Number, description: Schema.String }),
+    mask: referencesHere,
+    onEngine: {
+      run: (engine, args) =>
+        engine.waitFor === undefined
+          ? Effect.fail(new Unsupported({ action: "browser.wait_for", message: untriedWithoutReferences }))
+          : engine.waitFor("timeMs" in args ? args : { ...args, timeoutMs: args.timeoutMs ?? defaultWaitMs }),
+      serves: (c) => c.references === true,
+      tries: (c) => c.references === true,
+      untried: untriedWithoutReferences,
+      waits: (args) => ("timeMs" in args ? args.timeMs : (args.timeoutMs ?? defaultWaitMs))
     }
   }),
   Tool.make("browser.screenshot", {

@@ -91,6 +91,19 @@ export interface SnapshotResult {
   readonly whole?: string
 }
 
+/** What `waitFor` waits for: text to appear or go, an element (by name) to appear, or a time to pass. */
+export type WaitCondition =
+  | { readonly text: string; readonly timeoutMs: number }
+  | { readonly textGone: string; readonly timeoutMs: number }
+  | { readonly target: string; readonly timeoutMs: number }
+  | { readonly timeMs: number }
+
+export interface WaitResult {
+  readonly waitedMs: number
+  /** What the page showed when the wait ended. */
+  readonly description: string
+}
+
 export class Engine extends Context.Service<
   Engine,
   {
@@ -106,6 +119,8 @@ export class Engine extends Context.Service<
     readonly pageState: () => Effect.Effect<PageState, SwitchyardError>
     /** The page as an accessibility outline with references `act` accepts (engines with `references` only). */
     readonly snapshot?: (options: SnapshotOptions) => Effect.Effect<SnapshotResult, SwitchyardError>
+    /** Waits, reading the page every moment, until the condition holds (engines with `references` only). */
+    readonly waitFor?: (condition: WaitCondition) => Effect.Effect<WaitResult, SwitchyardError>
     /** Whether the engine's client is still connected; checked before each operation. */
     readonly connected: () => Effect.Effect<boolean>
   }

@@ -8,7 +8,14 @@ import type { Page } from "playwright-core"
 import type { SwitchyardError } from "../Errors.ts"
 import * as AccessibilityTree from "./AccessibilityTree.ts"
 import { BrowserSession } from "./BrowserSession.ts"
-import { type Action, type Capabilities, Engine, type ScreenshotOptions, type SnapshotOptions } from "./Engine.ts"
+import {
+  type Action,
+  type Capabilities,
+  Engine,
+  type ScreenshotOptions,
+  type SnapshotOptions,
+  type WaitCondition
+} from "./Engine.ts"
 import * as Instruction from "./Instruction.ts"
 import { goto, requireAbsoluteUrl } from "./Navigation.ts"
 import * as PageFacts from "./PageFacts.ts"
@@ -18,6 +25,7 @@ import { attempt, engine } from "./Playwright/Errors.ts"
 import * as Instructions from "./Playwright/Instructions.ts"
 import * as SessionPage from "./Playwright/Page.ts"
 import * as Snapshot from "./Playwright/Snapshot.ts"
+import * as Waits from "./Playwright/Waits.ts"
 
 export interface PlaywrightEngineOptions {
   /** Limit for `navigate` and history moves; default 30 s. */
@@ -161,6 +169,9 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
 
     snapshot: (options: SnapshotOptions) =>
       sp.ensureConnected("snapshot").pipe(Effect.andThen(snapshots.take(options))),
+
+    waitFor: (condition: WaitCondition) =>
+      sp.ensureConnected("wait_for").pipe(Effect.andThen(Waits.waitFor(sp, condition))),
 
     connected: () => Effect.sync(sp.connected)
   })
