@@ -402,6 +402,95 @@ export const tools = [
           .pipe(Effect.map((png) => ({ mimeType: "image/png" as const, data: Buffer.from(png).toString("base64") })))
     }
   }),
+  Tool.make("browser.console", {
+    title: "Console messages",
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    description:
+      "The console messages of the session's pages, uncaught errors and the browser's own messages (a failed load), with the script position that wrote each; the newest last. Kept since the browser started (up to 500), redacted like logs.",
+    args: Schema.Struct({
+      level: Schema.optional(
+        Schema.Literals(["debug", "info", "warning", "error"]).annotate({
+          description: "The least severe level to include (error: errors only); default everything."
+        })
+      ),
+      since: Schema.optional(
+        Schema.Int.annotate({ description: "Only messages after this one: the `last` of an earlier answer." })
+      ),
+      limit: Schema.optional(
+        Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 500 })).annotate({
+          description: "At most this many, the newest; default 100."
+        })
+      )
+    }),
+    result: Schema.Struct({
+      messages: Schema.Array(
+        Schema.Struct({
+          seq: Schema.Number,
+          level: Schema.String,
+          kind: Schema.String,
+          text: Schema.String,
+          source: Schema.optional(Schema.String),
+          tab: Schema.optional(Schema.Union([Schema.Number, Schema.String])),
+          at: Schema.Number
+        })
+      ),
+      last: Schema.Number.annotate({ description: "Pass as since to get only newer messages next time." }),
+      dropped: Schema.optional(Schema.Number)
+    }),
+    onSession: ({ sandbox }, { level, since, limit }) =>
+      sandbox.console({
+        limit: limit ?? 100,
+        ...(level === undefined ? {} : { level }),
+        ...(since === undefined ? {} : { since })
+      })
+  }),
+  Tool.make("browser.network", {
+    title: "Network requests",
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    description:
+      "The requests of the session's pages: method, URL, status, type, time and bytes, the newest last (images, fonts, styles and scripts that loaded fine only with all: true). With id, one request's headers and the start of its bodies. Kept since the browser started (up to 500), redacted like logs.",
+    args: Schema.Struct({
+      filter: Schema.optional(text('Only URLs containing this text, or matching "/regex/".')),
+      since: Schema.optional(
+        Schema.Int.annotate({ description: "Only requests after this one: the `last` of an earlier answer." })
+      ),
+      all: Schema.optional(Schema.Boolean.annotate({ description: "Include static resources that loaded fine." })),
+      limit: Schema.optional(
+        Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 500 })).annotate({
+          description: "At most this many, the newest; default 100."
+        })
+      ),
+      id: Schema.optional(
+        Schema.Int.annotate({ description: "One request's seq: its headers and bodies (capped, redacted)." })
+      )
+    }),
+    result: Schema.Struct({
+      requests: Schema.optional(Schema.Array(Schema.Unknown)),
+      last: Schema.optional(Schema.Number),
+      dropped: Schema.optional(Schema.Number),
+      request: Schema.optional(Schema.Unknown)
+    }),
+    onSession: ({ sandbox }, { filter, since, all, limit, id }) =>
+      id !== undefined
+        ? sandbox.request(id).pipe(
+            Effect.flatMap((request) =>
+              request === undefined
+                ? Effect.fail(
+                    new InvalidInput({
+                      field: "id",
+                      message: `no request ${id} is kept (the session keeps its last 500); list them with browser.network`
+                    })
+                  )
+                : Effect.succeed({ request })
+            )
+          )
+        : sandbox.network({
+            limit: limit ?? 100,
+            ...(filter === undefined ? {} : { filter }),
+            ...(since === undefined ? {} : { since }),
+            ...(all === undefined ? {} : { all })
+          })
+  }),
   Tool.make("browser.status", {
     title: "Session status",
     annotations: { readOnlyHint: true, openWorldHint: false },

@@ -15,14 +15,18 @@ import { DialogOpen, InvalidInput } from "../Errors/Page.ts"
 import { HumanInControl } from "../Errors/Service.ts"
 import { isSwitchyardError, type SwitchyardError, toErrorInfo } from "../Errors.ts"
 import * as BrowserLife from "./BrowserLife.ts"
+import type * as CdpConnection from "../Cdp/Connection.ts"
+import type { PageRun } from "../Cdp/Session.ts"
 import * as Captures from "./Captures.ts"
 import * as EngineSwitch from "./EngineSwitch.ts"
 import * as Idle from "./Idle.ts"
 import * as Lease from "./Lease.ts"
 import * as Limits from "./Limits.ts"
 import * as PageEvent from "./PageEvent.ts"
+import type * as Console from "./PageLink/Console.ts"
 import * as Dialogs from "./PageLink/Dialogs.ts"
 import type { Download } from "./PageLink/Downloads.ts"
+import type * as Network from "./PageLink/Network.ts"
 import { described } from "./PageLink/Targets.ts"
 import * as SessionState from "./SessionState.ts"
 import * as Snapshot from "./Snapshot.ts"
@@ -41,6 +45,24 @@ export interface PageView {
   readonly dialog: Dialogs.OpenDialog | null
   readonly downloads: ReadonlyArray<Download>
 }
+
+/** The active page for work over the Sandbox's own CDP connection, without an engine (PDF, viewport, cookies). */
+export interface OnPage {
+  /** Runs commands on a session attached to the active tab. */
+  readonly run: PageRun
+  /** Runs commands on the browser target. */
+  readonly browser: <A, E>(
+    f: (cdp: CdpConnection.Connection) => Effect.Effect<A, E>
+  ) => Effect.Effect<A, E | SwitchyardError>
+  /** The active tab's target id, and every tab's. */
+  readonly targetId: string
+  readonly tabs: ReadonlyArray<string>
+  /** Runs commands on a session attached to another tab of the session. */
+  readonly runOn: (targetId: string) => PageRun
+}
+
+/** A console message or request as answers show it: `tab` (its index) only when it came from another tab. */
+export type Shown<A extends { readonly tab: string }> = Omit<A, "tab"> & { readonly tab?: number | string }
 
 /** How a refused call is told to answer the dialog first. */
 /** Acts that only type, hover, scroll or set files: they leave the document where it is (typing no line break, which
@@ -141,6 +163,21 @@ export class Sandbox extends Context.Service<
       files: ReadonlyArray<string>,
       self: Effect.Effect<A, E>
     ) => Effect.Effect<readonly [A, number], E | SwitchyardError>
+    /**
+     * Runs `work` on the active page without an engine, holding the lease (the browser started when there is none);
+     * refused while a person has the browser or a dialog waits on the page.
+     */
+    readonly onPage: <A>(work: (page: OnPage) => Effect.Effect<A, SwitchyardError>) => Effect.Effect<A, SwitchyardError>
+    /** The pages' console messages and uncaught errors since the browser started (a bounded ring), redacted. */
+    readonly console: (
+      query: Console.Query
+    ) => Effect.Effect<Omit<Console.Answer, "messages"> & { readonly messages: ReadonlyArray<Shown<Console.Message>> }>
+    /** The pages' requests since the browser started (a bounded ring), redacted. */
+    readonly network: (
+      query: Network.Query
+    ) => Effect.Effect<Omit<Network.Answer, "requests"> & { readonly requests: ReadonlyArray<Shown<Network.Request>> }>
+    /** One request with its headers and bodies (capped, redacted), while the ring holds it. */
+    readonly request: (seq: number) => Effect.Effect<Shown<Network.Details> | undefined>
     /** Interrupts the call holding the lease and disconnects its engine; the browser stays. */
     readonly forceRelease: Effect.Effect<void>
     /** Disconnects the engine and stops the browser; the next call starts a new one. Idempotent. */
@@ -432,6 +469,36 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
 
   const captures = yield* Captures.make(screenshot)
 
+  const onPage = <A>(work: (page: OnPage) => Effect.Effect<A, SwitchyardError>) =>
+    lease
+      .run(
+        Effect.gen(function* () {
+          const live = yield* life.ensure.pipe(Effect.flatMap(tabs.sync))
+          const waiting = yield* live.link.dialog(live.targetId)
+          if (Option.isSome(waiting)) return yield* dialogError(waiting.value, false)
+          const result = yield* work({
+            run: SessionState.pageOf(live),
+            browser: live.link.onBrowser,
+            targetId: live.targetId,
+            tabs: (yield* Ref.get(state)).tabs.list.map((t) => t.id),
+            runOn: (targetId) => (f) => live.link.run(targetId, f)
+          })
+          yield* track(live)
+          yield* tabs.list(live)
+          yield* idle.touch
+          return result
+        }),
+        "automation"
+      )
+      .pipe(remember)
+
+  /** A tab as answers name it: nothing for the active one, its index for another, its id for one since closed. */
+  const shown = <A extends { readonly tab: string }>(s: SessionState.SessionState, item: A): Shown<A> => {
+    const { tab, ...rest } = item
+    if (tab === s.browser?.targetId) return rest
+    return { ...rest, tab: s.tabs.list.find((t) => t.id === tab)?.index ?? tab }
+  }
+
   return Sandbox.of({
     use,
     switchTo,
@@ -515,6 +582,28 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       return SessionState.statusOf(yield* Ref.get(state), yield* Clock.currentTimeMillis)
     }),
     history: Ref.get(state).pipe(Effect.map((s) => s.history)),
+    onPage,
+    console: (query) =>
+      Effect.gen(function* () {
+        const s = yield* Ref.get(state)
+        if (s.browser === undefined) return { messages: [], last: 0 }
+        const answer = yield* s.browser.link.console(query)
+        return { ...answer, messages: answer.messages.map((m) => shown(s, m)) }
+      }),
+    network: (query) =>
+      Effect.gen(function* () {
+        const s = yield* Ref.get(state)
+        if (s.browser === undefined) return { requests: [], last: 0 }
+        const answer = yield* s.browser.link.network(query)
+        return { ...answer, requests: answer.requests.map((r) => shown(s, r)) }
+      }),
+    request: (seq) =>
+      Effect.gen(function* () {
+        const s = yield* Ref.get(state)
+        if (s.browser === undefined) return undefined
+        const details = yield* s.browser.link.request(seq)
+        return details === undefined ? undefined : shown(s, details)
+      }),
     forceRelease,
     close
   })

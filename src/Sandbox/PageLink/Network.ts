@@ -1,0 +1,223 @@
+/**
+ * The requests of the session's pages, kept in a bounded ring: method, URL, status, type, timing and sizes, with the
+ * headers and a capped start of the request body kept for a detailed read; everything redacted as the logs are when
+ * read (query values, cookies, authorization, secrets in bodies).
+ */
+import { Effect, Ref } from "effect"
+import type * as Protocol from "../../Cdp/Protocol.ts"
+import { defaultRedactor } from "../../Logging/Redact.ts"
+
+export interface Request {
+  readonly seq: number
+  readonly method: string
+  readonly url: string
+  /** Document, XHR, Fetch, Script, Image, … as the browser classifies it. */
+  readonly type: string
+  readonly status?: number
+  readonly mimeType?: string
+  /** Why it failed (`net::ERR_CONNECTION_REFUSED`, `blocked`, `canceled`). */
+  readonly failed?: string
+  /** Milliseconds from sending to the last byte (or the failure). */
+  readonly ms?: number
+  /** Bytes received over the network, headers included. */
+  readonly bytes?: number
+  readonly tab: string
+}
+
+export interface Details extends Request {
+  readonly requestHeaders: Record<string, string>
+  readonly requestBody?: string
+  readonly responseHeaders?: Record<string, string>
+  readonly responseBody?: string
+}
+
+export interface Query {
+  /** Only URLs containing this text, or matching it when written `/regex/flags`. */
+  readonly filter?: string
+  readonly since?: number
+  readonly tab?: string
+  /** Include images, fonts, stylesheets, scripts and media that loaded fine (left out by default). */
+  readonly all?: boolean
+  readonly limit?: number
+}
+
+export interface Answer {
+  readonly requests: ReadonlyArray<Request>
+  readonly last: number
+  readonly dropped?: number
+}
+
+/** Where a request's body can still be read: its tab and the browser's id for it. */
+export interface Stored extends Details {
+  readonly requestId: string
+  readonly sessionId?: string
+  readonly started: number
+}
+
+export interface Network {
+  readonly observe: (event: Protocol.Event, targetId: string | undefined) => Effect.Effect<void>
+  readonly read: (query: Query) => Effect.Effect<Answer>
+  /** One request as kept (unredacted, for the caller to fetch its body and redact), if still in the ring. */
+  readonly find: (seq: number) => Effect.Effect<Stored | undefined>
+}
+
+const maxBody = 4_096
+const statics = new Set(["Image", "Font", "Stylesheet", "Script", "Media", "Manifest", "Ping", "Other"])
+
+/** Headers and bodies as a log would show them: cookies, authorization and secrets marked, URLs' values too. */
+export const redactDetails = (d: Details): Details => {
+  const redact = defaultRedactor
+  const headers = (h: Record<string, string>) => redact.value(h) as Record<string, string>
+  return {
+    ...redacted(d),
+    requestHeaders: headers(d.requestHeaders),
+    ...(d.requestBody === undefined ? {} : { requestBody: redact.text(d.requestBody) }),
+    ...(d.responseHeaders === undefined ? {} : { responseHeaders: headers(d.responseHeaders) }),
+    ...(d.responseBody === undefined ? {} : { responseBody: redact.text(d.responseBody) })
+  }
+}
+
+const redacted = <R extends Request>(r: R): R => ({ ...r, url: defaultRedactor.url(r.url) })
+
+const summary = ({ seq, method, url, type, status, mimeType, failed, ms, bytes, tab }: Stored): Request => ({
+  seq,
+  method,
+  url,
+  type,
+  ...(status === undefined ? {} : { status }),
+  ...(mimeType === undefined ? {} : { mimeType }),
+  ...(failed === undefined ? {} : { failed }),
+  ...(ms === undefined ? {} : { ms }),
+  ...(bytes === undefined ? {} : { bytes }),
+  tab
+})
+
+const matcher = (filter: string | undefined) => {
+  if (filter === undefined || filter === "") return () => true
+  const regex = /^\/(.+)\/([a-z]*)$/.exec(filter)
+  if (regex !== null) {
+    try {
+      const re = new RegExp(regex[1]!, regex[2])
+      return (url: string) => re.test(url)
+    } catch {
+      // Not a valid expression: taken as text.
+    }
+  }
+  return (url: string) => url.includes(filter)
+}
+
+export const make = (capacity: number): Effect.Effect<Network> =>
+  Effect.gen(function* () {
+    const ring = yield* Ref.make<{ readonly requests: ReadonlyArray<Stored>; readonly seq: number }>({
+      requests: [],
+      seq: 0
+    })
+    /** Updates the newest request the browser knows by `requestId` (a redirect reuses it for the next hop). */
+    const update = (requestId: string, f: (r: Stored) => Stored) =>
+      Ref.update(ring, (state) => {
+        const index = state.requests.findLastIndex((r) => r.requestId === requestId)
+        if (index < 0) return state
+        const requests = [...state.requests]
+        requests[index] = f(requests[index]!)
+        return { ...state, requests }
+      })
+
+    const observe = (event: Protocol.Event, targetId: string | undefined): Effect.Effect<void> => {
+      if (targetId === undefined) return Effect.void
+      switch (event.method) {
+        case "Network.requestWillBeSent": {
+          const { requestId, request, type, redirectResponse, timestamp } = event.params
+          const hop = (state: { readonly requests: ReadonlyArray<Stored>; readonly seq: number }) => {
+            const requests = redirectResponse
+              ? state.requests.map((r) =>
+                  r.requestId === requestId && r.status === undefined
+                    ? {
+                        ...r,
+                        status: redirectResponse.status,
+                        responseHeaders: redirectResponse.headers as Record<string, string>,
+                        ms: Math.round((timestamp - r.started) * 1000)
+                      }
+                    : r
+                )
+              : state.requests
+            const body = request.postData
+            const next: Stored = {
+              seq: state.seq + 1,
+              requestId,
+              ...(event.sessionId === undefined ? {} : { sessionId: event.sessionId }),
+              started: timestamp,
+              method: request.method,
+              url: request.url,
+              type: type ?? "Other",
+              tab: targetId,
+              requestHeaders: request.headers as Record<string, string>,
+              ...(body === undefined ? {} : { requestBody: body.slice(0, maxBody) })
+            }
+            return {
+              seq: state.seq + 1,
+              requests: [...requests.slice(Math.max(0, requests.length - capacity + 1)), next]
+            }
+          }
+          return Ref.update(ring, hop)
+        }
+        case "Network.responseReceived": {
+          const { requestId, response } = event.params
+          return update(requestId, (r) => ({
+            ...r,
+            status: response.status,
+            mimeType: response.mimeType,
+            responseHeaders: response.headers as Record<string, string>
+          }))
+        }
+        case "Network.loadingFinished": {
+          const { requestId, encodedDataLength, timestamp } = event.params
+          return update(requestId, (r) => ({
+            ...r,
+            bytes: Math.round(encodedDataLength),
+            ms: Math.round((timestamp - r.started) * 1000)
+          }))
+        }
+        case "Network.loadingFailed": {
+          const { requestId, errorText, canceled, blockedReason, timestamp } = event.params
+          return update(requestId, (r) => ({
+            ...r,
+            failed: canceled ? "canceled" : blockedReason !== undefined ? `blocked: ${blockedReason}` : errorText,
+            ms: Math.round((timestamp - r.started) * 1000)
+          }))
+        }
+        default:
+          return Effect.void
+      }
+    }
+
+    const read = (query: Query) =>
+      Ref.get(ring).pipe(
+        Effect.map(({ requests, seq }): Answer => {
+          const since = query.since ?? 0
+          const matches = matcher(query.filter)
+          const oldest = requests[0]?.seq ?? seq + 1
+          const chosen = requests.filter(
+            (r) =>
+              r.seq > since &&
+              (query.tab === undefined || r.tab === query.tab) &&
+              (query.all === true ||
+                !statics.has(r.type) ||
+                r.failed !== undefined ||
+                (r.status !== undefined && r.status >= 400)) &&
+              matches(r.url)
+          )
+          const limited = query.limit === undefined ? chosen : chosen.slice(-query.limit)
+          return {
+            requests: limited.map((r) => redacted(summary(r))),
+            last: seq,
+            ...(since < oldest - 1 && oldest > 1 ? { dropped: oldest - 1 - since } : {})
+          }
+        })
+      )
+
+    return {
+      observe,
+      read,
+      find: (seq) => Ref.get(ring).pipe(Effect.map(({ requests }) => requests.find((r) => r.seq === seq)))
+    } satisfies Network
+  })
