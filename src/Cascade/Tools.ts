@@ -6,10 +6,10 @@
 import { Effect, Option, Schema } from "effect"
 import { Action } from "../Engine/Engine.ts"
 import { EngineKind, EngineMode } from "../Engine/EngineId.ts"
+import * as FormFill from "../Engine/FormFill.ts"
 import * as Instruction from "../Engine/Instruction.ts"
 import { Unsupported } from "../Errors/Engine.ts"
 import { SideEffect } from "../Errors/Fields.ts"
-import * as FormFill from "../Engine/FormFill.ts"
 import { Dialog, InvalidInput } from "../Errors/Page.ts"
 import * as Tool from "./Tool.ts"
 

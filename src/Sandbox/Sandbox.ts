@@ -4,6 +4,8 @@
  * choosers, downloads) is kept for every engine level alike.
  */
 import { Clock, Context, Effect, Exit, Layer, Option, Ref, Schedule } from "effect"
+import type * as CdpConnection from "../Cdp/Connection.ts"
+import type { PageRun } from "../Cdp/Session.ts"
 import type { Action, Engine, PageState } from "../Engine/Engine.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import * as Instruction from "../Engine/Instruction.ts"
@@ -15,8 +17,6 @@ import { DialogOpen, InvalidInput } from "../Errors/Page.ts"
 import { HumanInControl } from "../Errors/Service.ts"
 import { isSwitchyardError, type SwitchyardError, toErrorInfo } from "../Errors.ts"
 import * as BrowserLife from "./BrowserLife.ts"
-import type * as CdpConnection from "../Cdp/Connection.ts"
-import type { PageRun } from "../Cdp/Session.ts"
 import * as Captures from "./Captures.ts"
 import * as EngineSwitch from "./EngineSwitch.ts"
 import * as Idle from "./Idle.ts"
