@@ -8,6 +8,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { Egress } from "../Egress/Egress.ts"
 import { Unsupported } from "../Errors/Engine.ts"
 import { ActionFailed, DialogOpen } from "../Errors/Page.ts"
+import { PolicyRejected } from "../Errors/Service.ts"
 import { toErrorInfo } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
 import * as Secrets from "../Logging/Secrets.ts"
@@ -20,7 +21,7 @@ import * as HandoffTools from "./HandoffTools.ts"
 import { type CascadeConfig, cascadeFor, defaultPolicy, type Policy } from "./Policy.ts"
 import * as StagehandFallback from "./StagehandFallback.ts"
 import * as StateBlock from "./StateBlock.ts"
-import type * as Tool from "./Tool.ts"
+import * as Tool from "./Tool.ts"
 import * as Tools from "./Tools.ts"
 import * as UrlPolicy from "./UrlPolicy.ts"
 
@@ -50,6 +51,8 @@ export interface RouterOptions extends StagehandFallback.StagehandFallbackOption
   readonly maxArgumentBytes?: number
   /** Folders a call may upload files from; default: the service's working directory. */
   readonly uploadRoots?: ReadonlyArray<string>
+  /** Tools the operator turned on (evaluate is off by default). */
+  readonly features?: Partial<Tool.Features>
 }
 
 /** Per request or step: Stagehand's flags and the calls made, which number the attempts. */
@@ -104,7 +107,8 @@ export class Router extends Context.Service<
         const cascade = yield* Cascade
         const engines = yield* Engines
         const handoff = yield* HandoffTools.make
-        const states = StateBlock.make({ sandbox, engines, takeover: handoff.active })
+        const features: Tool.Features = { ...Tool.defaultFeatures, ...options.features }
+        const states = StateBlock.make({ sandbox, engines, takeover: handoff.active, features })
         const route = StagehandFallback.make(options, (level) => states.usable(level).pipe(Effect.map(Option.isSome)))
         const session: Tool.Session = { sandbox, handoff }
         const policy = options.policy ?? defaultPolicy
@@ -263,6 +267,10 @@ export class Router extends Context.Service<
               })
             }
             const tool = found.value
+            const off = tool.offered(features)
+            if (off !== undefined) {
+              return yield* fail(toErrorInfo(new PolicyRejected({ action: tool.name, message: off })))
+            }
             const size = Buffer.byteLength(JSON.stringify(rawArgs ?? {}) ?? "")
             if (size > maxArgumentBytes) {
               return yield* fail({

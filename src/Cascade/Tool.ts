@@ -22,6 +22,14 @@ export interface Session {
   readonly handoff: HandoffTools
 }
 
+/** Tools the service's operator turns on or off (a setting, not the page): off, a tool is masked and refused. */
+export interface Features {
+  /** `browser.evaluate`: the agent's JavaScript in the page (`SWITCHYARD_EVALUATE=on`). */
+  readonly evaluate: boolean
+}
+
+export const defaultFeatures: Features = { evaluate: false }
+
 /** What the session can do right now: what a tool's mask reads. */
 export interface Availability {
   /** Engines the cascade could use now (configured, not disabled for this request or step). */
@@ -30,6 +38,8 @@ export interface Availability {
   readonly takeover: Option.Option<Takeover>
   /** The dialog open on the active tab, if any. */
   readonly dialog: Option.Option<OpenDialog>
+  /** What the operator turned on. */
+  readonly features: Features
 }
 
 /** Work on an engine, run through the Stagehand policy and the cascade. */
@@ -133,6 +143,9 @@ export interface Any {
   readonly mask: (now: Availability) => string | undefined
   /** The answer's result and the resources a successful call made (by default the result as is, and none). */
   readonly produces: (result: unknown) => Produced
+  /** Why the service does not offer the tool (a setting turned it off): every call is refused with it; undefined when
+   * it does. */
+  readonly offered: (features: Features) => string | undefined
   /** The MCP `inputSchema`: one object, the tool's arguments plus the common ones. */
   readonly inputSchema: JsonSchema
   /** The MCP `outputSchema`: the answer as structured content, `{result, traceId, attemptId, stepId?, state}`. */
@@ -245,6 +258,8 @@ interface Declaration<Args extends Schema.ConstraintDecoder<unknown>, Result ext
   readonly mask?: (now: Availability) => string | undefined
   /** What a successful call made that clients fetch apart from the answer, and the result without it. */
   readonly produces?: (result: Result["Type"]) => Produced
+  /** Why the service does not offer the tool with these settings; default: it always does. */
+  readonly offered?: (features: Features) => string | undefined
 }
 
 /** Declares a tool; exactly one of `onEngine` and `onSession` says what it does. */
@@ -289,7 +304,8 @@ export const make = <
     args: declaration.args,
     result: declaration.result,
     kind: "onSession" in declaration ? "session" : "engine",
-    mask: declaration.mask ?? (() => undefined),
+    mask: (now) => declaration.offered?.(now.features) ?? declaration.mask?.(now),
+    offered: declaration.offered ?? (() => undefined),
     produces: (result) =>
       declaration.produces === undefined ? { result, resources: [] } : declaration.produces(result as Result["Type"]),
     inputSchema: inputSchemaOf(declaration.args),

@@ -11,6 +11,7 @@ import * as Instruction from "../Engine/Instruction.ts"
 import { Unsupported } from "../Errors/Engine.ts"
 import { SideEffect } from "../Errors/Fields.ts"
 import { Dialog, InvalidInput } from "../Errors/Page.ts"
+import { defaultRedactor } from "../Logging/Redact.ts"
 import * as Tool from "./Tool.ts"
 
 const text = (description: string) => Schema.String.annotate({ description })
@@ -383,6 +384,38 @@ export const tools = [
       tries: (c) => c.references === true,
       untried: untriedWithoutReferences,
       waits: (args) => ("timeMs" in args ? args.timeMs : (args.timeoutMs ?? defaultWaitMs))
+    }
+  }),
+  Tool.make("browser.evaluate", {
+    title: "Run JavaScript in the page",
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    description:
+      'Run JavaScript in the page (or in one of its frames) as its own scripts run, and get its value as JSON: an expression ("document.title") or a function ("() => [...document.links].length"); a promise is awaited. The value is redacted like logs. Off unless the service\'s operator turned it on.',
+    args: Schema.Struct({
+      expression: text("The expression or function to run."),
+      frame: Schema.optional(text("A frame to run it in: its iframe's title or name, or part of its URL."))
+    }),
+    result: Schema.Struct({
+      value: Schema.Unknown,
+      frame: Schema.optional(Schema.String),
+      truncated: Schema.optional(Schema.Struct({ bytes: Schema.Number }))
+    }),
+    offered: (features) =>
+      features.evaluate
+        ? undefined
+        : "browser.evaluate is off on this service (it runs your JavaScript in the page); the operator turns it on with SWITCHYARD_EVALUATE=on",
+    mask: referencesHere,
+    onEngine: {
+      run: (engine, { expression, frame }) =>
+        engine.evaluate === undefined
+          ? Effect.fail(new Unsupported({ action: "browser.evaluate", message: untriedWithoutReferences }))
+          : engine
+              .evaluate(expression, frame)
+              .pipe(Effect.map((result) => ({ ...result, value: defaultRedactor.value(result.value) }))),
+      isAct: true,
+      serves: (c) => c.references === true,
+      tries: (c) => c.references === true,
+      untried: untriedWithoutReferences
     }
   }),
   Tool.make("browser.screenshot", {

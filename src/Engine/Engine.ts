@@ -104,6 +104,15 @@ export interface WaitResult {
   readonly description: string
 }
 
+/** What `evaluate` answers: the expression's value as JSON, or where it was cut. */
+export interface EvaluateResult {
+  readonly value: unknown
+  /** The frame it ran in, when not the page itself. */
+  readonly frame?: string
+  /** The value's JSON was longer than the answer holds: `value` is its start, as text. */
+  readonly truncated?: { readonly bytes: number }
+}
+
 export class Engine extends Context.Service<
   Engine,
   {
@@ -121,6 +130,8 @@ export class Engine extends Context.Service<
     readonly snapshot?: (options: SnapshotOptions) => Effect.Effect<SnapshotResult, SwitchyardError>
     /** Waits, reading the page every moment, until the condition holds (engines with `references` only). */
     readonly waitFor?: (condition: WaitCondition) => Effect.Effect<WaitResult, SwitchyardError>
+    /** Runs JavaScript in the page or one of its frames and answers its JSON value (engines with `references`). */
+    readonly evaluate?: (expression: string, frame?: string) => Effect.Effect<EvaluateResult, SwitchyardError>
     /** Whether the engine's client is still connected; checked before each operation. */
     readonly connected: () => Effect.Effect<boolean>
   }

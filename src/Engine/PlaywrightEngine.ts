@@ -22,6 +22,7 @@ import * as PageFacts from "./PageFacts.ts"
 import * as Actions from "./Playwright/Actions.ts"
 import * as Elements from "./Playwright/Elements.ts"
 import { attempt, engine } from "./Playwright/Errors.ts"
+import * as Evaluate from "./Playwright/Evaluate.ts"
 import * as Instructions from "./Playwright/Instructions.ts"
 import * as SessionPage from "./Playwright/Page.ts"
 import * as Snapshot from "./Playwright/Snapshot.ts"
@@ -172,6 +173,9 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
 
     waitFor: (condition: WaitCondition) =>
       sp.ensureConnected("wait_for").pipe(Effect.andThen(Waits.waitFor(sp, condition))),
+
+    evaluate: (expression: string, frame?: string) =>
+      sp.ensureConnected("evaluate").pipe(Effect.andThen(Evaluate.evaluate(sp, expression, frame))),
 
     connected: () => Effect.sync(sp.connected)
   })
