@@ -12,6 +12,8 @@ import { Unsupported } from "../Errors/Engine.ts"
 import { SideEffect } from "../Errors/Fields.ts"
 import { Dialog, InvalidInput } from "../Errors/Page.ts"
 import { defaultRedactor } from "../Logging/Redact.ts"
+import * as Pdf from "../Sandbox/Pdf.ts"
+import * as Viewport from "../Sandbox/Viewport.ts"
 import * as Tool from "./Tool.ts"
 
 const text = (description: string) => Schema.String.annotate({ description })
@@ -141,6 +143,14 @@ const defaultWaitMs = 10_000
 const waitLimit = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 120_000 })).annotate({
   description: `How long to wait at most, in milliseconds; default ${defaultWaitMs}, at most 120000.`
 })
+
+/** Why work on the page without an engine cannot run now: a person has the browser, or a dialog waits. */
+const pageBlocked = (now: Tool.Availability) =>
+  Option.isSome(now.takeover)
+    ? `a person has the browser (${now.takeover.value.url}); wait for them, or call browser.resume when they are done`
+    : Option.isSome(now.dialog)
+      ? `a ${now.dialog.value.type} dialog is open on the page; answer it with browser.dialog first`
+      : undefined
 
 /** Answers of the default size stay well inside a model's context: about 5,000 tokens. */
 export const defaultSnapshotBytes = 20_000
@@ -523,6 +533,75 @@ export const tools = [
             ...(since === undefined ? {} : { since }),
             ...(all === undefined ? {} : { all })
           })
+  }),
+  Tool.make("browser.pdf", {
+    title: "Save the page as PDF",
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    description:
+      "The page printed by Chromium as a PDF (print layout, backgrounds on). Over MCP it is a resource of your session (read it with resources/read); elsewhere the answer carries it as base64.",
+    args: Schema.Struct({
+      landscape: Schema.optional(Schema.Boolean.annotate({ description: "Landscape pages; default portrait." })),
+      paper: Schema.optional(Schema.Literals(["letter", "a4"]).annotate({ description: "Paper size; default letter." }))
+    }),
+    result: Schema.Struct({
+      mimeType: Schema.Literal("application/pdf"),
+      bytes: Schema.Number,
+      pages: Schema.Number,
+      data: Schema.optional(text("The PDF, base64 (over MCP: the resource instead).")),
+      uri: Schema.optional(text("Over MCP: the resource holding the PDF."))
+    }),
+    mask: pageBlocked,
+    onSession: ({ sandbox }, { landscape, paper }) =>
+      sandbox.onPage((page) =>
+        Pdf.print(page, {
+          ...(landscape === undefined ? {} : { landscape }),
+          ...(paper === undefined ? {} : { paper })
+        })
+      ),
+    produces: (pdf) => ({
+      result: pdf,
+      resources:
+        pdf.data === undefined
+          ? []
+          : [
+              {
+                kind: "pdf",
+                name: "page.pdf",
+                mimeType: "application/pdf",
+                description: `The page as PDF, ${pdf.pages} pages, ${pdf.bytes} bytes`,
+                blob: pdf.data
+              }
+            ]
+    })
+  }),
+  Tool.make("browser.resize", {
+    title: "Resize or emulate a device",
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    description: `Give the page a viewport of width × height CSS pixels, or emulate a device (screen, pixel ratio, touch, user agent): ${Viewport.commonDevices.map((d) => JSON.stringify(d)).join(", ")} or any of Playwright's device names; "desktop" ends the emulation.`,
+    args: Schema.Union([
+      Schema.Struct({
+        width: Schema.Int.check(Schema.isBetween({ minimum: 200, maximum: 4_000 })).annotate({
+          description: "Viewport width in CSS pixels."
+        }),
+        height: Schema.Int.check(Schema.isBetween({ minimum: 200, maximum: 4_000 })).annotate({
+          description: "Viewport height in CSS pixels."
+        })
+      }),
+      Schema.Struct({ device: text('A device to emulate ("iPhone 15"), or "desktop" to stop.') })
+    ]),
+    result: Schema.Struct({
+      width: Schema.Number,
+      height: Schema.Number,
+      deviceScaleFactor: Schema.Number,
+      device: Schema.optional(Schema.String),
+      mobile: Schema.Boolean,
+      touch: Schema.Boolean
+    }),
+    mask: pageBlocked,
+    onSession: ({ sandbox }, args) =>
+      sandbox.onPage((page) =>
+        "device" in args ? Viewport.emulate(page, args.device) : Viewport.resize(page, args.width, args.height)
+      )
   }),
   Tool.make("browser.status", {
     title: "Session status",
