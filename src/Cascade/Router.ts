@@ -7,13 +7,15 @@ import { createHash } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
 import { Egress } from "../Egress/Egress.ts"
 import { Unsupported } from "../Errors/Engine.ts"
-import { ActionFailed, DialogOpen } from "../Errors/Page.ts"
+import { ActionFailed, DialogOpen, InvalidInput } from "../Errors/Page.ts"
 import { PolicyRejected } from "../Errors/Service.ts"
 import { toErrorInfo } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
 import * as Secrets from "../Logging/Secrets.ts"
 import * as Files from "../Sandbox/Files.ts"
 import { dialogError, type PageEvent, Sandbox } from "../Sandbox/Sandbox.ts"
+import * as StorageState from "../Sandbox/StorageState.ts"
+import { StorageStates } from "../Store/StorageStates.ts"
 import * as Handoff from "../Takeover/Handoff.ts"
 import { Cascade } from "./Cascade.ts"
 import { Engines } from "./Engines.ts"
@@ -53,6 +55,8 @@ export interface RouterOptions extends StagehandFallback.StagehandFallbackOption
   readonly uploadRoots?: ReadonlyArray<string>
   /** Tools the operator turned on (evaluate is off by default). */
   readonly features?: Partial<Tool.Features>
+  /** The saved storage state every browser of the session starts from, unless a first call names another. */
+  readonly storageState?: string
 }
 
 /** Per request or step: Stagehand's flags and the calls made, which number the attempts. */
@@ -62,6 +66,19 @@ interface StepState extends StagehandFallback.Flags {
 
 /** Groups identical calls in logs without writing their values. */
 const hashArgs = (args: unknown) => createHash("sha256").update(JSON.stringify(args)).digest("hex").slice(0, 16)
+
+/** Tools that need no logged-in page: a storage state is not put into the browser for them. */
+const withoutState = new Set([
+  "browser.status",
+  "browser.close",
+  "browser.handoff",
+  "browser.resume",
+  "browser.dialog",
+  "browser.tabs",
+  "browser.console",
+  "browser.network",
+  "browser.storage"
+])
 
 /** Traces kept for retry/disable state; the oldest are dropped past this, so a long-lived service stays bounded. */
 const maxTraces = 2_000
@@ -110,7 +127,8 @@ export class Router extends Context.Service<
         const features: Tool.Features = { ...Tool.defaultFeatures, ...options.features }
         const states = StateBlock.make({ sandbox, engines, takeover: handoff.active, features })
         const route = StagehandFallback.make(options, (level) => states.usable(level).pipe(Effect.map(Option.isSome)))
-        const session: Tool.Session = { sandbox, handoff }
+        const storage = yield* Effect.serviceOption(StorageStates)
+        const session: Tool.Session = { sandbox, handoff, storage }
         const policy = options.policy ?? defaultPolicy
         // Which URLs a tool that opens one (`browser.navigate`) may open: the session's egress policy.
         const egress = Option.getOrUndefined(yield* Effect.serviceOption(Egress))
@@ -235,6 +253,34 @@ export class Router extends Context.Service<
           return { ...answer, state }
         }
 
+        /** The storage state put into the session's browser, and which browser (its endpoint) got it. */
+        let stateIn: { readonly name: string; readonly browser: string | null } | undefined
+
+        /**
+         * A session that starts from a saved state gets it before its first call, and again in a browser started
+         * afresh (after a close or a crash); a later call cannot swap it for another (browser.storage loads one).
+         */
+        const startFrom = (wanted: string | undefined, named: boolean) =>
+          Effect.gen(function* () {
+            if (wanted === undefined) return
+            const browser = (yield* sandbox.status).wsEndpoint
+            if (stateIn !== undefined && browser !== null && stateIn.browser === browser) {
+              if (named && stateIn.name !== wanted) {
+                return yield* new InvalidInput({
+                  field: "storageState",
+                  message: `this session started from the storage state ${JSON.stringify(stateIn.name)}; storageState applies to a session's first call: load another with browser.storage {"action": "load", "name": ${JSON.stringify(wanted)}}`
+                })
+              }
+              return
+            }
+            if (Option.isNone(storage)) {
+              return yield* new Unsupported({ message: "this service keeps no storage states (storageState)" })
+            }
+            const { state } = yield* storage.value.load(wanted)
+            yield* sandbox.onPage((page) => StorageState.apply(page, state))
+            stateIn = { name: wanted, browser: (yield* sandbox.status).wsEndpoint }
+          })
+
         /** A success as answered: the result, and the resources it made when it made some. */
         const succeeded = (tool: Tool.Any, value: unknown) => {
           const made = tool.produces(value)
@@ -292,6 +338,12 @@ export class Router extends Context.Service<
               })
             }
             const bound = decoded.success
+            if (!withoutState.has(tool.name)) {
+              const started = yield* Effect.result(
+                startFrom(meta.storageState ?? options.storageState, meta.storageState !== undefined)
+              )
+              if (started._tag === "Failure") return yield* fail(toErrorInfo(started.failure))
+            }
             const person = yield* handoff.active
             if (Option.isSome(person) && bound._tag === "engine") {
               return yield* fail(toErrorInfo(Handoff.inControl(person.value, tool.name)))

@@ -13,13 +13,16 @@ import type { Capabilities, Engine } from "../Engine/Engine.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import type { OpenDialog, Sandbox } from "../Sandbox/Sandbox.ts"
+import type { StorageStates } from "../Store/StorageStates.ts"
 import type { Takeover } from "../Takeover/Handoff.ts"
 import type { HandoffTools } from "./HandoffTools.ts"
 
-/** What a session tool works on: the session's Sandbox and its person's takeover. */
+/** What a session tool works on: the session's Sandbox, its person's takeover and the named storage states. */
 export interface Session {
   readonly sandbox: Sandbox["Service"]
   readonly handoff: HandoffTools
+  /** Where named storage states are kept, when the service has a store for them. */
+  readonly storage: Option.Option<StorageStates["Service"]>
 }
 
 /** Tools the service's operator turns on or off (a setting, not the page): off, a tool is masked and refused. */
@@ -174,6 +177,12 @@ export const Common = Schema.Struct({
   ),
   stepId: Schema.optionalKey(
     Schema.String.annotate({ description: "The step of a multi-step flow, when state should be kept per step." })
+  ),
+  storageState: Schema.optionalKey(
+    Schema.String.annotate({
+      description:
+        "On a session's first call: the saved storage state (browser.storage) it starts from, logged in as when it was saved."
+    })
   )
 })
 
@@ -182,15 +191,18 @@ export interface CallMeta {
   readonly traceId?: string
   /** A step of a multi-step flow: Stagehand's retry and disable state is kept per (traceId, stepId). */
   readonly stepId?: string
+  /** The saved storage state the session's browser starts from (applied before its first call). */
+  readonly storageState?: string
 }
 
 /** Splits a surface's parameters into the session, the call's trace and step, and the tool's own arguments. */
 export const splitCommon = (params: unknown) => {
-  const { session, traceId, stepId, ...args }: Record<string, unknown> =
+  const { session, traceId, stepId, storageState, ...args }: Record<string, unknown> =
     typeof params === "object" && params !== null && !Array.isArray(params) ? { ...params } : {}
   const meta: CallMeta = {
     ...(typeof traceId === "string" ? { traceId } : {}),
-    ...(typeof stepId === "string" ? { stepId } : {})
+    ...(typeof stepId === "string" ? { stepId } : {}),
+    ...(typeof storageState === "string" ? { storageState } : {})
   }
   // The session name as given (null: absent): the Sessions refuse one that is not a string rather than coerce it.
   return { session: session === null ? undefined : session, meta, args }

@@ -13,6 +13,7 @@ import { SideEffect } from "../Errors/Fields.ts"
 import { Dialog, InvalidInput } from "../Errors/Page.ts"
 import { defaultRedactor } from "../Logging/Redact.ts"
 import * as Pdf from "../Sandbox/Pdf.ts"
+import * as StorageState from "../Sandbox/StorageState.ts"
 import * as Viewport from "../Sandbox/Viewport.ts"
 import * as Tool from "./Tool.ts"
 
@@ -151,6 +152,27 @@ const pageBlocked = (now: Tool.Availability) =>
     : Option.isSome(now.dialog)
       ? `a ${now.dialog.value.type} dialog is open on the page; answer it with browser.dialog first`
       : undefined
+
+const StateSummary = Schema.Struct({
+  name: Schema.String,
+  savedAt: Schema.String,
+  cookies: Schema.Number,
+  origins: Schema.Number
+})
+
+const CookieParam = Schema.Struct({
+  name: Schema.String,
+  value: Schema.String,
+  url: Schema.optionalKey(text("A URL the cookie is for (sets its domain and path).")),
+  domain: Schema.optionalKey(Schema.String),
+  path: Schema.optionalKey(Schema.String),
+  expires: Schema.optionalKey(
+    Schema.Number.annotate({ description: "Seconds since the epoch; absent: a session cookie." })
+  ),
+  httpOnly: Schema.optionalKey(Schema.Boolean),
+  secure: Schema.optionalKey(Schema.Boolean),
+  sameSite: Schema.optionalKey(Schema.Literals(["Strict", "Lax", "None"]))
+})
 
 /** Answers of the default size stay well inside a model's context: about 5,000 tokens. */
 export const defaultSnapshotBytes = 20_000
@@ -601,6 +623,98 @@ export const tools = [
     onSession: ({ sandbox }, args) =>
       sandbox.onPage((page) =>
         "device" in args ? Viewport.emulate(page, args.device) : Viewport.resize(page, args.width, args.height)
+      )
+  }),
+  Tool.make("browser.storage", {
+    title: "Save or load a logged-in state",
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    description:
+      "Named storage states: save the browser's cookies (HttpOnly ones too) and each open site's localStorage and sessionStorage under a name, load one into this session (it starts logged in), list or delete them. Kept encrypted in the service's store; a session can also start from one (storageState on its first call). Saving and loading need the operator's SWITCHYARD_STORAGE_KEY.",
+    args: Schema.Struct({
+      action: Schema.Literals(["save", "load", "list", "delete"]),
+      name: Schema.optional(text('The state\'s name: "acme-login" (save, load, delete).'))
+    }),
+    result: Schema.Struct({
+      saved: Schema.optional(StateSummary),
+      loaded: Schema.optional(
+        Schema.Struct({ ...StateSummary.fields, originsFilled: Schema.Number, url: Schema.optional(Schema.String) })
+      ),
+      states: Schema.optional(Schema.Array(StateSummary)),
+      deleted: Schema.optional(Schema.Boolean)
+    }),
+    mask: (now) => pageBlocked(now),
+    onSession: ({ sandbox, storage }, { action, name }) =>
+      Effect.gen(function* () {
+        if (Option.isNone(storage)) {
+          return yield* new Unsupported({ action: "browser.storage", message: "this service keeps no storage states" })
+        }
+        const states = storage.value
+        if (action === "list") return { states: yield* states.list }
+        if (name === undefined) {
+          return yield* new InvalidInput({ field: "name", message: `${action} needs the state's name` })
+        }
+        if (action === "delete") return { deleted: yield* states.remove(name) }
+        if (action === "save") {
+          // Without a key the save is refused before the browser is read.
+          const state = states.keyed ? yield* sandbox.onPage(StorageState.capture) : { cookies: [], origins: [] }
+          return { saved: yield* states.save(name, state) }
+        }
+        const { state, summary } = yield* states.load(name)
+        const applied = yield* sandbox.onPage((page) => StorageState.apply(page, state))
+        return {
+          loaded: { ...summary, originsFilled: applied.origins, ...(state.url === undefined ? {} : { url: state.url }) }
+        }
+      })
+  }),
+  Tool.make("browser.cookies", {
+    title: "Get, set or clear cookies",
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    description:
+      "The browser's cookies (HttpOnly ones too): get them (filtered by name or domain), set some ({name, value, url or domain, path?, expires?, httpOnly?, secure?, sameSite?}), or clear them (all, or those matching name or domain).",
+    args: Schema.Struct({
+      action: Schema.Literals(["get", "set", "clear"]),
+      cookies: Schema.optional(Schema.Array(CookieParam)),
+      name: Schema.optional(text("Only cookies of this name (get, clear).")),
+      domain: Schema.optional(text("Only cookies of this domain or its subdomains (get, clear)."))
+    }),
+    result: Schema.Struct({
+      cookies: Schema.optional(Schema.Array(Schema.Unknown)),
+      set: Schema.optional(Schema.Number),
+      cleared: Schema.optional(Schema.Number)
+    }),
+    mask: pageBlocked,
+    onSession: ({ sandbox }, { action, cookies, name, domain }) =>
+      sandbox.onPage((page) =>
+        Effect.gen(function* () {
+          const matches = (c: { readonly name: string; readonly domain: string }) =>
+            (name === undefined || c.name === name) &&
+            (domain === undefined || c.domain.replace(/^\./, "").endsWith(domain.replace(/^\./, "")))
+          if (action === "set") {
+            if (cookies === undefined || cookies.length === 0) {
+              return yield* new InvalidInput({ field: "cookies", message: "set needs the cookies to set" })
+            }
+            const unplaced = cookies.find((c) => c.url === undefined && c.domain === undefined)
+            if (unplaced !== undefined) {
+              return yield* new InvalidInput({
+                field: "cookies",
+                message: `the cookie ${JSON.stringify(unplaced.name)} needs a url or a domain`
+              })
+            }
+            yield* StorageState.setCookies(page, cookies)
+            return { set: cookies.length }
+          }
+          const all = (yield* StorageState.cookies(page)).filter(matches)
+          if (action === "get") return { cookies: all }
+          if (name === undefined && domain === undefined) {
+            yield* StorageState.clearCookies(page)
+          } else {
+            yield* StorageState.setCookies(
+              page,
+              all.map((c) => ({ ...c, value: "", session: false, expires: 1 }))
+            )
+          }
+          return { cleared: all.length }
+        })
       )
   }),
   Tool.make("browser.status", {

@@ -18,6 +18,8 @@ import { BrowserProvider } from "../Sandbox/Provider/Browser.ts"
 import * as CdpEndpoint from "../Sandbox/Provider/CdpEndpoint.ts"
 import * as LocalChromium from "../Sandbox/Provider/LocalChromium.ts"
 import * as WarmPool from "../Sandbox/Provider/WarmPool.ts"
+import * as Location from "../Store/Location.ts"
+import * as StorageStates from "../Store/StorageStates.ts"
 import type * as Config from "./Config.ts"
 import * as Reaper from "./Reaper.ts"
 import * as SessionStack from "./SessionStack.ts"
@@ -156,6 +158,8 @@ export const layer = <R = never>(
         )
       )
       const registry = yield* Reaper.register(root)
+      // One store of named storage states for every session, opened on its first use.
+      const storage = yield* StorageStates.make({ key: config.storage.key, location: Location.fromEnv() })
       const policy = yield* policyOf(config)
       const sessions = config.sessions
       const idle = sessions.idleTimeoutMs
@@ -166,8 +170,10 @@ export const layer = <R = never>(
           fallback: config.fallback,
           maxArgumentBytes: config.limits.maxArgumentBytes,
           uploadRoots: config.uploads.roots,
-          features: { evaluate: config.tools.evaluate }
+          features: { evaluate: config.tools.evaluate },
+          ...(config.storage.state === undefined ? {} : { storageState: config.storage.state })
         },
+        storage,
         sandbox: {
           idleTimeoutMs: idle === 0 ? null : idle,
           leaseTimeoutMs: sessions.leaseTimeoutMs,
