@@ -460,6 +460,13 @@ export const tools = [
       )
     }),
     result: Image,
+    produces: (image) => ({
+      result: image,
+      resources:
+        image.data === undefined
+          ? []
+          : [{ kind: "screenshot", name: "screenshot.png", mimeType: "image/png", blob: image.data }]
+    }),
     onEngine: {
       run: (engine, { fullPage }) =>
         engine

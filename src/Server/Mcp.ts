@@ -7,9 +7,14 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import {
   CallToolRequestSchema,
   ErrorCode,
+  ListResourcesRequestSchema,
   ListToolsRequestSchema,
   type ListToolsResult,
-  McpError
+  McpError,
+  ReadResourceRequestSchema,
+  type ServerNotification,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, FiberSet, Option } from "effect"
 import type { ToolAnswer } from "../Cascade/Router.ts"
@@ -17,6 +22,7 @@ import { splitCommon } from "../Cascade/Tool.ts"
 import { find, toolNames, tools } from "../Cascade/Tools.ts"
 import * as Front from "./Mcp/Front.ts"
 import { withProgress } from "./Mcp/Progress.ts"
+import * as Resources from "./Mcp/Resources.ts"
 import type { Sessions } from "./Sessions.ts"
 
 const spell = Front.spell
@@ -27,31 +33,49 @@ export interface McpOptions {
   readonly progressIntervalMs: number
 }
 
-type Content = { type: "text"; text: string } | { type: "image"; data: string; mimeType: string }
+type Content =
+  | { type: "text"; text: string }
+  | { type: "image"; data: string; mimeType: string }
+  | { type: "resource_link"; uri: string; name: string; mimeType: string; description?: string }
+
+const linkTo = (entry: Resources.Entry): Content => ({
+  type: "resource_link",
+  uri: entry.uri,
+  name: entry.name,
+  mimeType: entry.mimeType,
+  ...(entry.description === undefined ? {} : { description: entry.description })
+})
 
 /**
  * An answer as MCP content: the result and state as JSON text (for clients that ignore structured content), a
  * screenshot as an image block, and a successful answer as `structuredContent` matching the tool's `outputSchema`.
+ * What the call made besides (`made`: the client's new resources) comes as resource links; a PDF's bytes only there.
  */
 export const toContent = (
   answer: ToolAnswer,
-  names: Front.ToolNames
+  names: Front.ToolNames,
+  made: ReadonlyArray<Resources.Entry> = []
 ): { content: Array<Content>; structuredContent?: Record<string, unknown>; isError?: boolean } => {
-  const { ok, result, ...rest } = respelled(answer, names)
+  const { ok, result, resources: _resources, ...rest } = respelled(answer, names)
   if (!ok) return { content: [{ type: "text", text: JSON.stringify(rest) }], isError: true }
+  const links = made.map(linkTo)
   const image = result as { mimeType?: string; data?: string } | undefined
   if (image?.mimeType === "image/png" && typeof image.data === "string") {
     // The picture once, as the image block: not again as base64 in the structured content.
     return {
       content: [
         { type: "image", data: image.data, mimeType: "image/png" },
-        { type: "text", text: JSON.stringify(rest) }
+        { type: "text", text: JSON.stringify(rest) },
+        ...links
       ],
       structuredContent: { result: { mimeType: image.mimeType }, ...rest }
     }
   }
-  const structuredContent = { result, ...rest }
-  return { content: [{ type: "text", text: JSON.stringify(structuredContent) }], structuredContent }
+  // A file's bytes (a PDF) are the resource's: the answer names it instead.
+  const file = made.find((e) => e.mimeType !== "image/png" && e.blob !== undefined && e.blob === image?.data)
+  const shown = file === undefined ? result : { ...(result as Record<string, unknown>), data: undefined, uri: file.uri }
+  const structuredContent = { result: shown, ...rest }
+  return { content: [{ type: "text", text: JSON.stringify(structuredContent) }, ...links], structuredContent }
 }
 
 /** The state block's tool list in the names this client calls them by. */
@@ -90,7 +114,14 @@ export interface Client {
   readonly defaultSession?: string
   /** Each browser session a call went to (the service's default one as undefined). */
   readonly used: Set<string | undefined>
+  /** What the client's calls made, as its resources (made with the client's first call when absent). */
+  resources?: Resources.Store
+  /** Sends the client a notification outside any request (a download that finished). */
+  notify?: (notification: ServerNotification) => Promise<void>
 }
+
+/** How often a download still under way is looked at, for its resource's `updated` notification. */
+const downloadPollMs = 500
 
 /** The tool list and calls of one MCP client, answered through the Sessions. */
 export const handlers = (
@@ -100,7 +131,95 @@ export const handlers = (
   client: Client = { used: new Set() }
 ): Front.Handlers => {
   const list = listed(options.toolNames)
+  client.resources ??= Resources.make()
+  const store = client.resources
+  const notify = (notification: ServerNotification) => client.notify?.(notification).catch(() => undefined)
+
+  /** The resources an answer brings: what the call made, and the session's downloads when they changed. */
+  const collect = (answer: ToolAnswer, session: string | undefined) => {
+    const made = (answer.resources ?? []).map(store.add)
+    const downloads = (answer.state.downloads ?? []).map((d, i) => store.download(session, i, d))
+    for (const d of downloads) if (d.finished && store.subscribed(d.entry.uri)) void announce(d.entry.uri)
+    if (made.length > 0 || downloads.some((d) => d.added))
+      void notify({ method: "notifications/resources/list_changed" })
+    watch()
+    return [...made, ...downloads.filter((d) => d.added).map((d) => d.entry)]
+  }
+  const announce = (uri: string) => notify({ method: "notifications/resources/updated", params: { uri } })
+
+  /** While a download is under way, its session is looked at until it ends; subscribers hear when it does. */
+  let watching = false
+  const watch = () => {
+    if (watching || store.pending().length === 0) return
+    watching = true
+    const look = () => {
+      const pending = store.pending()
+      if (pending.length === 0) {
+        watching = false
+        return
+      }
+      const sessionsNow = [...new Set(pending.map((p) => p.session))]
+      run(
+        Effect.forEach(sessionsNow, (session) =>
+          sessions.page(session).pipe(Effect.map((view) => [session, view] as const))
+        ),
+        new AbortController().signal
+      )
+        .then((views) => {
+          for (const [session, view] of views) {
+            if (Option.isNone(view)) continue
+            view.value.downloads.forEach((d, i) => {
+              const seen = store.download(session, i, d)
+              if (seen.added) void notify({ method: "notifications/resources/list_changed" })
+              if (seen.finished && store.subscribed(seen.entry.uri)) void announce(seen.entry.uri)
+            })
+          }
+          // A session gone since has nothing more to report: its downloads stay as they were.
+          const left = store.pending().filter((p) => views.some(([s, v]) => s === p.session && Option.isSome(v)))
+          if (left.length === 0) watching = false
+          else setTimeout(look, downloadPollMs).unref()
+        })
+        .catch(() => {
+          watching = false
+        })
+    }
+    setTimeout(look, downloadPollMs).unref()
+  }
+
+  const resources: Front.ResourceHandlers = {
+    list: async () => ({
+      resources: store.list().map((e) => ({
+        uri: e.uri,
+        name: e.name,
+        title: e.title,
+        mimeType: e.mimeType,
+        ...(e.description === undefined ? {} : { description: e.description }),
+        ...(e.size === undefined ? {} : { size: e.size })
+      }))
+    }),
+    read: async (request) => {
+      const contents = await store.read(request.params.uri)
+      if (contents === undefined) {
+        // The spec's code for a resource that is not there (or not readable yet: a download under way).
+        throw new McpError(
+          -32002 as ErrorCode,
+          `Resource not found: ${request.params.uri} (resources/list lists this session's resources)`
+        )
+      }
+      return { contents: [contents] }
+    },
+    subscribe: async (request) => {
+      store.subscribe(request.params.uri)
+      return {}
+    },
+    unsubscribe: async (request) => {
+      store.unsubscribe(request.params.uri)
+      return {}
+    }
+  }
+
   return {
+    resources,
     // Our JSON Schemas are objects; the SDK's type wants `type: "object"` spelled out.
     list: async () => ({ tools: list }) as ListToolsResult,
     call: async (request, extra) => {
@@ -117,18 +236,18 @@ export const handlers = (
       if (typeof session === "string") client.used.add(session)
       const work = sessions.call(session, tool.value.name, args, meta)
       const token = request.params._meta?.progressToken
-      if (token === undefined) return toContent(await run(work, extra.signal), options.toolNames)
+      // A bad session name was refused (nothing ran): its answer names no session of the client.
+      const browserSession = typeof session === "string" ? session : undefined
+      const answered = (answer: ToolAnswer) => toContent(answer, options.toolNames, collect(answer, browserSession))
+      if (token === undefined) return answered(await run(work, extra.signal))
       let progress = 0
-      const notify = (message: string) => {
+      const progressed = (message: string) => {
         progress++
         extra
           .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress, message } })
           .catch(() => undefined)
       }
-      return toContent(
-        await run(withProgress(work, notify, options.progressIntervalMs), extra.signal),
-        options.toolNames
-      )
+      return answered(await run(withProgress(work, progressed, options.progressIntervalMs), extra.signal))
     }
   }
 }
@@ -141,9 +260,14 @@ export const makeServer = (
   client: Client = { used: new Set() }
 ) => {
   const server = Front.newServer(Server, options.toolNames)
-  const { list, call } = handlers(run, sessions, options, client)
+  client.notify = (notification) => server.notification(notification)
+  const { list, call, resources } = handlers(run, sessions, options, client)
   server.setRequestHandler(ListToolsRequestSchema, list)
   server.setRequestHandler(CallToolRequestSchema, call)
+  server.setRequestHandler(ListResourcesRequestSchema, resources.list)
+  server.setRequestHandler(ReadResourceRequestSchema, resources.read)
+  server.setRequestHandler(SubscribeRequestSchema, resources.subscribe)
+  server.setRequestHandler(UnsubscribeRequestSchema, resources.unsubscribe)
   return server
 }
 
@@ -175,7 +299,12 @@ export const serveStdio = (options: McpOptions, stop: Effect.Effect<void>, sessi
     const { run, drain } = yield* runner
     const front = yield* Effect.promise(() => Front.open(options.toolNames))
     yield* Effect.addFinalizer(() => Effect.promise(() => front.server.close().catch(() => undefined)))
-    front.serve(handlers(run, sessions, options))
+    front.serve(
+      handlers(run, sessions, options, {
+        used: new Set(),
+        notify: (notification) => front.server.notification(notification)
+      })
+    )
     yield* Effect.raceFirst(
       Effect.promise(() => front.closed),
       stop

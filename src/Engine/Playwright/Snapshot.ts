@@ -43,7 +43,7 @@ export const make = (sp: SessionPage) => {
           totalBytes: rendered.totalBytes,
           collapsed: rendered.collapsed,
           hiddenLines: rendered.hiddenLines,
-          how: `the whole page is ${rendered.totalBytes} bytes; ${rendered.collapsed} parts are shown as one line ending in [+N lines]: browser.snapshot {find: "<its ref>"} opens one, {find: "<words or role>"} finds parts, {maxBytes: ${rendered.totalBytes}} returns it all`
+          how: `the whole page is ${rendered.totalBytes} bytes; ${rendered.collapsed === 1 ? "1 part is" : `${rendered.collapsed} parts are`} shown as one line ending in [+N lines]: browser.snapshot {find: "<its ref>"} opens one, {find: "<words or role>"} finds parts, {maxBytes: ${rendered.totalBytes}} returns it all`
         },
         whole: Outline.render(nodes, Number.POSITIVE_INFINITY, headings).text
       }
