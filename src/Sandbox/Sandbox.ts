@@ -294,7 +294,14 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
           staysOnPage(input) ? captures.changed : Effect.andThen(captures.settled, captures.changed),
           engine.act(input)
         ),
-      screenshot: (options) => Effect.andThen(captures.settled, engine.screenshot(options))
+      screenshot: (options) => Effect.andThen(captures.settled, engine.screenshot(options)),
+      // The agent's script may do anything a click may.
+      ...(engine.evaluate === undefined
+        ? {}
+        : {
+            evaluate: (expression: string, frame?: string) =>
+              Effect.andThen(captures.settled, Effect.andThen(captures.changed, engine.evaluate!(expression, frame)))
+          })
     })
   }
 
@@ -476,6 +483,9 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
           const live = yield* life.ensure.pipe(Effect.flatMap(tabs.sync))
           const waiting = yield* live.link.dialog(live.targetId)
           if (Option.isSome(waiting)) return yield* dialogError(waiting.value, false)
+          // The work may move the page (a storage state loads pages of its origins): no capture is cut by it.
+          yield* captures.settled
+          yield* captures.changed
           const result = yield* work({
             run: SessionState.pageOf(live),
             browser: live.link.onBrowser,

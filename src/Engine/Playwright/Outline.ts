@@ -21,8 +21,9 @@ export interface Node {
   readonly children: ReadonlyArray<Node>
 }
 
+/** Roles that only wrap: unnamed and not clickable, their contents take their place. */
 const wrappers = new Set(["generic", "none", "presentation"])
-/** Landmarks and groups a person reads as where something is: they keep their line even without a name. */
+/** Text longer than this is cut in a line (extract reads all of it). */
 const maxText = 400
 
 const clean = (s: string) => s.replace(/\s+/g, " ").trim()
