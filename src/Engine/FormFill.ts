@@ -85,10 +85,10 @@ const radioSentence = (option: string, group: string) => {
     : `check ${quote(option)}`
 }
 
-/** What a field means to the engine: a sentence (named field) or an Action (reference). */
-const actOf = (field: Field, role: string | undefined): string | Action => {
+/** What kind of control a field is: its type, else what its value or the page's control says. */
+const kindOf = (field: Field, role: string | undefined): string | undefined => {
   const { value } = field
-  const kind: string | undefined =
+  return (
     field.type ??
     (typeof value === "boolean"
       ? "checkbox"
@@ -101,6 +101,12 @@ const actOf = (field: Field, role: string | undefined): string | Action => {
             : role === "radio" || role === "radiogroup"
               ? "radio"
               : undefined)
+  )
+}
+
+/** What a field means to the engine: a sentence (named field) or an Action (reference). */
+const actOf = (field: Field, kind: string | undefined): string | Action => {
+  const { value } = field
   const values = typeof value === "boolean" ? [String(value)] : typeof value === "string" ? [value] : [...value]
   const on = typeof value === "boolean" ? value : truthy(values[0] ?? "")
   if (field.ref !== undefined) {
@@ -200,11 +206,13 @@ export const fill = (engine: Engine["Service"], fields: ReadonlyArray<Field>, su
         ? (yield* engine.observe("").pipe(Effect.orElseSucceed(() => []))).map(controlOf)
         : []
     const done: Array<Filled> = []
+    const kinds: Array<string | undefined> = []
     let navigated: ActResult["navigated"]
     for (const [index, field] of fields.entries()) {
-      const role = open(field) ? roleOf(field, controls) : undefined
+      const kind = kindOf(field, open(field) ? roleOf(field, controls) : undefined)
+      kinds.push(kind)
       const acted = yield* engine
-        .act(actOf(field, role))
+        .act(actOf(field, kind))
         .pipe(Effect.mapError((error) => inField(error, field, index, fields.length, done)))
       navigated = acted.navigated ?? navigated
       const readBack = (acted as ActResult & { readonly target?: unknown }).target
@@ -218,9 +226,8 @@ export const fill = (engine: Engine["Service"], fields: ReadonlyArray<Field>, su
     if (submit === undefined || submit === false) {
       return { success: true, fields: done, ...(navigated === undefined ? {} : { navigated }) } satisfies FormResult
     }
-    const lastText = [...fields]
-      .reverse()
-      .find((f) => typeof f.value === "string" && (f.type ?? "textbox") === "textbox")
+    // A field of no other kind is a text field (a date and a slider take text too, but Enter in them sends nothing).
+    const lastText = fields.findLast((f, i) => typeof f.value === "string" && (kinds[i] ?? "textbox") === "textbox")
     if (submit === true && lastText === undefined) {
       return yield* new InvalidInput({
         field: "submit",
