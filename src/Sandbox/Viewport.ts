@@ -37,10 +37,10 @@ export const commonDevices = ["iPhone 15", "iPhone SE", "Pixel 7", "Galaxy S9+",
 
 const measure = (page: OnPage) =>
   page.run((cdp, sessionId) =>
-    evaluateOn<{ iw: number; ih: number; ow: number; oh: number; dpr: number; coarse: boolean }>(
+    evaluateOn<{ iw: number; ih: number; ow: number; oh: number; dpr: number; touch: boolean }>(
       cdp,
       sessionId,
-      "({ iw: innerWidth, ih: innerHeight, ow: outerWidth, oh: outerHeight, dpr: devicePixelRatio, coarse: matchMedia('(pointer: coarse)').matches })"
+      "({ iw: innerWidth, ih: innerHeight, ow: outerWidth, oh: outerHeight, dpr: devicePixelRatio, touch: navigator.maxTouchPoints > 0 })"
     )
   )
 
@@ -76,7 +76,7 @@ export const resize = (page: OnPage, width: number, height: number): Effect.Effe
       })
     )
     const after = yield* measure(page)
-    return { width: after.iw, height: after.ih, deviceScaleFactor: after.dpr, mobile: false, touch: after.coarse }
+    return { width: after.iw, height: after.ih, deviceScaleFactor: after.dpr, mobile: false, touch: after.touch }
   })
 
 /** The tab emulating a device of Playwright's list (or back to the desktop window with `desktop`). */
@@ -85,7 +85,7 @@ export const emulate = (page: OnPage, name: string): Effect.Effect<Viewport, Swi
     if (/^desktop$/i.test(name.trim())) {
       yield* clear(page)
       const now = yield* measure(page)
-      return { width: now.iw, height: now.ih, deviceScaleFactor: now.dpr, mobile: false, touch: now.coarse }
+      return { width: now.iw, height: now.ih, deviceScaleFactor: now.dpr, mobile: false, touch: now.touch }
     }
     const all = yield* devices()
     const key = Object.keys(all).find((k) => k.toLowerCase() === name.trim().toLowerCase())
@@ -99,9 +99,16 @@ export const emulate = (page: OnPage, name: string): Effect.Effect<Viewport, Swi
       })
     }
     const device = all[key]!
+    // Touch and the user agent first: the page's resize handlers, run by the new size, see the whole device.
     yield* page.run((cdp, sessionId) =>
       Effect.all(
         [
+          cdp.send(
+            "Emulation.setTouchEmulationEnabled",
+            device.hasTouch ? { enabled: true, maxTouchPoints: 5 } : { enabled: false },
+            sessionId
+          ),
+          cdp.send("Emulation.setUserAgentOverride", { userAgent: device.userAgent }, sessionId),
           cdp.send(
             "Emulation.setDeviceMetricsOverride",
             {
@@ -111,13 +118,7 @@ export const emulate = (page: OnPage, name: string): Effect.Effect<Viewport, Swi
               mobile: device.isMobile
             },
             sessionId
-          ),
-          cdp.send(
-            "Emulation.setTouchEmulationEnabled",
-            device.hasTouch ? { enabled: true, maxTouchPoints: 5 } : { enabled: false },
-            sessionId
-          ),
-          cdp.send("Emulation.setUserAgentOverride", { userAgent: device.userAgent }, sessionId)
+          )
         ],
         { discard: true }
       )
