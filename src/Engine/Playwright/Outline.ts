@@ -288,7 +288,8 @@ export interface Found {
 
 /**
  * The subtrees a query names: a reference (`e12`) names one; a role of the page (`button`, `form`) every node with it;
- * anything else the nodes whose role, name, value or text hold every word of it. A match inside another is part of it.
+ * anything else the nodes whose role, name, value or text hold every word of it (the last may be a word's start). A
+ * match inside another is part of it.
  */
 export const find = (roots: ReadonlyArray<Node>, query: string): ReadonlyArray<Found> => {
   const ref = refPattern.exec(query.trim())?.[1]
@@ -302,7 +303,10 @@ export const find = (roots: ReadonlyArray<Node>, query: string): ReadonlyArray<F
       ? node.ref === ref
       : byRole
         ? node.role === wanted
-        : words.length > 0 && words.every((w) => ` ${node.search} `.includes(` ${w} `) || node.search.includes(w))
+        : words.length > 0 &&
+          words.every((w, i) =>
+            i === words.length - 1 ? ` ${node.search}`.includes(` ${w}`) : ` ${node.search} `.includes(` ${w} `)
+          )
   const found: Array<Found> = []
   const visit = (nodes: ReadonlyArray<Node>, path: ReadonlyArray<Node>) => {
     for (const node of nodes) {
