@@ -4,6 +4,7 @@
  */
 import { Context, type Effect, Schema } from "effect"
 import type { SwitchyardError } from "../Errors.ts"
+import type { Element as PageElement } from "./AccessibilityTree.ts"
 import type { EngineKind } from "./EngineId.ts"
 
 export type { EngineKind } from "./EngineId.ts"
@@ -130,6 +131,8 @@ export class Engine extends Context.Service<
     readonly snapshot?: (options: SnapshotOptions) => Effect.Effect<SnapshotResult, SwitchyardError>
     /** Waits, reading the page every moment, until the condition holds (engines with `references` only). */
     readonly waitFor?: (condition: WaitCondition) => Effect.Effect<WaitResult, SwitchyardError>
+    /** The page's elements as a person names them, with their references, read now (engines with `references`). */
+    readonly elements?: () => Effect.Effect<ReadonlyArray<PageElement>, SwitchyardError>
     /** Runs JavaScript in the page or one of its frames and answers its JSON value (engines with `references`). */
     readonly evaluate?: (expression: string, frame?: string) => Effect.Effect<EvaluateResult, SwitchyardError>
     /** Whether the engine's client is still connected; checked before each operation. */

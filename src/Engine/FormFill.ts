@@ -76,6 +76,30 @@ const roleOf = (field: Field, controls: ReadonlyArray<AccessibilityTree.Element>
   return AccessibilityTree.choose(AccessibilityTree.rank(radios, "check", option))._tag === "one" ? "radio" : undefined
 }
 
+/** The verb a named field's element is looked for with, by its kind (as the grammar's sentence for it would). */
+const verbs: Record<string, AccessibilityTree.Verb | undefined> = {
+  checkbox: "check",
+  combobox: "select",
+  listbox: "select",
+  textbox: "fill",
+  slider: "fill",
+  date: "fill"
+}
+
+/**
+ * A named field as its element's reference, when the page's controls read at the call's start show that element clearly
+ * by the fuzzy-match rule (its sentence would resolve to it at once); otherwise as named, and the act looks for it (and
+ * waits for it) as a single act does. Radio groups and uploads keep their own sentences.
+ */
+const onPage = (field: Field, kind: string | undefined, controls: ReadonlyArray<AccessibilityTree.Element>): Field => {
+  const verb = verbs[kind ?? "textbox"]
+  if (field.target === undefined || verb === undefined || controls.length === 0) return field
+  const choice = AccessibilityTree.choose(AccessibilityTree.rank(controls, verb, field.target))
+  if (choice._tag !== "one") return field
+  const { target: _target, ...rest } = field
+  return { ...rest, ref: choice.chosen.element.ref }
+}
+
 /** `check "Pro" in "Plan"` when the grammar scopes by group, else `check "Pro"`. */
 const radioSentence = (option: string, group: string) => {
   const scoped = `check ${quote(option)} in ${quote(group)}`
@@ -198,13 +222,16 @@ export const fill = (engine: Engine["Service"], fields: ReadonlyArray<Field>, su
         })
       }
     }
-    // A field whose kind neither its type nor its value says: one look at the page's controls serves them all (the
-    // grammar's engines; a model's engine reads "fill" as the field needs).
+    // One look at the page's controls serves every field: what kind a field is when neither its type nor its value
+    // says, and the element a named field means when the page already shows it clearly (the grammar's engines; a
+    // model's engine reads "fill" as the field needs).
     const open = (field: Field) => field.type === undefined && typeof field.value === "string"
-    const controls =
-      engine.capabilities.instructions === "grammar" && fields.some(open)
-        ? (yield* engine.observe("").pipe(Effect.orElseSucceed(() => []))).map(controlOf)
-        : []
+    const controls: ReadonlyArray<AccessibilityTree.Element> =
+      engine.elements !== undefined
+        ? yield* engine.elements().pipe(Effect.orElseSucceed(() => []))
+        : engine.capabilities.instructions === "grammar" && fields.some(open)
+          ? (yield* engine.observe("").pipe(Effect.orElseSucceed(() => []))).map(controlOf)
+          : []
     const done: Array<Filled> = []
     const kinds: Array<string | undefined> = []
     let navigated: ActResult["navigated"]
@@ -212,7 +239,7 @@ export const fill = (engine: Engine["Service"], fields: ReadonlyArray<Field>, su
       const kind = kindOf(field, open(field) ? roleOf(field, controls) : undefined)
       kinds.push(kind)
       const acted = yield* engine
-        .act(actOf(field, kind))
+        .act(actOf(onPage(field, kind, engine.elements === undefined ? [] : controls), kind))
         .pipe(Effect.mapError((error) => inField(error, field, index, fields.length, done)))
       navigated = acted.navigated ?? navigated
       const readBack = (acted as ActResult & { readonly target?: unknown }).target

@@ -174,6 +174,8 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
     waitFor: (condition: WaitCondition) =>
       sp.ensureConnected("wait_for").pipe(Effect.andThen(Waits.waitFor(sp, condition))),
 
+    elements: () => sp.ensureConnected("fill_form").pipe(Effect.andThen(Actions.readElements(sp, "fill_form"))),
+
     evaluate: (expression: string, frame?: string) =>
       sp.ensureConnected("evaluate").pipe(Effect.andThen(Evaluate.evaluate(sp, expression, frame))),
 

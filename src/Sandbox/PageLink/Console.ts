@@ -2,7 +2,7 @@
  * The console of the session's pages, kept in a bounded ring: console calls, uncaught errors and the browser's own
  * messages (a failed load, a blocked script), each with where it came from, redacted as the logs are when read.
  */
-import { Effect, Ref } from "effect"
+import { Effect } from "effect"
 import type * as Protocol from "../../Cdp/Protocol.ts"
 import { defaultRedactor } from "../../Logging/Redact.ts"
 
@@ -84,25 +84,19 @@ const at = (url: string | undefined, line: number | undefined, column: number | 
 
 export const make = (capacity: number): Effect.Effect<Console> =>
   Effect.gen(function* () {
-    const ring = yield* Ref.make<{ readonly messages: ReadonlyArray<Message>; readonly seq: number }>({
-      messages: [],
-      seq: 0
-    })
+    // Mutated in place, one message at a time: a page that logs in a loop costs a push and a shift per message.
+    const messages: Array<Message> = []
+    let seq = 0
     // A page attached again (the link reconnected) reports its console's earlier messages again: kept once.
     const keep = (message: Omit<Message, "seq">) =>
-      Ref.update(ring, (state) =>
-        state.messages.some(
+      Effect.sync(() => {
+        const again = messages.some(
           (m) => m.at === message.at && m.tab === message.tab && m.text === message.text && m.kind === message.kind
         )
-          ? state
-          : {
-              seq: state.seq + 1,
-              messages: [
-                ...state.messages.slice(Math.max(0, state.messages.length - capacity + 1)),
-                { ...message, seq: state.seq + 1 }
-              ]
-            }
-      )
+        if (again) return
+        messages.push({ ...message, seq: ++seq })
+        if (messages.length > capacity) messages.shift()
+      })
 
     const observe = (event: Protocol.Event, targetId: string | undefined): Effect.Effect<void> => {
       if (targetId === undefined) return Effect.void
@@ -154,29 +148,27 @@ export const make = (capacity: number): Effect.Effect<Console> =>
     }
 
     const read = (query: Query) =>
-      Ref.get(ring).pipe(
-        Effect.map(({ messages, seq }): Answer => {
-          const since = query.since ?? 0
-          const oldest = messages[0]?.seq ?? seq + 1
-          const chosen = messages.filter(
-            (m) =>
-              m.seq > since &&
-              severity[m.level] >= severity[query.level ?? "debug"] &&
-              (query.tab === undefined || m.tab === query.tab)
-          )
-          const limited = query.limit === undefined ? chosen : chosen.slice(-query.limit)
-          const redact = defaultRedactor
-          return {
-            messages: limited.map((m) => ({
-              ...m,
-              text: redact.text(m.text),
-              ...(m.source === undefined ? {} : { source: redact.url(m.source) })
-            })),
-            last: seq,
-            ...(since < oldest - 1 && oldest > 1 ? { dropped: oldest - 1 - since } : {})
-          }
-        })
-      )
+      Effect.sync((): Answer => {
+        const since = query.since ?? 0
+        const oldest = messages[0]?.seq ?? seq + 1
+        const chosen = messages.filter(
+          (m) =>
+            m.seq > since &&
+            severity[m.level] >= severity[query.level ?? "debug"] &&
+            (query.tab === undefined || m.tab === query.tab)
+        )
+        const limited = query.limit === undefined ? chosen : chosen.slice(-query.limit)
+        const redact = defaultRedactor
+        return {
+          messages: limited.map((m) => ({
+            ...m,
+            text: redact.text(m.text),
+            ...(m.source === undefined ? {} : { source: redact.url(m.source) })
+          })),
+          last: seq,
+          ...(since < oldest - 1 && oldest > 1 ? { dropped: oldest - 1 - since } : {})
+        }
+      })
 
     return { observe, read } satisfies Console
   })

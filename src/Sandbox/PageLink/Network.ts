@@ -3,7 +3,7 @@
  * headers and a capped start of the request body kept for a detailed read; everything redacted as the logs are when
  * read (query values, cookies, authorization, secrets in bodies).
  */
-import { Effect, Ref } from "effect"
+import { Effect } from "effect"
 import type * as Protocol from "../../Cdp/Protocol.ts"
 import { defaultRedactor } from "../../Logging/Redact.ts"
 
@@ -108,18 +108,14 @@ const matcher = (filter: string | undefined) => {
 
 export const make = (capacity: number): Effect.Effect<Network> =>
   Effect.gen(function* () {
-    const ring = yield* Ref.make<{ readonly requests: ReadonlyArray<Stored>; readonly seq: number }>({
-      requests: [],
-      seq: 0
-    })
+    // Mutated in place: a page that fetches in a loop costs a push and a shift per request.
+    const requests: Array<Stored> = []
+    let seq = 0
     /** Updates the newest request the browser knows by `requestId` (a redirect reuses it for the next hop). */
     const update = (requestId: string, f: (r: Stored) => Stored) =>
-      Ref.update(ring, (state) => {
-        const index = state.requests.findLastIndex((r) => r.requestId === requestId)
-        if (index < 0) return state
-        const requests = [...state.requests]
-        requests[index] = f(requests[index]!)
-        return { ...state, requests }
+      Effect.sync(() => {
+        const index = requests.findLastIndex((r) => r.requestId === requestId)
+        if (index >= 0) requests[index] = f(requests[index]!)
       })
 
     const observe = (event: Protocol.Event, targetId: string | undefined): Effect.Effect<void> => {
@@ -127,22 +123,23 @@ export const make = (capacity: number): Effect.Effect<Network> =>
       switch (event.method) {
         case "Network.requestWillBeSent": {
           const { requestId, request, type, redirectResponse, timestamp } = event.params
-          const hop = (state: { readonly requests: ReadonlyArray<Stored>; readonly seq: number }) => {
-            const requests = redirectResponse
-              ? state.requests.map((r) =>
-                  r.requestId === requestId && r.status === undefined
-                    ? {
-                        ...r,
-                        status: redirectResponse.status,
-                        responseHeaders: redirectResponse.headers as Record<string, string>,
-                        ms: Math.round((timestamp - r.started) * 1000)
-                      }
-                    : r
-                )
-              : state.requests
+          return Effect.sync(() => {
+            if (redirectResponse) {
+              // The hop before ends here: its status is the redirect's.
+              const index = requests.findLastIndex((r) => r.requestId === requestId && r.status === undefined)
+              const before = requests[index]
+              if (before !== undefined) {
+                requests[index] = {
+                  ...before,
+                  status: redirectResponse.status,
+                  responseHeaders: redirectResponse.headers as Record<string, string>,
+                  ms: Math.round((timestamp - before.started) * 1000)
+                }
+              }
+            }
             const body = request.postData
-            const next: Stored = {
-              seq: state.seq + 1,
+            requests.push({
+              seq: ++seq,
               requestId,
               ...(event.sessionId === undefined ? {} : { sessionId: event.sessionId }),
               started: timestamp,
@@ -152,13 +149,9 @@ export const make = (capacity: number): Effect.Effect<Network> =>
               tab: targetId,
               requestHeaders: request.headers as Record<string, string>,
               ...(body === undefined ? {} : { requestBody: body.slice(0, maxBody) })
-            }
-            return {
-              seq: state.seq + 1,
-              requests: [...requests.slice(Math.max(0, requests.length - capacity + 1)), next]
-            }
-          }
-          return Ref.update(ring, hop)
+            })
+            if (requests.length > capacity) requests.shift()
+          })
         }
         case "Network.responseReceived": {
           const { requestId, response } = event.params
@@ -191,33 +184,31 @@ export const make = (capacity: number): Effect.Effect<Network> =>
     }
 
     const read = (query: Query) =>
-      Ref.get(ring).pipe(
-        Effect.map(({ requests, seq }): Answer => {
-          const since = query.since ?? 0
-          const matches = matcher(query.filter)
-          const oldest = requests[0]?.seq ?? seq + 1
-          const chosen = requests.filter(
-            (r) =>
-              r.seq > since &&
-              (query.tab === undefined || r.tab === query.tab) &&
-              (query.all === true ||
-                !statics.has(r.type) ||
-                r.failed !== undefined ||
-                (r.status !== undefined && r.status >= 400)) &&
-              matches(r.url)
-          )
-          const limited = query.limit === undefined ? chosen : chosen.slice(-query.limit)
-          return {
-            requests: limited.map((r) => redacted(summary(r))),
-            last: seq,
-            ...(since < oldest - 1 && oldest > 1 ? { dropped: oldest - 1 - since } : {})
-          }
-        })
-      )
+      Effect.sync((): Answer => {
+        const since = query.since ?? 0
+        const matches = matcher(query.filter)
+        const oldest = requests[0]?.seq ?? seq + 1
+        const chosen = requests.filter(
+          (r) =>
+            r.seq > since &&
+            (query.tab === undefined || r.tab === query.tab) &&
+            (query.all === true ||
+              !statics.has(r.type) ||
+              r.failed !== undefined ||
+              (r.status !== undefined && r.status >= 400)) &&
+            matches(r.url)
+        )
+        const limited = query.limit === undefined ? chosen : chosen.slice(-query.limit)
+        return {
+          requests: limited.map((r) => redacted(summary(r))),
+          last: seq,
+          ...(since < oldest - 1 && oldest > 1 ? { dropped: oldest - 1 - since } : {})
+        }
+      })
 
     return {
       observe,
       read,
-      find: (seq) => Ref.get(ring).pipe(Effect.map(({ requests }) => requests.find((r) => r.seq === seq)))
+      find: (wanted) => Effect.sync(() => requests.find((r) => r.seq === wanted))
     } satisfies Network
   })
