@@ -69,9 +69,10 @@ const controlOf = (action: Action): AccessibilityTree.Element => ({
  */
 const roleOf = (field: Field, controls: ReadonlyArray<AccessibilityTree.Element>) => {
   if (field.ref !== undefined) return controls.find((c) => c.ref === field.ref)?.role
-  const choice = AccessibilityTree.choose(AccessibilityTree.rank(controls, "any", field.target ?? ""))
+  const operated = controls.filter(AccessibilityTree.isInteractive)
+  const choice = AccessibilityTree.choose(AccessibilityTree.rank(operated, "any", field.target ?? ""))
   if (choice._tag === "one") return choice.chosen.element.role
-  const radios = controls.filter((c) => c.role === "radio")
+  const radios = operated.filter((c) => c.role === "radio")
   const option = typeof field.value === "string" ? field.value : ""
   return AccessibilityTree.choose(AccessibilityTree.rank(radios, "check", option))._tag === "one" ? "radio" : undefined
 }
