@@ -20,6 +20,7 @@ import { Effect, FiberSet, Option } from "effect"
 import type { ToolAnswer } from "../Cascade/Router.ts"
 import { splitCommon } from "../Cascade/Tool.ts"
 import { find, toolNames, tools } from "../Cascade/Tools.ts"
+import * as ClientResources from "./Mcp/ClientResources.ts"
 import * as Front from "./Mcp/Front.ts"
 import { withProgress } from "./Mcp/Progress.ts"
 import * as Resources from "./Mcp/Resources.ts"
@@ -120,9 +121,6 @@ export interface Client {
   notify?: (notification: ServerNotification) => Promise<void>
 }
 
-/** How often a download still under way is looked at, for its resource's `updated` notification. */
-const downloadPollMs = 500
-
 /** The tool list and calls of one MCP client, answered through the Sessions. */
 export const handlers = (
   run: <A>(effect: Effect.Effect<A>, signal: AbortSignal) => Promise<A>,
@@ -132,91 +130,10 @@ export const handlers = (
 ): Front.Handlers => {
   const list = listed(options.toolNames)
   client.resources ??= Resources.make()
-  const store = client.resources
-  const notify = (notification: ServerNotification) => client.notify?.(notification).catch(() => undefined)
-
-  /** The resources an answer brings: what the call made, and the session's downloads when they changed. */
-  const collect = (answer: ToolAnswer, session: string | undefined) => {
-    const made = (answer.resources ?? []).map(store.add)
-    const downloads = (answer.state.downloads ?? []).map((d, i) => store.download(session, i, d))
-    for (const d of downloads) if (d.finished && store.subscribed(d.entry.uri)) void announce(d.entry.uri)
-    if (made.length > 0 || downloads.some((d) => d.added))
-      void notify({ method: "notifications/resources/list_changed" })
-    watch()
-    return [...made, ...downloads.filter((d) => d.added).map((d) => d.entry)]
-  }
-  const announce = (uri: string) => notify({ method: "notifications/resources/updated", params: { uri } })
-
-  /** While a download is under way, its session is looked at until it ends; subscribers hear when it does. */
-  let watching = false
-  const watch = () => {
-    if (watching || store.pending().length === 0) return
-    watching = true
-    const look = () => {
-      const pending = store.pending()
-      if (pending.length === 0) {
-        watching = false
-        return
-      }
-      const sessionsNow = [...new Set(pending.map((p) => p.session))]
-      run(
-        Effect.forEach(sessionsNow, (session) =>
-          sessions.page(session).pipe(Effect.map((view) => [session, view] as const))
-        ),
-        new AbortController().signal
-      )
-        .then((views) => {
-          for (const [session, view] of views) {
-            if (Option.isNone(view)) continue
-            view.value.downloads.forEach((d, i) => {
-              const seen = store.download(session, i, d)
-              if (seen.added) void notify({ method: "notifications/resources/list_changed" })
-              if (seen.finished && store.subscribed(seen.entry.uri)) void announce(seen.entry.uri)
-            })
-          }
-          // A session gone since has nothing more to report: its downloads stay as they were.
-          const left = store.pending().filter((p) => views.some(([s, v]) => s === p.session && Option.isSome(v)))
-          if (left.length === 0) watching = false
-          else setTimeout(look, downloadPollMs).unref()
-        })
-        .catch(() => {
-          watching = false
-        })
-    }
-    setTimeout(look, downloadPollMs).unref()
-  }
-
-  const resources: Front.ResourceHandlers = {
-    list: async () => ({
-      resources: store.list().map((e) => ({
-        uri: e.uri,
-        name: e.name,
-        title: e.title,
-        mimeType: e.mimeType,
-        ...(e.description === undefined ? {} : { description: e.description }),
-        ...(e.size === undefined ? {} : { size: e.size })
-      }))
-    }),
-    read: async (request) => {
-      const contents = await store.read(request.params.uri)
-      if (contents === undefined) {
-        // The spec's code for a resource that is not there (or not readable yet: a download under way).
-        throw new McpError(
-          -32002 as ErrorCode,
-          `Resource not found: ${request.params.uri} (resources/list lists this session's resources)`
-        )
-      }
-      return { contents: [contents] }
-    },
-    subscribe: async (request) => {
-      store.subscribe(request.params.uri)
-      return {}
-    },
-    unsubscribe: async (request) => {
-      store.unsubscribe(request.params.uri)
-      return {}
-    }
-  }
+  const { collect, handlers: resources } = ClientResources.make(client.resources, {
+    page: (session) => run(sessions.page(session), new AbortController().signal),
+    notify: (notification) => client.notify?.(notification).catch(() => undefined) ?? Promise.resolve()
+  })
 
   return {
     resources,
