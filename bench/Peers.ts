@@ -242,7 +242,7 @@ const definitions = (chromium: string): ReadonlyArray<Server> => [
       await call("screenshot", "browser_screenshot", {})
       return read
     },
-    // Fields by their labels: no snapshot needed; the submit is part of the fill.
+    // Fields by their labels: no snapshot needed before; the submit is part of the fill.
     batch: async (call, url) => {
       await call("navigate", "browser_navigate", { url })
       await call("fill_form", "browser_fill_form", {
@@ -254,7 +254,8 @@ const definitions = (chromium: string): ReadonlyArray<Server> => [
         ],
         submit: "Create account"
       })
-      const read = await call("read", "browser_extract", { instruction: "the result message" })
+      // The page's status line, from the outline.
+      const read = await call("read", "browser_snapshot", { find: "status" })
       await call("screenshot", "browser_screenshot", {})
       return read
     },

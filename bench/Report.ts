@@ -502,7 +502,7 @@ const peersSection = (p: Peers.PeersResult) => {
       row("processes (server + browser)", (s) => s.memory.processes),
       row("spawn → initialize answered, ms (median / p95)", (s) => stat(s.initialize))
     ]
-  )}\n\nThe same task with each server's batch form fill (Switchyard: \`browser_fill_form\` by labels with its submit, no snapshot; Playwright MCP: a snapshot, \`browser_fill_form\`, then a click; chrome-devtools-mcp: a snapshot, \`fill_form\`, then a click):\n\n${md(
+  )}\n\nThe same task with each server's batch form fill (Switchyard: \`browser_fill_form\` by labels with its submit, then \`browser_snapshot {find: "status"}\` to read; Playwright MCP: a snapshot, \`browser_fill_form\`, then a click; chrome-devtools-mcp: a snapshot, \`fill_form\`, then a click):\n\n${md(
     ["", ...ids.map((id) => p.servers[id].label)],
     [
       row("task wall time, ms (median / p95)", (s) => stat(s.batch?.task)),

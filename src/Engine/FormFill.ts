@@ -101,6 +101,14 @@ const onPage = (field: Field, kind: string | undefined, controls: ReadonlyArray<
   return { ...rest, ref: choice.chosen.element.ref }
 }
 
+/** The submit button as the page showed it at the call's start (its reference), else by its name. */
+const clickOn = (button: string, controls: ReadonlyArray<AccessibilityTree.Element>): string | Action => {
+  const choice = AccessibilityTree.choose(AccessibilityTree.rank(controls, "click", button))
+  return choice._tag === "one"
+    ? { selector: choice.chosen.element.ref, method: "click", arguments: [], description: "" }
+    : `click ${quote(button)}`
+}
+
 /** `check "Pro" in "Plan"` when the grammar scopes by group, else `check "Pro"`. */
 const radioSentence = (option: string, group: string) => {
   const scoped = `check ${quote(option)} in ${quote(group)}`
@@ -268,7 +276,7 @@ export const fill = (engine: Engine["Service"], fields: ReadonlyArray<Field>, su
         ? lastText!.ref !== undefined
           ? ({ selector: lastText!.ref, method: "press", arguments: ["Enter"], description: "" } satisfies Action)
           : `press Enter in ${quote(lastText!.target!)}`
-        : `click ${quote(submit)}`
+        : clickOn(submit, engine.elements === undefined ? [] : controls)
     const sent = yield* engine
       .act(sending)
       .pipe(
