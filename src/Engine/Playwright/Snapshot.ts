@@ -26,11 +26,13 @@ export const make = (sp: SessionPage) => {
   let previous: Outline.Lines | undefined
 
   const take = Effect.fn("PlaywrightEngine.snapshot")(function* (options: SnapshotOptions) {
-    yield* Actions.readElements(sp, "snapshot")
+    const [, title] = yield* Effect.all(
+      [Actions.readElements(sp, "snapshot"), attempt(sp.at("snapshot"), () => sp.page.title())],
+      { concurrency: 2 }
+    )
     const reading = sp.elements.latest()
     const roots = reading === undefined ? [] : Outline.outline(reading)
     const url = sp.page.url()
-    const title = yield* attempt(sp.at("snapshot"), () => sp.page.title())
     const before = previous
     previous = Outline.linesOf(url, roots)
     const base = { url, title }
