@@ -208,7 +208,7 @@ export const onPage = [
     title: "Console messages",
     annotations: { readOnlyHint: true, openWorldHint: false },
     description:
-      "The console messages of the session's pages, uncaught errors and the browser's own messages (a failed load), with the script position that wrote each; the newest last. Kept since the browser started (up to 500), redacted like logs.",
+      "The console messages, uncaught errors and the browser's own messages (a failed load) of the page in the active tab since it loaded, with the script position that wrote each; the newest last; redacted like logs. since: the `last` of an earlier answer gives what came after it, on every tab (0: all the session keeps, up to 500).",
     args: Schema.Struct({
       level: Schema.optional(
         Schema.Literals(["debug", "info", "warning", "error"]).annotate({
@@ -250,7 +250,7 @@ export const onPage = [
     title: "Network requests",
     annotations: { readOnlyHint: true, openWorldHint: false },
     description:
-      "The requests of the session's pages: method, URL, status, type, time and bytes, the newest last (images, fonts, styles and scripts that loaded fine only with all: true). With id, one request's headers and the start of its bodies. Kept since the browser started (up to 500), redacted like logs.",
+      "The requests of the page in the active tab since it started loading: method, URL, status, type, time and bytes, the newest last (images, fonts, styles and scripts that loaded fine only with all: true); redacted like logs. since: the `last` of an earlier answer gives what came after it, on every tab (0: all the session keeps, up to 500). With id, one request's headers and the start of its bodies.",
     args: Schema.Struct({
       filter: Schema.optional(text('Only URLs containing this text, or matching "/regex/".')),
       since: Schema.optional(

@@ -168,11 +168,13 @@ export class Sandbox extends Context.Service<
      * refused while a person has the browser or a dialog waits on the page.
      */
     readonly onPage: <A>(work: (page: OnPage) => Effect.Effect<A, SwitchyardError>) => Effect.Effect<A, SwitchyardError>
-    /** The pages' console messages and uncaught errors since the browser started (a bounded ring), redacted. */
+    /** The console messages and uncaught errors of the active tab's page since it loaded, or with `since` of every tab
+     * since then (a bounded ring since the browser started), redacted. */
     readonly console: (
       query: Console.Query
     ) => Effect.Effect<Omit<Console.Answer, "messages"> & { readonly messages: ReadonlyArray<Shown<Console.Message>> }>
-    /** The pages' requests since the browser started (a bounded ring), redacted. */
+    /** The requests of the active tab's page since it started loading, or with `since` of every tab since then (a
+     * bounded ring since the browser started), redacted. */
     readonly network: (
       query: Network.Query
     ) => Effect.Effect<Omit<Network.Answer, "requests"> & { readonly requests: ReadonlyArray<Shown<Network.Request>> }>
@@ -597,14 +599,19 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       Effect.gen(function* () {
         const s = yield* Ref.get(state)
         if (s.browser === undefined) return { messages: [], last: 0 }
-        const answer = yield* s.browser.link.console(query)
+        // Without a `since`, what the active tab's page did since it loaded.
+        const answer = yield* s.browser.link.console(
+          query.since === undefined ? { ...query, page: s.browser.targetId } : query
+        )
         return { ...answer, messages: answer.messages.map((m) => shown(s, m)) }
       }),
     network: (query) =>
       Effect.gen(function* () {
         const s = yield* Ref.get(state)
         if (s.browser === undefined) return { requests: [], last: 0 }
-        const answer = yield* s.browser.link.network(query)
+        const answer = yield* s.browser.link.network(
+          query.since === undefined ? { ...query, page: s.browser.targetId } : query
+        )
         return { ...answer, requests: answer.requests.map((r) => shown(s, r)) }
       }),
     request: (seq) =>

@@ -121,6 +121,18 @@ describe("console and network", () => {
           filtered.requests.map((r) => new URL(r.url).pathname),
           ["/api/data"]
         )
+
+        // Another page: by default its own record alone; since 0, all the session kept.
+        yield* call(service, "browser.navigate", { url: site.url("/sized") })
+        const fresh = yield* call<{ messages: ReadonlyArray<Message> }>(service, "browser.console", {})
+        assert.deepStrictEqual(fresh.messages, [])
+        const kept = yield* call<{ messages: ReadonlyArray<Message> }>(service, "browser.console", { since: 0 })
+        assert.isDefined(kept.messages.find((m) => m.text.startsWith("hello")))
+        const loaded = yield* call<{ requests: ReadonlyArray<Request> }>(service, "browser.network", {})
+        assert.deepStrictEqual(
+          loaded.requests.map((r) => new URL(r.url).pathname),
+          ["/sized"]
+        )
       }),
     120_000
   )

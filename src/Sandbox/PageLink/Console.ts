@@ -30,6 +30,8 @@ export interface Query {
   readonly since?: number
   /** Only this tab's messages. */
   readonly tab?: string
+  /** Only this tab's messages since its page loaded (its last navigation). */
+  readonly page?: string
   /** At most this many (the newest). */
   readonly limit?: number
 }
@@ -87,6 +89,8 @@ export const make = (capacity: number): Effect.Effect<Console> =>
     // Mutated in place, one message at a time: a page that logs in a loop costs a push and a shift per message.
     const messages: Array<Message> = []
     let seq = 0
+    /** Per tab, the last message before its page's last navigation. */
+    const loaded = new Map<string, number>()
     // A page attached again (the link reconnected) reports its console's earlier messages again: kept once.
     const keep = (message: Omit<Message, "seq">) =>
       Effect.sync(() => {
@@ -101,6 +105,9 @@ export const make = (capacity: number): Effect.Effect<Console> =>
     const observe = (event: Protocol.Event, targetId: string | undefined): Effect.Effect<void> => {
       if (targetId === undefined) return Effect.void
       switch (event.method) {
+        case "Page.frameNavigated":
+          if (event.params.frame.parentId === undefined) return Effect.sync(() => void loaded.set(targetId, seq))
+          return Effect.void
         case "Runtime.consoleAPICalled": {
           const { type, args, stackTrace, timestamp } = event.params
           const frame = stackTrace?.callFrames[0]
@@ -149,13 +156,14 @@ export const make = (capacity: number): Effect.Effect<Console> =>
 
     const read = (query: Query) =>
       Effect.sync((): Answer => {
-        const since = query.since ?? 0
+        const since = Math.max(query.since ?? 0, query.page === undefined ? 0 : (loaded.get(query.page) ?? 0))
+        const tab = query.page ?? query.tab
         const oldest = messages[0]?.seq ?? seq + 1
         const chosen = messages.filter(
           (m) =>
             m.seq > since &&
             severity[m.level] >= severity[query.level ?? "debug"] &&
-            (query.tab === undefined || m.tab === query.tab)
+            (tab === undefined || m.tab === tab)
         )
         const limited = query.limit === undefined ? chosen : chosen.slice(-query.limit)
         const redact = defaultRedactor

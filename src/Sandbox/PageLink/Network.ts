@@ -36,6 +36,8 @@ export interface Query {
   readonly filter?: string
   readonly since?: number
   readonly tab?: string
+  /** Only this tab's requests since its page started loading (its last navigation, the document's request included). */
+  readonly page?: string
   /** Include images, fonts, stylesheets, scripts and media that loaded fine (left out by default). */
   readonly all?: boolean
   readonly limit?: number
@@ -111,6 +113,8 @@ export const make = (capacity: number): Effect.Effect<Network> =>
     // Mutated in place: a page that fetches in a loop costs a push and a shift per request.
     const requests: Array<Stored> = []
     let seq = 0
+    /** Per tab, the last request before its page's last navigation. */
+    const loaded = new Map<string, number>()
     /** Updates the newest request the browser knows by `requestId` (a redirect reuses it for the next hop). */
     const update = (requestId: string, f: (r: Stored) => Stored) =>
       Effect.sync(() => {
@@ -122,8 +126,10 @@ export const make = (capacity: number): Effect.Effect<Network> =>
       if (targetId === undefined) return Effect.void
       switch (event.method) {
         case "Network.requestWillBeSent": {
-          const { requestId, request, type, redirectResponse, timestamp } = event.params
+          const { requestId, request, type, redirectResponse, timestamp, frameId } = event.params
           return Effect.sync(() => {
+            // A page target's main frame has the target's id: a document for it is a new page.
+            if (type === "Document" && frameId === targetId && redirectResponse === undefined) loaded.set(targetId, seq)
             if (redirectResponse) {
               // The hop before ends here: its status is the redirect's.
               const index = requests.findLastIndex((r) => r.requestId === requestId && r.status === undefined)
@@ -185,13 +191,14 @@ export const make = (capacity: number): Effect.Effect<Network> =>
 
     const read = (query: Query) =>
       Effect.sync((): Answer => {
-        const since = query.since ?? 0
+        const since = Math.max(query.since ?? 0, query.page === undefined ? 0 : (loaded.get(query.page) ?? 0))
+        const tab = query.page ?? query.tab
         const matches = matcher(query.filter)
         const oldest = requests[0]?.seq ?? seq + 1
         const chosen = requests.filter(
           (r) =>
             r.seq > since &&
-            (query.tab === undefined || r.tab === query.tab) &&
+            (tab === undefined || r.tab === tab) &&
             (query.all === true ||
               !statics.has(r.type) ||
               r.failed !== undefined ||
