@@ -5,6 +5,8 @@
  * would: the peers need a snapshot to hand out element references, so the task takes one (and counts it). Per server:
  * wall time per task, latency per kind of call, calls and result bytes per task (what the agent reads into its
  * context), CPU per task and memory of the server and its browser, and the time from spawn to `initialize` answered.
+ * The same task again with each server's batch form fill, and each server's snapshot, console, network, wait, script,
+ * PDF and resize tools called once on its page (bytes and time of one call).
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
@@ -20,7 +22,12 @@ import * as ProcessTree from "./ProcessTree.ts"
 import * as Stats from "./Stats.ts"
 
 export const kinds = ["navigate", "snapshot", "fill", "select", "check", "click", "read", "screenshot"] as const
-export type Kind = (typeof kinds)[number]
+/** The calls of the same task done with each server's batch form fill. */
+export const batchKinds = ["navigate", "snapshot", "fill_form", "click", "read", "screenshot"] as const
+/** The tools probed once a task has run, each server's own for each. */
+export const toolKinds = ["snapshot", "console", "network", "wait_for", "evaluate", "pdf", "resize"] as const
+export type Kind = (typeof kinds)[number] | (typeof batchKinds)[number]
+export type ToolKind = (typeof toolKinds)[number]
 
 export const servers = ["switchyard", "playwright-mcp", "chrome-devtools-mcp"] as const
 export type ServerId = (typeof servers)[number]
@@ -54,6 +61,24 @@ export interface ServerResult {
   }
   /** Spawn → `initialize` answered (the client's connect), each spawn a fresh process. */
   readonly initialize: Stats.Summary
+  /** The same task with the server's batch form fill (every field in one call); absent in results of older runs. */
+  readonly batch?: {
+    readonly tasks: number
+    readonly failures: number
+    readonly firstFailure?: string
+    readonly task: Stats.Summary
+    readonly callsPerTask: number
+    readonly textBytesPerTask: number
+    readonly perCall: Partial<Record<(typeof batchKinds)[number], Stats.Summary>>
+  }
+  /** Each tool kind the server has, called on the task's page: its tool, text bytes and time of one call (medians). */
+  readonly tools?: Partial<
+    Record<
+      ToolKind,
+      | { readonly tool: string; readonly textBytes: number; readonly ms: number }
+      | { readonly tool: string; readonly error: string }
+    >
+  >
 }
 
 export interface PeersResult {
@@ -103,6 +128,7 @@ const page = `<!doctype html>
 </main>
 <footer><small>© Acme Cloud · <a href="/privacy">Privacy</a></small></footer>
 <script>
+  console.info("sign-up form ready")
   document.getElementById("signup").addEventListener("submit", async (event) => {
     event.preventDefault()
     const form = new FormData(event.target)
@@ -168,6 +194,15 @@ interface Server {
   readonly prepare: (call: Caller) => Promise<Record<string, unknown>>
   /** The task; returns the text the agent read the result from. */
   readonly task: (call: Caller, url: string, context: Record<string, unknown>) => Promise<string>
+  /** The same task with the server's batch form fill. */
+  readonly batch: (call: Caller, url: string, context: Record<string, unknown>) => Promise<string>
+  /** The server's tool for each probed kind, with its arguments. */
+  readonly tools: Partial<
+    Record<
+      ToolKind,
+      { readonly tool: string; readonly args: (context: Record<string, unknown>) => Record<string, unknown> }
+    >
+  >
 }
 
 const root = join(import.meta.dirname, "..")
@@ -189,8 +224,12 @@ const definitions = (chromium: string): ReadonlyArray<Server> => [
     id: "switchyard",
     label: `switchyard ${(JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version} (serve, default configuration)`,
     argv: () => [join(root, "src", "Main.ts"), "serve"],
-    // What bin/switchyard sets; a log root of its own.
-    env: (dir) => ({ SWITCHYARD_LOG_DIR: join(dir, "logs"), NODE_OPTIONS: "--max-semi-space-size=16" }),
+    // What bin/switchyard sets; a log root of its own; evaluate on for its probe (the tasks do not use it).
+    env: (dir) => ({
+      SWITCHYARD_LOG_DIR: join(dir, "logs"),
+      NODE_OPTIONS: "--max-semi-space-size=16",
+      SWITCHYARD_EVALUATE: "on"
+    }),
     prepare: async () => ({}),
     task: async (call, url) => {
       await call("navigate", "browser_navigate", { url })
@@ -202,6 +241,32 @@ const definitions = (chromium: string): ReadonlyArray<Server> => [
       const read = await call("read", "browser_extract", { instruction: "the result message" })
       await call("screenshot", "browser_screenshot", {})
       return read
+    },
+    // Fields by their labels: no snapshot needed before; the submit is part of the fill.
+    batch: async (call, url) => {
+      await call("navigate", "browser_navigate", { url })
+      await call("fill_form", "browser_fill_form", {
+        fields: [
+          { target: "Full name", value: applicant.name },
+          { target: "Work email", value: applicant.email },
+          { target: "Plan", value: applicant.plan },
+          { target: "I agree to the terms of service", value: true }
+        ],
+        submit: "Create account"
+      })
+      // The page's status line, from the outline.
+      const read = await call("read", "browser_snapshot", { find: "status" })
+      await call("screenshot", "browser_screenshot", {})
+      return read
+    },
+    tools: {
+      snapshot: { tool: "browser_snapshot", args: () => ({}) },
+      console: { tool: "browser_console", args: () => ({}) },
+      network: { tool: "browser_network", args: () => ({}) },
+      wait_for: { tool: "browser_wait_for", args: () => ({ text: "Welcome" }) },
+      evaluate: { tool: "browser_evaluate", args: () => ({ expression: "document.title" }) },
+      pdf: { tool: "browser_pdf", args: () => ({}) },
+      resize: { tool: "browser_resize", args: () => ({ width: 1280, height: 720 }) }
     }
   },
   {
@@ -215,6 +280,8 @@ const definitions = (chromium: string): ReadonlyArray<Server> => [
       chromium,
       "--output-dir",
       join(dir, "output"),
+      // Its PDF tool is opt-in.
+      "--caps=pdf",
       ...(peersNoSandbox ? ["--no-sandbox"] : [])
     ],
     env: () => ({}),
@@ -247,6 +314,38 @@ const definitions = (chromium: string): ReadonlyArray<Server> => [
       const read = await call("read", "browser_snapshot", {})
       await call("screenshot", "browser_take_screenshot", { scale: "css" })
       return read
+    },
+    batch: async (call, url) => {
+      await call("navigate", "browser_navigate", { url })
+      const ref = refIn(await call("snapshot", "browser_snapshot", {}), (role, name) =>
+        RegExp(`${role} "${name}"[^\\n]*\\[ref=(\\w+)\\]`)
+      )
+      await call("fill_form", "browser_fill_form", {
+        fields: [
+          { name: "Full name", type: "textbox", target: ref("textbox", "Full name"), value: applicant.name },
+          { name: "Work email", type: "textbox", target: ref("textbox", "Work email"), value: applicant.email },
+          { name: "Plan", type: "combobox", target: ref("combobox", "Plan"), value: applicant.plan },
+          {
+            name: "I agree to the terms of service",
+            type: "checkbox",
+            target: ref("checkbox", "I agree to the terms of service"),
+            value: "true"
+          }
+        ]
+      })
+      await call("click", "browser_click", { element: "Create account", target: ref("button", "Create account") })
+      const read = await call("read", "browser_snapshot", {})
+      await call("screenshot", "browser_take_screenshot", { scale: "css" })
+      return read
+    },
+    tools: {
+      snapshot: { tool: "browser_snapshot", args: () => ({}) },
+      console: { tool: "browser_console_messages", args: () => ({ level: "info" }) },
+      network: { tool: "browser_network_requests", args: () => ({ static: false }) },
+      wait_for: { tool: "browser_wait_for", args: () => ({ text: "Welcome" }) },
+      evaluate: { tool: "browser_evaluate", args: () => ({ function: "() => document.title" }) },
+      pdf: { tool: "browser_pdf_save", args: () => ({}) },
+      resize: { tool: "browser_resize", args: () => ({ width: 1280, height: 720 }) }
     }
   },
   {
@@ -286,6 +385,33 @@ const definitions = (chromium: string): ReadonlyArray<Server> => [
       const read = await call("read", "take_snapshot", { pageId })
       await call("screenshot", "take_screenshot", { pageId })
       return read
+    },
+    batch: async (call, url, { pageId }) => {
+      await call("navigate", "navigate_page", { pageId, type: "url", url })
+      const ref = refIn(await call("snapshot", "take_snapshot", { pageId }), (role, name) =>
+        RegExp(`uid=(\\S+) ${role} "${name}"`)
+      )
+      await call("fill_form", "fill_form", {
+        pageId,
+        elements: [
+          { uid: ref("textbox", "Full name"), value: applicant.name },
+          { uid: ref("textbox", "Work email"), value: applicant.email },
+          { uid: ref("combobox", "Plan"), value: applicant.plan },
+          { uid: ref("checkbox", "I agree to the terms of service"), value: "true" }
+        ]
+      })
+      await call("click", "click", { pageId, uid: ref("button", "Create account") })
+      const read = await call("read", "take_snapshot", { pageId })
+      await call("screenshot", "take_screenshot", { pageId })
+      return read
+    },
+    tools: {
+      snapshot: { tool: "take_snapshot", args: ({ pageId }) => ({ pageId }) },
+      console: { tool: "list_console_messages", args: ({ pageId }) => ({ pageId }) },
+      network: { tool: "list_network_requests", args: ({ pageId }) => ({ pageId }) },
+      wait_for: { tool: "wait_for", args: ({ pageId }) => ({ pageId, text: ["Welcome"] }) },
+      evaluate: { tool: "evaluate_script", args: ({ pageId }) => ({ pageId, function: "() => document.title" }) },
+      resize: { tool: "resize_page", args: ({ pageId }) => ({ pageId, width: 1280, height: 720 }) }
     }
   }
 ]
@@ -364,7 +490,14 @@ export const run = (options: { readonly rounds: number; readonly spawns: number 
             browser: ReturnType<typeof ProcessTree.memoryMiB>
           }>,
           failures: 0,
-          firstFailure: undefined as string | undefined
+          firstFailure: undefined as string | undefined,
+          batch: {
+            tasks: [] as Array<Array<Call>>,
+            wall: [] as Array<number>,
+            failures: 0,
+            firstFailure: undefined as string | undefined
+          },
+          tools: new Map<ToolKind, { tool: string; ms: Array<number>; bytes: Array<number>; error?: string }>()
         }
       ])
     )
@@ -437,10 +570,55 @@ export const run = (options: { readonly rounds: number; readonly spawns: number 
         })
       })
 
+    /** The task with the batch fill; then, on its page, each tool the server has for the probed kinds. */
+    const batched = (server: Server, record: boolean, probe: boolean) =>
+      Effect.promise(async () => {
+        const { connected, context, caller } = live.get(server.id)!
+        const entry = samples.get(server.id)!.batch
+        const calls: Array<Call> = []
+        const started = performance.now()
+        let failure: string | undefined
+        try {
+          const read = await server.batch(caller(calls), url, context)
+          if (!read.includes(welcome)) failure = `the result read had no "${welcome}": ${read.slice(0, 300)}`
+        } catch (error) {
+          failure = `${(error as Error).message} (stderr: ${connected.stderr().slice(-500)})`
+        }
+        const wall = performance.now() - started
+        if (record && failure !== undefined) {
+          entry.failures++
+          entry.firstFailure ??= failure
+        } else if (record) {
+          entry.tasks.push(calls)
+          entry.wall.push(wall)
+        }
+        if (!probe) return
+        const tools = samples.get(server.id)!.tools
+        for (const kind of toolKinds) {
+          const probed = server.tools[kind]
+          if (probed === undefined) continue
+          const seen = tools.get(kind) ?? { tool: probed.tool, ms: [], bytes: [] }
+          tools.set(kind, seen)
+          const into: Array<Call> = []
+          try {
+            await caller(into)("read", probed.tool, probed.args(context))
+            seen.ms.push(into[0]!.ms)
+            seen.bytes.push(into[0]!.text)
+          } catch (error) {
+            seen.error ??= (error as Error).message.slice(0, 200)
+          }
+        }
+      })
+
     // A first task each, not recorded: browsers start on the first call.
     for (const server of all) yield* once(server, false)
+    for (const server of all) yield* batched(server, false, false)
     for (let round = 0; round < options.rounds; round++) {
-      for (let k = 0; k < all.length; k++) yield* once(all[(round + k) % all.length]!, true)
+      for (let k = 0; k < all.length; k++) {
+        const server = all[(round + k) % all.length]!
+        yield* once(server, true)
+        yield* batched(server, true, round < Math.min(options.rounds, 5))
+      }
     }
 
     const result = (server: Server): ServerResult => {
@@ -479,7 +657,32 @@ export const run = (options: { readonly rounds: number; readonly spawns: number 
           browserUssMiB: Stats.summarize(entry.memory.map((m) => m.browser.uss)).median,
           processes: median(entry.memory.map((m) => m.service.processes + m.browser.processes))
         },
-        initialize: Stats.summarize(initialize.get(server.id)!)
+        initialize: Stats.summarize(initialize.get(server.id)!),
+        batch: {
+          tasks: entry.batch.tasks.length,
+          failures: entry.batch.failures,
+          ...(entry.batch.firstFailure === undefined ? {} : { firstFailure: entry.batch.firstFailure }),
+          task: Stats.summarize(entry.batch.wall),
+          callsPerTask: median(entry.batch.tasks.map((t) => t.length)),
+          textBytesPerTask: median(entry.batch.tasks.map((task) => task.reduce((n, c) => n + c.text, 0))),
+          perCall: Object.fromEntries(
+            batchKinds.flatMap((kind) => {
+              const ms = entry.batch.tasks
+                .flat()
+                .filter((c) => c.kind === kind)
+                .map((c) => c.ms)
+              return ms.length === 0 ? [] : [[kind, Stats.summarize(ms)]]
+            })
+          )
+        },
+        tools: Object.fromEntries(
+          [...entry.tools].map(([kind, seen]) => [
+            kind,
+            seen.ms.length === 0
+              ? { tool: seen.tool, error: seen.error ?? "not called" }
+              : { tool: seen.tool, textBytes: median(seen.bytes), ms: median(seen.ms) }
+          ])
+        )
       }
     }
     return {

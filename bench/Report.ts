@@ -45,6 +45,31 @@ export interface Target {
   readonly met: boolean
 }
 
+/** The batch-fill task: ours takes no more calls and no more time than any peer's with its own batch fill. */
+const batchTargets = (
+  ours: Peers.ServerResult,
+  others: ReadonlyArray<readonly [string, Peers.ServerResult]>
+): Array<Target> => {
+  const mine = ours.batch
+  if (mine === undefined) return []
+  return [
+    {
+      figure: "peers: the sign-up task with each server's batch fill, p50: calls and wall time against every peer",
+      target: "≤ each",
+      measured: `${mine.callsPerTask} calls, ${mine.task.median} ms vs ${others.map(([id, s]) => `${id} ${s.batch?.callsPerTask} calls, ${s.batch?.task.median} ms`).join("; ")}`,
+      met:
+        mine.failures === 0 &&
+        mine.tasks > 0 &&
+        others.every(
+          ([, s]) =>
+            s.batch !== undefined &&
+            mine.callsPerTask <= s.batch.callsPerTask &&
+            mine.task.median <= s.batch.task.median
+        )
+    }
+  ]
+}
+
 /** Target 6: ours against the peers on the same task, in the default configuration. */
 const peerTargets = (p: Peers.PeersResult): Array<Target> => {
   const ours = p.servers.switchyard
@@ -82,6 +107,7 @@ const peerTargets = (p: Peers.PeersResult): Array<Target> => {
       measured: `${ours.textBytesPerTask} vs ${lightest[1].textBytesPerTask} B (${lightest[0]})`,
       met: ours.textBytesPerTask <= lightest[1].textBytesPerTask
     },
+    ...batchTargets(ours, others),
     {
       figure: "peers: spawn → MCP initialize answered, p50",
       target: "≤ 300 ms",
@@ -476,8 +502,36 @@ const peersSection = (p: Peers.PeersResult) => {
       row("processes (server + browser)", (s) => s.memory.processes),
       row("spawn → initialize answered, ms (median / p95)", (s) => stat(s.initialize))
     ]
+  )}\n\nThe same task with each server's batch form fill (Switchyard: \`browser_fill_form\` by labels with its submit, then \`browser_snapshot {find: "status"}\` to read; Playwright MCP: a snapshot, \`browser_fill_form\`, then a click; chrome-devtools-mcp: a snapshot, \`fill_form\`, then a click):\n\n${md(
+    ["", ...ids.map((id) => p.servers[id].label)],
+    [
+      row("task wall time, ms (median / p95)", (s) => stat(s.batch?.task)),
+      row("tasks failed", (s) =>
+        s.batch === undefined ? "–" : `${s.batch.failures} of ${s.batch.failures + s.batch.tasks}`
+      ),
+      row("calls per task", (s) => s.batch?.callsPerTask ?? "–"),
+      ...Peers.batchKinds.map((kind) => row(`${kind} call, ms (median / p95)`, (s) => stat(s.batch?.perCall[kind]))),
+      row("text bytes per task (tool results)", (s) => s.batch?.textBytesPerTask ?? "–")
+    ]
+  )}\n\nEach server's tool of each kind, called on the page once the task has run (medians of up to five calls): text bytes of one answer / ms.\n\n${md(
+    ["", ...ids.map((id) => p.servers[id].label)],
+    Peers.toolKinds.map((kind) =>
+      row(kind, (s) => {
+        const probed = s.tools?.[kind]
+        if (probed === undefined) return "–"
+        return "error" in probed ? `${probed.tool}: failed` : `${probed.tool}: ${probed.textBytes} B / ${probed.ms} ms`
+      })
+    )
   )}${ids
-    .flatMap((id) => (p.servers[id].firstFailure ? [`\n\n${id}, first failure: ${p.servers[id].firstFailure}`] : []))
+    .flatMap((id) => [
+      ...(p.servers[id].firstFailure ? [`\n\n${id}, first failure: ${p.servers[id].firstFailure}`] : []),
+      ...(p.servers[id].batch?.firstFailure
+        ? [`\n\n${id}, first failure with the batch fill: ${p.servers[id].batch?.firstFailure}`]
+        : []),
+      ...Object.entries(p.servers[id].tools ?? {}).flatMap(([kind, probed]) =>
+        probed !== undefined && "error" in probed ? [`\n\n${id}, ${kind} (${probed.tool}) failed: ${probed.error}`] : []
+      )
+    ])
     .join("")}`
 }
 

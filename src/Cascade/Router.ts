@@ -7,12 +7,15 @@ import { createHash } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
 import { Egress } from "../Egress/Egress.ts"
 import { Unsupported } from "../Errors/Engine.ts"
-import { ActionFailed, DialogOpen } from "../Errors/Page.ts"
+import { ActionFailed, DialogOpen, InvalidInput } from "../Errors/Page.ts"
+import { PolicyRejected } from "../Errors/Service.ts"
 import { toErrorInfo } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
 import * as Secrets from "../Logging/Secrets.ts"
 import * as Files from "../Sandbox/Files.ts"
 import { dialogError, type PageEvent, Sandbox } from "../Sandbox/Sandbox.ts"
+import * as StorageState from "../Sandbox/StorageState.ts"
+import { StorageStates } from "../Store/StorageStates.ts"
 import * as Handoff from "../Takeover/Handoff.ts"
 import { Cascade } from "./Cascade.ts"
 import { Engines } from "./Engines.ts"
@@ -20,7 +23,7 @@ import * as HandoffTools from "./HandoffTools.ts"
 import { type CascadeConfig, cascadeFor, defaultPolicy, handsToPerson, type Policy } from "./Policy.ts"
 import * as StagehandFallback from "./StagehandFallback.ts"
 import * as StateBlock from "./StateBlock.ts"
-import type * as Tool from "./Tool.ts"
+import * as Tool from "./Tool.ts"
 import * as Tools from "./Tools.ts"
 import * as UrlPolicy from "./UrlPolicy.ts"
 
@@ -40,6 +43,8 @@ export interface ToolAnswer {
   readonly attemptId: string
   /** Without what did not change since the session's previous answer (`browser.status` always has it all). */
   readonly state: StateBlock.AnswerState
+  /** What the call made that a client may fetch apart from the answer: a screenshot, a PDF, a whole snapshot. */
+  readonly resources?: ReadonlyArray<Tool.Resource>
 }
 
 export interface RouterOptions extends StagehandFallback.StagehandFallbackOptions {
@@ -48,6 +53,10 @@ export interface RouterOptions extends StagehandFallback.StagehandFallbackOption
   readonly maxArgumentBytes?: number
   /** Folders a call may upload files from; default: the service's working directory. */
   readonly uploadRoots?: ReadonlyArray<string>
+  /** Tools the operator turned on (evaluate is off by default). */
+  readonly features?: Partial<Tool.Features>
+  /** The saved storage state every browser of the session starts from, unless a first call names another. */
+  readonly storageState?: string
 }
 
 /** Per request or step: Stagehand's flags and the calls made, which number the attempts. */
@@ -58,17 +67,33 @@ interface StepState extends StagehandFallback.Flags {
 /** Groups identical calls in logs without writing their values. */
 const hashArgs = (args: unknown) => createHash("sha256").update(JSON.stringify(args)).digest("hex").slice(0, 16)
 
+/** Tools that need no logged-in page: a storage state is not put into the browser for them. */
+const withoutState = new Set([
+  "browser.status",
+  "browser.close",
+  "browser.handoff",
+  "browser.resume",
+  "browser.dialog",
+  "browser.tabs",
+  "browser.console",
+  "browser.network",
+  "browser.storage"
+])
+
 /** Traces kept for retry/disable state; the oldest are dropped past this, so a long-lived service stays bounded. */
 const maxTraces = 2_000
 
 const stepKey = (traceId: string, stepId: string | undefined) => `${traceId}\u0000${stepId ?? ""}`
 
-/** An act that put files into a file input itself (the model-free level), rather than clicking something. */
-const setInputDirectly = (result: unknown) =>
+/** An act that put files into a file input itself (the model-free level), rather than clicking something; for a
+ * form, one of its fields that did. */
+const setInputDirectly = (result: unknown): boolean =>
   typeof result === "object" &&
   result !== null &&
-  "action" in result &&
-  /^setinputfiles$/i.test((result as { action?: { method?: string } }).action?.method ?? "")
+  (("action" in result && /^setinputfiles$/i.test((result as { action?: { method?: string } }).action?.method ?? "")) ||
+    ("fields" in result &&
+      Array.isArray((result as { fields?: unknown }).fields) &&
+      (result as { fields: ReadonlyArray<unknown> }).fields.some(setInputDirectly)))
 
 /** A click that named files but opened no file chooser: the files went nowhere, and the agent must not think so. */
 const noChooser = (action: string) =>
@@ -102,9 +127,11 @@ export class Router extends Context.Service<
         const handoff = yield* HandoffTools.make({
           allowed: Effect.sync(() => handsToPerson(cascadeFor(policy, lastUrl), "agent_request"))
         })
-        const states = StateBlock.make({ sandbox, engines, takeover: handoff.active })
+        const features: Tool.Features = { ...Tool.defaultFeatures, ...options.features }
+        const states = StateBlock.make({ sandbox, engines, takeover: handoff.active, features })
         const route = StagehandFallback.make(options, (level) => states.usable(level).pipe(Effect.map(Option.isSome)))
-        const session: Tool.Session = { sandbox, handoff }
+        const storage = yield* Effect.serviceOption(StorageStates)
+        const session: Tool.Session = { sandbox, handoff, storage }
         // Which URLs a tool that opens one (`browser.navigate`) may open: the session's egress policy.
         const egress = Option.getOrUndefined(yield* Effect.serviceOption(Egress))
         const urlPolicy = egress?.policy ?? UrlPolicy.defaultPolicy
@@ -128,7 +155,9 @@ export class Router extends Context.Service<
           base: { traceId: string; stepId: string | undefined; attemptId: string },
           step: StepState,
           config: CascadeConfig,
-          outcome: { ok: true; result: unknown } | { ok: false; error: StateBlock.ToolError },
+          outcome:
+            | { ok: true; result: unknown; resources?: ReadonlyArray<Tool.Resource> }
+            | { ok: false; error: StateBlock.ToolError },
           message?: string
         ) =>
           Effect.gen(function* () {
@@ -175,6 +204,19 @@ export class Router extends Context.Service<
             return levels.length < config.levels.length ? { ...config, levels } : config
           })
 
+        /** A call that waits by design gets an attempt limit its wait fits in, and one attempt per level. */
+        const waiting = (config: CascadeConfig, waitsMs: number | undefined): CascadeConfig =>
+          waitsMs === undefined
+            ? config
+            : {
+                ...config,
+                levels: config.levels.map((level) => ({
+                  ...level,
+                  retryCount: 0,
+                  timeoutPerAttemptMs: Math.max(level.timeoutPerAttemptMs, waitsMs + 5_000)
+                }))
+              }
+
         const call = (toolName: string, rawArgs: unknown, meta: Tool.CallMeta = {}) =>
           Effect.suspend(() => {
             const started = Date.now()
@@ -213,6 +255,44 @@ export class Router extends Context.Service<
           return { ...answer, state }
         }
 
+        /** The storage state put into the session's browser, and which browser (its endpoint) got it. */
+        let stateIn: { readonly name: string; readonly browser: string | null } | undefined
+
+        /**
+         * A session that starts from a saved state gets it before its first call, and again in a browser started
+         * afresh (after a close or a crash); a later call cannot swap it for another (browser.storage loads one).
+         */
+        const startFrom = (wanted: string | undefined, named: boolean) =>
+          Effect.gen(function* () {
+            if (wanted === undefined) return
+            const browser = (yield* sandbox.status).wsEndpoint
+            if (stateIn !== undefined && browser !== null && stateIn.browser === browser) {
+              if (named && stateIn.name !== wanted) {
+                return yield* new InvalidInput({
+                  field: "storageState",
+                  message: `this session started from the storage state ${JSON.stringify(stateIn.name)}; storageState applies to a session's first call: load another with browser.storage {"action": "load", "name": ${JSON.stringify(wanted)}}`
+                })
+              }
+              return
+            }
+            if (Option.isNone(storage)) {
+              return yield* new Unsupported({ message: "this service keeps no storage states (storageState)" })
+            }
+            const { state } = yield* storage.value.load(wanted)
+            yield* sandbox.onPage((page) => StorageState.apply(page, state))
+            stateIn = { name: wanted, browser: (yield* sandbox.status).wsEndpoint }
+          })
+
+        /** A success as answered: the result, and the resources it made when it made some. */
+        const succeeded = (tool: Tool.Any, value: unknown) => {
+          const made = tool.produces(value)
+          return {
+            ok: true as const,
+            result: made.result,
+            ...(made.resources.length === 0 ? {} : { resources: made.resources })
+          }
+        }
+
         const callUnlogged = (toolName: string, rawArgs: unknown, meta: Tool.CallMeta) =>
           Effect.gen(function* () {
             const traceId = meta.traceId ?? crypto.randomUUID()
@@ -235,6 +315,10 @@ export class Router extends Context.Service<
               })
             }
             const tool = found.value
+            const off = tool.offered(features)
+            if (off !== undefined) {
+              return yield* fail(toErrorInfo(new PolicyRejected({ action: tool.name, message: off })))
+            }
             const size = Buffer.byteLength(JSON.stringify(rawArgs ?? {}) ?? "")
             if (size > maxArgumentBytes) {
               return yield* fail({
@@ -256,6 +340,12 @@ export class Router extends Context.Service<
               })
             }
             const bound = decoded.success
+            if (!withoutState.has(tool.name)) {
+              const started = yield* Effect.result(
+                startFrom(meta.storageState ?? options.storageState, meta.storageState !== undefined)
+              )
+              if (started._tag === "Failure") return yield* fail(toErrorInfo(started.failure))
+            }
             const person = yield* handoff.active
             if (Option.isSome(person) && bound._tag === "engine") {
               return yield* fail(toErrorInfo(Handoff.inControl(person.value, tool.name)))
@@ -291,10 +381,10 @@ export class Router extends Context.Service<
             if (bound._tag === "session") {
               const outcome = yield* Effect.result(scoped(bound.run(session)))
               return yield* outcome._tag === "Success"
-                ? answer(base, step, config, { ok: true, result: outcome.success })
+                ? answer(base, step, config, succeeded(tool, outcome.success))
                 : fail(toErrorInfo(outcome.failure))
             }
-            const used = yield* tried(cascadeFor(policy, bound.opens ?? lastUrl), bound)
+            const used = waiting(yield* tried(cascadeFor(policy, bound.opens ?? lastUrl), bound), bound.waitsMs)
             if (used.levels.length === 0) {
               return yield* fail(
                 toErrorInfo(
@@ -331,7 +421,7 @@ export class Router extends Context.Service<
               )
             )
             if (outcome._tag === "Success") {
-              return yield* answer(base, step, used, { ok: true, result: outcome.success }, message)
+              return yield* answer(base, step, used, succeeded(tool, outcome.success), message)
             }
             // The act did what it was asked and the page answered with a dialog: that is its outcome, not a failure.
             if (bound.isAct && outcome.failure instanceof DialogOpen && outcome.failure.openedByCall) {

@@ -63,6 +63,7 @@ export const make = (session: {
   readonly sandbox: Sandbox["Service"]
   readonly engines: Engines["Service"]
   readonly takeover: Effect.Effect<Option.Option<Takeover>>
+  readonly features: Tool.Features
 }): StateBlocks => {
   const { sandbox, engines } = session
 
@@ -79,7 +80,8 @@ export const make = (session: {
       const reason = tool.mask(now)
       if (reason !== undefined) masked[tool.name] = reason
     }
-    const engineTools = tools.filter((tool) => tool.kind === "engine")
+    // A tool the operator turned off stays masked for that reason, whatever else holds.
+    const engineTools = tools.filter((tool) => tool.kind === "engine" && tool.offered(now.features) === undefined)
     if (Option.isSome(now.takeover)) {
       for (const tool of engineTools) {
         masked[tool.name] =
@@ -108,7 +110,8 @@ export const make = (session: {
       const masked = masks({
         engines: specs,
         takeover: yield* session.takeover,
-        dialog: Option.fromNullishOr(view.dialog)
+        dialog: Option.fromNullishOr(view.dialog),
+        features: session.features
       })
       return {
         engine: status.engine === null ? null : EngineId.label({ kind: status.engine, mode: status.mode ?? undefined }),

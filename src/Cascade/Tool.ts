@@ -13,14 +13,25 @@ import type { Capabilities, Engine } from "../Engine/Engine.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import type { OpenDialog, Sandbox } from "../Sandbox/Sandbox.ts"
+import type { StorageStates } from "../Store/StorageStates.ts"
 import type { Takeover } from "../Takeover/Handoff.ts"
 import type { HandoffTools } from "./HandoffTools.ts"
 
-/** What a session tool works on: the session's Sandbox and its person's takeover. */
+/** What a session tool works on: the session's Sandbox, its person's takeover and the named storage states. */
 export interface Session {
   readonly sandbox: Sandbox["Service"]
   readonly handoff: HandoffTools
+  /** Where named storage states are kept, when the service has a store for them. */
+  readonly storage: Option.Option<StorageStates["Service"]>
 }
+
+/** Tools the service's operator turns on or off (a setting, not the page): off, a tool is masked and refused. */
+export interface Features {
+  /** `browser.evaluate`: the agent's JavaScript in the page (`SWITCHYARD_EVALUATE=on`). */
+  readonly evaluate: boolean
+}
+
+export const defaultFeatures: Features = { evaluate: false }
 
 /** What the session can do right now: what a tool's mask reads. */
 export interface Availability {
@@ -30,6 +41,8 @@ export interface Availability {
   readonly takeover: Option.Option<Takeover>
   /** The dialog open on the active tab, if any. */
   readonly dialog: Option.Option<OpenDialog>
+  /** What the operator turned on. */
+  readonly features: Features
 }
 
 /** Work on an engine, run through the Stagehand policy and the cascade. */
@@ -51,6 +64,31 @@ export interface OnEngine<A, R> {
    * page opens during the call is answered with them.
    */
   readonly files?: (args: A) => ReadonlyArray<string>
+  /** The call waits this long by design (`wait_for`): its attempt limit is raised to fit, and it is not repeated. */
+  readonly waits?: (args: A) => number
+}
+
+/**
+ * Something a call made that a client may fetch apart from the answer (a screenshot, a PDF, a whole snapshot the
+ * budget cut, a download): MCP offers it as a resource of the client's session; JSON-RPC leaves it out.
+ */
+export interface Resource {
+  /** What it is: `screenshot`, `pdf`, `snapshot`, `download`. */
+  readonly kind: string
+  /** A file name for it: `page.pdf`. */
+  readonly name: string
+  readonly mimeType: string
+  readonly description?: string
+  /** The content as text, or as base64 (`blob`), or a file on the service's machine (`path`). */
+  readonly text?: string
+  readonly blob?: string
+  readonly path?: string
+}
+
+/** A successful call's result as the answer carries it, and what it made besides. */
+export interface Produced {
+  readonly result: unknown
+  readonly resources: ReadonlyArray<Resource>
 }
 
 /** Work on the session itself, without an engine. */
@@ -68,6 +106,7 @@ export type Bound =
       readonly tries: (capabilities: Capabilities) => boolean
       readonly untried: string
       readonly files: ReadonlyArray<string>
+      readonly waitsMs: number | undefined
     }
   | {
       readonly _tag: "session"
@@ -105,6 +144,11 @@ export interface Any {
   readonly kind: "engine" | "session"
   /** Why the tool cannot serve now (mask, don't remove), or undefined when it can. */
   readonly mask: (now: Availability) => string | undefined
+  /** The answer's result and the resources a successful call made (by default the result as is, and none). */
+  readonly produces: (result: unknown) => Produced
+  /** Why the service does not offer the tool (a setting turned it off): every call is refused with it; undefined when
+   * it does. */
+  readonly offered: (features: Features) => string | undefined
   /** The MCP `inputSchema`: one object, the tool's arguments plus the common ones. */
   readonly inputSchema: JsonSchema
   /** The MCP `outputSchema`: the answer as structured content, `{result, traceId, attemptId, stepId?, state}`. */
@@ -133,6 +177,12 @@ export const Common = Schema.Struct({
   ),
   stepId: Schema.optionalKey(
     Schema.String.annotate({ description: "The step of a multi-step flow, when state should be kept per step." })
+  ),
+  storageState: Schema.optionalKey(
+    Schema.String.annotate({
+      description:
+        "On a session's first call: the saved storage state (browser.storage) it starts from, logged in as when it was saved."
+    })
   )
 })
 
@@ -141,15 +191,18 @@ export interface CallMeta {
   readonly traceId?: string
   /** A step of a multi-step flow: Stagehand's retry and disable state is kept per (traceId, stepId). */
   readonly stepId?: string
+  /** The saved storage state the session's browser starts from (applied before its first call). */
+  readonly storageState?: string
 }
 
 /** Splits a surface's parameters into the session, the call's trace and step, and the tool's own arguments. */
 export const splitCommon = (params: unknown) => {
-  const { session, traceId, stepId, ...args }: Record<string, unknown> =
+  const { session, traceId, stepId, storageState, ...args }: Record<string, unknown> =
     typeof params === "object" && params !== null && !Array.isArray(params) ? { ...params } : {}
   const meta: CallMeta = {
     ...(typeof traceId === "string" ? { traceId } : {}),
-    ...(typeof stepId === "string" ? { stepId } : {})
+    ...(typeof stepId === "string" ? { stepId } : {}),
+    ...(typeof storageState === "string" ? { storageState } : {})
   }
   // The session name as given (null: absent): the Sessions refuse one that is not a string rather than coerce it.
   return { session: session === null ? undefined : session, meta, args }
@@ -215,6 +268,10 @@ interface Declaration<Args extends Schema.ConstraintDecoder<unknown>, Result ext
   readonly result: Result
   /** Why the tool cannot serve now, given what the session can do; default: it always can. */
   readonly mask?: (now: Availability) => string | undefined
+  /** What a successful call made that clients fetch apart from the answer, and the result without it. */
+  readonly produces?: (result: Result["Type"]) => Produced
+  /** Why the service does not offer the tool with these settings; default: it always does. */
+  readonly offered?: (features: Features) => string | undefined
 }
 
 /** Declares a tool; exactly one of `onEngine` and `onSession` says what it does. */
@@ -246,7 +303,8 @@ export const make = <
       serves: (capabilities) => work.serves?.(capabilities, args) ?? true,
       tries: (capabilities) => work.tries?.(capabilities, args) ?? true,
       untried: work.untried ?? "no level of this page's cascade can run it",
-      files: work.files?.(args) ?? []
+      files: work.files?.(args) ?? [],
+      waitsMs: work.waits?.(args)
     }
   }
   return {
@@ -258,7 +316,10 @@ export const make = <
     args: declaration.args,
     result: declaration.result,
     kind: "onSession" in declaration ? "session" : "engine",
-    mask: declaration.mask ?? (() => undefined),
+    mask: (now) => declaration.offered?.(now.features) ?? declaration.mask?.(now),
+    offered: declaration.offered ?? (() => undefined),
+    produces: (result) =>
+      declaration.produces === undefined ? { result, resources: [] } : declaration.produces(result as Result["Type"]),
     inputSchema: inputSchemaOf(declaration.args),
     outputSchema: outputSchemaOf(declaration.result),
     decode: (raw) => decodeArgs(dropNulls(raw)).pipe(Effect.map(bind))

@@ -6,10 +6,12 @@
 import { Effect, Option, Schema } from "effect"
 import { Action } from "../Engine/Engine.ts"
 import { EngineKind, EngineMode } from "../Engine/EngineId.ts"
+import * as FormFill from "../Engine/FormFill.ts"
 import * as Instruction from "../Engine/Instruction.ts"
 import { SideEffect } from "../Errors/Fields.ts"
 import { Dialog, InvalidInput } from "../Errors/Page.ts"
 import { handedOff } from "./HandoffTools.ts"
+import * as PageTools from "./PageTools.ts"
 import * as Tool from "./Tool.ts"
 
 const text = (description: string) => Schema.String.annotate({ description })
@@ -105,6 +107,30 @@ const Tab = Schema.Struct({
   active: Schema.Boolean
 })
 
+/** One field of browser.fill_form. */
+const FormField = Schema.Struct({
+  target: Schema.optionalKey(
+    text('The field\'s label or name as a person reads it: "Email", "Plan", "I agree to the terms".')
+  ),
+  ref: Schema.optionalKey(text('Or its reference from browser.snapshot, observe or extract: "e12".')),
+  value: Schema.Union([Schema.String, Schema.Boolean, Schema.Array(Schema.String)]).annotate({
+    description:
+      "Text to fill; true or false for a checkbox; the option to choose for a dropdown (several for a multi-select); for radio buttons name the group as target and the option as value; file paths for a file upload."
+  }),
+  type: Schema.optionalKey(
+    Schema.Literals(["textbox", "checkbox", "radio", "combobox", "listbox", "slider", "date", "file"]).annotate({
+      description: "The kind of control, when its value does not say it (the page is looked at otherwise)."
+    })
+  )
+})
+
+const Filled = Schema.Struct({
+  field: Schema.String,
+  description: Schema.String,
+  target: Schema.optional(Schema.Unknown),
+  action: Schema.optional(Action)
+})
+
 /** The files an act names: an `upload … to …` sentence, or a `setInputFiles` action's arguments. */
 const filesOfAct = (
   args: typeof OnReference.Type | { readonly instruction: string } | { readonly action: Action }
@@ -154,6 +180,45 @@ export const tools = [
       untried:
         "no level of this page's cascade understands element references (they come from the playwright level's observe and extract); act by instruction instead",
       files: filesOfAct
+    }
+  }),
+  Tool.make("browser.fill_form", {
+    title: "Fill a form",
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    description:
+      "Fill several fields in one call — text, dropdowns (one or several options), checkboxes, radio buttons, dates, file uploads — named by label or by reference, each done and checked as browser.act does it, in order; then submit when asked. A field that fails stops the call before anything is submitted, and the error says which field and what was done before it.",
+    args: Schema.Struct({
+      fields: Schema.Array(FormField)
+        .check(Schema.isMinLength(1))
+        .annotate({ description: "The fields, in the order a person fills them." }),
+      submit: Schema.optional(
+        Schema.Union([Schema.String, Schema.Boolean]).annotate({
+          description:
+            'Once every field is done: the button to click ("Create account"), or true to press Enter in the last text field.'
+        })
+      )
+    }),
+    result: Schema.Struct({
+      success: Schema.Literal(true),
+      fields: Schema.Array(Filled),
+      submitted: Schema.optional(
+        Schema.Struct({
+          description: Schema.String,
+          navigated: Schema.optional(Schema.Struct({ url: Schema.String, title: Schema.String }))
+        })
+      ),
+      navigated: Schema.optional(Schema.Struct({ url: Schema.String, title: Schema.String }))
+    }),
+    onEngine: {
+      run: (engine, { fields, submit }) => FormFill.fill(engine, fields, submit),
+      isAct: true,
+      serves: (c, { fields }) =>
+        (fields.every((f) => f.ref === undefined) || c.actions) &&
+        (fields.every((f) => f.target === undefined) || c.instructions !== "none"),
+      tries: (c, { fields }) => fields.every((f) => f.ref === undefined) || c.references === true,
+      untried:
+        "no level of this page's cascade understands element references (they come from the playwright level's snapshot, observe and extract); name the fields by their labels instead",
+      files: ({ fields }) => FormFill.files(fields)
     }
   }),
   Tool.make("browser.upload", {
@@ -213,6 +278,7 @@ export const tools = [
       now.engines.some((e) => e.capabilities.observe) ? undefined : "no engine available now can list page elements",
     onEngine: { run: (engine, { instruction }) => engine.observe(instruction), serves: (c) => c.observe }
   }),
+  ...PageTools.reading,
   Tool.make("browser.screenshot", {
     title: "Screenshot the page",
     annotations: { readOnlyHint: true, openWorldHint: false },
@@ -223,6 +289,13 @@ export const tools = [
       )
     }),
     result: Image,
+    produces: (image) => ({
+      result: image,
+      resources:
+        image.data === undefined
+          ? []
+          : [{ kind: "screenshot", name: "screenshot.png", mimeType: "image/png", blob: image.data }]
+    }),
     onEngine: {
       run: (engine, { fullPage }) =>
         engine
@@ -230,6 +303,7 @@ export const tools = [
           .pipe(Effect.map((png) => ({ mimeType: "image/png" as const, data: Buffer.from(png).toString("base64") })))
     }
   }),
+  ...PageTools.onPage,
   Tool.make("browser.status", {
     title: "Session status",
     annotations: { readOnlyHint: true, openWorldHint: false },

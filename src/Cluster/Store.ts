@@ -3,35 +3,14 @@
  * sessions' saved state and the step and engine events. PostgreSQL when a URL names one (a fleet shares it), else an
  * embedded SQLite file for one machine. Both speak the same `SqlClient`, so everything above is written once.
  */
-import { homedir } from "node:os"
-import { join } from "node:path"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import type { StoreOptions } from "../Store/Location.ts"
 import * as Sqlite from "../Store/Sqlite.ts"
 
-export type StoreOptions =
-  | { readonly kind: "postgres"; readonly url: Redacted.Redacted }
-  | { readonly kind: "embedded"; readonly file: string }
-
-/** `DATABASE_URL` (or `SWITCHYARD_DATABASE_URL`) names PostgreSQL; otherwise `SWITCHYARD_STORE` or the default file. */
-export const fromEnv = (env: NodeJS.ProcessEnv = process.env, file?: string): StoreOptions => {
-  const url = env.SWITCHYARD_DATABASE_URL ?? env.DATABASE_URL
-  if (url !== undefined && url !== "") return { kind: "postgres", url: Redacted.make(url) }
-  return { kind: "embedded", file: file ?? env.SWITCHYARD_STORE ?? join(homedir(), ".switchyard", "store.db") }
-}
-
-/** What a person sees: the file, or the database with its password left out. */
-export const describe = (options: StoreOptions) => {
-  if (options.kind === "embedded") return `embedded SQLite at ${options.file}`
-  try {
-    const url = new URL(Redacted.value(options.url))
-    return `PostgreSQL at ${url.hostname}:${url.port || 5432}${url.pathname}`
-  } catch {
-    return "PostgreSQL"
-  }
-}
+export { describe, fromEnv, type StoreOptions } from "../Store/Location.ts"
 
 /** The `SqlClient` for `options`, with the tables this project adds beside the cluster's own. */
 export const layer = (options: StoreOptions): Layer.Layer<SqlClient.SqlClient, SqlError> =>

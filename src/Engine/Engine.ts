@@ -4,6 +4,7 @@
  */
 import { Context, type Effect, Schema } from "effect"
 import type { SwitchyardError } from "../Errors.ts"
+import type { Element as PageElement } from "./AccessibilityTree.ts"
 import type { EngineKind } from "./EngineId.ts"
 
 export type { EngineKind } from "./EngineId.ts"
@@ -61,6 +62,58 @@ export interface ScreenshotOptions {
   readonly fullPage?: boolean
 }
 
+/** What `snapshot` reads: the whole page within a byte budget, what changed since the last one, or matching parts. */
+export interface SnapshotOptions {
+  /** The largest answer, in bytes of text; subtrees past it are collapsed into one line each. */
+  readonly maxBytes: number
+  /** `"last"`: only what changed since this connection's previous snapshot. */
+  readonly since?: "last"
+  /** A reference, a role or words: only the subtrees that match. */
+  readonly find?: string
+}
+
+export interface SnapshotResult {
+  readonly url: string
+  readonly title: string
+  /** The outline: one line per node, `- role "name" [ref=e12]: value`, indented by depth. */
+  readonly snapshot: string
+  /** What the budget left out, and how to get it. */
+  readonly truncated?: {
+    readonly totalBytes: number
+    readonly collapsed: number
+    readonly hiddenLines: number
+    readonly how: string
+  }
+  /** With `since`: what changed, or why the whole page came instead. */
+  readonly changes?: { readonly added: number; readonly removed: number; readonly changed: number } | string
+  /** With `find`: how many subtrees matched. */
+  readonly found?: number
+  /** The whole outline when the budget cut it: handed to clients as a resource, never in the answer itself. */
+  readonly whole?: string
+}
+
+/** What `waitFor` waits for: text to appear or go, an element (by name) to appear, or a time to pass. */
+export type WaitCondition =
+  | { readonly text: string; readonly timeoutMs: number }
+  | { readonly textGone: string; readonly timeoutMs: number }
+  | { readonly target: string; readonly timeoutMs: number }
+  | { readonly timeMs: number }
+
+export interface WaitResult {
+  readonly waitedMs: number
+  /** What the page showed when the wait ended. */
+  readonly description: string
+}
+
+/** What `evaluate` answers: the expression's value as JSON, or where it was cut. */
+export interface EvaluateResult {
+  readonly value: unknown
+  /** The frame it ran in, when not the page itself. */
+  readonly frame?: string
+  /** The value's JSON was longer than the answer holds: `value` is its start, as text. */
+  readonly truncated?: { readonly bytes: number }
+}
+
 export class Engine extends Context.Service<
   Engine,
   {
@@ -74,6 +127,14 @@ export class Engine extends Context.Service<
     readonly observe: (instruction: string) => Effect.Effect<ReadonlyArray<Action>, SwitchyardError>
     readonly screenshot: (options?: ScreenshotOptions) => Effect.Effect<Uint8Array, SwitchyardError>
     readonly pageState: () => Effect.Effect<PageState, SwitchyardError>
+    /** The page as an accessibility outline with references `act` accepts (engines with `references` only). */
+    readonly snapshot?: (options: SnapshotOptions) => Effect.Effect<SnapshotResult, SwitchyardError>
+    /** Waits, reading the page every moment, until the condition holds (engines with `references` only). */
+    readonly waitFor?: (condition: WaitCondition) => Effect.Effect<WaitResult, SwitchyardError>
+    /** The page's elements as a person names them, with their references, read now (engines with `references`). */
+    readonly elements?: () => Effect.Effect<ReadonlyArray<PageElement>, SwitchyardError>
+    /** Runs JavaScript in the page or one of its frames and answers its JSON value (engines with `references`). */
+    readonly evaluate?: (expression: string, frame?: string) => Effect.Effect<EvaluateResult, SwitchyardError>
     /** Whether the engine's client is still connected; checked before each operation. */
     readonly connected: () => Effect.Effect<boolean>
   }

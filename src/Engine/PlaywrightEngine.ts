@@ -8,15 +8,25 @@ import type { Page } from "playwright-core"
 import type { SwitchyardError } from "../Errors.ts"
 import * as AccessibilityTree from "./AccessibilityTree.ts"
 import { BrowserSession } from "./BrowserSession.ts"
-import { type Action, type Capabilities, Engine, type ScreenshotOptions } from "./Engine.ts"
+import {
+  type Action,
+  type Capabilities,
+  Engine,
+  type ScreenshotOptions,
+  type SnapshotOptions,
+  type WaitCondition
+} from "./Engine.ts"
 import * as Instruction from "./Instruction.ts"
 import { goto, requireAbsoluteUrl } from "./Navigation.ts"
 import * as PageFacts from "./PageFacts.ts"
 import * as Actions from "./Playwright/Actions.ts"
 import * as Elements from "./Playwright/Elements.ts"
 import { attempt, engine } from "./Playwright/Errors.ts"
+import * as Evaluate from "./Playwright/Evaluate.ts"
 import * as Instructions from "./Playwright/Instructions.ts"
 import * as SessionPage from "./Playwright/Page.ts"
+import * as Snapshot from "./Playwright/Snapshot.ts"
+import * as Waits from "./Playwright/Waits.ts"
 
 export interface PlaywrightEngineOptions {
   /** Limit for `navigate` and history moves; default 30 s. */
@@ -79,6 +89,7 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
   })
   const { page, at } = sp
   const { navigationTimeoutMs, actionTimeoutMs } = sp.limits
+  const snapshots = Snapshot.make(sp)
 
   return Engine.of({
     kind: "playwright",
@@ -156,6 +167,17 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
       const now = yield* DateTime.now
       return { url: page.url(), ...state, timestamp: DateTime.formatIso(now) }
     }),
+
+    snapshot: (options: SnapshotOptions) =>
+      sp.ensureConnected("snapshot").pipe(Effect.andThen(snapshots.take(options))),
+
+    waitFor: (condition: WaitCondition) =>
+      sp.ensureConnected("wait_for").pipe(Effect.andThen(Waits.waitFor(sp, condition))),
+
+    elements: () => sp.ensureConnected("fill_form").pipe(Effect.andThen(Actions.readElements(sp, "fill_form"))),
+
+    evaluate: (expression: string, frame?: string) =>
+      sp.ensureConnected("evaluate").pipe(Effect.andThen(Evaluate.evaluate(sp, expression, frame))),
 
     connected: () => Effect.sync(sp.connected)
   })

@@ -16,7 +16,7 @@ export interface Lease {
    */
   readonly run: <A, E>(
     self: Effect.Effect<A, E>,
-    spec?: EngineSpec
+    spec?: EngineSpec | "automation"
   ) => Effect.Effect<A, E | LeaseTimeout | SessionClosed | SwitchyardError>
   /** Interrupts the call holding the lease, unless that is the caller itself. */
   readonly interruptHolder: Effect.Effect<void>
@@ -37,9 +37,14 @@ export const make = Effect.fnUntraced(function* (options: {
   const occupant = yield* Effect.serviceOption(Occupant)
   const semaphore = yield* Semaphore.make(1)
 
-  /** Who can refuse this call: the occupant, for automation calls; nobody for a person's own engine or for upkeep. */
-  const gateFor = (spec: EngineSpec | undefined) =>
-    spec === undefined || spec.id.kind === "human" || Option.isNone(occupant) ? undefined : occupant.value
+  /**
+   * Who can refuse this call: the occupant, for automation calls (an engine's, or work on the page without one); nobody
+   * for a person's own engine or for upkeep.
+   */
+  const gateFor = (spec: EngineSpec | "automation" | undefined) =>
+    spec === undefined || (spec !== "automation" && spec.id.kind === "human") || Option.isNone(occupant)
+      ? undefined
+      : occupant.value
 
   /** The permit, waited for at most `timeoutMs`; refused as soon as someone else holds the browser. */
   const acquire = (gate: Occupant["Service"] | undefined) =>
@@ -84,7 +89,7 @@ export const make = Effect.fnUntraced(function* (options: {
       () => semaphore.release(1)
     )
 
-  const run = <A, E>(self: Effect.Effect<A, E>, spec?: EngineSpec) =>
+  const run = <A, E>(self: Effect.Effect<A, E>, spec?: EngineSpec | "automation") =>
     Effect.gen(function* () {
       if ((yield* Ref.get(state)).shutdown) return yield* shutDownError()
       return yield* holding(self, gateFor(spec), false)

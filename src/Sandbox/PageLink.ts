@@ -9,8 +9,10 @@ import type * as Protocol from "../Cdp/Protocol.ts"
 import * as Session from "../Cdp/Session.ts"
 import { CdpClosed } from "../Errors/Engine.ts"
 import * as PageEvent from "./PageEvent.ts"
+import * as Console from "./PageLink/Console.ts"
 import * as Dialogs from "./PageLink/Dialogs.ts"
 import * as Downloads from "./PageLink/Downloads.ts"
+import * as Network from "./PageLink/Network.ts"
 import * as Targets from "./PageLink/Targets.ts"
 
 /** A page target of the browser, as `Target.getTargets` lists it. */
@@ -24,6 +26,10 @@ export interface PageTarget {
 }
 
 export interface PageLink {
+  /** Runs `f` on the browser target over the kept connection (cookies, downloads, windows). */
+  readonly onBrowser: <A, E>(
+    f: (cdp: CdpConnection.Connection) => Effect.Effect<A, E>
+  ) => Effect.Effect<A, E | CdpClosed>
   /** Runs `f` with a session attached to the page `targetId` on the kept connection. */
   readonly run: <A, E>(
     targetId: string,
@@ -79,6 +85,13 @@ export interface PageLink {
   ) => Effect.Effect<readonly [A, number], E | CdpClosed>
   /** What happened on the pages since the last call of it (dialogs answered by policy, downloads, files chosen). */
   readonly notices: Effect.Effect<ReadonlyArray<PageEvent.PageEvent>>
+  /** The pages' console messages and uncaught errors, kept in a ring, redacted when read. */
+  readonly console: (query: Console.Query) => Effect.Effect<Console.Answer>
+  /** The pages' requests, kept in a ring, redacted when read. */
+  readonly network: (query: Network.Query) => Effect.Effect<Network.Answer>
+  /** One request with its headers and the start of its bodies (the response's read from the browser if it still
+   * holds it), redacted; undefined when the ring no longer holds it. */
+  readonly request: (seq: number) => Effect.Effect<Network.Details | undefined>
   /** How many loads the pages' frames have started, and how many committed a new document: marks for `loaded`. */
   readonly loadMark: Effect.Effect<readonly [started: number, committed: number]>
   /**
@@ -109,6 +122,13 @@ interface Open {
   /** targetId → attached sessionId */
   readonly sessions: Ref.Ref<ReadonlyMap<string, string>>
 }
+
+/** Console messages and requests kept per session (each ring); the oldest go first. */
+const ringSize = 500
+
+/** Bound on reading a response body from the browser. */
+const bodyTimeoutMs = 2_000
+const maxResponseBody = 16_384
 
 /** After the socket drops with the browser still there (a reset connection), a few quick tries to reopen it. */
 const reopenSchedule = Schedule.exponential("100 millis").pipe(Schedule.upTo({ times: 5 }))
@@ -147,6 +167,8 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
   const dialogs = yield* Dialogs.make(options.dialogs)
   const downloads = options.downloads === undefined ? undefined : yield* Downloads.make(options.downloads)
   const notes = yield* Ref.make<ReadonlyArray<PageEvent.PageEvent>>([])
+  const consoleRing = yield* Console.make(ringSize)
+  const network = yield* Network.make(ringSize)
   /** targetId → the frames of that page still loading. */
   const loading = yield* Ref.make<ReadonlyMap<string, ReadonlySet<string>>>(new Map())
   const loadsStarted = yield* Ref.make(0)
@@ -170,6 +192,22 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
       // Page events carry the dialogs. Not awaited: a page whose main thread hangs would never answer, and the
       // session's later commands queue behind it in the page anyway.
       yield* Effect.forkIn(open.cdp.send("Page.enable", {}, sessionId).pipe(Effect.ignore), linkScope)
+      // The console, uncaught errors, the browser's own messages and the requests, for the session's rings.
+      yield* Effect.forkIn(
+        Effect.all(
+          [
+            open.cdp.send("Runtime.enable", {}, sessionId),
+            open.cdp.send("Log.enable", {}, sessionId),
+            open.cdp.send(
+              "Network.enable",
+              { maxTotalBufferSize: 16 * 1024 * 1024, maxResourceBufferSize: 2 * 1024 * 1024 },
+              sessionId
+            )
+          ],
+          { concurrency: "unbounded", discard: true }
+        ).pipe(Effect.ignore),
+        linkScope
+      )
       yield* Ref.update(open.sessions, (m) => new Map(m).set(targetId, sessionId))
       return sessionId
     })
@@ -194,6 +232,8 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
             yield* note(PageEvent.dialogAnswered(answered.value.dialog, answered.value.accepted, "policy"))
           }
           if (event.method === "Page.fileChooserOpened") yield* chooserOpened(open, event)
+          yield* consoleRing.observe(event, targetId)
+          yield* network.observe(event, targetId)
           if (targetId !== undefined && event.method === "Page.frameStartedLoading") {
             const { frameId } = event.params
             yield* frames(targetId, (f) => new Set(f).add(frameId))
@@ -309,6 +349,7 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
 
   return {
     run,
+    onBrowser: (f) => ensure.pipe(Effect.flatMap((open) => f(open.cdp))),
     location: targets.location,
     current: (targetId) =>
       targets.fate(targetId).pipe(
@@ -415,6 +456,33 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
       )
     },
     notices: Ref.getAndSet(notes, []),
+    console: consoleRing.read,
+    network: network.read,
+    request: (seq) =>
+      Effect.gen(function* () {
+        const kept = yield* network.find(seq)
+        if (kept === undefined) return undefined
+        const { requestId, sessionId, started: _started, ...details } = kept
+        // The browser holds a response's body a while after it came: read it on the tab's session, when it can.
+        const body =
+          sessionId === undefined || details.status === undefined
+            ? undefined
+            : yield* ensure.pipe(
+                Effect.flatMap((open) => open.cdp.send("Network.getResponseBody", { requestId }, sessionId)),
+                Effect.timeoutOption(bodyTimeoutMs),
+                Effect.map((read) =>
+                  read._tag === "None"
+                    ? undefined
+                    : read.value.base64Encoded
+                      ? `(binary, ${Buffer.byteLength(read.value.body, "base64")} bytes)`
+                      : read.value.body.length > maxResponseBody
+                        ? `${read.value.body.slice(0, maxResponseBody)}… (${read.value.body.length} characters in all)`
+                        : read.value.body
+                ),
+                Effect.orElseSucceed(() => undefined)
+              )
+        return Network.redactDetails({ ...details, ...(body === undefined ? {} : { responseBody: body }) })
+      }),
     loadMark: Effect.all([Ref.get(loadsStarted), Ref.get(loadsCommitted)]),
     loaded: (targetId, [started, committed], maxMs) =>
       Effect.gen(function* () {

@@ -4,6 +4,8 @@
  * choosers, downloads) is kept for every engine level alike.
  */
 import { Clock, Context, Effect, Exit, Layer, Option, Ref, Schedule } from "effect"
+import type * as CdpConnection from "../Cdp/Connection.ts"
+import type { PageRun } from "../Cdp/Session.ts"
 import type { Action, Engine, PageState } from "../Engine/Engine.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import * as Instruction from "../Engine/Instruction.ts"
@@ -22,8 +24,10 @@ import * as Idle from "./Idle.ts"
 import * as Lease from "./Lease.ts"
 import * as Limits from "./Limits.ts"
 import * as PageEvent from "./PageEvent.ts"
+import type * as Console from "./PageLink/Console.ts"
 import * as Dialogs from "./PageLink/Dialogs.ts"
 import type { Download } from "./PageLink/Downloads.ts"
+import type * as Network from "./PageLink/Network.ts"
 import { described } from "./PageLink/Targets.ts"
 import * as SessionState from "./SessionState.ts"
 import * as Snapshot from "./Snapshot.ts"
@@ -42,6 +46,24 @@ export interface PageView {
   readonly dialog: Dialogs.OpenDialog | null
   readonly downloads: ReadonlyArray<Download>
 }
+
+/** The active page for work over the Sandbox's own CDP connection, without an engine (PDF, viewport, cookies). */
+export interface OnPage {
+  /** Runs commands on a session attached to the active tab. */
+  readonly run: PageRun
+  /** Runs commands on the browser target. */
+  readonly browser: <A, E>(
+    f: (cdp: CdpConnection.Connection) => Effect.Effect<A, E>
+  ) => Effect.Effect<A, E | SwitchyardError>
+  /** The active tab's target id, and every tab's. */
+  readonly targetId: string
+  readonly tabs: ReadonlyArray<string>
+  /** Runs commands on a session attached to another tab of the session. */
+  readonly runOn: (targetId: string) => PageRun
+}
+
+/** A console message or request as answers show it: `tab` (its index) only when it came from another tab. */
+export type Shown<A extends { readonly tab: string }> = Omit<A, "tab"> & { readonly tab?: number | string }
 
 /** How a refused call is told to answer the dialog first. */
 /** Acts that only type, hover, scroll or set files: they leave the document where it is (typing no line break, which
@@ -144,6 +166,23 @@ export class Sandbox extends Context.Service<
       files: ReadonlyArray<string>,
       self: Effect.Effect<A, E>
     ) => Effect.Effect<readonly [A, number], E | SwitchyardError>
+    /**
+     * Runs `work` on the active page without an engine, holding the lease (the browser started when there is none);
+     * refused while a person has the browser or a dialog waits on the page.
+     */
+    readonly onPage: <A>(work: (page: OnPage) => Effect.Effect<A, SwitchyardError>) => Effect.Effect<A, SwitchyardError>
+    /** The console messages and uncaught errors of the active tab's page since it loaded, or with `since` of every tab
+     * since then (a bounded ring since the browser started), redacted. */
+    readonly console: (
+      query: Console.Query
+    ) => Effect.Effect<Omit<Console.Answer, "messages"> & { readonly messages: ReadonlyArray<Shown<Console.Message>> }>
+    /** The requests of the active tab's page since it started loading, or with `since` of every tab since then (a
+     * bounded ring since the browser started), redacted. */
+    readonly network: (
+      query: Network.Query
+    ) => Effect.Effect<Omit<Network.Answer, "requests"> & { readonly requests: ReadonlyArray<Shown<Network.Request>> }>
+    /** One request with its headers and bodies (capped, redacted), while the ring holds it. */
+    readonly request: (seq: number) => Effect.Effect<Shown<Network.Details> | undefined>
     /** Interrupts the call holding the lease and disconnects its engine; the browser stays. */
     readonly forceRelease: Effect.Effect<void>
     /** Disconnects the engine and stops the browser; the next call starts a new one. Idempotent. */
@@ -260,7 +299,14 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
           staysOnPage(input) ? captures.changed : Effect.andThen(captures.settled, captures.changed),
           engine.act(input)
         ),
-      screenshot: (options) => Effect.andThen(captures.settled, engine.screenshot(options))
+      screenshot: (options) => Effect.andThen(captures.settled, engine.screenshot(options)),
+      // The agent's script may do anything a click may.
+      ...(engine.evaluate === undefined
+        ? {}
+        : {
+            evaluate: (expression: string, frame?: string) =>
+              Effect.andThen(captures.settled, Effect.andThen(captures.changed, engine.evaluate!(expression, frame)))
+          })
     })
   }
 
@@ -435,6 +481,39 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
 
   const captures = yield* Captures.make(screenshot)
 
+  const onPage = <A>(work: (page: OnPage) => Effect.Effect<A, SwitchyardError>) =>
+    lease
+      .run(
+        Effect.gen(function* () {
+          const live = yield* life.ensure.pipe(Effect.flatMap(tabs.sync))
+          const waiting = yield* live.link.dialog(live.targetId)
+          if (Option.isSome(waiting)) return yield* dialogError(waiting.value, false)
+          // The work may move the page (a storage state loads pages of its origins): no capture is cut by it.
+          yield* captures.settled
+          yield* captures.changed
+          const result = yield* work({
+            run: SessionState.pageOf(live),
+            browser: live.link.onBrowser,
+            targetId: live.targetId,
+            tabs: (yield* Ref.get(state)).tabs.list.map((t) => t.id),
+            runOn: (targetId) => (f) => live.link.run(targetId, f)
+          })
+          yield* track(live)
+          yield* tabs.list(live)
+          yield* idle.touch
+          return result
+        }),
+        "automation"
+      )
+      .pipe(remember)
+
+  /** A tab as answers name it: nothing for the active one, its index for another, its id for one since closed. */
+  const shown = <A extends { readonly tab: string }>(s: SessionState.SessionState, item: A): Shown<A> => {
+    const { tab, ...rest } = item
+    if (tab === s.browser?.targetId) return rest
+    return { ...rest, tab: s.tabs.list.find((t) => t.id === tab)?.index ?? tab }
+  }
+
   return Sandbox.of({
     use,
     switchTo,
@@ -519,6 +598,33 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       return SessionState.statusOf(yield* Ref.get(state), yield* Clock.currentTimeMillis)
     }),
     history: Ref.get(state).pipe(Effect.map((s) => s.history)),
+    onPage,
+    console: (query) =>
+      Effect.gen(function* () {
+        const s = yield* Ref.get(state)
+        if (s.browser === undefined) return { messages: [], last: 0 }
+        // Without a `since`, what the active tab's page did since it loaded.
+        const answer = yield* s.browser.link.console(
+          query.since === undefined ? { ...query, page: s.browser.targetId } : query
+        )
+        return { ...answer, messages: answer.messages.map((m) => shown(s, m)) }
+      }),
+    network: (query) =>
+      Effect.gen(function* () {
+        const s = yield* Ref.get(state)
+        if (s.browser === undefined) return { requests: [], last: 0 }
+        const answer = yield* s.browser.link.network(
+          query.since === undefined ? { ...query, page: s.browser.targetId } : query
+        )
+        return { ...answer, requests: answer.requests.map((r) => shown(s, r)) }
+      }),
+    request: (seq) =>
+      Effect.gen(function* () {
+        const s = yield* Ref.get(state)
+        if (s.browser === undefined) return undefined
+        const details = yield* s.browser.link.request(seq)
+        return details === undefined ? undefined : shown(s, details)
+      }),
     forceRelease,
     close
   })

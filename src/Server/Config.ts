@@ -245,6 +245,16 @@ export const ServiceConfig = Config.all({
       defaults.egress.subresources
     )
   }),
+  /** Tools the operator turns on: `browser.evaluate` runs the agent's JavaScript in the page. */
+  tools: Config.all({
+    evaluate: setting("tools.evaluate", ["SWITCHYARD_EVALUATE"], onOff, defaults.tools.evaluate)
+  }),
+  /** Named storage states (cookies, localStorage, sessionStorage), kept in the store encrypted with this key. */
+  storage: Config.all({
+    key: optional("storage.key", ["SWITCHYARD_STORAGE_KEY"], secret),
+    /** The state every new session starts from. */
+    state: optional("storage.state", ["SWITCHYARD_STORAGE_STATE"], text)
+  }),
   /** A JSON file of secrets (name → value) tools refer to as `{{secret:NAME}}`, besides `SWITCHYARD_SECRET_<NAME>`. */
   secretsFile: optional("secretsFile", ["SWITCHYARD_SECRETS_FILE"], text),
   /** OTLP/HTTP export of traces, metrics and logs, when a collector is named. */

@@ -74,6 +74,8 @@ export const defaults = {
   uploads: { roots: [process.cwd()] as ReadonlyArray<string> },
   /** Each session's downloads in a folder of its own; one past 100 MiB is cancelled. */
   downloads: { dir: join(tmpdir(), "switchyard-downloads"), maxBytes: 100 * 1024 * 1024 },
+  /** The agent's JavaScript in the page (browser.evaluate) is off until the operator turns it on. */
+  tools: { evaluate: false },
   /** Nothing beyond the address-class defaults; subresources checked like documents. */
   egress: { allow: [] as ReadonlyArray<string>, deny: [] as ReadonlyArray<string>, subresources: true }
 } as const

@@ -249,7 +249,8 @@ export const serveSessions = (
 
 /** JSON-RPC's view of a tool answer: the result with its state, or an error whose `data` carries the same. */
 const toRpc = (answer: ToolAnswer): Effect.Effect<unknown, RpcError> => {
-  const { ok, result, error, ...rest } = answer
+  // Resources are MCP's: here the result carries what the caller needs (maxBytes, find, the data itself).
+  const { ok, result, error, resources: _resources, ...rest } = answer
   if (ok) return Effect.succeed({ result, ...rest })
   const code = error?.field === "arguments" ? ErrorCode.invalidParams : ErrorCode.engineError
   // `data` is the error itself plus the call's context; the agent guidance rides beside it, never over its message.

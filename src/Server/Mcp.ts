@@ -7,16 +7,23 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import {
   CallToolRequestSchema,
   ErrorCode,
+  ListResourcesRequestSchema,
   ListToolsRequestSchema,
   type ListToolsResult,
-  McpError
+  McpError,
+  ReadResourceRequestSchema,
+  type ServerNotification,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, FiberSet, Option } from "effect"
 import type { ToolAnswer } from "../Cascade/Router.ts"
 import { splitCommon } from "../Cascade/Tool.ts"
 import { find, toolNames, tools } from "../Cascade/Tools.ts"
+import * as ClientResources from "./Mcp/ClientResources.ts"
 import * as Front from "./Mcp/Front.ts"
 import { withProgress } from "./Mcp/Progress.ts"
+import * as Resources from "./Mcp/Resources.ts"
 import type { Sessions } from "./Sessions.ts"
 
 const spell = Front.spell
@@ -27,31 +34,49 @@ export interface McpOptions {
   readonly progressIntervalMs: number
 }
 
-type Content = { type: "text"; text: string } | { type: "image"; data: string; mimeType: string }
+type Content =
+  | { type: "text"; text: string }
+  | { type: "image"; data: string; mimeType: string }
+  | { type: "resource_link"; uri: string; name: string; mimeType: string; description?: string }
+
+const linkTo = (entry: Resources.Entry): Content => ({
+  type: "resource_link",
+  uri: entry.uri,
+  name: entry.name,
+  mimeType: entry.mimeType,
+  ...(entry.description === undefined ? {} : { description: entry.description })
+})
 
 /**
  * An answer as MCP content: the result and state as JSON text (for clients that ignore structured content), a
  * screenshot as an image block, and a successful answer as `structuredContent` matching the tool's `outputSchema`.
+ * What the call made besides (`made`: the client's new resources) comes as resource links; a PDF's bytes only there.
  */
 export const toContent = (
   answer: ToolAnswer,
-  names: Front.ToolNames
+  names: Front.ToolNames,
+  made: ReadonlyArray<Resources.Entry> = []
 ): { content: Array<Content>; structuredContent?: Record<string, unknown>; isError?: boolean } => {
-  const { ok, result, ...rest } = respelled(answer, names)
+  const { ok, result, resources: _resources, ...rest } = respelled(answer, names)
   if (!ok) return { content: [{ type: "text", text: JSON.stringify(rest) }], isError: true }
+  const links = made.map(linkTo)
   const image = result as { mimeType?: string; data?: string } | undefined
   if (image?.mimeType === "image/png" && typeof image.data === "string") {
     // The picture once, as the image block: not again as base64 in the structured content.
     return {
       content: [
         { type: "image", data: image.data, mimeType: "image/png" },
-        { type: "text", text: JSON.stringify(rest) }
+        { type: "text", text: JSON.stringify(rest) },
+        ...links
       ],
       structuredContent: { result: { mimeType: image.mimeType }, ...rest }
     }
   }
-  const structuredContent = { result, ...rest }
-  return { content: [{ type: "text", text: JSON.stringify(structuredContent) }], structuredContent }
+  // A file's bytes (a PDF) are the resource's: the answer names it instead.
+  const file = made.find((e) => e.mimeType !== "image/png" && e.blob !== undefined && e.blob === image?.data)
+  const shown = file === undefined ? result : { ...(result as Record<string, unknown>), data: undefined, uri: file.uri }
+  const structuredContent = { result: shown, ...rest }
+  return { content: [{ type: "text", text: JSON.stringify(structuredContent) }, ...links], structuredContent }
 }
 
 /** The state block's tool list in the names this client calls them by. */
@@ -90,6 +115,10 @@ export interface Client {
   readonly defaultSession?: string
   /** Each browser session a call went to (the service's default one as undefined). */
   readonly used: Set<string | undefined>
+  /** What the client's calls made, as its resources (made with the client's first call when absent). */
+  resources?: Resources.Store
+  /** Sends the client a notification outside any request (a download that finished). */
+  notify?: (notification: ServerNotification) => Promise<void>
 }
 
 /** The tool list and calls of one MCP client, answered through the Sessions. */
@@ -100,7 +129,14 @@ export const handlers = (
   client: Client = { used: new Set() }
 ): Front.Handlers => {
   const list = listed(options.toolNames)
+  client.resources ??= Resources.make()
+  const { collect, handlers: resources } = ClientResources.make(client.resources, {
+    page: (session) => run(sessions.page(session), new AbortController().signal),
+    notify: (notification) => client.notify?.(notification).catch(() => undefined) ?? Promise.resolve()
+  })
+
   return {
+    resources,
     // Our JSON Schemas are objects; the SDK's type wants `type: "object"` spelled out.
     list: async () => ({ tools: list }) as ListToolsResult,
     call: async (request, extra) => {
@@ -117,18 +153,18 @@ export const handlers = (
       if (typeof session === "string") client.used.add(session)
       const work = sessions.call(session, tool.value.name, args, meta)
       const token = request.params._meta?.progressToken
-      if (token === undefined) return toContent(await run(work, extra.signal), options.toolNames)
+      // A bad session name was refused (nothing ran): its answer names no session of the client.
+      const browserSession = typeof session === "string" ? session : undefined
+      const answered = (answer: ToolAnswer) => toContent(answer, options.toolNames, collect(answer, browserSession))
+      if (token === undefined) return answered(await run(work, extra.signal))
       let progress = 0
-      const notify = (message: string) => {
+      const progressed = (message: string) => {
         progress++
         extra
           .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress, message } })
           .catch(() => undefined)
       }
-      return toContent(
-        await run(withProgress(work, notify, options.progressIntervalMs), extra.signal),
-        options.toolNames
-      )
+      return answered(await run(withProgress(work, progressed, options.progressIntervalMs), extra.signal))
     }
   }
 }
@@ -141,9 +177,14 @@ export const makeServer = (
   client: Client = { used: new Set() }
 ) => {
   const server = Front.newServer(Server, options.toolNames)
-  const { list, call } = handlers(run, sessions, options, client)
+  client.notify = (notification) => server.notification(notification)
+  const { list, call, resources } = handlers(run, sessions, options, client)
   server.setRequestHandler(ListToolsRequestSchema, list)
   server.setRequestHandler(CallToolRequestSchema, call)
+  server.setRequestHandler(ListResourcesRequestSchema, resources.list)
+  server.setRequestHandler(ReadResourceRequestSchema, resources.read)
+  server.setRequestHandler(SubscribeRequestSchema, resources.subscribe)
+  server.setRequestHandler(UnsubscribeRequestSchema, resources.unsubscribe)
   return server
 }
 
@@ -175,7 +216,12 @@ export const serveStdio = (options: McpOptions, stop: Effect.Effect<void>, sessi
     const { run, drain } = yield* runner
     const front = yield* Effect.promise(() => Front.open(options.toolNames))
     yield* Effect.addFinalizer(() => Effect.promise(() => front.server.close().catch(() => undefined)))
-    front.serve(handlers(run, sessions, options))
+    front.serve(
+      handlers(run, sessions, options, {
+        used: new Set(),
+        notify: (notification) => front.server.notification(notification)
+      })
+    )
     yield* Effect.raceFirst(
       Effect.promise(() => front.closed),
       stop

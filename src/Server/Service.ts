@@ -19,6 +19,8 @@ import * as CdpEndpoint from "../Sandbox/Provider/CdpEndpoint.ts"
 import * as LocalChromium from "../Sandbox/Provider/LocalChromium.ts"
 import * as WarmPool from "../Sandbox/Provider/WarmPool.ts"
 import { make as makeTakeovers, Takeovers } from "../Takeover/Takeovers.ts"
+import * as Location from "../Store/Location.ts"
+import * as StorageStates from "../Store/StorageStates.ts"
 import type * as Config from "./Config.ts"
 import * as Reaper from "./Reaper.ts"
 import * as SessionStack from "./SessionStack.ts"
@@ -158,6 +160,8 @@ export const layer = <R = never>(
         )
       )
       const registry = yield* Reaper.register(root)
+      // One store of named storage states for every session, opened on its first use.
+      const storage = yield* StorageStates.make({ key: config.storage.key, location: Location.fromEnv() })
       const policy = yield* policyOf(config)
       const sessions = config.sessions
       const idle = sessions.idleTimeoutMs
@@ -169,8 +173,11 @@ export const layer = <R = never>(
           policy,
           fallback: config.fallback,
           maxArgumentBytes: config.limits.maxArgumentBytes,
-          uploadRoots: config.uploads.roots
+          uploadRoots: config.uploads.roots,
+          features: { evaluate: config.tools.evaluate },
+          ...(config.storage.state === undefined ? {} : { storageState: config.storage.state })
         },
+        storage,
         sandbox: {
           idleTimeoutMs: idle === 0 ? null : idle,
           leaseTimeoutMs: sessions.leaseTimeoutMs,

@@ -14,6 +14,7 @@ import type { BrowserProvider } from "../Sandbox/Provider/Browser.ts"
 import type * as LocalChromium from "../Sandbox/Provider/LocalChromium.ts"
 import { Vnc, type VncOptions } from "../Sandbox/Provider/Vnc.ts"
 import { Sandbox, type SandboxOptions } from "../Sandbox/Sandbox.ts"
+import { StorageStates } from "../Store/StorageStates.ts"
 import { Handoff } from "../Takeover/Handoff.ts"
 import { Occupant } from "../Takeover/Occupant.ts"
 import type { Takeovers } from "../Takeover/Takeovers.ts"
@@ -42,6 +43,8 @@ export interface SessionStackOptions {
   readonly human?: HumanOptions
   /** What the session's browser may reach (its own egress proxy and policy); default the stdio defaults. */
   readonly egress?: Egress.EgressOptions
+  /** Where named storage states are kept (one store for every session of the service). */
+  readonly storage?: StorageStates["Service"]
 }
 
 export type SessionStack = Router | Cascade | Sandbox | Engines
@@ -52,6 +55,7 @@ const stack = <E, R1, R2>(
   browser: Layer.Layer<BrowserProvider, never, R2>
 ) =>
   Router.layer(options.router).pipe(
+    Layer.provide(options.storage === undefined ? Layer.empty : Layer.succeed(StorageStates, options.storage)),
     Layer.provideMerge(Cascade.layer),
     Layer.provideMerge(Sandbox.layer(options.sandbox)),
     Layer.provideMerge(engines),

@@ -20,7 +20,7 @@ import { Router } from "../Cascade/Router.ts"
 import { toolNames } from "../Cascade/Tools.ts"
 import { Busy, SessionClosed, ShuttingDown } from "../Errors/Service.ts"
 import { type SwitchyardError, toErrorInfo } from "../Errors.ts"
-import { idleStatus, Sandbox, type SandboxStatus } from "../Sandbox/Sandbox.ts"
+import { idleStatus, type PageView, Sandbox, type SandboxStatus } from "../Sandbox/Sandbox.ts"
 import { defaultSession, invalidName, isSessionName } from "./SessionName.ts"
 
 export { defaultSession, sessionNameOf } from "./SessionName.ts"
@@ -74,6 +74,8 @@ export class Sessions extends Context.Service<
     readonly close: (session?: string) => Effect.Effect<void>
     /** Whether the session has a browser stack open (or opening) now. */
     readonly isOpen: (session?: string) => boolean
+    /** The tabs, dialog and downloads of a session open in this process, read without a call (nothing drained). */
+    readonly page: (session?: string) => Effect.Effect<Option.Option<PageView>>
     readonly list: Effect.Effect<ReadonlyArray<SessionStatus>>
     /** Stops taking calls; calls in flight answer `shutting_down`. */
     readonly shutdown: Effect.Effect<void>
@@ -330,6 +332,10 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
     isOpen: (session) => {
       const name = session ?? defaultSession
       return sessions.has(name) || opening.has(name)
+    },
+    page: (session) => {
+      const live = sessions.get(session ?? defaultSession)
+      return live === undefined ? Effect.succeedNone : Effect.map(live.sandbox.page, Option.some)
     },
     list: Effect.suspend(() => Effect.forEach([...sessions.keys()], (name) => status(name))),
     shutdown: Deferred.succeed(stopping, undefined).pipe(Effect.asVoid)

@@ -71,6 +71,7 @@ export const pending = (built: Deferred.Deferred<Built>): Sessions["Service"] =>
     close: (session) => on((s) => s.close(session)),
     // Nothing is open before the service is built.
     isOpen: (session) => ready?.sessions.isOpen(session) ?? false,
+    page: (session) => on((s) => s.page(session)),
     list: on((s) => s.list),
     shutdown: on((s) => s.shutdown)
   }

@@ -32,13 +32,16 @@ const applicable = [
   "ping",
   "tools-list",
   "server-sse-multiple-streams",
-  "dns-rebinding-protection"
+  "dns-rebinding-protection",
+  "resources-list",
+  "resources-subscribe",
+  "resources-unsubscribe"
 ]
 
 /**
- * Scenarios that do not apply (README, "MCP conformance"): they call the suite's own fixture tools (`test_*`), or
- * features this server does not offer (prompts, resources, completion, logging, sampling, elicitation, resumable
- * SSE streams).
+ * Scenarios that do not apply (README, "MCP conformance"): they call the suite's own fixture tools (`test_*`) or read
+ * its fixture resources (`test://static-text`, …), or features this server does not offer (prompts, resource
+ * templates, completion, logging, sampling, elicitation, resumable SSE streams).
  */
 const notApplicable = [
   "tools-call-simple-text",
@@ -57,12 +60,9 @@ const notApplicable = [
   "server-sse-polling",
   "logging-set-level",
   "completion-complete",
-  "resources-list",
   "resources-read-text",
   "resources-read-binary",
   "resources-templates-read",
-  "resources-subscribe",
-  "resources-unsubscribe",
   "prompts-list",
   "prompts-get-simple",
   "prompts-get-with-args",

@@ -80,6 +80,10 @@ const stack =
           openDialog: Effect.succeedNone,
           answerDialog: () => unused,
           chooseFiles: () => unused,
+          onPage: () => unused,
+          console: () => unused,
+          network: () => unused,
+          request: () => unused,
           forceRelease: Effect.void,
           close: Effect.void
         })

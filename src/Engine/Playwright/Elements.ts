@@ -8,7 +8,7 @@ import type { Frame, Locator, Page } from "playwright-core"
 import { interactiveRoles, type Element as PageElement } from "../AccessibilityTree.ts"
 
 /** A node of `ariaSnapshotJSON({ mode: "ai" })`: children are nodes or text. */
-interface SnapshotNode {
+export interface SnapshotNode {
   readonly role: string
   readonly name?: string
   readonly ref?: string
@@ -17,10 +17,14 @@ interface SnapshotNode {
   readonly placeholder?: string
   readonly checked?: boolean | "mixed"
   readonly disabled?: boolean
+  readonly selected?: boolean
+  readonly expanded?: boolean
+  readonly pressed?: boolean | "mixed"
+  readonly level?: number
   readonly children?: ReadonlyArray<SnapshotNode | string>
 }
 
-type Child = SnapshotNode | string
+export type Child = SnapshotNode | string
 
 const maxName = 80
 const clean = (s: string) => s.replace(/\s+/g, " ").trim()
@@ -178,6 +182,13 @@ const iframeRefs = (roots: ReadonlyArray<Child>): Array<string> =>
         ]
   )
 
+/** One read of the page: the snapshot's tree, each iframe's title by its reference, and the elements named from it. */
+export interface Reading {
+  readonly tree: ReadonlyArray<Child>
+  readonly frameTitles: ReadonlyMap<string, string>
+  readonly elements: ReadonlyArray<PageElement>
+}
+
 /** The elements of a page and what their references point at; one per connected page. */
 export interface Inventory {
   /** Reads every frame's elements now; earlier references stay valid while their elements keep role and name. */
@@ -186,6 +197,8 @@ export interface Inventory {
   readonly locate: (ref: string) => Locator | undefined
   /** The element as last read under a reference this engine handed out (references do not survive reconnecting). */
   readonly described: (ref: string) => PageElement | undefined
+  /** The last read whole, tree included (browser.snapshot renders it). */
+  readonly latest: () => Reading | undefined
 }
 
 /** `promise`, or `fallback` once it has failed or taken longer than `ms` (a frame whose page is busy or gone). */
@@ -209,6 +222,7 @@ export const inventory = (page: Page): Inventory => {
   const editables = new Map<string, { readonly frame: Frame; readonly index: number }>()
   let next = 0
   const keyed = new Map<string, string>()
+  let latest: Reading | undefined
 
   const read = async (timeoutMs: number) => {
     const snapshot = (await page.ariaSnapshotJSON({ mode: "ai", timeout: timeoutMs })) as ReadonlyArray<Child>
@@ -265,6 +279,7 @@ export const inventory = (page: Page): Inventory => {
         })
       })
     }
+    latest = { tree: snapshot, frameTitles: new Map(titles), elements }
     for (const e of elements) handedOut.set(e.ref, e)
     // A long session reads many pages: keep the references of the last few thousand elements.
     for (const ref of handedOut.keys()) {
@@ -284,5 +299,5 @@ export const inventory = (page: Page): Inventory => {
     return page.locator(`aria-ref=${ref}`)
   }
 
-  return { read, locate, described: (text) => handedOut.get(refOf(text) ?? text) }
+  return { read, locate, described: (text) => handedOut.get(refOf(text) ?? text), latest: () => latest }
 }

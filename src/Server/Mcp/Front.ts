@@ -8,9 +8,15 @@ import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/proto
 import type {
   CallToolRequest,
   CallToolResult,
+  EmptyResult,
+  ListResourcesResult,
   ListToolsResult,
+  ReadResourceRequest,
+  ReadResourceResult,
   ServerNotification,
-  ServerRequest
+  ServerRequest,
+  SubscribeRequest,
+  UnsubscribeRequest
 } from "@modelcontextprotocol/sdk/types.js"
 
 export const serverInfo = { name: "switchyard", version: "0.1.0" }
@@ -39,7 +45,11 @@ const sdk = () =>
 
 /** One MCP server as every surface starts it: the same `initialize` answer on stdio and over HTTP. */
 export const newServer = (ServerClass: typeof Server, names: ToolNames) =>
-  new ServerClass(serverInfo, { capabilities: { tools: { listChanged: false } }, instructions: instructions(names) })
+  new ServerClass(serverInfo, {
+    // Resources: what a client's calls made (screenshots, PDFs, whole snapshots, downloads), for that client alone.
+    capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: true } },
+    instructions: instructions(names)
+  })
 
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 
@@ -47,6 +57,15 @@ export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 export interface Handlers {
   readonly list: () => Promise<ListToolsResult>
   readonly call: (request: CallToolRequest, extra: Extra) => Promise<CallToolResult>
+  readonly resources: ResourceHandlers
+}
+
+/** The client's resources: listed, read, and subscribed to for `notifications/resources/updated`. */
+export interface ResourceHandlers {
+  readonly list: () => Promise<ListResourcesResult>
+  readonly read: (request: ReadResourceRequest) => Promise<ReadResourceResult>
+  readonly subscribe: (request: SubscribeRequest) => Promise<EmptyResult>
+  readonly unsubscribe: (request: UnsubscribeRequest) => Promise<EmptyResult>
 }
 
 export interface Front {
@@ -71,6 +90,16 @@ export const open = (names: ToolNames): Promise<Front> => {
     server.setRequestHandler(types.ListToolsRequestSchema, async () => (await handlers).list())
     server.setRequestHandler(types.CallToolRequestSchema, async (request, extra) =>
       (await handlers).call(request, extra)
+    )
+    server.setRequestHandler(types.ListResourcesRequestSchema, async () => (await handlers).resources.list())
+    server.setRequestHandler(types.ReadResourceRequestSchema, async (request) =>
+      (await handlers).resources.read(request)
+    )
+    server.setRequestHandler(types.SubscribeRequestSchema, async (request) =>
+      (await handlers).resources.subscribe(request)
+    )
+    server.setRequestHandler(types.UnsubscribeRequestSchema, async (request) =>
+      (await handlers).resources.unsubscribe(request)
     )
     const closed = new Promise<void>((resolve) => {
       process.stdin.once("end", resolve)

@@ -1,0 +1,29 @@
+/**
+ * Where the store is: PostgreSQL when a URL names one (a fleet shares it), else an embedded SQLite file for one
+ * machine. Read from the environment the same way by the fleet and by the service's named storage states.
+ */
+import { homedir } from "node:os"
+import { join } from "node:path"
+import { Redacted } from "effect"
+
+export type StoreOptions =
+  | { readonly kind: "postgres"; readonly url: Redacted.Redacted }
+  | { readonly kind: "embedded"; readonly file: string }
+
+/** `DATABASE_URL` (or `SWITCHYARD_DATABASE_URL`) names PostgreSQL; otherwise `SWITCHYARD_STORE` or the default file. */
+export const fromEnv = (env: NodeJS.ProcessEnv = process.env, file?: string): StoreOptions => {
+  const url = env.SWITCHYARD_DATABASE_URL ?? env.DATABASE_URL
+  if (url !== undefined && url !== "") return { kind: "postgres", url: Redacted.make(url) }
+  return { kind: "embedded", file: file ?? env.SWITCHYARD_STORE ?? join(homedir(), ".switchyard", "store.db") }
+}
+
+/** What a person sees: the file, or the database with its password left out. */
+export const describe = (options: StoreOptions) => {
+  if (options.kind === "embedded") return `embedded SQLite at ${options.file}`
+  try {
+    const url = new URL(Redacted.value(options.url))
+    return `PostgreSQL at ${url.hostname}:${url.port || 5432}${url.pathname}`
+  } catch {
+    return "PostgreSQL"
+  }
+}
