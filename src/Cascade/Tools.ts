@@ -171,14 +171,20 @@ export const tools = [
     title: "Read the page",
     annotations: { readOnlyHint: true, openWorldHint: true },
     description:
-      "Read data from the current page. With no instruction you get the page's facts, read without a model: text, headings, links and form fields with element references. With an instruction, what it asks for; with a JSON schema, an object of that shape.",
+      "Read data from the current page. With no instruction you get the page's facts, read without a model: text, headings, links and form fields with element references. With an instruction, what it asks for (a table by name comes whole, as headers and rows); with a JSON schema, an object of that shape. A long page's text is cut: the answer's `truncated` says where, and `offset` reads on from there.",
     args: Schema.Struct({
       instruction: Schema.optional(text("What to read from the page; leave out for the page's facts.")),
-      schema: Schema.optional(Schema.Unknown.annotate({ description: "JSON schema the result must match." }))
+      schema: Schema.optional(Schema.Unknown.annotate({ description: "JSON schema the result must match." })),
+      offset: Schema.optional(
+        Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({
+          description: "Read the page's text from this character on: the `truncated.nextOffset` of an earlier answer."
+        })
+      )
     }),
     result: Schema.Unknown,
     onEngine: {
-      run: (engine, { instruction, schema }) => engine.extract(instruction ?? "", schema),
+      run: (engine, { instruction, schema, offset }) =>
+        engine.extract(instruction ?? "", schema, offset === undefined ? undefined : { offset }),
       serves: (c, { schema }) => schema === undefined || c.extract === "any-schema",
       // The page's facts have one shape, whatever the cascade: only the level that reads them without a model does.
       tries: (c, { instruction, schema }) =>

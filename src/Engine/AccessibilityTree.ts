@@ -50,6 +50,8 @@ export interface Element {
   readonly around?: ReadonlyArray<Around>
   /** `around` as a person reads it: `group "Are you 18 or older?" in form "Apply"`; absent when it sits in nothing. */
   readonly context?: string
+  /** Where it is in its frame's viewport, in CSS pixels, when measured. */
+  readonly box?: { readonly x: number; readonly y: number; readonly width: number; readonly height: number }
 }
 
 /** `group "Billing address"`, `navigation`: one part of a context. */
@@ -213,12 +215,38 @@ const matchOf = (name: string, query: string): Match | undefined => {
  */
 export const scopeMatch = (e: Element, scope: string): Match | undefined => {
   let best: Match | undefined
+  const words = normalize(scope)
+    .split(" ")
+    .filter((w, i) => w !== "" && !(i === 0 && ["the", "a", "an"].includes(w)))
   for (const part of e.around ?? []) {
-    const byName = matchOf(part.name, scope)
+    // "the Data Engineer card" is the card named "Data Engineer".
+    const named = words[words.length - 1] === part.kind ? words.slice(0, -1).join(" ") : words.join(" ")
+    const byName = matchOf(part.name, named)
     if (byName === "exact") return "exact"
     if (byName === "words" || matchOf(`${part.kind} ${part.name}`, scope) === "words") best = "words"
   }
   return best
+}
+
+/** Words a phrase uses for what something sits in, not for which one it is ("the sponsorship question"). */
+const kindWords = new Set(
+  "question questions job role position card section group row form field item listing dialog popup modal box area panel part block".split(
+    " "
+  )
+)
+
+/** Whether a phrase names what an element sits in, loosely, as observe reads a description: by the scope rule, or
+ * because every word of a part's name is in the phrase ("the Data Engineer job" names `card "Data Engineer"`). */
+export const mentions = (e: Element, phrase: string) => {
+  const said = new Set(normalize(phrase).split(" "))
+  const meant = normalize([...said].filter((w) => !kindWords.has(w)).join(" "))
+  if (meant !== "" && scopeMatch(e, meant) !== undefined) return true
+  return (e.around ?? []).some((part) => {
+    const words = normalize(part.name)
+      .split(" ")
+      .filter((w) => w !== "" && !stopWords.has(w))
+    return words.length > 0 && words.every((w) => said.has(w))
+  })
 }
 
 /** The elements inside a scope: those whose context names it exactly, else those whose context holds its words. */

@@ -7,8 +7,9 @@ const raw: PageFacts.RawFacts = {
   text: "Open positions\nSalary: 90k to 120k\nBenefits: remote work\nApply now",
   headings: ["Open positions"],
   links: [{ text: "Sign in", href: "http://127.0.0.1/login" }],
-  fields: [{ label: "Search", name: "q", id: "q", type: "text", value: "" }],
-  items: ["Platform engineer", "Security analyst", "Product designer"]
+  fields: [{ label: "Search", name: "q", id: "q", box: undefined, type: "text", value: "" }],
+  items: ["Platform engineer", "Security analyst", "Product designer"],
+  tables: undefined
 }
 const controls: ReadonlyArray<PageFacts.Control> = [
   { ref: "e1", role: "button", name: "Apply now" },

@@ -127,7 +127,8 @@ export const refFor = (e: AccessibilityTree.Element): ElementRef => ({
   ref: e.ref,
   role: e.role,
   name: e.name,
-  ...(e.frame === undefined ? {} : { frame: e.frame })
+  ...(e.frame === undefined ? {} : { frame: e.frame }),
+  ...(e.context === undefined ? {} : { context: e.context })
 })
 
 /** Reads the page's elements (every frame), bounded by the action limit. */

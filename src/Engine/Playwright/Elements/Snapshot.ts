@@ -318,7 +318,8 @@ export const fromSnapshot = (
               : {}
             : { checked: node.checked }),
           ...(frame === undefined ? {} : { frame }),
-          ...(around.length === 0 ? {} : { around, context: context! })
+          ...(around.length === 0 ? {} : { around, context: context! }),
+          ...(box === undefined ? {} : { box })
         }
         out.push(draft)
         if (own === "" && labelled && !after) {
@@ -413,6 +414,7 @@ export const fromSnapshot = (
         within: [],
         clickable: true,
         disabled: false,
+        box: extra.box,
         ...(frames.get(key) === undefined ? {} : { frame: frames.get(key)! }),
         ...(around.length === 0 ? {} : { around, context: context! })
       })
