@@ -34,4 +34,28 @@ describe("PageFacts.focus: what an extract instruction asks for", () => {
     assert.isUndefined(PageFacts.focus("everything", raw, controls))
     assert.isUndefined(PageFacts.focus("zebra crossings", raw, controls))
   })
+
+  it("a label ending in a colon comes with the value on the next line; lines are found anywhere in the text", () => {
+    const long = {
+      ...raw,
+      text: [
+        "Open positions",
+        ...Array.from({ length: 5_000 }, (_, i) => `Filler line ${i}`),
+        "Last reward:",
+        "0.97"
+      ].join("\n")
+    }
+    assert.deepStrictEqual(PageFacts.focus("the reward", long, controls), ["Last reward: 0.97"])
+  })
+
+  it("an instruction naming a table gets the tables its words name, else every table", () => {
+    const schedule = { name: "Interview schedule", headers: ["Round", "Date"], rows: [["Phone screen", "March 3"]] }
+    const files = { name: "Documents", headers: ["File"], rows: [["cv.pdf"]] }
+    const withTables = { ...raw, tables: [schedule, files] }
+    assert.deepStrictEqual(PageFacts.tablesFor("the interview schedule table", withTables), [schedule])
+    assert.deepStrictEqual(PageFacts.tablesFor("the tables", withTables), [schedule, files])
+    assert.isUndefined(PageFacts.tablesFor("the salary", withTables))
+    assert.isTrue(PageFacts.asksForTable("read the table of documents"))
+    assert.isFalse(PageFacts.asksForTable("the salary"))
+  })
 })
