@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
 import { Egress } from "../Egress/Egress.ts"
+import * as Screenshot from "../Engine/Screenshot.ts"
 import { Unsupported } from "../Errors/Engine.ts"
 import { ActionFailed, DialogOpen } from "../Errors/Page.ts"
 import { toErrorInfo } from "../Errors.ts"
@@ -48,6 +49,8 @@ export interface RouterOptions extends StagehandFallback.StagehandFallbackOption
   readonly maxArgumentBytes?: number
   /** Folders a call may upload files from; default: the service's working directory. */
   readonly uploadRoots?: ReadonlyArray<string>
+  /** The largest screenshot answers carry (Screenshot.ts); default: what model APIs accept. */
+  readonly screenshot?: Screenshot.Limits
 }
 
 /** Per request or step: Stagehand's flags and the calls made, which number the attempts. */
@@ -108,6 +111,7 @@ export class Router extends Context.Service<
         const urlPolicy = egress?.policy ?? UrlPolicy.defaultPolicy
         const maxArgumentBytes = options.maxArgumentBytes ?? 256 * 1024
         const uploadRoots = options.uploadRoots ?? [process.cwd()]
+        const screenshotLimits = options.screenshot ?? Screenshot.defaults
         const steps = new Map<string, StepState>()
         let lastUrl: string | undefined
 
@@ -272,6 +276,7 @@ export class Router extends Context.Service<
             if (files?._tag === "Failure") return yield* fail(toErrorInfo(files.failure))
             const scoped = <A, E>(self: Effect.Effect<A, E>) =>
               self.pipe(
+                Effect.provideService(Screenshot.CurrentLimits, screenshotLimits),
                 Effect.provideService(Events.CurrentCall, {
                   traceId,
                   attemptId: base.attemptId,

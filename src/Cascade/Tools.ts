@@ -7,6 +7,7 @@ import { Effect, Option, Schema } from "effect"
 import { Action } from "../Engine/Engine.ts"
 import { EngineKind, EngineMode } from "../Engine/EngineId.ts"
 import * as Instruction from "../Engine/Instruction.ts"
+import * as Screenshot from "../Engine/Screenshot.ts"
 import { SideEffect } from "../Errors/Fields.ts"
 import { Dialog, InvalidInput } from "../Errors/Page.ts"
 import * as Tool from "./Tool.ts"
@@ -52,11 +53,22 @@ const actionOf = (args: typeof OnReference.Type) => ({
 
 /** Element references (`e12`, `f1e3`, `x2`, also `aria-ref=e12`) mean something only to engines that hand them out. */
 const isReference = (selector: string) => /^(?:aria-ref=)?(?:(?:f\d+)?e\d+|x\d+)$/.test(selector.trim())
+const Size = Schema.Struct({ width: Schema.Number, height: Schema.Number })
+const Resized = Schema.Struct({ from: Size, to: Size })
 const Image = Schema.Struct({
   mimeType: Schema.Literal("image/png"),
   data: Schema.optional(
     Schema.String.annotate({
       description: "The PNG, base64; on MCP the image comes as the answer's image block instead."
+    })
+  ),
+  scaled: Schema.optional(
+    Resized.annotate({ description: "The capture was larger than a model accepts and was scaled down to fit." })
+  ),
+  clipped: Schema.optional(
+    Resized.annotate({
+      description:
+        "The capture was too long to scale readably and was cut to its top part: scroll and take viewport screenshots for the rest."
     })
   )
 })
@@ -207,7 +219,8 @@ export const tools = [
   Tool.make("browser.screenshot", {
     title: "Screenshot the page",
     annotations: { readOnlyHint: true, openWorldHint: false },
-    description: "Take a PNG screenshot of the current page (viewport, or the full page).",
+    description:
+      "Take a PNG screenshot of the current page (viewport, or the full page). An image larger than a model accepts is scaled down or clipped, and the answer says which.",
     args: Schema.Struct({
       fullPage: Schema.optional(
         Schema.Boolean.annotate({ description: "Capture the whole page, not just the viewport." })
@@ -216,9 +229,11 @@ export const tools = [
     result: Image,
     onEngine: {
       run: (engine, { fullPage }) =>
-        engine
-          .screenshot({ fullPage: fullPage ?? false })
-          .pipe(Effect.map((png) => ({ mimeType: "image/png" as const, data: Buffer.from(png).toString("base64") })))
+        Effect.gen(function* () {
+          const png = yield* engine.screenshot({ fullPage: fullPage ?? false })
+          const { png: fitted, ...resized } = yield* Screenshot.fit(png, yield* Screenshot.CurrentLimits)
+          return { mimeType: "image/png" as const, data: Buffer.from(fitted).toString("base64"), ...resized }
+        })
     }
   }),
   Tool.make("browser.status", {

@@ -165,7 +165,8 @@ export const layer = <R = never>(
           policy,
           fallback: config.fallback,
           maxArgumentBytes: config.limits.maxArgumentBytes,
-          uploadRoots: config.uploads.roots
+          uploadRoots: config.uploads.roots,
+          screenshot: config.screenshot
         },
         sandbox: {
           idleTimeoutMs: idle === 0 ? null : idle,
