@@ -50,6 +50,8 @@ export interface Element {
   readonly around?: ReadonlyArray<Around>
   /** `around` as a person reads it: `group "Are you 18 or older?" in form "Apply"`; absent when it sits in nothing. */
   readonly context?: string
+  /** A file input (to the accessibility tree, a button): it takes files, not a click. */
+  readonly upload?: boolean
   /** Where it is in its frame's viewport, in CSS pixels, when measured. */
   readonly box?: { readonly x: number; readonly y: number; readonly width: number; readonly height: number }
 }

@@ -131,7 +131,10 @@ export const inventory = (page: Page): Inventory => {
     ])
     const hinted = new Set(
       scans
-        .filter(({ frame, scan }) => frame !== main && (scan.unlabelled.length > 0 || scan.extras.length > 0))
+        .filter(
+          ({ frame, scan }) =>
+            frame !== main && (scan.files.length > 0 || scan.unlabelled.length > 0 || scan.extras.length > 0)
+        )
         .map(({ frame }) => frame)
     )
     const iframeOf = await within(1_000, framesOf(iframes, hinted), new Map<Frame, string>())
@@ -141,6 +144,7 @@ export const inventory = (page: Page): Inventory => {
       if (key === undefined) continue
       const index = frames.indexOf(frame)
       hints.set(key, {
+        files: scan.files,
         unlabelled: scan.unlabelled,
         extras: scan.extras.map((extra) => {
           const ref = refAt(`${index}:${frame.url()}:${extra.path}:${extra.name}`)

@@ -256,7 +256,20 @@ const everything =
  * element ("", "all controls") lists every interactive element of the page, named or not, in every frame.
  */
 export const observe = (sp: SessionPage, instruction: string) =>
-  observeAll(sp, instruction).pipe(Effect.flatMap((actions) => Actions.asUploads(sp, actions)))
+  observeAll(sp, instruction).pipe(Effect.map((actions) => actions.map((a) => asUpload(sp, a))))
+
+/**
+ * An observed click on a file input becomes an upload: a person reads one as "Resume (choose a file)", not as a
+ * button to click, and clicking it only opens a chooser. The files go in the action's arguments.
+ */
+const asUpload = (sp: SessionPage, a: Action): Action =>
+  a.method === "click" && sp.elements.described(a.selector)?.upload === true
+    ? {
+        ...a,
+        method: "setInputFiles",
+        description: `file upload ${a.description.replace(/^button /, "")} (put the files' paths in arguments, or use browser.upload)`
+      }
+    : a
 
 const observeAll = (sp: SessionPage, instruction: string) =>
   Effect.gen(function* () {

@@ -40,6 +40,16 @@ export const scanFrame = (editors: Array<Element>) => {
     ) ||
     clean(el.getAttribute("title"))
 
+  // Every file input, open shadow roots included: the snapshot shows each as a button.
+  const files: Array<ReturnType<typeof boxOf>> = []
+  const visit = (root: Document | ShadowRoot) => {
+    for (const input of Array.from(root.querySelectorAll("input[type=file]"))) {
+      if (input.getClientRects().length > 0) files.push(boxOf(input))
+    }
+    for (const el of Array.from(root.querySelectorAll("*"))) if (el.shadowRoot !== null) visit(el.shadowRoot)
+  }
+  visit(document)
+
   // Fields the markup names only by a placeholder (or, for a file input, by the browser's "Choose File").
   const skipped = ["hidden", "submit", "button", "reset", "image"]
   const unlabelled = Array.from(document.querySelectorAll("input, select, textarea"))
@@ -107,6 +117,7 @@ export const scanFrame = (editors: Array<Element>) => {
       value: clean(el.textContent)
     })),
     passwords: Array.from(document.querySelectorAll("input[type=password]"), (i) => (i as HTMLInputElement).value),
+    files,
     unlabelled,
     extras
   }
@@ -114,4 +125,4 @@ export const scanFrame = (editors: Array<Element>) => {
 
 export type FrameScan = ReturnType<typeof scanFrame>
 
-export const emptyScan: FrameScan = { editors: [], passwords: [], unlabelled: [], extras: [] }
+export const emptyScan: FrameScan = { editors: [], passwords: [], files: [], unlabelled: [], extras: [] }

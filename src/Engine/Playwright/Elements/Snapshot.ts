@@ -35,13 +35,15 @@ export interface Extra {
 
 /** What a scan of one frame's DOM found that its snapshot cannot say. */
 export interface FrameHints {
-  /** Fields without a label of their own: to the snapshot a placeholder names them, or a file input's "Choose File"
-   * (shown as a button), where a person reads the text beside them. */
+  /** File inputs: the snapshot shows each as a button. */
+  readonly files: ReadonlyArray<Box>
+  /** Fields without a label of their own: to the snapshot a placeholder names them, or a file input's "Choose File",
+   * where a person reads the text beside them. */
   readonly unlabelled: ReadonlyArray<Box>
   readonly extras: ReadonlyArray<Extra>
 }
 
-const noHints: FrameHints = { unlabelled: [], extras: [] }
+const noHints: FrameHints = { files: [], unlabelled: [], extras: [] }
 
 const maxName = 80
 const clean = (s: string) => s.replace(/\s+/g, " ").trim()
@@ -285,7 +287,9 @@ export const fromSnapshot = (
       box !== undefined &&
       (fieldRoles.includes(node.role) || node.role === "button") &&
       (hints.get(key) ?? noHints).unlabelled.some((b) => sameBox(b, box))
-    const file = untied && node.role === "button"
+    const upload =
+      box !== undefined && node.role === "button" && (hints.get(key) ?? noHints).files.some((b) => sameBox(b, box))
+    const file = untied && upload
     const inner = enter(
       around,
       node.role === "iframe" ? undefined : partOf(node, path[path.length - 1]?.siblings ?? [])
@@ -319,7 +323,8 @@ export const fromSnapshot = (
             : { checked: node.checked }),
           ...(frame === undefined ? {} : { frame }),
           ...(around.length === 0 ? {} : { around, context: context! }),
-          ...(box === undefined ? {} : { box })
+          ...(box === undefined ? {} : { box }),
+          ...(upload ? { upload: true } : {})
         }
         out.push(draft)
         if (own === "" && labelled && !after) {

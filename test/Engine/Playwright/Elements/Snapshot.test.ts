@@ -92,7 +92,7 @@ describe("Elements.fromSnapshot: names", () => {
           ]
         }
       ],
-      { unlabelled: [box(0, 74, 490, 21), box(510, 74, 490, 21)], extras: [] }
+      { files: [], unlabelled: [box(0, 74, 490, 21), box(510, 74, 490, 21)], extras: [] }
     )
     assert.strictEqual(elements.get("e5")?.name, "Current salary")
     assert.deepStrictEqual(elements.get("e5")?.also, ["e.g. 50000"])
@@ -146,11 +146,13 @@ describe("Elements.fromSnapshot: names", () => {
         },
         { role: "button", name: "Resume", ref: "e3", box: box(0, 40, 250, 21) }
       ],
-      { unlabelled: [box(60, 0, 250, 21)], extras: [] }
+      { files: [box(60, 0, 250, 21), box(0, 40, 250, 21)], unlabelled: [box(60, 0, 250, 21)], extras: [] }
     )
     assert.strictEqual(elements.get("e2")?.name, "Your CV")
     assert.deepStrictEqual(elements.get("e2")?.also, ["Choose File"])
     assert.strictEqual(elements.get("e3")?.name, "Resume")
+    assert.isTrue(elements.get("e2")?.upload)
+    assert.isTrue(elements.get("e3")?.upload)
   })
 })
 
@@ -278,6 +280,7 @@ describe("Elements.fromSnapshot: what the DOM scan adds", () => {
         { role: "generic", ref: "e3", text: "Toggle details", box: box(0, 100, 160, 20) }
       ],
       {
+        files: [],
         unlabelled: [],
         extras: [
           { ref: "x1", role: "generic", name: "dolor", box: box(70, 52, 30, 14) },
