@@ -19,6 +19,16 @@ const readBody = (req: IncomingMessage) =>
     req.on("end", () => resolve(body))
   })
 
+/** A form post's fields; a name sent several times (a multi-select, checkboxes of one name) keeps every value. */
+const formFields = (body: string) => {
+  const fields: Record<string, string | Array<string>> = {}
+  for (const [name, value] of new URLSearchParams(body)) {
+    const had = fields[name]
+    fields[name] = had === undefined ? value : [...(Array.isArray(had) ? had : [had]), value]
+  }
+  return fields
+}
+
 export const start = (patterns: ReadonlyArray<WebPattern>, host = "127.0.0.1") =>
   new Promise<PatternServer>((resolve) => {
     const byName = new Map(patterns.map((p) => [p.name, p]))
@@ -35,7 +45,7 @@ export const start = (patterns: ReadonlyArray<WebPattern>, host = "127.0.0.1") =
         try {
           data = JSON.parse(body) as Record<string, unknown>
         } catch {
-          data = Object.fromEntries(new URLSearchParams(body))
+          data = formFields(body)
         }
         records.set(p.name, [...(records.get(p.name) ?? []), data])
         return void res.writeHead(204).end()
