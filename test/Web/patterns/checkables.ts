@@ -192,6 +192,32 @@ function state() { return { picked: skills.filter((s) => picked.has(s)) } }
     }
   }),
   pattern({
+    name: "checkbox-that-refuses-the-tick",
+    class: "checkables",
+    pages: {
+      // Terms that must be opened before they can be accepted: until then the page undoes the tick and says why.
+      "/terms.html": `<!doctype html><title>Terms</title>${reportState}
+<p><label><input type="checkbox" id="accept"> I have read and accept the terms</label></p>
+<p id="why" hidden>The terms must be read before they are accepted.</p>
+<button type="button" id="read">Open the terms</button>
+<script>
+let opened = false
+read.addEventListener("click", () => { opened = true })
+accept.addEventListener("click", (e) => { if (!opened) { e.preventDefault(); why.hidden = false } })
+function state() { return { accepted: accept.checked } }
+</script>`
+    },
+    run: async (agent) => {
+      await agent.ok("browser.navigate", { url: agent.url("/terms.html") })
+      const early = await agent.call("browser.act", { instruction: 'check "I have read and accept the terms"' })
+      await agent.expectState({ accepted: early.ok }, "the box after a check the page undid")
+      assert.equal(early.error?.type, "verification_failed", JSON.stringify(early.error ?? early.result))
+      await agent.ok("browser.act", { instruction: 'click "Open the terms"' })
+      await agent.ok("browser.act", { instruction: 'check "I have read and accept the terms"' })
+      await agent.expectState({ accepted: true }, "the box once the terms were opened")
+    }
+  }),
+  pattern({
     name: "aria-checkbox-rows-and-select-all",
     class: "checkables",
     pages: {

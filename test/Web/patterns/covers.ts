@@ -38,19 +38,21 @@ export const patterns = [
       "/book.html": `<!doctype html><title>Book a call</title>${recordScript}
 <style>#picker{position:absolute;top:70px;left:8px;width:260px;background:#fff;border:1px solid #888;box-shadow:0 4px 12px rgba(0,0,0,.3);padding:8px;transition:opacity .6s}
 #picker button{width:32px;margin:2px}</style>
-<p><label for="day">Day</label> <input id="day" readonly> <button type="button" id="opener">Choose date</button></p>
+<p><label for="day">Day</label> <input id="day" readonly> <button type="button" id="chooser">Choose date</button></p>
 <p><button type="button" id="send" style="margin-top:20px">Submit</button></p>
 <div id="picker" hidden><div>March 2026</div><div id="days"></div></div>
 <script>
 for (let d = 1; d <= 31; d++) { const b = document.createElement("button"); b.type = "button"; b.textContent = String(d); days.appendChild(b) }
-opener.addEventListener("click", () => { picker.hidden = false; picker.style.opacity = "1" })
+let fading = false
+chooser.addEventListener("click", () => { picker.hidden = false; picker.style.opacity = "1"; fading = false })
+// While it fades, the picker still takes clicks (and swallows them, as such pickers do).
+picker.addEventListener("click", (e) => { if (fading) { e.stopPropagation(); record({ clickSwallowedByPicker: true }) } }, true)
 days.addEventListener("click", (e) => {
   if (e.target.tagName !== "BUTTON") return
   day.value = "2026-03-" + e.target.textContent.padStart(2, "0")
-  picker.style.opacity = "0"
-  picker.addEventListener("transitionend", () => { picker.hidden = true }, { once: true })
+  picker.style.opacity = "0"; fading = true
+  picker.addEventListener("transitionend", () => { picker.hidden = true; fading = false }, { once: true })
 })
-picker.addEventListener("click", (e) => { if (picker.style.opacity === "0") record({ clickSwallowedByPicker: true }) })
 send.addEventListener("click", () => record({ submitted: day.value }))
 </script>`
     },

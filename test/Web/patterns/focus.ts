@@ -91,7 +91,9 @@ function state() { return { search: search.value, invite: invite.value } }
         behind.ok ? { search: "grace", invite: "" } : { search: "", invite: "" },
         "where the text went with the background inert"
       )
-      assert.ok(!behind.ok, "an inert field cannot take text")
+      // Refused at once, saying why, like any field under a modal (not after the action limit).
+      assert.equal(behind.error?.type, "action_failed", JSON.stringify(behind.error ?? behind.result))
+      assert.match(behind.error?.message ?? "", /inert|covered|dialog|Invite a teammate/i)
       await agent.ok("browser.act", { instruction: 'fill "Email address" with "grace@example.com"' })
       await agent.expectState({ search: "", invite: "grace@example.com" }, "the dialog's field")
       await agent.ok("browser.act", { instruction: 'click "Send invite"' })
@@ -166,6 +168,35 @@ function state() { return { email: email.value, username: username.value } }
       await agent.expectState({ email: "ada.lovelace@example.com", username: "countess" }, "the username typed over it")
       await agent.ok("browser.act", { instruction: 'click "Sign up"' })
       await agent.expectRecorded([{ email: "ada.lovelace@example.com", username: "countess" }], "the form post")
+    }
+  }),
+  pattern({
+    name: "maxlength-cuts-what-is-typed",
+    class: "focus",
+    pages: {
+      // Fields that keep only part of what is typed: a postcode limited to 4 characters, a numeric-only field.
+      "/address.html": `<!doctype html><title>Address</title>${reportState}
+<p><label for="zip">Postcode</label> <input id="zip" maxlength="4"></p>
+<p><label for="years">Years at this address</label> <input id="years" inputmode="numeric"></p>
+<script>
+years.addEventListener("input", () => { years.value = years.value.replace(/\\D/g, "") })
+function state() { return { zip: zip.value, years: years.value } }
+</script>`
+    },
+    run: async (agent) => {
+      await agent.ok("browser.navigate", { url: agent.url("/address.html") })
+      for (const [label, key, value] of [
+        ["Postcode", "zip", "SW1Y 4JH"],
+        ["Years at this address", "years", "five"]
+      ] as const) {
+        const answer = await agent.call("browser.act", { instruction: `fill "${label}" with "${value}"` })
+        const shown = String((await agent.pageState())?.[key])
+        // Success would mean the field holds what was asked.
+        agent.expectPage(shown, answer.ok ? value : shown, `${label} after filling "${value}"`)
+        assert.equal(answer.error?.type, "verification_failed", JSON.stringify(answer.error ?? answer.result))
+        assert.equal(answer.error?.expected, value)
+        assert.equal(answer.error?.actual, shown, "the answer says what the field holds")
+      }
     }
   }),
   pattern({

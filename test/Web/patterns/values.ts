@@ -85,9 +85,12 @@ export const patterns = [
 <p><label for="time">Preferred time</label> <input type="time" id="time"></p>
 <p><label for="latest">Latest time we may call</label> <input type="time" id="latest"></p>
 <p><label for="grad">Graduation month</label> <input type="month" id="grad"></p>
+<p><label for="from">Available from (month)</label> <input type="month" id="from"></p>
 <p><label for="week">Week you could start</label> <input type="week" id="week"></p>
+<p><label for="onsite">Week of the on-site visit</label> <input type="week" id="onsite"></p>
 <p><label for="slot">Interview slot</label> <input type="datetime-local" id="slot"></p>
-<p><label for="alt">Alternative slot</label> <input type="datetime-local" id="alt"></p>`
+<p><label for="alt">Alternative slot</label> <input type="datetime-local" id="alt"></p>
+<p><label for="backup">Backup slot</label> <input type="datetime-local" id="backup"></p>`
     },
     run: async (agent) => {
       await agent.ok("browser.navigate", { url: agent.url("/interview.html") })
@@ -95,11 +98,15 @@ export const patterns = [
         ["Preferred time", "time", "2:30 PM", "14:30"],
         ["Latest time we may call", "latest", "17:45", "17:45"],
         ["Graduation month", "grad", "June 2024", "2024-06"],
+        ["Available from (month)", "from", "09/2026", "2026-09"],
         ["Week you could start", "week", "2026-W11", "2026-W11"],
+        // A date names the week it falls in: Monday 16 March 2026 is in ISO week 12.
+        ["Week of the on-site visit", "onsite", "March 16, 2026", "2026-W12"],
         ["Interview slot", "slot", "03/16/2026 9:00 AM", "2026-03-16T09:00"],
-        ["Alternative slot", "alt", "March 17, 2026 4:15 PM", "2026-03-17T16:15"]
+        ["Alternative slot", "alt", "March 17, 2026 4:15 PM", "2026-03-17T16:15"],
+        ["Backup slot", "backup", "18.03.2026 14:00", "2026-03-18T14:00"]
       ]
-      const now: Record<string, string> = { time: "", latest: "", grad: "", week: "", slot: "", alt: "" }
+      const now: Record<string, string> = Object.fromEntries(asked.map(([, id]) => [id, ""]))
       for (const [label, id, written, value] of asked) {
         await agent.ok("browser.act", { instruction: `fill "${label}" with "${written}"` })
         now[id] = value
@@ -207,13 +214,19 @@ function state() { return { ...app } }
 <p><label for="langs">Languages spoken</label><br><select multiple id="langs" name="langs" size="4">
   <option>English</option><option>French</option><option>German</option><option>Spanish</option>
 </select></p>
+<p><label for="industries">Industries</label><br><select multiple id="industries" name="industries" size="4">
+  <option>Fintech</option><option>Health</option><option>Logistics</option><option>Retail</option>
+</select></p>
 <button>Save</button>
 </form>`
     },
     run: async (agent) => {
       await agent.ok("browser.navigate", { url: agent.url("/skills.html") })
       const two = await agent.ok("browser.act", { instruction: 'select "Python", "SQL" in "Skills"' })
-      await agent.expectState({ skills: ["Python", "SQL"], langs: [] }, "the skills after selecting two")
+      await agent.expectState(
+        { skills: ["Python", "SQL"], langs: [], industries: [] },
+        "the skills after selecting two"
+      )
       // A reference from extract, with several options as the action's arguments.
       const read = await agent.ok("browser.extract", { instruction: "the form fields" })
       const langs = (read.result.controls as Array<{ ref: string; name: string }>).find(
@@ -221,15 +234,12 @@ function state() { return { ...app } }
       )
       assert.ok(langs, JSON.stringify(read.result.controls))
       await agent.ok("browser.act", { ref: langs.ref, method: "selectOption", arguments: ["French", "German"] })
-      await agent.expectState({ skills: ["Python", "SQL"], langs: ["French", "German"] }, "the languages by reference")
-      // What is asked is the whole selection: a new sentence replaces it.
-      await agent.ok("browser.act", { instruction: 'select "Go" and "Rust" in "Skills"' })
-      await agent.expectState(
-        { skills: ["Go", "Rust"], langs: ["French", "German"] },
-        "the skills after a new selection"
-      )
+      const both = { skills: ["Python", "SQL"], langs: ["French", "German"] }
+      await agent.expectState({ ...both, industries: [] }, "the languages by reference")
+      await agent.ok("browser.act", { instruction: 'select "Health" and "Logistics" in "Industries"' })
+      await agent.expectState({ ...both, industries: ["Health", "Logistics"] }, "the industries, options joined by and")
       await agent.ok("browser.act", { instruction: 'click "Save"' })
-      await agent.expectRecorded([{ skills: ["Go", "Rust"], langs: ["French", "German"] }], "the form post")
+      await agent.expectRecorded([{ ...both, industries: ["Health", "Logistics"] }], "the form post")
       assert.deepEqual(two.result.target?.selected, ["Python", "SQL"], JSON.stringify(two.result))
     }
   }),
