@@ -42,9 +42,8 @@ ${questions
     },
     run: async (agent) => {
       await agent.ok("browser.navigate", { url: agent.url("/questions.html") })
-      const unscoped = await agent.call("browser.act", { instruction: 'check "Yes"' })
+      const yeses = candidates(await agent.call("browser.act", { instruction: 'check "Yes"' }))
       await agent.expectState({ authorized: "", sponsorship: "", adult: "" }, "nothing ticked on an ambiguous target")
-      const yeses = candidates(unscoped)
       assert.equal(yeses.length, 3, JSON.stringify(yeses))
       // Each candidate says which question it answers.
       for (const [i, [, q]] of questions.entries()) {
