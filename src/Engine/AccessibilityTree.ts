@@ -142,6 +142,8 @@ const roleWords: Record<string, ReadonlyArray<string>> = {
   textbox: textEntry,
   checkbox: ["checkbox"],
   radio: ["radio"],
+  option: ["radio", "option", "checkbox", "menuitemradio"],
+  choice: ["radio", "option", "checkbox", "menuitemradio"],
   dropdown: ["combobox", "listbox"],
   combobox: ["combobox"],
   select: ["combobox", "listbox"],

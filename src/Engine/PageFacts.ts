@@ -254,6 +254,25 @@ export const collectFacts = (maxText: number, tables = false) => {
     }
   }
   const mostlyTable = dataTables.some((t) => (t.textContent ?? "").length > text.length * 0.5)
+  // Labels and their values where the markup says which is which: a term and its description, a row's header cell
+  // and its cells.
+  const pairs: Array<{ label: string; value: string }> = []
+  for (const dt of deepAll("dt").filter(visible)) {
+    const values: Array<string> = []
+    for (let dd = dt.nextElementSibling; dd !== null && dd.localName === "dd"; dd = dd.nextElementSibling) {
+      values.push(clean((dd as HTMLElement).innerText))
+    }
+    pairs.push({ label: clean((dt as HTMLElement).innerText), value: values.join(", ") })
+  }
+  for (const th of deepAll("tr > th:first-child").filter(visible)) {
+    const cells = Array.from(th.parentElement!.children).slice(1)
+    if (cells.length > 0 && cells.every((c) => c.localName === "td")) {
+      pairs.push({
+        label: clean((th as HTMLElement).innerText),
+        value: cells.map((c) => clean((c as HTMLElement).innerText)).join(" ")
+      })
+    }
+  }
   return {
     url: location.href,
     title: document.title,
@@ -271,6 +290,7 @@ export const collectFacts = (maxText: number, tables = false) => {
       })),
     fields,
     items,
+    pairs: pairs.filter((p) => p.label !== "" && p.value !== "").slice(0, 500),
     tables: tables || mostlyTable ? dataTables.map(tableOf) : undefined
   }
 }
@@ -327,7 +347,7 @@ export const fillSchema = (raw: RawFacts, schema: unknown): Result.Result<unknow
 /** A field as extract answers it: without the id and the box it is matched by. */
 const shown = ({ id: _id, box: _box, ...field }: RawField): Field => field
 
-export const toFacts = ({ items: _items, tables: _tables, ...raw }: RawFacts): PageFacts => ({
+export const toFacts = ({ items: _items, tables: _tables, pairs: _pairs, ...raw }: RawFacts): PageFacts => ({
   ...raw,
   fields: raw.fields.map(shown)
 })
@@ -359,7 +379,15 @@ const words = (s: string) =>
     .split(" ")
     .filter((w) => w !== "" && !generic.has(w))
 
-const singular = (w: string) => (w.length > 3 && w.endsWith("s") ? w.slice(0, -1) : w)
+/** A word's stem, roughly: "starts", "started" and "starting" are one word to a reader looking for "start". */
+const singular = (w: string) =>
+  w.length > 5 && w.endsWith("ing")
+    ? w.slice(0, -3)
+    : w.length > 5 && w.endsWith("ed")
+      ? w.slice(0, -2)
+      : w.length > 3 && w.endsWith("s")
+        ? w.slice(0, -1)
+        : w
 
 const kinds: ReadonlyArray<readonly [ReadonlyArray<string>, (f: RawFacts, c: ReadonlyArray<Control>) => unknown]> = [
   [["button"], (_f, c) => c.filter((x) => x.role === "button" || x.role === "generic")],
@@ -400,7 +428,7 @@ export const focus = (instruction: string, raw: RawFacts, controls: ReadonlyArra
     return undefined
   }
   for (const [names, pick] of kinds) {
-    if (!wanted.some((w) => names.includes(w))) continue
+    if (!wanted.some((w) => names.map(singular).includes(w))) continue
     const found = pick(raw, controls)
     if (!Array.isArray(found) || found.length > 0) return found
   }
@@ -408,12 +436,24 @@ export const focus = (instruction: string, raw: RawFacts, controls: ReadonlyArra
     .split("\n")
     .map((l) => l.trim())
     .filter((l) => l !== "")
+  const mentioned = (text: string) => {
+    const have = new Set(words(text).map(singular))
+    return wanted.some((w) => have.has(w))
+  }
+  // A label the markup pairs with its value comes as "Label: value"; its line alone is then left out.
+  const labels = new Set<string>()
   const hits: Array<string> = []
+  for (const { label, value } of raw.pairs ?? []) {
+    if (!mentioned(label)) continue
+    const bare = label.replace(/[\s:：]+$/, "")
+    labels.add(bare)
+    hits.push(`${bare}: ${value}`)
+  }
   lines.forEach((line, index) => {
-    const have = new Set(words(line).map(singular))
-    if (!wanted.some((w) => have.has(w))) return
+    if (!mentioned(line) || labels.has(line.replace(/[\s:：]+$/, ""))) return
     const next = lines[index + 1]
     hits.push(/[:：]$/.test(line) && next !== undefined ? `${line} ${next}` : line)
   })
-  return hits.length > 0 ? hits.slice(0, 50) : undefined
+  const unique = [...new Set(hits)]
+  return unique.length > 0 ? unique.slice(0, 50) : undefined
 }

@@ -94,6 +94,14 @@ export const capabilities: Capabilities = {
 
 export const make = Effect.fn("PlaywrightEngine.make")(function* (options: PlaywrightEngineOptions = {}) {
   const maxTextChars = options.maxTextChars ?? 20_000
+  /** A page's text from an offset, at most `maxTextChars` of it; `truncated` says when there is more or less. */
+  const textFrom = (whole: string, from: number) => {
+    const offset = Math.min(from, whole.length)
+    const text = whole.slice(offset, offset + maxTextChars)
+    return offset > 0 || offset + text.length < whole.length
+      ? { text, truncated: { shown: text.length, total: whole.length, nextOffset: offset + text.length } }
+      : { text }
+  }
   const facts = (label: string, tables: boolean) =>
     Effect.all([attempt(at(label), () => readFacts(page, tables)), Actions.readElements(sp, label)], {
       concurrency: 2
@@ -150,6 +158,11 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
         const [raw] = yield* facts("extract", false)
         return yield* Effect.fromResult(PageFacts.fillSchema(raw, jsonSchema))
       }
+      if (options?.offset !== undefined) {
+        // Reading on in a long page's text: the text from the offset, without the page's elements again.
+        const raw = yield* attempt(at("extract"), () => readFacts(page, false))
+        return { url: raw.url, title: raw.title, ...textFrom(raw.text, options.offset) }
+      }
       const [raw, elements] = yield* facts("extract", PageFacts.asksForTable(instruction))
       // Bounded, as a page of thousands of links would be: the first 500 in document order.
       const controls = elements
@@ -167,21 +180,13 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
             ...(e.context === undefined ? {} : { context: e.context })
           })
         )
-      const { text: whole, ...rest } = PageFacts.toFacts(raw)
-      // The text from the offset asked for, at most `maxTextChars` of it; the answer says when there is more.
-      const offset = Math.min(options?.offset ?? 0, whole.length)
-      const text = whole.slice(offset, offset + maxTextChars)
-      const truncated =
-        offset > 0 || offset + text.length < whole.length
-          ? { truncated: { shown: text.length, total: whole.length, nextOffset: offset + text.length } }
-          : {}
-      const read = { text, ...truncated }
+      const { text, ...rest } = PageFacts.toFacts(raw)
       const tables = PageFacts.tablesFor(instruction, raw)
       if (tables !== undefined) return { tables, ...rest, controls }
-      const answer = options?.offset === undefined ? PageFacts.focus(instruction, raw, controls) : undefined
+      const answer = PageFacts.focus(instruction, raw, controls)
       const pageTables = raw.tables === undefined ? {} : { tables: raw.tables }
-      // What was asked comes first; the page's text only when nothing narrower answered (or an offset asked for it).
-      if (answer === undefined) return { ...rest, ...read, ...pageTables, controls }
+      // What was asked comes first; the page's text only when nothing narrower answered.
+      if (answer === undefined) return { ...rest, ...textFrom(text, 0), ...pageTables, controls }
       return { answer, ...rest, ...pageTables, controls }
     }),
 

@@ -9,6 +9,7 @@ const raw: PageFacts.RawFacts = {
   links: [{ text: "Sign in", href: "http://127.0.0.1/login" }],
   fields: [{ label: "Search", name: "q", id: "q", box: undefined, type: "text", value: "" }],
   items: ["Platform engineer", "Security analyst", "Product designer"],
+  pairs: [{ label: "Started", value: "March 25, 2026" }],
   tables: undefined
 }
 const controls: ReadonlyArray<PageFacts.Control> = [
@@ -46,6 +47,13 @@ describe("PageFacts.focus: what an extract instruction asks for", () => {
       ].join("\n")
     }
     assert.deepStrictEqual(PageFacts.focus("the reward", long, controls), ["Last reward: 0.97"])
+  })
+
+  it("a term and its description come as one line", () => {
+    assert.deepStrictEqual(
+      PageFacts.focus("when did it start", { ...raw, text: "Started\nMarch 25, 2026" }, controls),
+      ["Started: March 25, 2026"]
+    )
   })
 
   it("an instruction naming a table gets the tables its words name, else every table", () => {

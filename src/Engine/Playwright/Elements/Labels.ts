@@ -85,6 +85,10 @@ export const plausible = (label: Box, field: Box, reach = rowGap) =>
   (sameLine(label, field) && right(label) <= field.x + 4 && field.x - right(label) <= lineGap) ||
   (bottom(label) <= field.y + 4 && field.y - bottom(label) <= reach && aligned(label, field))
 
+/** Whether a label sits right under a field, in its column (a sublabel). */
+export const below = (label: Box, field: Box) =>
+  label.y >= bottom(field) - 4 && label.y - bottom(field) <= 12 && aligned(label, field)
+
 /** The texts around a field, each the nearest of its kind and none across another control. */
 export const nearby = (field: Box, texts: ReadonlyArray<Placed>, controls: ReadonlyArray<Box>): Nearby => {
   let over: { text: string; d: number } | undefined

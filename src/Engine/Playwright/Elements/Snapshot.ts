@@ -5,8 +5,8 @@
  * and landmark. What the snapshot leaves out — a clickable word inside a sentence, a focusable handle with no role —
  * comes as hints from a scan of the frame's DOM (Scan.ts), matched to the snapshot by box.
  */
-import { type Around, contextOf, type Element, interactiveRoles } from "../../AccessibilityTree.ts"
-import { type Box, contains, nearby, type Placed, plausible, sameBox, visible } from "./Labels.ts"
+import { type Around, contextOf, describeAround, type Element, interactiveRoles } from "../../AccessibilityTree.ts"
+import { type Box, below, contains, nearby, type Placed, plausible, sameBox, visible } from "./Labels.ts"
 
 /** A node of `ariaSnapshotJSON({ mode: "ai", boxes: true })`: children are nodes or text. */
 export interface SnapshotNode {
@@ -98,12 +98,12 @@ const besideText = (path: Path, after: boolean): Beside | undefined => {
 }
 
 /** The text right after a field among its siblings (a label placed under it), not past another control. */
-const followingText = (path: Path) => {
+const followingText = (path: Path): Beside | undefined => {
   const last = path[path.length - 1]
   for (const sibling of last?.siblings.slice(last.index + 1) ?? []) {
     if (containsControl(sibling)) return undefined
     const text = labelText(textOf(sibling))
-    if (text !== "") return text
+    if (text !== "") return { text, box: typeof sibling === "string" ? undefined : sibling.box, level: 0 }
   }
   return undefined
 }
@@ -114,6 +114,8 @@ interface Holds {
   readonly heading: string | undefined
   readonly choices: number
   readonly fields: number
+  /** Groups (fieldsets, radio groups) inside it. */
+  readonly groups: number
 }
 
 const landmarks: Record<string, string> = {
@@ -148,7 +150,8 @@ interface Pending {
   readonly box: Box | undefined
   readonly key: string
   readonly beside: Beside | undefined
-  readonly following: string | undefined
+  readonly following: Beside | undefined
+  readonly around: ReadonlyArray<Around>
   /** What names it without being a label: its placeholder, a file input's "Choose File". */
   readonly stand: string
 }
@@ -163,7 +166,7 @@ export const fromSnapshot = (
   const pending: Array<Pending> = []
   /** Per frame (keyed by its iframe's reference, "" for the page): texts and controls where they are, and every
    * node with a box, for the geometry and for matching the scan's hints. */
-  const texts = new Map<string, Array<Placed>>()
+  const texts = new Map<string, Array<Placed & { readonly around: ReadonlyArray<Around> }>>()
   const controls = new Map<string, Array<Box>>()
   const boxed = new Map<string, Array<{ box: Box; node: SnapshotNode; draft?: Draft; inner: ReadonlyArray<Around> }>>()
   /** Each frame's name as elements carry it (`iframe "Apply"`). */
@@ -182,7 +185,8 @@ export const fromSnapshot = (
       headings: node.role === "heading" ? 1 : 0,
       heading: node.role === "heading" ? labelText(node.name ?? textOf(node)) : undefined,
       choices: ["radio", "checkbox"].includes(node.role) ? 1 : 0,
-      fields: valueRoles.includes(node.role) || node.role === "listbox" || node.role === "slider" ? 1 : 0
+      fields: valueRoles.includes(node.role) || node.role === "listbox" || node.role === "slider" ? 1 : 0,
+      groups: node.role === "group" || node.role === "radiogroup" ? 1 : 0
     }
     for (const child of node.children ?? []) {
       if (typeof child === "string") continue
@@ -191,7 +195,8 @@ export const fromSnapshot = (
         headings: h.headings + c.headings,
         heading: h.heading ?? c.heading,
         choices: h.choices + c.choices,
-        fields: h.fields + c.fields
+        fields: h.fields + c.fields,
+        groups: h.groups + c.groups
       }
     }
     holds.set(node, h)
@@ -256,8 +261,8 @@ export const fromSnapshot = (
         ) {
           return { kind: "section", name: h.heading }
         }
-        // A question and its choices, without a fieldset.
-        if (h.choices >= 2 && h.fields === 0) {
+        // A question and its choices, without a fieldset (not a whole form of such questions).
+        if (h.choices >= 2 && h.fields === 0 && h.groups === 0 && h.headings <= 1) {
           const question = leadingText(node)
           return question === "" ? undefined : { kind: "group", name: question }
         }
@@ -335,6 +340,7 @@ export const fromSnapshot = (
             key,
             beside,
             following: followingText(path),
+            around,
             stand: placeholder || (untied ? clean(node.name ?? "") : "")
           })
         } else {
@@ -348,7 +354,7 @@ export const fromSnapshot = (
       if (interactive) add(controls, key, box)
       else if (within.length === 0 && (node.children ?? []).every((c) => typeof c === "string")) {
         const text = labelText(node.text ?? (node.name || textOf(node)))
-        if (text !== "") add(texts, key, { text, box })
+        if (text !== "") add(texts, key, { text, box, around })
       }
       add(boxed, key, { box, node, ...(draft === undefined ? {} : { draft }), inner })
     }
@@ -373,8 +379,17 @@ export const fromSnapshot = (
   })
 
   for (const p of pending) {
-    const near = p.box === undefined ? {} : nearby(p.box, texts.get(p.key) ?? [], controls.get(p.key) ?? [])
+    // A text inside another group or dialog than the field's (the previous fieldset's last label) is not its label.
+    const enclosing = new Set(p.around.map(describeAround))
+    const same = (texts.get(p.key) ?? []).filter((t) =>
+      t.around.every((a) => !["group", "dialog"].includes(slot(a.kind)) || enclosing.has(describeAround(a)))
+    )
+    const near = p.box === undefined ? {} : nearby(p.box, same, controls.get(p.key) ?? [])
     const b = p.beside
+    // A label right under the field in the markup, and under it on the screen (a form builder's sublabels).
+    const f = p.following
+    const under =
+      f !== undefined && f.box !== undefined && p.box !== undefined && below(f.box, p.box) ? f.text : undefined
     // A label the markup puts right before the field counts when the screen agrees (or cannot tell); one further
     // up only when it sits close above or beside the field, never a heading further up.
     const adjacent =
@@ -382,8 +397,8 @@ export const fromSnapshot = (
     const further = b !== undefined && (b.box === undefined || p.box === undefined || plausible(b.box, p.box, 120))
     // Where the label sits says how sure it is: one laid over the field, right before it, on its line or in the row
     // above names it even over a placeholder; one further away, under it or after it only a field nothing else names.
-    const sure = near.over ?? (adjacent ? b.text : undefined) ?? near.left ?? near.above
-    const weak = (further ? b?.text : undefined) ?? near.below ?? p.following
+    const sure = near.over ?? (adjacent ? b.text : undefined) ?? under ?? near.left ?? near.above
+    const weak = (further ? b?.text : undefined) ?? near.below ?? p.following?.text
     const label = sure ?? weak ?? ""
     const name = sure ?? (p.stand || label)
     p.draft.name = name
