@@ -97,7 +97,8 @@ export const scanFrame = (editors: Array<Element>) => {
       if (((pointer && !parentPointer) || focusable || handler) && style.visibility !== "hidden") {
         const box = boxOf(el)
         const text = clean((el as HTMLElement).innerText ?? el.textContent).slice(0, 200)
-        const name = (named(el) || text).slice(0, 80)
+        // A focusable handle with no text of its own reads as the label before it ("Volume" over its track).
+        const name = (named(el) || text || (focusable ? before(el) : "")).slice(0, 80)
         if (box.width > 0 && box.height > 0 && (name !== "" || focusable)) {
           const hint = `${el.className} ${el.id} ${el.parentElement?.className ?? ""} ${el.parentElement?.id ?? ""}`
           extras.push({ box, name, text, role: /slider/i.test(hint) ? "slider" : "generic", path: pathOf(el) })
