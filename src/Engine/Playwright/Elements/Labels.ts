@@ -27,7 +27,7 @@ export interface Nearby {
 }
 
 /** The largest gap between a label and its field, above or below it (a label's margin, not a section's). */
-const rowGap = 40
+export const rowGap = 40
 /** The largest gap between a label and its field on the same line. */
 const lineGap = 250
 
@@ -136,5 +136,28 @@ export const nearby = (field: Box, texts: ReadonlyArray<Placed>, controls: Reado
     ...(left === undefined ? {} : { left: left.text }),
     ...(above === undefined ? {} : { above: above.text }),
     ...(below === undefined ? {} : { below: below.text })
+  }
+}
+
+/** Texts by the bands of the page they span: those near a field are looked up without reading every text. */
+export const byBand = <T extends Placed>(texts: ReadonlyArray<T>) => {
+  const band = 100
+  const bands = new Map<number, Array<T>>()
+  for (const t of texts) {
+    const first = Math.floor(t.box.y / band)
+    const last = Math.min(first + 50, Math.floor(bottom(t.box) / band))
+    for (let b = first; b <= last; b++) {
+      const list = bands.get(b)
+      if (list === undefined) bands.set(b, [t])
+      else list.push(t)
+    }
+  }
+  /** The texts whose band is within `margin` pixels above or below a box. */
+  return (box: Box, margin: number): Array<T> => {
+    const found = new Set<T>()
+    for (let b = Math.floor((box.y - margin) / band); b <= Math.floor((bottom(box) + margin) / band); b++) {
+      for (const t of bands.get(b) ?? []) found.add(t)
+    }
+    return [...found]
   }
 }

@@ -6,7 +6,18 @@
  * comes as hints from a scan of the frame's DOM (Scan.ts), matched to the snapshot by box.
  */
 import { type Around, contextOf, describeAround, type Element, interactiveRoles } from "../../AccessibilityTree.ts"
-import { type Box, below, contains, nearby, type Placed, plausible, sameBox, visible } from "./Labels.ts"
+import {
+  type Box,
+  below,
+  byBand,
+  contains,
+  nearby,
+  type Placed,
+  plausible,
+  rowGap,
+  sameBox,
+  visible
+} from "./Labels.ts"
 
 /** A node of `ariaSnapshotJSON({ mode: "ai", boxes: true })`: children are nodes or text. */
 export interface SnapshotNode {
@@ -288,12 +299,12 @@ export const fromSnapshot = (
     const clickable = node.cursor === "pointer" && !interactiveRoles.includes(node.role)
     const interactive = interactiveRoles.includes(node.role) || clickable
     // A field the markup gives no label: what names it to the snapshot (a placeholder, "Choose File") stands in.
+    const frameHints = hints.get(key) ?? noHints
+    const upload = box !== undefined && node.role === "button" && frameHints.files.some((b) => sameBox(b, box))
     const untied =
       box !== undefined &&
-      (fieldRoles.includes(node.role) || node.role === "button") &&
-      (hints.get(key) ?? noHints).unlabelled.some((b) => sameBox(b, box))
-    const upload =
-      box !== undefined && node.role === "button" && (hints.get(key) ?? noHints).files.some((b) => sameBox(b, box))
+      (fieldRoles.includes(node.role) || upload) &&
+      frameHints.unlabelled.some((b) => sameBox(b, box))
     const file = untied && upload
     const inner = enter(
       around,
@@ -378,13 +389,20 @@ export const fromSnapshot = (
     if (typeof root !== "string") visit(root, [{ siblings: roots, index }], [], undefined, "", [])
   })
 
+  const bands = new Map([...texts].map(([key, list]) => [key, byBand(list)]))
   for (const p of pending) {
     // A text inside another group or dialog than the field's (the previous fieldset's last label) is not its label.
     const enclosing = new Set(p.around.map(describeAround))
-    const same = (texts.get(p.key) ?? []).filter((t) =>
-      t.around.every((a) => !["group", "dialog"].includes(slot(a.kind)) || enclosing.has(describeAround(a)))
-    )
-    const near = p.box === undefined ? {} : nearby(p.box, same, controls.get(p.key) ?? [])
+    const near =
+      p.box === undefined
+        ? {}
+        : nearby(
+            p.box,
+            (bands.get(p.key)?.(p.box, rowGap + 4) ?? []).filter((t) =>
+              t.around.every((a) => !["group", "dialog"].includes(slot(a.kind)) || enclosing.has(describeAround(a)))
+            ),
+            controls.get(p.key) ?? []
+          )
     const b = p.beside
     // A label right under the field in the markup, and under it on the screen (a form builder's sublabels).
     const f = p.following
