@@ -79,15 +79,16 @@ export const collectFacts = (maxText: number, tables = false) => {
         .join(" ")
     )
   /** Every element matching `selector`, inside open shadow roots too. */
-  const deepAll = (selector: string): Array<Element> => {
-    const found: Array<Element> = []
-    const visit = (root: Document | ShadowRoot) => {
-      found.push(...Array.from(root.querySelectorAll(selector)))
-      for (const el of Array.from(root.querySelectorAll("*"))) if (el.shadowRoot) visit(el.shadowRoot)
-    }
-    visit(document)
-    return found
+  // The document and its open shadow roots, found once.
+  const roots: Array<Document | ShadowRoot> = []
+  const gather = (root: Document | ShadowRoot) => {
+    roots.push(root)
+    for (const el of Array.from(root.querySelectorAll("*"))) if (el.shadowRoot) gather(el.shadowRoot)
   }
+  gather(document)
+  /** Every element matching `selector`, inside open shadow roots too. */
+  const deepAll = (selector: string): Array<Element> =>
+    roots.flatMap((root) => Array.from(root.querySelectorAll(selector)))
   const textOf = (root: Node) => {
     const parts: Array<string> = []
     const skip = ["script", "style", "noscript", "template", "head", "select", "option"]
@@ -96,12 +97,10 @@ export const collectFacts = (maxText: number, tables = false) => {
     const isLink = (node: Node) =>
       node.nodeType === Node.ELEMENT_NODE &&
       (links.includes((node as Element).localName) || linkRoles.includes((node as Element).getAttribute("role") ?? ""))
-    const walk = (node: Node) => {
+    /** `pre`: inside preformatted text, where a line break in the source is one on the screen; elsewhere a space. */
+    const walk = (node: Node, pre: boolean) => {
       if (node.nodeType === Node.TEXT_NODE) {
         const text = node.textContent ?? ""
-        const parent = node.parentElement
-        // Outside preformatted text, a line break in the source renders as a space.
-        const pre = parent !== null && /^pre/.test(getComputedStyle(parent).whiteSpace)
         return void parts.push(pre ? text : text.replace(/\s+/g, " "))
       }
       if (node.nodeType !== Node.ELEMENT_NODE && node.nodeType !== Node.DOCUMENT_FRAGMENT_NODE) return
@@ -131,13 +130,13 @@ export const collectFacts = (maxText: number, tables = false) => {
         for (const child of children) {
           const link = isLink(child)
           if (link && previousLink) parts.push(" ")
-          walk(child)
+          walk(child, style === undefined ? pre : style.whiteSpace.startsWith("pre"))
           if (child.nodeType !== Node.TEXT_NODE || (child.textContent ?? "").trim() !== "") previousLink = link
         }
       }
       parts.push(gap)
     }
-    walk(root)
+    walk(root, false)
     return parts.join("")
   }
   const before = (el: Element) => {
@@ -214,7 +213,7 @@ export const collectFacts = (maxText: number, tables = false) => {
       row instanceof HTMLTableRowElement
         ? row.cells
         : row.querySelectorAll("[role=cell], [role=gridcell], [role=columnheader], [role=rowheader]")
-    ).map((c) => clean((c as HTMLElement).innerText).slice(0, 500))
+    ).map((c) => clean(c.textContent).slice(0, 500))
   const headingBefore = (el: Element) => {
     for (let node: Element | null = el; node !== null && node !== body; node = node.parentElement) {
       for (let sib = node.previousElementSibling; sib !== null; sib = sib.previousElementSibling) {
@@ -228,7 +227,7 @@ export const collectFacts = (maxText: number, tables = false) => {
   }
   const tableOf = (t: Element) => {
     const rows = Array.from(t instanceof HTMLTableElement ? t.rows : t.querySelectorAll("[role=row]")).filter(
-      (r) => visible(r) && r.closest("table, [role=table], [role=grid], [role=treegrid]") === t
+      (r) => r.getClientRects().length > 0 && r.closest("table, [role=table], [role=grid], [role=treegrid]") === t
     )
     const first = rows[0]
     const header =

@@ -52,20 +52,37 @@ export const scanFrame = (editors: Array<Element>) => {
 
   // Fields the markup names only by a placeholder (or, for a file input, by the browser's "Choose File").
   const skipped = ["hidden", "submit", "button", "reset", "image"]
+  const labelledIds = new Set(
+    Array.from(document.querySelectorAll("label[for]"), (l) => (l as HTMLLabelElement).htmlFor)
+  )
   const unlabelled = Array.from(document.querySelectorAll("input, select, textarea"))
     .filter(
       (el) =>
         !(el instanceof HTMLInputElement && skipped.includes(el.type)) &&
-        ((el as HTMLInputElement).labels?.length ?? 0) === 0 &&
+        el.getClientRects().length > 0 &&
         named(el) === "" &&
-        el.getClientRects().length > 0
+        el.closest("label") === null &&
+        (el.id === "" || !labelledIds.has(el.id))
     )
     .map(boxOf)
 
   // Clickable or focusable without a role: the outermost element with a pointer cursor, a click handler in its
   // markup or a tab stop, outside native controls and elements with an interactive role (the snapshot has those).
-  const natives =
-    "a[href], button, input, select, textarea, summary, option, label, iframe, video, audio, [contenteditable]"
+  const natives = new Set([
+    "button",
+    "input",
+    "select",
+    "textarea",
+    "summary",
+    "option",
+    "label",
+    "iframe",
+    "video",
+    "audio"
+  ])
+  const skippedTags = new Set(["script", "style", "noscript", "template", "head"])
+  const native = (el: Element) =>
+    natives.has(el.localName) || (el.localName === "a" && el.hasAttribute("href")) || el.hasAttribute("contenteditable")
   const roles =
     /^(button|link|checkbox|radio|switch|tab|menuitem|menuitemcheckbox|menuitemradio|option|treeitem|textbox|searchbox|combobox|spinbutton|listbox|slider|gridcell|scrollbar)$/
   const pathOf = (el: Element) => {
@@ -86,8 +103,7 @@ export const scanFrame = (editors: Array<Element>) => {
   const walk = (parent: Element, parentPointer: boolean) => {
     for (const el of Array.from(parent.children)) {
       if (extras.length >= 300) return
-      if (["script", "style", "noscript", "template", "head"].includes(el.localName)) continue
-      if (el.matches(natives) || roles.test(el.getAttribute("role") ?? "")) continue
+      if (skippedTags.has(el.localName) || native(el) || roles.test(el.getAttribute("role") ?? "")) continue
       const style = getComputedStyle(el)
       if (style.display === "none") continue
       const pointer = style.cursor === "pointer"
