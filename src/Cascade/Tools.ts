@@ -132,7 +132,7 @@ export const tools = [
     args: Schema.Union([
       Schema.Struct({
         instruction: text(
-          'One action in plain words: click "Submit", fill "Email" with "a@b.c", press Enter, scroll down.'
+          'One action in plain words: click "Submit", fill "Email" with "a@b.c", press Enter, scroll down; name where a target sits when several share its name: click "Apply" in "Data Engineer".'
         )
       }),
       Schema.Struct({
