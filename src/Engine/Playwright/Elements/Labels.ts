@@ -22,6 +22,8 @@ export interface Placed {
 export interface Nearby {
   readonly over?: string
   readonly left?: string
+  /** The text on its line right before it (within a label's margin), not one across the line. */
+  readonly leftClose?: string
   readonly above?: string
   readonly below?: string
 }
@@ -81,8 +83,8 @@ const between = (label: Box, field: Box, controls: ReadonlyArray<Box>, direction
 
 /** Whether a label at `label` may name the field at `field` from where it sits: on its line to its left, or above it
  * in its column within `reach` pixels. */
-export const plausible = (label: Box, field: Box, reach = rowGap) =>
-  (sameLine(label, field) && right(label) <= field.x + 4 && field.x - right(label) <= lineGap) ||
+export const plausible = (label: Box, field: Box, reach = rowGap, line = lineGap) =>
+  (sameLine(label, field) && right(label) <= field.x + 4 && field.x - right(label) <= line) ||
   (bottom(label) <= field.y + 4 && field.y - bottom(label) <= reach && aligned(label, field))
 
 /** Whether a label sits right under a field, in its column (a sublabel). */
@@ -134,6 +136,7 @@ export const nearby = (field: Box, texts: ReadonlyArray<Placed>, controls: Reado
   return {
     ...(over === undefined ? {} : { over: over.text }),
     ...(left === undefined ? {} : { left: left.text }),
+    ...(left === undefined || left.d > rowGap ? {} : { leftClose: left.text }),
     ...(above === undefined ? {} : { above: above.text }),
     ...(below === undefined ? {} : { below: below.text })
   }

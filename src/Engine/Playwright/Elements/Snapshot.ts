@@ -413,9 +413,15 @@ export const fromSnapshot = (
     const adjacent =
       b !== undefined && b.level === 0 && (b.box === undefined || p.box === undefined || plausible(b.box, p.box))
     const further = b !== undefined && (b.box === undefined || p.box === undefined || plausible(b.box, p.box, 120))
+    // A field its placeholder names takes another label only from right beside it (a logo further along a header's
+    // line is no search box's label).
+    const placeheld = p.stand !== "" && !p.draft.upload
+    const close =
+      adjacent && (b.box === undefined || p.box === undefined || !placeheld || plausible(b.box, p.box, rowGap, rowGap))
     // Where the label sits says how sure it is: one laid over the field, right before it, on its line or in the row
     // above names it even over a placeholder; one further away, under it or after it only a field nothing else names.
-    const sure = near.over ?? (adjacent ? b.text : undefined) ?? under ?? near.left ?? near.above
+    const sure =
+      near.over ?? (close ? b.text : undefined) ?? under ?? (placeheld ? near.leftClose : near.left) ?? near.above
     const weak = (further ? b?.text : undefined) ?? near.below ?? p.following?.text
     const label = sure ?? weak ?? ""
     const name = sure ?? (p.stand || label)

@@ -99,6 +99,36 @@ describe("Elements.fromSnapshot: names", () => {
     assert.strictEqual(elements.get("e6")?.name, "Expected salary")
   })
 
+  it("a placeholder keeps naming its field against a text further along the line; a label right beside it wins", () => {
+    const elements = page(
+      [
+        {
+          role: "generic",
+          ref: "e1",
+          box: box(0, 0, 1000, 40),
+          children: [
+            { role: "generic", ref: "e2", text: "Acme Careers", box: box(0, 10, 120, 20) },
+            { role: "textbox", name: "Search jobs", ref: "e3", box: box(300, 10, 300, 21) }
+          ]
+        },
+        {
+          role: "generic",
+          ref: "e4",
+          box: box(0, 60, 1000, 40),
+          children: [
+            { role: "generic", ref: "e5", text: "Email:", box: box(0, 62, 50, 18) },
+            { role: "textbox", name: "you@example.com", ref: "e6", box: box(58, 60, 300, 21) }
+          ]
+        }
+      ],
+      { files: [], unlabelled: [box(300, 10, 300, 21), box(58, 60, 300, 21)], extras: [] }
+    )
+    assert.strictEqual(elements.get("e3")?.name, "Search jobs")
+    assert.deepStrictEqual(elements.get("e3")?.also, ["Acme Careers"])
+    assert.strictEqual(elements.get("e6")?.name, "Email")
+    assert.deepStrictEqual(elements.get("e6")?.also, ["you@example.com"])
+  })
+
   it("a label laid over its input names it; so does a label placed under it", () => {
     const elements = page([
       { role: "heading", name: "Contact details", ref: "e1", box: box(0, 0, 1000, 30) },
