@@ -199,8 +199,11 @@ export const tools = [
         engine.extract(instruction ?? "", schema, offset === undefined ? undefined : { offset }),
       serves: (c, { schema }) => schema === undefined || c.extract === "any-schema",
       // The page's facts have one shape, whatever the cascade: only the level that reads them without a model does.
-      tries: (c, { instruction, schema }) =>
-        instruction !== undefined || schema !== undefined || c.extract === "page-facts",
+      // Reading on from an offset is the model-free level's (its text is the one the offsets count in).
+      tries: (c, { instruction, schema, offset }) =>
+        offset !== undefined
+          ? c.instructions === "grammar"
+          : instruction !== undefined || schema !== undefined || c.extract === "page-facts",
       untried:
         "the page's facts (an extract without an instruction) are read by the model-free playwright level, which this page's cascade lacks; say what to read in an instruction"
     }

@@ -54,6 +54,8 @@ export interface PageFacts {
   readonly url: string
   readonly title: string
   readonly text: string
+  /** Present when `text` is cut: what it shows, of how much, and where reading on starts. */
+  readonly truncated?: { readonly shown: number; readonly total: number; readonly nextOffset: number }
   readonly headings: ReadonlyArray<string>
   readonly links: ReadonlyArray<{ readonly text: string; readonly href: string }>
   readonly fields: ReadonlyArray<Field>
@@ -276,6 +278,8 @@ export const collectFacts = (maxText: number, tables = false) => {
     url: location.href,
     title: document.title,
     text: text.slice(0, maxText),
+    /** The whole text's length: more than `text`'s when it was cut. */
+    textLength: text.length,
     headings: deepAll("h1, h2, h3, h4, h5, h6, [role=heading]")
       .filter(visible)
       .map((h) => clean((h as HTMLElement).innerText))
@@ -346,9 +350,23 @@ export const fillSchema = (raw: RawFacts, schema: unknown): Result.Result<unknow
 /** A field as extract answers it: without the id and the box it is matched by. */
 const shown = ({ id: _id, box: _box, ...field }: RawField): Field => field
 
-export const toFacts = ({ items: _items, tables: _tables, pairs: _pairs, ...raw }: RawFacts): PageFacts => ({
+export const toFacts = ({
+  items: _items,
+  tables: _tables,
+  pairs: _pairs,
+  textLength,
+  ...raw
+}: RawFacts): PageFacts => ({
   ...raw,
-  fields: raw.fields.map(shown)
+  fields: raw.fields.map(shown),
+  ...(textLength > raw.text.length ? { truncated: truncation(0, raw.text.length, textLength) } : {})
+})
+
+/** Where a cut text stops: what it shows, of how much, and the offset `browser.extract {offset}` reads on from. */
+export const truncation = (offset: number, shown: number, total: number) => ({
+  shown,
+  total,
+  nextOffset: offset + shown
 })
 
 /** An interactive element as extract lists it: the reference `browser.act` accepts, its role, name and value. */

@@ -58,6 +58,7 @@ const readFacts = async (page: Page, tables: boolean): Promise<PageFacts.RawFact
   for (const f of children) {
     if (f === undefined) continue
     all.text = `${all.text}\n${f.text}`.slice(0, wholeTextChars)
+    all.textLength += 1 + f.textLength
     all.headings.push(...f.headings)
     all.links.push(...f.links)
     all.fields.push(...f.fields.map((field) => ({ ...field, box: undefined })))
@@ -95,11 +96,11 @@ export const capabilities: Capabilities = {
 export const make = Effect.fn("PlaywrightEngine.make")(function* (options: PlaywrightEngineOptions = {}) {
   const maxTextChars = options.maxTextChars ?? 20_000
   /** A page's text from an offset, at most `maxTextChars` of it; `truncated` says when there is more or less. */
-  const textFrom = (whole: string, from: number) => {
-    const offset = Math.min(from, whole.length)
-    const text = whole.slice(offset, offset + maxTextChars)
-    return offset > 0 || offset + text.length < whole.length
-      ? { text, truncated: { shown: text.length, total: whole.length, nextOffset: offset + text.length } }
+  const textFrom = (raw: PageFacts.RawFacts, from: number) => {
+    const offset = Math.min(from, raw.text.length)
+    const text = raw.text.slice(offset, offset + maxTextChars)
+    return offset > 0 || offset + text.length < raw.textLength
+      ? { text, truncated: PageFacts.truncation(offset, text.length, raw.textLength) }
       : { text }
   }
   const facts = (label: string, tables: boolean) =>
@@ -161,7 +162,7 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
       if (options?.offset !== undefined) {
         // Reading on in a long page's text: the text from the offset, without the page's elements again.
         const raw = yield* attempt(at("extract"), () => readFacts(page, false))
-        return { url: raw.url, title: raw.title, ...textFrom(raw.text, options.offset) }
+        return { url: raw.url, title: raw.title, ...textFrom(raw, options.offset) }
       }
       const [raw, elements] = yield* facts("extract", PageFacts.asksForTable(instruction))
       // Bounded, as a page of thousands of links would be: the first 500 in document order.
@@ -180,13 +181,13 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
             ...(e.context === undefined ? {} : { context: e.context })
           })
         )
-      const { text, ...rest } = PageFacts.toFacts(raw)
+      const { text: _text, truncated: _truncated, ...rest } = PageFacts.toFacts(raw)
       const tables = PageFacts.tablesFor(instruction, raw)
       if (tables !== undefined) return { tables, ...rest, controls }
       const answer = PageFacts.focus(instruction, raw, controls)
       const pageTables = raw.tables === undefined ? {} : { tables: raw.tables }
       // What was asked comes first; the page's text only when nothing narrower answered.
-      if (answer === undefined) return { ...rest, ...textFrom(text, 0), ...pageTables, controls }
+      if (answer === undefined) return { ...rest, ...textFrom(raw, 0), ...pageTables, controls }
       return { answer, ...rest, ...pageTables, controls }
     }),
 

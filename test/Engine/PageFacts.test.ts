@@ -5,6 +5,7 @@ const raw: PageFacts.RawFacts = {
   url: "http://127.0.0.1/jobs",
   title: "Jobs",
   text: "Open positions\nSalary: 90k to 120k\nBenefits: remote work\nApply now",
+  textLength: 66,
   headings: ["Open positions"],
   links: [{ text: "Sign in", href: "http://127.0.0.1/login" }],
   fields: [{ label: "Search", name: "q", id: "q", box: undefined, type: "text", value: "" }],
@@ -47,6 +48,15 @@ describe("PageFacts.focus: what an extract instruction asks for", () => {
       ].join("\n")
     }
     assert.deepStrictEqual(PageFacts.focus("the reward", long, controls), ["Last reward: 0.97"])
+  })
+
+  it("a text cut short says where it was cut", () => {
+    assert.isUndefined(PageFacts.toFacts(raw).truncated)
+    assert.deepStrictEqual(PageFacts.toFacts({ ...raw, textLength: 200_000 }).truncated, {
+      shown: raw.text.length,
+      total: 200_000,
+      nextOffset: raw.text.length
+    })
   })
 
   it("a term and its description come as one line", () => {
