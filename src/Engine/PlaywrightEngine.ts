@@ -11,6 +11,7 @@ import { BrowserSession } from "./BrowserSession.ts"
 import { type Action, type Capabilities, Engine, type ExtractOptions, type ScreenshotOptions } from "./Engine.ts"
 import * as Instruction from "./Instruction.ts"
 import { goto, requireAbsoluteUrl } from "./Navigation.ts"
+import * as Focus from "./PageFacts/Focus.ts"
 import * as PageFacts from "./PageFacts.ts"
 import * as Actions from "./Playwright/Actions.ts"
 import * as Labels from "./Playwright/Elements/Labels.ts"
@@ -164,7 +165,7 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
         const raw = yield* attempt(at("extract"), () => readFacts(page, false))
         return { url: raw.url, title: raw.title, ...textFrom(raw, options.offset) }
       }
-      const [raw, elements] = yield* facts("extract", PageFacts.asksForTable(instruction))
+      const [raw, elements] = yield* facts("extract", Focus.asksForTable(instruction))
       // Bounded, as a page of thousands of links would be: the first 500 in document order.
       const controls = elements
         .filter(AccessibilityTree.isInteractive)
@@ -182,9 +183,9 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
           })
         )
       const { text: _text, truncated: _truncated, ...rest } = PageFacts.toFacts(raw)
-      const tables = PageFacts.tablesFor(instruction, raw)
+      const tables = Focus.tablesFor(instruction, raw)
       if (tables !== undefined) return { tables, ...rest, controls }
-      const answer = PageFacts.focus(instruction, raw, controls)
+      const answer = Focus.focus(instruction, raw, controls)
       const pageTables = raw.tables === undefined ? {} : { tables: raw.tables }
       // What was asked comes first; the page's text only when nothing narrower answered.
       if (answer === undefined) return { ...rest, ...textFrom(raw, 0), ...pageTables, controls }

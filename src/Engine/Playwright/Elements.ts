@@ -6,8 +6,9 @@
  */
 import type { Frame, Locator, Page } from "playwright-core"
 import type { Element as PageElement } from "../AccessibilityTree.ts"
+import type { Child } from "./Elements/Nodes.ts"
 import { editable, emptyScan, type FrameScan, scanFrame } from "./Elements/Scan.ts"
-import { type Child, type FrameHints, fromSnapshot } from "./Elements/Snapshot.ts"
+import { type FrameHints, fromSnapshot } from "./Elements/Snapshot.ts"
 
 /** Collects the iframe nodes' references, to name each frame by its iframe's title. */
 const iframeRefs = (roots: ReadonlyArray<Child>): Array<string> =>

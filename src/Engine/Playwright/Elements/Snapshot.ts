@@ -6,6 +6,7 @@
  * comes as hints from a scan of the frame's DOM (Scan.ts), matched to the snapshot by box.
  */
 import { type Around, contextOf, describeAround, type Element, interactiveRoles } from "../../AccessibilityTree.ts"
+import * as Context from "./Context.ts"
 import {
   type Box,
   below,
@@ -18,22 +19,17 @@ import {
   sameBox,
   visible
 } from "./Labels.ts"
-
-/** A node of `ariaSnapshotJSON({ mode: "ai", boxes: true })`: children are nodes or text. */
-export interface SnapshotNode {
-  readonly role: string
-  readonly name?: string
-  readonly ref?: string
-  readonly text?: string
-  readonly cursor?: string
-  readonly placeholder?: string
-  readonly checked?: boolean | "mixed"
-  readonly disabled?: boolean
-  readonly box?: Box
-  readonly children?: ReadonlyArray<SnapshotNode | string>
-}
-
-export type Child = SnapshotNode | string
+import {
+  type Child,
+  clean,
+  containsControl,
+  fieldRoles,
+  labelText,
+  type SnapshotNode,
+  textOf,
+  toggles,
+  valueRoles
+} from "./Nodes.ts"
 
 /** An element the page makes clickable or focusable without a role (Scan.ts), with the reference it gets when the
  * snapshot does not show it. */
@@ -55,27 +51,6 @@ export interface FrameHints {
 }
 
 const noHints: FrameHints = { files: [], unlabelled: [], extras: [] }
-
-const maxName = 80
-const clean = (s: string) => s.replace(/\s+/g, " ").trim()
-/** "Email *" and "Email:" read as "Email". */
-const labelText = (s: string) =>
-  clean(s)
-    .replace(/[\s:*]+$/, "")
-    .slice(0, maxName)
-
-const textOf = (child: Child): string =>
-  typeof child === "string"
-    ? child
-    : (child.text ?? (child.children === undefined ? (child.name ?? "") : child.children.map(textOf).join(" ")))
-
-const containsControl = (child: Child): boolean =>
-  typeof child !== "string" &&
-  (interactiveRoles.includes(child.role) || child.cursor === "pointer" || (child.children ?? []).some(containsControl))
-
-const valueRoles = ["textbox", "searchbox", "combobox", "spinbutton"]
-const toggles = ["checkbox", "radio", "switch"]
-const fieldRoles = [...valueRoles, ...toggles, "listbox", "slider"]
 
 type Path = ReadonlyArray<{ readonly siblings: ReadonlyArray<Child>; readonly index: number }>
 
@@ -119,40 +94,6 @@ const followingText = (path: Path): Beside | undefined => {
   return undefined
 }
 
-/** What a subtree holds, for naming what it is: its headings, and its choices and other fields. */
-interface Holds {
-  readonly headings: number
-  readonly heading: string | undefined
-  readonly choices: number
-  readonly fields: number
-  /** Groups (fieldsets, radio groups) inside it. */
-  readonly groups: number
-}
-
-const landmarks: Record<string, string> = {
-  navigation: "navigation",
-  banner: "header",
-  contentinfo: "footer",
-  complementary: "sidebar",
-  search: "search",
-  region: "region",
-  form: "form"
-}
-const groupings = ["listbox", "menu", "menubar", "toolbar", "tablist", "tree"]
-
-/** Which of a context's parts an inner one replaces: only the innermost group, container and landmark are kept. */
-const slot = (kind: string) =>
-  kind === "dialog"
-    ? "dialog"
-    : ["card", "row", "section"].includes(kind)
-      ? "container"
-      : ["group", "table", ...groupings].includes(kind)
-        ? "group"
-        : "landmark"
-
-const enter = (around: ReadonlyArray<Around>, part: Around | undefined) =>
-  part === undefined ? around : [part, ...around.filter((a) => slot(a.kind) !== slot(part.kind))]
-
 type Draft = { -readonly [K in keyof Element]: Element[K] }
 
 /** A field named after the walk, once every text of its frame and where it sits is known. */
@@ -188,104 +129,7 @@ export const fromSnapshot = (
     else list.push(value)
   }
 
-  const holds = new Map<SnapshotNode, Holds>()
-  const holdsOf = (node: SnapshotNode): Holds => {
-    const known = holds.get(node)
-    if (known !== undefined) return known
-    let h: Holds = {
-      headings: node.role === "heading" ? 1 : 0,
-      heading: node.role === "heading" ? labelText(node.name ?? textOf(node)) : undefined,
-      choices: ["radio", "checkbox"].includes(node.role) ? 1 : 0,
-      fields: valueRoles.includes(node.role) || node.role === "listbox" || node.role === "slider" ? 1 : 0,
-      groups: node.role === "group" || node.role === "radiogroup" ? 1 : 0
-    }
-    for (const child of node.children ?? []) {
-      if (typeof child === "string") continue
-      const c = holdsOf(child)
-      h = {
-        headings: h.headings + c.headings,
-        heading: h.heading ?? c.heading,
-        choices: h.choices + c.choices,
-        fields: h.fields + c.fields,
-        groups: h.groups + c.groups
-      }
-    }
-    holds.set(node, h)
-    return h
-  }
-
-  /** The text before the first control inside a node: the question a group of choices answers. */
-  const leadingText = (node: SnapshotNode) => {
-    for (const child of node.children ?? []) {
-      if (containsControl(child)) return ""
-      const text = labelText(textOf(child))
-      if (text !== "") return text
-    }
-    return ""
-  }
-
-  /** A row reads by its header cell, else its first cell of text. */
-  const rowName = (node: SnapshotNode) => {
-    const cells = (node.children ?? []).filter((c): c is SnapshotNode => typeof c !== "string")
-    const header = cells.find((c) => c.role === "rowheader")
-    for (const cell of header === undefined ? cells : [header, ...cells]) {
-      if (containsControl(cell)) continue
-      const text = labelText(cell.name || textOf(cell))
-      if (text !== "") return text
-    }
-    return ""
-  }
-
-  /** What a node is to the elements inside it: a group, card, row, section, dialog or landmark, or nothing. */
-  const partOf = (node: SnapshotNode, siblings: ReadonlyArray<Child>): Around | undefined => {
-    const name = labelText(node.name ?? "")
-    switch (node.role) {
-      case "group":
-      case "radiogroup": {
-        const question = name || leadingText(node)
-        return question === "" ? undefined : { kind: "group", name: question }
-      }
-      case "dialog":
-      case "alertdialog":
-        return { kind: "dialog", name }
-      case "table":
-      case "grid":
-      case "treegrid":
-        return name === "" ? undefined : { kind: "table", name }
-      case "row": {
-        const row = rowName(node)
-        return row === "" ? undefined : { kind: "row", name: row }
-      }
-      case "article":
-      case "listitem": {
-        const heading = holdsOf(node).heading
-        return heading === undefined || heading === "" ? undefined : { kind: "card", name: heading }
-      }
-      case "generic": {
-        const h = holdsOf(node)
-        // One of several blocks that each carry a heading: a section or card named by its heading.
-        if (
-          h.headings === 1 &&
-          h.heading !== undefined &&
-          h.heading !== "" &&
-          siblings.some((s) => s !== node && typeof s !== "string" && holdsOf(s).headings > 0)
-        ) {
-          return { kind: "section", name: h.heading }
-        }
-        // A question and its choices, without a fieldset (not a whole form of such questions).
-        if (h.choices >= 2 && h.fields === 0 && h.groups === 0 && h.headings <= 1) {
-          const question = leadingText(node)
-          return question === "" ? undefined : { kind: "group", name: question }
-        }
-        return undefined
-      }
-      default: {
-        if (groupings.includes(node.role)) return { kind: node.role, name }
-        const landmark = landmarks[node.role]
-        return landmark === undefined ? undefined : { kind: landmark, name }
-      }
-    }
-  }
+  const { partOf } = Context.reader()
 
   const visit = (
     node: SnapshotNode,
@@ -306,7 +150,7 @@ export const fromSnapshot = (
       (fieldRoles.includes(node.role) || upload) &&
       frameHints.unlabelled.some((b) => sameBox(b, box))
     const file = untied && upload
-    const inner = enter(
+    const inner = Context.enter(
       around,
       node.role === "iframe" ? undefined : partOf(node, path[path.length - 1]?.siblings ?? [])
     )
@@ -381,7 +225,7 @@ export const fromSnapshot = (
       if (typeof child === "string") return
       if (divided && child.role === "heading")
         section = { kind: "section", name: labelText(child.name ?? textOf(child)) }
-      const under = section !== undefined && child.role !== "heading" ? enter(inner, section) : inner
+      const under = section !== undefined && child.role !== "heading" ? Context.enter(inner, section) : inner
       visit(child, [...path, { siblings: children, index }], innerWithin, inFrame, innerKey, under)
     })
   }
@@ -399,7 +243,9 @@ export const fromSnapshot = (
         : nearby(
             p.box,
             (bands.get(p.key)?.(p.box, rowGap + 4) ?? []).filter((t) =>
-              t.around.every((a) => !["group", "dialog"].includes(slot(a.kind)) || enclosing.has(describeAround(a)))
+              t.around.every(
+                (a) => !["group", "dialog"].includes(Context.slot(a.kind)) || enclosing.has(describeAround(a))
+              )
             ),
             controls.get(p.key) ?? []
           )

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Element } from "../../../../src/Engine/AccessibilityTree.ts"
-import { type Child, type FrameHints, fromSnapshot } from "../../../../src/Engine/Playwright/Elements/Snapshot.ts"
+import type { Child } from "../../../../src/Engine/Playwright/Elements/Nodes.ts"
+import { type FrameHints, fromSnapshot } from "../../../../src/Engine/Playwright/Elements/Snapshot.ts"
 
 const box = (x: number, y: number, width: number, height: number) => ({ x, y, width, height })
 const byRef = (elements: ReadonlyArray<Element>) => new Map(elements.map((e) => [e.ref, e]))

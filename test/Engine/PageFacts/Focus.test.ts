@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as PageFacts from "../../src/Engine/PageFacts.ts"
+import * as Focus from "../../../src/Engine/PageFacts/Focus.ts"
+import * as PageFacts from "../../../src/Engine/PageFacts.ts"
 
 const raw: PageFacts.RawFacts = {
   url: "http://127.0.0.1/jobs",
@@ -19,22 +20,22 @@ const controls: ReadonlyArray<PageFacts.Control> = [
   { ref: "e3", role: "textbox", name: "Search", value: "" }
 ]
 
-describe("PageFacts.focus: what an extract instruction asks for", () => {
+describe("Focus.focus: what an extract instruction asks for", () => {
   it("a kind of thing: the repeated items' titles, the buttons, the links, the fields", () => {
-    assert.deepStrictEqual(PageFacts.focus("the job titles", raw, controls), raw.items)
-    assert.deepStrictEqual(PageFacts.focus("list the buttons", raw, controls), [controls[0]])
-    assert.deepStrictEqual(PageFacts.focus("links", raw, controls), raw.links)
-    assert.deepStrictEqual(PageFacts.focus("the form fields", raw, controls), [
+    assert.deepStrictEqual(Focus.focus("the job titles", raw, controls), raw.items)
+    assert.deepStrictEqual(Focus.focus("list the buttons", raw, controls), [controls[0]])
+    assert.deepStrictEqual(Focus.focus("links", raw, controls), raw.links)
+    assert.deepStrictEqual(Focus.focus("the form fields", raw, controls), [
       { label: "Search", name: "q", type: "text", value: "" }
     ])
   })
 
   it("else the lines that mention the instruction's words; the whole page for a general instruction", () => {
-    assert.deepStrictEqual(PageFacts.focus("what is the salary?", raw, controls), ["Salary: 90k to 120k"])
-    assert.isUndefined(PageFacts.focus("", raw, controls))
-    assert.isUndefined(PageFacts.focus("the page", raw, controls))
-    assert.isUndefined(PageFacts.focus("everything", raw, controls))
-    assert.isUndefined(PageFacts.focus("zebra crossings", raw, controls))
+    assert.deepStrictEqual(Focus.focus("what is the salary?", raw, controls), ["Salary: 90k to 120k"])
+    assert.isUndefined(Focus.focus("", raw, controls))
+    assert.isUndefined(Focus.focus("the page", raw, controls))
+    assert.isUndefined(Focus.focus("everything", raw, controls))
+    assert.isUndefined(Focus.focus("zebra crossings", raw, controls))
   })
 
   it("a label ending in a colon comes with the value on the next line; lines are found anywhere in the text", () => {
@@ -47,7 +48,7 @@ describe("PageFacts.focus: what an extract instruction asks for", () => {
         "0.97"
       ].join("\n")
     }
-    assert.deepStrictEqual(PageFacts.focus("the reward", long, controls), ["Last reward: 0.97"])
+    assert.deepStrictEqual(Focus.focus("the reward", long, controls), ["Last reward: 0.97"])
   })
 
   it("a text cut short says where it was cut", () => {
@@ -60,20 +61,19 @@ describe("PageFacts.focus: what an extract instruction asks for", () => {
   })
 
   it("a term and its description come as one line", () => {
-    assert.deepStrictEqual(
-      PageFacts.focus("when did it start", { ...raw, text: "Started\nMarch 25, 2026" }, controls),
-      ["Started: March 25, 2026"]
-    )
+    assert.deepStrictEqual(Focus.focus("when did it start", { ...raw, text: "Started\nMarch 25, 2026" }, controls), [
+      "Started: March 25, 2026"
+    ])
   })
 
   it("an instruction naming a table gets the tables its words name, else every table", () => {
     const schedule = { name: "Interview schedule", headers: ["Round", "Date"], rows: [["Phone screen", "March 3"]] }
     const files = { name: "Documents", headers: ["File"], rows: [["cv.pdf"]] }
     const withTables = { ...raw, tables: [schedule, files] }
-    assert.deepStrictEqual(PageFacts.tablesFor("the interview schedule table", withTables), [schedule])
-    assert.deepStrictEqual(PageFacts.tablesFor("the tables", withTables), [schedule, files])
-    assert.isUndefined(PageFacts.tablesFor("the salary", withTables))
-    assert.isTrue(PageFacts.asksForTable("read the table of documents"))
-    assert.isFalse(PageFacts.asksForTable("the salary"))
+    assert.deepStrictEqual(Focus.tablesFor("the interview schedule table", withTables), [schedule])
+    assert.deepStrictEqual(Focus.tablesFor("the tables", withTables), [schedule, files])
+    assert.isUndefined(Focus.tablesFor("the salary", withTables))
+    assert.isTrue(Focus.asksForTable("read the table of documents"))
+    assert.isFalse(Focus.asksForTable("the salary"))
   })
 })
