@@ -133,9 +133,10 @@ const resolveTarget = (
       if (now >= deadline || settled) {
         const closest = choice.closest.map((s) => s.element)
         const shown = closest.length > 0 ? closest : AccessibilityTree.available(inside, verb)
+        const places = contexts(elements)
         const what =
           within !== undefined && inside.length === 0
-            ? `; nothing on the page sits in "${within}"${contexts(elements).length > 0 ? ` (the page's groups, cards, rows and landmarks: ${contexts(elements).join(", ")})` : ""}`
+            ? `; nothing on the page sits in "${within}"${places.length > 0 ? ` (the page's groups, cards, rows and landmarks: ${places.join(", ")})` : ""}`
             : closest.length > 0
               ? `; closest (not acted on, the names differ): ${closest.map(AccessibilityTree.describeRef).join(", ")}`
               : shown.length > 0
