@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
 import { Egress } from "../Egress/Egress.ts"
+import * as Screenshot from "../Engine/Screenshot.ts"
 import { Unsupported } from "../Errors/Engine.ts"
 import { ActionFailed, DialogOpen, InvalidInput } from "../Errors/Page.ts"
 import { PolicyRejected } from "../Errors/Service.ts"
@@ -57,6 +58,8 @@ export interface RouterOptions extends StagehandFallback.StagehandFallbackOption
   readonly features?: Partial<Tool.Features>
   /** The saved storage state every browser of the session starts from, unless a first call names another. */
   readonly storageState?: string
+  /** The largest screenshot answers carry (Screenshot.ts); default: what model APIs accept. */
+  readonly screenshot?: Screenshot.Limits
 }
 
 /** Per request or step: Stagehand's flags and the calls made, which number the attempts. */
@@ -137,6 +140,7 @@ export class Router extends Context.Service<
         const urlPolicy = egress?.policy ?? UrlPolicy.defaultPolicy
         const maxArgumentBytes = options.maxArgumentBytes ?? 256 * 1024
         const uploadRoots = options.uploadRoots ?? [process.cwd()]
+        const screenshotLimits = options.screenshot ?? Screenshot.defaults
         const steps = new Map<string, StepState>()
         let lastUrl: string | undefined
 
@@ -364,6 +368,7 @@ export class Router extends Context.Service<
             if (files?._tag === "Failure") return yield* fail(toErrorInfo(files.failure))
             const scoped = <A, E>(self: Effect.Effect<A, E>) =>
               self.pipe(
+                Effect.provideService(Screenshot.CurrentLimits, screenshotLimits),
                 Effect.provideService(Events.CurrentCall, {
                   traceId,
                   attemptId: base.attemptId,

@@ -8,6 +8,7 @@ import { Action } from "../Engine/Engine.ts"
 import { EngineKind, EngineMode } from "../Engine/EngineId.ts"
 import * as FormFill from "../Engine/FormFill.ts"
 import * as Instruction from "../Engine/Instruction.ts"
+import * as Screenshot from "../Engine/Screenshot.ts"
 import { SideEffect } from "../Errors/Fields.ts"
 import { Dialog, InvalidInput } from "../Errors/Page.ts"
 import { handedOff } from "./HandoffTools.ts"
@@ -55,11 +56,22 @@ const actionOf = (args: typeof OnReference.Type) => ({
 
 /** Element references (`e12`, `f1e3`, `x2`, also `aria-ref=e12`) mean something only to engines that hand them out. */
 const isReference = (selector: string) => /^(?:aria-ref=)?(?:(?:f\d+)?e\d+|x\d+)$/.test(selector.trim())
+const Size = Schema.Struct({ width: Schema.Number, height: Schema.Number })
+const Resized = Schema.Struct({ from: Size, to: Size })
 const Image = Schema.Struct({
   mimeType: Schema.Literal("image/png"),
   data: Schema.optional(
     Schema.String.annotate({
       description: "The PNG, base64; on MCP the image comes as the answer's image block instead."
+    })
+  ),
+  scaled: Schema.optional(
+    Resized.annotate({ description: "The capture was larger than a model accepts and was scaled down to fit." })
+  ),
+  clipped: Schema.optional(
+    Resized.annotate({
+      description:
+        "The capture was too long to scale readably and was cut to its top part: scroll and take viewport screenshots for the rest."
     })
   )
 })
@@ -161,7 +173,7 @@ export const tools = [
     args: Schema.Union([
       Schema.Struct({
         instruction: text(
-          'One action in plain words: click "Submit", fill "Email" with "a@b.c", press Enter, scroll down.'
+          'One action in plain words: click "Submit", fill "Email" with "a@b.c", press Enter, scroll down; name where a target sits when several share its name: click "Apply" in "Data Engineer".'
         )
       }),
       Schema.Struct({
@@ -251,18 +263,27 @@ export const tools = [
     title: "Read the page",
     annotations: { readOnlyHint: true, openWorldHint: true },
     description:
-      "Read data from the current page. With no instruction you get the page's facts, read without a model: text, headings, links and form fields with element references. With an instruction, what it asks for; with a JSON schema, an object of that shape.",
+      "Read data from the current page. With no instruction you get the page's facts, read without a model: text, headings, links and form fields with element references. With an instruction, what it asks for (a table by name comes whole, as headers and rows); with a JSON schema, an object of that shape. A long page's text is cut: the answer's `truncated` says where, and `offset` reads on from there.",
     args: Schema.Struct({
       instruction: Schema.optional(text("What to read from the page; leave out for the page's facts.")),
-      schema: Schema.optional(Schema.Unknown.annotate({ description: "JSON schema the result must match." }))
+      schema: Schema.optional(Schema.Unknown.annotate({ description: "JSON schema the result must match." })),
+      offset: Schema.optional(
+        Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({
+          description: "Read the page's text from this character on: the `truncated.nextOffset` of an earlier answer."
+        })
+      )
     }),
     result: Schema.Unknown,
     onEngine: {
-      run: (engine, { instruction, schema }) => engine.extract(instruction ?? "", schema),
+      run: (engine, { instruction, schema, offset }) =>
+        engine.extract(instruction ?? "", schema, offset === undefined ? undefined : { offset }),
       serves: (c, { schema }) => schema === undefined || c.extract === "any-schema",
       // The page's facts have one shape, whatever the cascade: only the level that reads them without a model does.
-      tries: (c, { instruction, schema }) =>
-        instruction !== undefined || schema !== undefined || c.extract === "page-facts",
+      // Reading on from an offset is the model-free level's (its text is the one the offsets count in).
+      tries: (c, { instruction, schema, offset }) =>
+        offset !== undefined
+          ? c.instructions === "grammar"
+          : instruction !== undefined || schema !== undefined || c.extract === "page-facts",
       untried:
         "the page's facts (an extract without an instruction) are read by the model-free playwright level, which this page's cascade lacks; say what to read in an instruction"
     }
@@ -282,7 +303,8 @@ export const tools = [
   Tool.make("browser.screenshot", {
     title: "Screenshot the page",
     annotations: { readOnlyHint: true, openWorldHint: false },
-    description: "Take a PNG screenshot of the current page (viewport, or the full page).",
+    description:
+      "Take a PNG screenshot of the current page (viewport, or the full page). An image larger than a model accepts is scaled down or clipped, and the answer says which.",
     args: Schema.Struct({
       fullPage: Schema.optional(
         Schema.Boolean.annotate({ description: "Capture the whole page, not just the viewport." })
@@ -298,9 +320,11 @@ export const tools = [
     }),
     onEngine: {
       run: (engine, { fullPage }) =>
-        engine
-          .screenshot({ fullPage: fullPage ?? false })
-          .pipe(Effect.map((png) => ({ mimeType: "image/png" as const, data: Buffer.from(png).toString("base64") })))
+        Effect.gen(function* () {
+          const png = yield* engine.screenshot({ fullPage: fullPage ?? false })
+          const { png: fitted, ...resized } = yield* Screenshot.fit(png, yield* Screenshot.CurrentLimits)
+          return { mimeType: "image/png" as const, data: Buffer.from(fitted).toString("base64"), ...resized }
+        })
     }
   }),
   ...PageTools.onPage,

@@ -1,19 +1,31 @@
 /**
  * Finds page elements by what a person sees: the elements of the page (Playwright/Elements.ts: roles, the name a
- * person reads, a reference), ranked by how well a name matches a target phrase and how well a role fits the verb.
+ * person reads, the group, card, row or landmark around them, a reference), ranked by how well a name matches a target
+ * phrase and how well a role fits the verb.
  *
  * The fuzzy-match rule — a close name may be suggested, never acted on, unless it is clearly the same thing:
- * 1. An exact name (ignoring case, accents and punctuation) is acted on. Among several exact names, the ones written
- *    in the same case as the quote win; a control nested in a same-named control counts once (the inner one).
+ * 1. An exact name (ignoring case, accents and punctuation; symbols and emoji count as written) is acted on. Among
+ *    several exact names, the ones written in the same case as the quote win; a control nested in a same-named
+ *    control counts once (the inner one).
  * 2. Otherwise a name that contains every word of the target as whole words ("Email" → "Email address", "Submit" →
- *    "Submit application") is acted on when it is the only such name for the verb.
+ *    "Submit application") is acted on when it is the only such name for the verb. In scripts written without spaces
+ *    (Japanese, Chinese, Thai) a name that starts with the target counts as holding it ("氏名" → "氏名必須").
  * 3. Anything looser — a shared word ("Middle name" ~ "Full name"), a word prefix ("Sub" ~ "Submit") — is only a
  *    suggestion: the call fails with `element_not_found` and lists the closest elements with their references.
  * A better-fitting role wins a tie (a button over a heading for `click`); a tie that remains is `ambiguous_target`.
+ * A scope (`click "Apply" in "Data Engineer"`) keeps the elements whose context matches it by the same rule first.
  */
 
 /** What the target is for; decides which roles fit. `any` is a bare target phrase (observe). */
 export type Verb = "click" | "fill" | "select" | "check" | "press" | "hover" | "any"
+
+/** A group, card, row, dialog or landmark an element sits in, as a person reads it: `group "Are you 18 or older?"`. */
+export interface Around {
+  /** `group`, `radiogroup`, `listbox`, `card`, `row`, `section`, `dialog`, `form`, `region`, `navigation`… */
+  readonly kind: string
+  /** Its legend, heading or accessible name; empty for an unnamed landmark (`navigation`). */
+  readonly name: string
+}
 
 /** One element of the page as a person would name it, with the reference that acts on it. */
 export interface Element {
@@ -34,15 +46,41 @@ export interface Element {
   readonly checked?: boolean | "mixed"
   /** The frame it is in (`iframe "Apply"`), absent for the main frame. */
   readonly frame?: string
+  /** What it sits in, innermost first (its group, then its card, row or section, then its landmark or dialog). */
+  readonly around?: ReadonlyArray<Around>
+  /** `around` as a person reads it: `group "Are you 18 or older?" in form "Apply"`; absent when it sits in nothing. */
+  readonly context?: string
+  /** A file input (to the accessibility tree, a button): it takes files, not a click. */
+  readonly upload?: boolean
+  /** Where it is in its frame's viewport, in CSS pixels, when measured. */
+  readonly box?: { readonly x: number; readonly y: number; readonly width: number; readonly height: number }
 }
+
+/** `group "Billing address"`, `navigation`: one part of a context. */
+export const describeAround = (a: Around) => `${a.kind}${a.name === "" ? "" : ` "${a.name}"`}`
+
+/** The context phrase of what an element sits in, innermost first; undefined when it sits in nothing. */
+export const contextOf = (around: ReadonlyArray<Around>) =>
+  around.length === 0 ? undefined : around.map(describeAround).join(" in ")
 
 /** `textbox "Email"`: how elements appear in descriptions and errors. */
 export const describe = (c: { readonly role: string; readonly name: string }) =>
   `${c.role}${c.name === "" ? "" : ` "${c.name}"`}`
 
-/** `textbox "Email" [ref=e12]`: an element with the reference that acts on it, for messages. */
-export const describeRef = (c: { readonly role: string; readonly name: string; readonly ref: string }) =>
-  `${describe(c)} [ref=${c.ref}]`
+/** `radio "Yes" in group "Are you 18 or older?"`: an element with what it sits in, for lists and errors. */
+export const describeIn = (c: {
+  readonly role: string
+  readonly name: string
+  readonly context?: string | undefined
+}) => `${describe(c)}${c.context === undefined ? "" : ` in ${c.context}`}`
+
+/** `textbox "Email" [ref=e12]`: an element (and what it sits in) with the reference that acts on it, for messages. */
+export const describeRef = (c: {
+  readonly role: string
+  readonly name: string
+  readonly ref: string
+  readonly context?: string | undefined
+}) => `${describeIn(c)} [ref=${c.ref}]`
 
 const clickableRoles = [
   "button",
@@ -104,6 +142,8 @@ const roleWords: Record<string, ReadonlyArray<string>> = {
   textbox: textEntry,
   checkbox: ["checkbox"],
   radio: ["radio"],
+  option: ["radio", "option", "checkbox", "menuitemradio"],
+  choice: ["radio", "option", "checkbox", "menuitemradio"],
   dropdown: ["combobox", "listbox"],
   combobox: ["combobox"],
   select: ["combobox", "listbox"],
@@ -112,13 +152,18 @@ const roleWords: Record<string, ReadonlyArray<string>> = {
 
 const stopWords = new Set(["the", "a", "an", "to", "of", "on", "in", "for", "and", "or"])
 
+/** Letters, digits and symbols (♥, €, +, emoji) are what a name is compared on; punctuation and spaces separate. */
 export const normalize = (s: string) =>
   s
     .normalize("NFKD")
-    .replace(/[\u0300-\u036f]/g, "")
+    .replace(/[\u0300-\u036f\ufe0e\ufe0f\u200d]/g, "")
     .toLowerCase()
-    .replace(/[^\p{L}\p{N}]+/gu, " ")
+    .replace(/[^\p{L}\p{N}\p{S}]+/gu, " ")
     .trim()
+
+/** Scripts written without spaces between words: a name that starts with the target holds it. */
+const spaceless =
+  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u
 
 /** A target phrase with its articles and a trailing role word ("the email field") taken off as a hint. */
 export const parseTarget = (phrase: string) => {
@@ -163,7 +208,56 @@ const matchOf = (name: string, query: string): Match | undefined => {
   const wanted = q.split(" ").filter((w) => !stopWords.has(w))
   const have = new Set(n.split(" "))
   if (wanted.length > 0 && wanted.every((w) => have.has(w))) return "words"
+  if (spaceless.test(q) && n.startsWith(q)) return "words"
   return nameScore(name, query) > 0 ? "loose" : undefined
+}
+
+/**
+ * How well an element's context matches a scope phrase ("Are you legally authorized to work", "the Data Engineer
+ * card"): `exact` when a part's name is the phrase, `words` when a part holds every word of it (its kind counts, so
+ * "Data Engineer card" holds for `card "Data Engineer"`), else undefined.
+ */
+export const scopeMatch = (e: Element, scope: string): Match | undefined => {
+  let best: Match | undefined
+  const words = normalize(scope)
+    .split(" ")
+    .filter((w, i) => w !== "" && !(i === 0 && ["the", "a", "an"].includes(w)))
+  for (const part of e.around ?? []) {
+    // "the Data Engineer card" is the card named "Data Engineer".
+    const named = words[words.length - 1] === part.kind ? words.slice(0, -1).join(" ") : words.join(" ")
+    const byName = matchOf(part.name, named)
+    if (byName === "exact") return "exact"
+    if (byName === "words" || matchOf(`${part.kind} ${part.name}`, scope) === "words") best = "words"
+  }
+  return best
+}
+
+/** Words a phrase uses for what something sits in, not for which one it is ("the sponsorship question"). */
+const kindWords = new Set(
+  "question questions job role position card section group row form field item listing dialog popup modal box area panel part block".split(
+    " "
+  )
+)
+
+/** Whether a phrase names what an element sits in, loosely, as observe reads a description: by the scope rule, or
+ * because every word of a part's name is in the phrase ("the Data Engineer job" names `card "Data Engineer"`). */
+export const mentions = (e: Element, phrase: string) => {
+  const said = new Set(normalize(phrase).split(" "))
+  const meant = normalize([...said].filter((w) => !kindWords.has(w)).join(" "))
+  if (meant !== "" && scopeMatch(e, meant) !== undefined) return true
+  return (e.around ?? []).some((part) => {
+    const words = normalize(part.name)
+      .split(" ")
+      .filter((w) => w !== "" && !stopWords.has(w))
+    return words.length > 0 && words.every((w) => said.has(w))
+  })
+}
+
+/** The elements inside a scope: those whose context names it exactly, else those whose context holds its words. */
+export const inScope = (elements: ReadonlyArray<Element>, scope: string): Array<Element> => {
+  const matched = elements.map((e) => [e, scopeMatch(e, scope)] as const).filter(([, m]) => m !== undefined)
+  const exact = matched.filter(([, m]) => m === "exact")
+  return (exact.length > 0 ? exact : matched).map(([e]) => e)
 }
 
 export interface Scored {

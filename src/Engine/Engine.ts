@@ -58,6 +58,11 @@ export interface ActResult {
   readonly navigated?: { readonly url: string; readonly title: string }
 }
 
+export interface ExtractOptions {
+  /** Where the page's text starts in the answer, in characters: the `nextOffset` of an answer whose text was cut. */
+  readonly offset?: number
+}
+
 export interface ScreenshotOptions {
   readonly fullPage?: boolean
 }
@@ -123,7 +128,11 @@ export class Engine extends Context.Service<
     readonly capabilities: Capabilities
     readonly navigate: (url: string) => Effect.Effect<NavigateResult, SwitchyardError>
     readonly act: (input: string | Action) => Effect.Effect<ActResult, SwitchyardError>
-    readonly extract: (instruction: string, jsonSchema?: unknown) => Effect.Effect<unknown, SwitchyardError>
+    readonly extract: (
+      instruction: string,
+      jsonSchema?: unknown,
+      options?: ExtractOptions
+    ) => Effect.Effect<unknown, SwitchyardError>
     readonly observe: (instruction: string) => Effect.Effect<ReadonlyArray<Action>, SwitchyardError>
     readonly screenshot: (options?: ScreenshotOptions) => Effect.Effect<Uint8Array, SwitchyardError>
     readonly pageState: () => Effect.Effect<PageState, SwitchyardError>

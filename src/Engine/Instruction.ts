@@ -11,6 +11,9 @@
  *   press Enter                     press Enter in "Search" (also `into`, `on`); keys like Control+A
  *   hover "Menu"                    also hover over …
  *   upload "cv.pdf" to "Resume"     also `into`; several files: upload "a.pdf", "b.pdf" to "Attachments"
+ *   click "Apply" in "Data Engineer"   a target in the group, card, row or landmark it sits in (also `within`):
+ *                                   check "Yes" in "Are you 18 or older?", fill "Email" in "Billing" with "a@b.c",
+ *                                   select "Red" in "Colour" in "Shipping" (the dropdown first, then its scope)
  *   scroll down | up | to top | to bottom
  *   go back | go forward
  *
@@ -21,7 +24,7 @@
 import { Result } from "effect"
 import { InvalidInput } from "../Errors/Page.ts"
 
-export type Instruction =
+type Sentence =
   | { readonly kind: "click"; readonly target: string; readonly double: boolean }
   | { readonly kind: "fill"; readonly target: string; readonly value: string }
   | { readonly kind: "type"; readonly text: string; readonly target?: string }
@@ -32,6 +35,9 @@ export type Instruction =
   | { readonly kind: "upload"; readonly files: ReadonlyArray<string>; readonly target: string }
   | { readonly kind: "scroll"; readonly direction: "up" | "down" | "top" | "bottom" }
   | { readonly kind: "history"; readonly direction: "back" | "forward" }
+
+/** A sentence; a targeted one may name what its target sits in (`within`), matched against elements' context. */
+export type Instruction = Sentence & { readonly within?: string }
 
 export const acceptedForms: ReadonlyArray<string> = [
   'click "Submit"',
@@ -44,6 +50,7 @@ export const acceptedForms: ReadonlyArray<string> = [
   'press Enter [in "Search"]',
   'hover "Menu"',
   'upload "cv.pdf" to "Resume"',
+  'click "Apply" in "Data Engineer"',
   "scroll down|up|to top|to bottom",
   "go back",
   "go forward"
@@ -185,10 +192,12 @@ const parseTokens = (tokens: ReadonlyArray<Token>): Instruction => {
     const rest = is(second, "in") && tokens.length > 3 ? tokens.slice(2) : tokens.slice(1)
     const split = splitAt(rest, ["with"], "first")
     if (split === undefined) throw new ParseError('fill needs "with" before the value (fill "Email" with "a@b.c")')
+    const scope = scopeAtEnd(split[0])
     return {
       kind: "fill",
-      target: required(split[0], "the field to fill", 'fill "Email" with "a@b.c"'),
-      value: phrase(split[1])
+      target: required(scope?.rest ?? split[0], "the field to fill", 'fill "Email" with "a@b.c"'),
+      value: phrase(split[1]),
+      ...(scope === undefined ? {} : { within: scope.within })
     }
   }
   if (verb === "type") {
@@ -263,10 +272,38 @@ const parseTokens = (tokens: ReadonlyArray<Token>): Instruction => {
   throw new ParseError(`"${first.text}" is not a verb this engine knows`)
 }
 
+/** `… in "<context>"` closing a phrase: the quoted scope and what comes before it. */
+const scopeAtEnd = (tokens: ReadonlyArray<Token>) => {
+  const last = tokens[tokens.length - 1]
+  return tokens.length >= 3 && last?.quoted === true && is(tokens[tokens.length - 2], "in", "within", "inside")
+    ? { rest: tokens.slice(0, -2), within: last.text }
+    : undefined
+}
+
+/**
+ * A sentence whose last words are `in "<context>"` names its target's scope when the sentence still has a target
+ * without them (`click "Apply" in "Data Engineer"`); otherwise those words belong to the sentence itself
+ * (`select "Red" in "Colour"`, `press Enter in "Search"`).
+ */
+const parseScoped = (tokens: ReadonlyArray<Token>): Instruction => {
+  const scope = scopeAtEnd(tokens)
+  if (scope !== undefined && scope.rest.length >= 2) {
+    try {
+      const inner = parseTokens(scope.rest)
+      if ("target" in inner && inner.target !== undefined && inner.within === undefined) {
+        return { ...inner, within: scope.within }
+      }
+    } catch (error) {
+      if (!(error instanceof ParseError)) throw error
+    }
+  }
+  return parseTokens(tokens)
+}
+
 /** Parses one instruction; the failure names what was not understood and lists the accepted forms. */
 export const parse = (input: string): Result.Result<Instruction, InvalidInput> => {
   try {
-    return Result.succeed(parseTokens(tokenize(input.trim().replace(/[.!]+$/, ""))))
+    return Result.succeed(parseScoped(tokenize(input.trim().replace(/[.!]+$/, ""))))
   } catch (error) {
     if (!(error instanceof ParseError)) throw error
     return Result.fail(

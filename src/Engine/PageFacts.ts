@@ -34,6 +34,7 @@ export const selectOptions = (el: Element) =>
     : null
 
 export interface Field {
+  /** The name a person reads for it: the same name observe, extract's controls and the grammar use. */
   readonly label: string
   readonly name: string
   readonly type: string
@@ -42,10 +43,19 @@ export interface Field {
   readonly options?: ReadonlyArray<string>
 }
 
+/** A data table as a person reads it: its name (caption, label or the heading before it), header and every row. */
+export interface Table {
+  readonly name?: string
+  readonly headers: ReadonlyArray<string>
+  readonly rows: ReadonlyArray<ReadonlyArray<string>>
+}
+
 export interface PageFacts {
   readonly url: string
   readonly title: string
   readonly text: string
+  /** Present when `text` is cut: what it shows, of how much, and where reading on starts. */
+  readonly truncated?: { readonly shown: number; readonly total: number; readonly nextOffset: number }
   readonly headings: ReadonlyArray<string>
   readonly links: ReadonlyArray<{ readonly text: string; readonly href: string }>
   readonly fields: ReadonlyArray<Field>
@@ -54,11 +64,13 @@ export interface PageFacts {
 export const factKeys = ["url", "title", "text", "headings", "links", "fields"] as const
 
 /**
- * Runs in the page: visible text (open shadow roots included; adjacent buttons and cells kept apart, never "yesOk"),
- * headings, links, form fields with their labels (a label tied to the field, else aria, placeholder, title or the text
- * before it) and current values, and the titles of repeated items (job cards, result rows).
+ * Runs in the page: visible text (open shadow roots included; adjacent buttons, links and cells kept apart, never
+ * "yesOk" or "123>"; source line breaks read as the spaces they render as), headings, links, form fields with their
+ * labels (a label tied to the field, else aria, placeholder, title or the text before it), current values and where
+ * they are, the titles of repeated items (job cards, result rows), and the data tables when `tables` is asked for or
+ * one fills most of the page.
  */
-export const collectFacts = (maxText: number) => {
+export const collectFacts = (maxText: number, tables = false) => {
   const clean = (s: string | null | undefined) => (s ?? "").replace(/\s+/g, " ").trim()
   const visible = (el: Element) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== "hidden"
   const byIds = (ids: string | null) =>
@@ -69,20 +81,30 @@ export const collectFacts = (maxText: number) => {
         .join(" ")
     )
   /** Every element matching `selector`, inside open shadow roots too. */
-  const deepAll = (selector: string): Array<Element> => {
-    const found: Array<Element> = []
-    const visit = (root: Document | ShadowRoot) => {
-      found.push(...Array.from(root.querySelectorAll(selector)))
-      for (const el of Array.from(root.querySelectorAll("*"))) if (el.shadowRoot) visit(el.shadowRoot)
-    }
-    visit(document)
-    return found
+  // The document and its open shadow roots, found once.
+  const roots: Array<Document | ShadowRoot> = []
+  const gather = (root: Document | ShadowRoot) => {
+    roots.push(root)
+    for (const el of Array.from(root.querySelectorAll("*"))) if (el.shadowRoot) gather(el.shadowRoot)
   }
+  gather(document)
+  /** Every element matching `selector`, inside open shadow roots too. */
+  const deepAll = (selector: string): Array<Element> =>
+    roots.flatMap((root) => Array.from(root.querySelectorAll(selector)))
   const textOf = (root: Node) => {
     const parts: Array<string> = []
     const skip = ["script", "style", "noscript", "template", "head", "select", "option"]
-    const walk = (node: Node) => {
-      if (node.nodeType === Node.TEXT_NODE) return void parts.push(node.textContent ?? "")
+    const links = ["a", "button"]
+    const linkRoles = ["link", "button", "tab", "menuitem"]
+    const isLink = (node: Node) =>
+      node.nodeType === Node.ELEMENT_NODE &&
+      (links.includes((node as Element).localName) || linkRoles.includes((node as Element).getAttribute("role") ?? ""))
+    /** `pre`: inside preformatted text, where a line break in the source is one on the screen; elsewhere a space. */
+    const walk = (node: Node, pre: boolean) => {
+      if (node.nodeType === Node.TEXT_NODE) {
+        const text = node.textContent ?? ""
+        return void parts.push(pre ? text : text.replace(/\s+/g, " "))
+      }
       if (node.nodeType !== Node.ELEMENT_NODE && node.nodeType !== Node.DOCUMENT_FRAGMENT_NODE) return
       const el = node as HTMLElement
       if (node.nodeType === Node.ELEMENT_NODE && skip.includes(el.localName)) return
@@ -104,10 +126,19 @@ export const collectFacts = (maxText: number) => {
         el.localName === "slot"
           ? (el as unknown as HTMLSlotElement).assignedNodes()
           : Array.from((el.shadowRoot ?? el).childNodes)
-      if (style?.visibility !== "hidden" || children.length > 0) for (const child of children) walk(child)
+      if (style?.visibility !== "hidden" || children.length > 0) {
+        // Links or buttons side by side with nothing between them (a pager's "1", "2", "3", ">") stay apart.
+        let previousLink = false
+        for (const child of children) {
+          const link = isLink(child)
+          if (link && previousLink) parts.push(" ")
+          walk(child, style === undefined ? pre : style.whiteSpace.startsWith("pre"))
+          if (child.nodeType !== Node.TEXT_NODE || (child.textContent ?? "").trim() !== "") previousLink = link
+        }
+      }
       parts.push(gap)
     }
-    walk(root)
+    walk(root, false)
     return parts.join("")
   }
   const before = (el: Element) => {
@@ -134,10 +165,15 @@ export const collectFacts = (maxText: number) => {
         clean(el.getAttribute("title")) ||
         before(el)
       const toggle = el instanceof HTMLInputElement && (el.type === "checkbox" || el.type === "radio")
+      const r = el.getBoundingClientRect()
       return {
         label,
         name: el.name,
         id: el.id,
+        box:
+          r.width > 0 && r.height > 0
+            ? { x: Math.round(r.x), y: Math.round(r.y), width: Math.round(r.width), height: Math.round(r.height) }
+            : undefined,
         type: el.type,
         value: el.type === "password" && el.value !== "" ? "[redacted]" : el.value,
         ...(toggle ? { checked: (el as HTMLInputElement).checked } : {}),
@@ -163,14 +199,87 @@ export const collectFacts = (maxText: number) => {
     }
   }
   const body = document.body
+  const text = (body === null ? "" : textOf(body))
+    .replace(/[ \t\u00a0]+/g, " ")
+    .replace(/\s*\n\s*/g, "\n")
+    .trim()
+  // Data tables (a header, a caption or a table role), read whole when asked for or when one fills most of the page.
+  const dataTables = deepAll("table, [role=table], [role=grid], [role=treegrid]").filter(
+    (t) =>
+      visible(t) &&
+      !["presentation", "none"].includes(t.getAttribute("role") ?? "") &&
+      (t.getAttribute("role") !== null || t.querySelector("th, caption") !== null)
+  )
+  const cellsOf = (row: Element) =>
+    Array.from(
+      row instanceof HTMLTableRowElement
+        ? row.cells
+        : row.querySelectorAll("[role=cell], [role=gridcell], [role=columnheader], [role=rowheader]")
+    ).map((c) => clean(c.textContent).slice(0, 500))
+  const headingBefore = (el: Element) => {
+    for (let node: Element | null = el; node !== null && node !== body; node = node.parentElement) {
+      for (let sib = node.previousElementSibling; sib !== null; sib = sib.previousElementSibling) {
+        if (/^h[1-6]$/.test(sib.localName) || sib.getAttribute("role") === "heading")
+          return clean((sib as HTMLElement).innerText)
+        const inner = sib.querySelectorAll("h1, h2, h3, h4, h5, h6, [role=heading]")
+        if (inner.length > 0) return clean((inner[inner.length - 1] as HTMLElement).innerText)
+      }
+    }
+    return ""
+  }
+  const tableOf = (t: Element) => {
+    const rows = Array.from(t instanceof HTMLTableElement ? t.rows : t.querySelectorAll("[role=row]")).filter(
+      (r) => r.getClientRects().length > 0 && r.closest("table, [role=table], [role=grid], [role=treegrid]") === t
+    )
+    const first = rows[0]
+    const header =
+      t instanceof HTMLTableElement && t.tHead !== null && t.tHead.rows.length > 0
+        ? t.tHead.rows[0]!
+        : first !== undefined &&
+            Array.from(first.children).every((c) => c.localName === "th" || c.getAttribute("role") === "columnheader")
+          ? first
+          : undefined
+    const name =
+      clean(t instanceof HTMLTableElement ? t.caption?.innerText : "") ||
+      clean(t.getAttribute("aria-label")) ||
+      byIds(t.getAttribute("aria-labelledby")) ||
+      headingBefore(t)
+    return {
+      ...(name === "" ? {} : { name: name.slice(0, 200) }),
+      headers: header === undefined ? [] : cellsOf(header),
+      rows: rows
+        .filter((r) => r !== header)
+        .map(cellsOf)
+        .filter((cells) => cells.some((c) => c !== ""))
+        .slice(0, 5_000)
+    }
+  }
+  const mostlyTable = dataTables.some((t) => (t.textContent ?? "").length > text.length * 0.5)
+  // Labels and their values where the markup says which is which: a term and its description, a row's header cell
+  // and its cells.
+  const pairs: Array<{ label: string; value: string }> = []
+  for (const dt of deepAll("dt").filter(visible)) {
+    const values: Array<string> = []
+    for (let dd = dt.nextElementSibling; dd !== null && dd.localName === "dd"; dd = dd.nextElementSibling) {
+      values.push(clean((dd as HTMLElement).innerText))
+    }
+    pairs.push({ label: clean((dt as HTMLElement).innerText), value: values.join(", ") })
+  }
+  for (const th of deepAll("tr > th:first-child").filter(visible)) {
+    const cells = Array.from(th.parentElement!.children).slice(1)
+    if (cells.length > 0 && cells.every((c) => c.localName === "td")) {
+      pairs.push({
+        label: clean((th as HTMLElement).innerText),
+        value: cells.map((c) => clean((c as HTMLElement).innerText)).join(" ")
+      })
+    }
+  }
   return {
     url: location.href,
     title: document.title,
-    text: (body === null ? "" : textOf(body))
-      .replace(/[ \t\u00a0]+/g, " ")
-      .replace(/\s*\n\s*/g, "\n")
-      .trim()
-      .slice(0, maxText),
+    text: text.slice(0, maxText),
+    /** The whole text's length: more than `text`'s when it was cut. */
+    textLength: text.length,
     headings: deepAll("h1, h2, h3, h4, h5, h6, [role=heading]")
       .filter(visible)
       .map((h) => clean((h as HTMLElement).innerText))
@@ -183,7 +292,9 @@ export const collectFacts = (maxText: number) => {
         href: (a as HTMLAnchorElement).href
       })),
     fields,
-    items
+    items,
+    pairs: pairs.filter((p) => p.label !== "" && p.value !== "").slice(0, 500),
+    tables: tables || mostlyTable ? dataTables.map(tableOf) : undefined
   }
 }
 
@@ -236,9 +347,26 @@ export const fillSchema = (raw: RawFacts, schema: unknown): Result.Result<unknow
   return Result.succeed(out)
 }
 
-export const toFacts = ({ items: _items, ...raw }: RawFacts): PageFacts => ({
+/** A field as extract answers it: without the id and the box it is matched by. */
+export const answered = ({ id: _id, box: _box, ...field }: RawField): Field => field
+
+export const toFacts = ({
+  items: _items,
+  tables: _tables,
+  pairs: _pairs,
+  textLength,
+  ...raw
+}: RawFacts): PageFacts => ({
   ...raw,
-  fields: raw.fields.map(({ id: _id, ...field }) => field)
+  fields: raw.fields.map(answered),
+  ...(textLength > raw.text.length ? { truncated: truncation(0, raw.text.length, textLength) } : {})
+})
+
+/** Where a cut text stops: what it shows, of how much, and the offset `browser.extract {offset}` reads on from. */
+export const truncation = (offset: number, shown: number, total: number) => ({
+  shown,
+  total,
+  nextOffset: offset + shown
 })
 
 /** An interactive element as extract lists it: the reference `browser.act` accepts, its role, name and value. */
@@ -250,55 +378,6 @@ export interface Control {
   readonly checked?: boolean | "mixed"
   readonly disabled?: boolean
   readonly frame?: string
-}
-
-const generic = new Set(
-  "the a an all every any list get read show give me what which are is of on in this that page from for and or with to their its there here please extract find".split(
-    " "
-  )
-)
-
-const words = (s: string) =>
-  s
-    .normalize("NFKD")
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}]+/gu, " ")
-    .split(" ")
-    .filter((w) => w !== "" && !generic.has(w))
-
-const singular = (w: string) => (w.length > 3 && w.endsWith("s") ? w.slice(0, -1) : w)
-
-const kinds: ReadonlyArray<readonly [ReadonlyArray<string>, (f: RawFacts, c: ReadonlyArray<Control>) => unknown]> = [
-  [["button"], (_f, c) => c.filter((x) => x.role === "button" || x.role === "generic")],
-  [["link"], (f) => f.links],
-  [["field", "input", "form", "textbox"], (f) => f.fields.map(({ id: _id, ...field }) => field)],
-  [["control", "element"], (_f, c) => c],
-  [["heading", "header", "section"], (f) => f.headings],
-  [["title", "name", "item", "result", "listing", "job", "position", "role", "opening", "card", "row"], (f) => f.items]
-]
-
-/**
- * What an extract instruction asks for, read without a model: a kind of thing ("the buttons", "the links", "the job
- * titles" → the titles of the page's repeated items), else the lines of text that mention the instruction's words.
- * Undefined when the instruction asks for the whole page ("", "everything", "the page").
- */
-export const focus = (instruction: string, raw: RawFacts, controls: ReadonlyArray<Control>): unknown => {
-  const wanted = words(instruction).map(singular)
-  if (wanted.length === 0 || wanted.every((w) => ["everything", "page", "content", "text", "data"].includes(w))) {
-    return undefined
-  }
-  for (const [names, pick] of kinds) {
-    if (!wanted.some((w) => names.includes(w))) continue
-    const found = pick(raw, controls)
-    if (!Array.isArray(found) || found.length > 0) return found
-  }
-  const lines = raw.text
-    .split("\n")
-    .map((l) => l.trim())
-    .filter((l) => l !== "")
-  const hits = lines.filter((line) => {
-    const have = new Set(words(line).map(singular))
-    return wanted.some((w) => have.has(w))
-  })
-  return hits.length > 0 ? hits.slice(0, 50) : undefined
+  /** What it sits in: `group "Are you 18 or older?" in form "Apply"`. */
+  readonly context?: string
 }

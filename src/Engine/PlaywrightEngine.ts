@@ -12,14 +12,17 @@ import {
   type Action,
   type Capabilities,
   Engine,
+  type ExtractOptions,
   type ScreenshotOptions,
   type SnapshotOptions,
   type WaitCondition
 } from "./Engine.ts"
 import * as Instruction from "./Instruction.ts"
 import { goto, requireAbsoluteUrl } from "./Navigation.ts"
+import * as Focus from "./PageFacts/Focus.ts"
 import * as PageFacts from "./PageFacts.ts"
 import * as Actions from "./Playwright/Actions.ts"
+import * as Labels from "./Playwright/Elements/Labels.ts"
 import * as Elements from "./Playwright/Elements.ts"
 import { attempt, engine } from "./Playwright/Errors.ts"
 import * as Evaluate from "./Playwright/Evaluate.ts"
@@ -38,30 +41,59 @@ export interface PlaywrightEngineOptions {
   readonly connectTimeoutMs?: number
   /** Bound on disconnecting when the layer is released; default 5 s. */
   readonly releaseTimeoutMs?: number
-  /** Cap on the visible text `extract` returns; default 20,000 characters. */
+  /** Cap on the visible text one `extract` returns (the rest is read with an offset); default 20,000 characters. */
   readonly maxTextChars?: number
 }
 
-/** Page facts of the main frame and of every child frame (cross-origin ones too), as one page. */
-const readFacts = async (page: Page, maxTextChars: number): Promise<PageFacts.RawFacts> => {
-  const main = await page.evaluate(PageFacts.collectFacts, maxTextChars)
+/** The most text read from a page at once: past it, a page's text is cut there (and the answer says so). */
+const wholeTextChars = 2_000_000
+
+/** Page facts of the main frame and of every child frame (cross-origin ones too), as one page, with its whole
+ * text; the tables when asked for. Fields of child frames lose their boxes (they are measured in another frame). */
+const readFacts = async (page: Page, tables: boolean): Promise<PageFacts.RawFacts> => {
+  const collect = `(${PageFacts.collectFacts})(${wholeTextChars}, ${tables})`
+  const main = (await page.evaluate(collect)) as PageFacts.RawFacts
   const children = await Promise.all(
     page
       .frames()
       .filter((f) => f !== page.mainFrame())
       .slice(0, 20)
-      .map((f) => Elements.within(2_000, f.evaluate(PageFacts.collectFacts, maxTextChars), undefined))
+      .map((f) => Elements.within(2_000, f.evaluate(collect) as Promise<PageFacts.RawFacts>, undefined))
   )
-  const all = { ...main, headings: [...main.headings], links: [...main.links], fields: [...main.fields] }
+  const all = {
+    ...main,
+    headings: [...main.headings],
+    links: [...main.links],
+    fields: [...main.fields],
+    tables: main.tables === undefined ? undefined : [...main.tables]
+  }
   for (const f of children) {
     if (f === undefined) continue
-    all.text = `${all.text}\n${f.text}`.slice(0, maxTextChars)
+    all.text = `${all.text}\n${f.text}`.slice(0, wholeTextChars)
+    all.textLength += 1 + f.textLength
     all.headings.push(...f.headings)
     all.links.push(...f.links)
-    all.fields.push(...f.fields)
+    all.fields.push(...f.fields.map((field) => ({ ...field, box: undefined })))
     if (f.items.length > all.items.length) all.items = f.items
+    if (f.tables !== undefined) all.tables = [...(all.tables ?? []), ...f.tables]
   }
   return all
+}
+
+/** Fields take the names their elements carry (the same in observe, controls and the grammar), matched by box. */
+const namedLike = (raw: PageFacts.RawFacts, elements: ReadonlyArray<AccessibilityTree.Element>): PageFacts.RawFacts => {
+  const measured = elements.filter((e) => e.box !== undefined && e.frame === undefined && e.name !== "")
+  return {
+    ...raw,
+    fields: raw.fields.map((field) => {
+      const box = field.box
+      if (box === undefined) return field
+      const same = measured.filter((e) => Labels.sameBox(e.box!, box))
+      // A box may hold a wrapper and its field: the one whose role fits a field.
+      const element = same.find((e) => e.role !== "generic") ?? same[0]
+      return element === undefined ? field : { ...field, label: element.name }
+    })
+  }
 }
 
 export const capabilities: Capabilities = {
@@ -75,6 +107,18 @@ export const capabilities: Capabilities = {
 
 export const make = Effect.fn("PlaywrightEngine.make")(function* (options: PlaywrightEngineOptions = {}) {
   const maxTextChars = options.maxTextChars ?? 20_000
+  /** A page's text from an offset, at most `maxTextChars` of it; `truncated` says when there is more or less. */
+  const textFrom = (raw: PageFacts.RawFacts, from: number) => {
+    const offset = Math.min(from, raw.text.length)
+    const text = raw.text.slice(offset, offset + maxTextChars)
+    return offset > 0 || offset + text.length < raw.textLength
+      ? { text, truncated: PageFacts.truncation(offset, text.length, raw.textLength) }
+      : { text }
+  }
+  const facts = (label: string, tables: boolean) =>
+    Effect.all([attempt(at(label), () => readFacts(page, tables)), Actions.readElements(sp, label)], {
+      concurrency: 2
+    }).pipe(Effect.map(([raw, elements]) => [namedLike(raw, elements), elements] as const))
   const session = yield* BrowserSession
   const sp = yield* SessionPage.connect({
     wsEndpoint: session.wsEndpoint,
@@ -118,16 +162,22 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
       return yield* Instructions.observe(sp, instruction)
     }),
 
-    extract: Effect.fn("PlaywrightEngine.extract")(function* (instruction: string, jsonSchema?: unknown) {
+    extract: Effect.fn("PlaywrightEngine.extract")(function* (
+      instruction: string,
+      jsonSchema?: unknown,
+      options?: ExtractOptions
+    ) {
       yield* sp.ensureConnected("extract")
       if (jsonSchema !== undefined) {
-        const raw = yield* attempt(at("extract"), () => readFacts(page, maxTextChars))
+        const [raw] = yield* facts("extract", false)
         return yield* Effect.fromResult(PageFacts.fillSchema(raw, jsonSchema))
       }
-      const [raw, elements] = yield* Effect.all(
-        [attempt(at("extract"), () => readFacts(page, maxTextChars)), Actions.readElements(sp, "extract")],
-        { concurrency: 2 }
-      )
+      if (options?.offset !== undefined) {
+        // Reading on in a long page's text: the text from the offset, without the page's elements again.
+        const raw = yield* attempt(at("extract"), () => readFacts(page, false))
+        return { url: raw.url, title: raw.title, ...textFrom(raw, options.offset) }
+      }
+      const [raw, elements] = yield* facts("extract", Focus.asksForTable(instruction))
       // Bounded, as a page of thousands of links would be: the first 500 in document order.
       const controls = elements
         .filter(AccessibilityTree.isInteractive)
@@ -140,15 +190,18 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
             ...(e.value === undefined ? {} : { value: e.value }),
             ...(e.checked === undefined ? {} : { checked: e.checked }),
             ...(e.disabled ? { disabled: true } : {}),
-            ...(e.frame === undefined ? {} : { frame: e.frame })
+            ...(e.frame === undefined ? {} : { frame: e.frame }),
+            ...(e.context === undefined ? {} : { context: e.context })
           })
         )
-      const facts = PageFacts.toFacts(raw)
-      const answer = PageFacts.focus(instruction, raw, controls)
-      // What was asked comes first; the page's whole text only when nothing narrower answered.
-      if (answer === undefined) return { ...facts, controls }
-      const { text: _text, ...rest } = facts
-      return { answer, ...rest, controls }
+      const { text: _text, truncated: _truncated, ...rest } = PageFacts.toFacts(raw)
+      const tables = Focus.tablesFor(instruction, raw)
+      if (tables !== undefined) return { tables, ...rest, controls }
+      const answer = Focus.focus(instruction, raw, controls)
+      const pageTables = raw.tables === undefined ? {} : { tables: raw.tables }
+      // What was asked comes first; the page's text only when nothing narrower answered.
+      if (answer === undefined) return { ...rest, ...textFrom(raw, 0), ...pageTables, controls }
+      return { answer, ...rest, ...pageTables, controls }
     }),
 
     screenshot: Effect.fn("PlaywrightEngine.screenshot")(function* (options?: ScreenshotOptions) {

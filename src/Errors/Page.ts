@@ -10,7 +10,9 @@ export const ElementRef = Schema.Struct({
   ref: Schema.String,
   role: Schema.String,
   name: Schema.String,
-  frame: Schema.optional(Schema.String)
+  frame: Schema.optional(Schema.String),
+  /** What it sits in, as a person reads it: `group "Are you 18 or older?" in form "Apply"`. */
+  context: Schema.optional(Schema.String)
 })
 export type ElementRef = typeof ElementRef.Type
 

@@ -205,6 +205,18 @@ export const ServiceConfig = Config.all({
     screenshots: setting("artifacts.screenshots", ["SWITCHYARD_SCREENSHOTS"], onOff, defaults.artifacts.screenshots),
     snapshots: setting("artifacts.snapshots", [], onOff, defaults.artifacts.snapshots)
   }),
+  /** The largest screenshot an answer carries: past it, scaled down or clipped (and the answer says which). */
+  screenshot: Config.all({
+    /** The longest side, in pixels. */
+    maxPx: setting("screenshot.maxPx", ["SWITCHYARD_SCREENSHOT_MAX_PX"], whole(1), defaults.screenshot.maxPx),
+    /** The image as sent (base64), in bytes. */
+    maxBytes: setting(
+      "screenshot.maxBytes",
+      ["SWITCHYARD_SCREENSHOT_MAX_BYTES"],
+      whole(1),
+      defaults.screenshot.maxBytes
+    )
+  }),
   /** Human takeover over VNC: each session's browser runs headed on its own VNC display. */
   human: Config.all({
     enabled: setting("human.enabled", ["SWITCHYARD_HUMAN"], onOff, defaults.human.enabled),

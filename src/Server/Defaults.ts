@@ -7,6 +7,7 @@ import { join } from "node:path"
 import * as Policy from "../Cascade/Policy.ts"
 import * as UrlPolicy from "../Cascade/UrlPolicy.ts"
 import * as Model from "../Engine/Model.ts"
+import * as Screenshot from "../Engine/Screenshot.ts"
 import * as AttemptLog from "../Logging/AttemptLog.ts"
 import * as Limits from "../Sandbox/Limits.ts"
 import * as AdsPower from "../Sandbox/Provider/AdsPower.ts"
@@ -63,6 +64,8 @@ export const defaults = {
     progressIntervalMs: 10_000
   },
   artifacts: { screenshots: true, snapshots: true },
+  /** Screenshot answers within what model APIs accept: 8,000 px a side, 5 MiB as sent (base64). */
+  screenshot: { maxPx: Screenshot.defaults.maxPx, maxBytes: Screenshot.defaults.maxBytes },
   human: { enabled: false, timeoutMs: 120_000, host: "127.0.0.1" },
   telemetry: { serviceName: "switchyard" },
   /** The agent answers alert/confirm/prompt; leaving a page with unsaved changes is accepted (navigate means it). */

@@ -62,14 +62,17 @@ export const toContent = (
   const links = made.map(linkTo)
   const image = result as { mimeType?: string; data?: string } | undefined
   if (image?.mimeType === "image/png" && typeof image.data === "string") {
-    // The picture once, as the image block: not again as base64 in the structured content.
+    // The picture once, as the image block: not again as base64 in the structured content. What was done to it to
+    // fit (scaled, clipped) goes with the text.
+    const { data, ...about } = image
+    const resized = Object.keys(about).length > 1
     return {
       content: [
-        { type: "image", data: image.data, mimeType: "image/png" },
-        { type: "text", text: JSON.stringify(rest) },
+        { type: "image", data, mimeType: "image/png" },
+        { type: "text", text: JSON.stringify(resized ? { result: about, ...rest } : rest) },
         ...links
       ],
-      structuredContent: { result: { mimeType: image.mimeType }, ...rest }
+      structuredContent: { result: about, ...rest }
     }
   }
   // A file's bytes (a PDF) are the resource's: the answer names it instead.

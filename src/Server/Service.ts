@@ -175,7 +175,8 @@ export const layer = <R = never>(
           maxArgumentBytes: config.limits.maxArgumentBytes,
           uploadRoots: config.uploads.roots,
           features: { evaluate: config.tools.evaluate },
-          ...(config.storage.state === undefined ? {} : { storageState: config.storage.state })
+          ...(config.storage.state === undefined ? {} : { storageState: config.storage.state }),
+          screenshot: config.screenshot
         },
         storage,
         sandbox: {

@@ -69,4 +69,51 @@ describe("AccessibilityTree: the fuzzy-match rule", () => {
     const fields = [el("e1", "textbox", "you@example.com", { also: ["Email"] }), el("e2", "textbox", "Phone")]
     assert.strictEqual(chosen(pick(fields, "fill", "Email")), "e1")
   })
+
+  it("symbols and emoji are compared as written", () => {
+    const buttons = [el("e1", "button", "♥♥"), el("e2", "button", "♥♥♥"), el("e3", "button", "👍 Like")]
+    assert.strictEqual(chosen(pick(buttons, "click", "♥♥♥")), "e2")
+    assert.strictEqual(chosen(pick(buttons, "click", "♥♥")), "e1")
+    assert.strictEqual(chosen(pick(buttons, "click", "👍")), "e3")
+  })
+
+  it("in scripts written without spaces, a label that starts with the target holds it", () => {
+    const fields = [
+      el("e1", "textbox", "氏名必須"),
+      el("e2", "textbox", "メールアドレス必須"),
+      el("e3", "textbox", "电话号码")
+    ]
+    assert.strictEqual(chosen(pick(fields, "fill", "氏名")), "e1")
+    assert.strictEqual(chosen(pick(fields, "fill", "メールアドレス")), "e2")
+    assert.strictEqual(chosen(pick(fields, "fill", "号码")), "none")
+  })
+})
+
+describe("AccessibilityTree: context", () => {
+  const group = (name: string) => [{ kind: "group", name }]
+  const radios = [
+    el("e1", "radio", "Yes", { around: group("Are you legally authorized to work in the country?") }),
+    el("e2", "radio", "No", { around: group("Are you legally authorized to work in the country?") }),
+    el("e3", "radio", "Yes", { around: group("Will you require sponsorship?") }),
+    el("e4", "radio", "No", { around: group("Will you require sponsorship?") })
+  ]
+
+  it("a scope keeps the elements whose group, card or row it names, by the same rule as names", () => {
+    const yes = pick(AccessibilityTree.inScope(radios, "Are you legally authorized to work"), "check", "Yes")
+    assert.strictEqual(chosen(yes), "e1")
+    assert.strictEqual(chosen(pick(AccessibilityTree.inScope(radios, "sponsorship"), "check", "No")), "e4")
+    assert.deepStrictEqual(AccessibilityTree.inScope(radios, "visa"), [])
+    const cards = [
+      el("e5", "button", "Apply", { around: [{ kind: "card", name: "Senior Data Engineer" }] }),
+      el("e6", "button", "Apply", { around: [{ kind: "card", name: "Data Engineer" }] })
+    ]
+    assert.strictEqual(chosen(pick(AccessibilityTree.inScope(cards, "Data Engineer"), "click", "Apply")), "e6")
+    assert.strictEqual(chosen(pick(AccessibilityTree.inScope(cards, "the Data Engineer card"), "click", "Apply")), "e6")
+  })
+
+  it("a description names what an element sits in", () => {
+    const e = el("e1", "radio", "Yes", { context: 'group "Are you 18?" in form "Apply"' })
+    assert.strictEqual(AccessibilityTree.describeRef(e), 'radio "Yes" in group "Are you 18?" in form "Apply" [ref=e1]')
+    assert.isTrue(AccessibilityTree.mentions(radios[2]!, "the sponsorship question"))
+  })
 })

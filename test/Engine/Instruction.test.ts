@@ -61,6 +61,38 @@ describe("Instruction.parse", () => {
     for (const [input, expected] of cases) assert.deepStrictEqual(parsed(input), expected, input)
   })
 
+  it("a target may be scoped by the group, card, row or landmark it sits in", () => {
+    const cases: ReadonlyArray<readonly [string, Instruction.Instruction]> = [
+      [
+        'check "Yes" in "Are you legally authorized to work"',
+        { kind: "check", checked: true, target: "Yes", within: "Are you legally authorized to work" }
+      ],
+      ['click "Apply" in "Data Engineer"', { kind: "click", double: false, target: "Apply", within: "Data Engineer" }],
+      [
+        'click Apply within "Data Engineer"',
+        { kind: "click", double: false, target: "Apply", within: "Data Engineer" }
+      ],
+      [
+        'fill "Email" in "Billing address" with "a@b.c"',
+        { kind: "fill", target: "Email", value: "a@b.c", within: "Billing address" }
+      ],
+      [
+        'select "Red" in "Colour" in "Shipping"',
+        { kind: "select", option: "Red", target: "Colour", within: "Shipping" }
+      ],
+      [
+        'upload "cv.pdf" to "Resume" in "Documents"',
+        { kind: "upload", files: ["cv.pdf"], target: "Resume", within: "Documents" }
+      ],
+      // Where `in` belongs to the sentence itself, it is no scope.
+      ['select "Red" in "Colour"', { kind: "select", option: "Red", target: "Colour" }],
+      ['press Enter in "Search"', { kind: "press", key: "Enter", target: "Search" }],
+      ['type "hello" in "Search"', { kind: "type", text: "hello", target: "Search" }],
+      ['click "Sign in"', { kind: "click", double: false, target: "Sign in" }]
+    ]
+    for (const [input, expected] of cases) assert.deepStrictEqual(parsed(input), expected, input)
+  })
+
   it("names what it did not understand and lists the accepted forms", () => {
     const unknownVerb = rejected("dance with the Submit button")
     assert.strictEqual(unknownVerb._tag, "InvalidInput")

@@ -5,8 +5,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { Element } from "../../src/Engine/AccessibilityTree.ts"
+import { fromSnapshot } from "../../src/Engine/Playwright/Elements/Snapshot.ts"
 import type { Child, Reading } from "../../src/Engine/Playwright/Elements.ts"
-import { fromSnapshot } from "../../src/Engine/Playwright/Elements.ts"
 import * as Outline from "../../src/Engine/Playwright/Outline.ts"
 
 const reading = (tree: ReadonlyArray<Child>, extra: ReadonlyArray<Element> = []): Reading => ({

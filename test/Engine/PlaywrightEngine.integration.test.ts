@@ -201,7 +201,11 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Pla
         const ambiguous = yield* Effect.flip(engine.act('click "Delete"'))
         if (ambiguous._tag !== "AmbiguousTarget") return assert.fail(`expected AmbiguousTarget, got ${ambiguous._tag}`)
         assert.strictEqual(ambiguous.target, 'button or link named "Delete"')
-        assert.deepStrictEqual(ambiguous.candidates, ['button "Delete"', 'button "Delete"'])
+        // Each candidate says what it sits in: the row of its order.
+        assert.deepStrictEqual(ambiguous.candidates, [
+          'button "Delete" in row "Order 1"',
+          'button "Delete" in row "Order 2"'
+        ])
         assert.strictEqual(ambiguous.sideEffect, "none")
         assert.strictEqual(ambiguous.action, 'click "Delete"')
         assert.strictEqual(yield* textOf("status"), "")
@@ -234,12 +238,12 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Pla
         yield* open("/forms.html")
 
         const [field] = yield* engine.observe("the email field")
-        assert.strictEqual(field?.description, 'textbox "Email"')
+        assert.strictEqual(field?.description, 'textbox "Email" in section "Your details"')
         // Observe hands out element references: `aria-ref=e12`, acted on by this engine.
         assert.match(field?.selector ?? "", /^aria-ref=(f\d+)?e\d+$/)
 
         const [submit] = yield* engine.observe("Submit")
-        assert.strictEqual(submit?.description, 'button "Submit"')
+        assert.strictEqual(submit?.description, 'button "Submit" in section "Your details"')
         assert.strictEqual(submit?.method, "click")
 
         const [fill] = yield* engine.observe('fill "Email" with "observed@example.com"')
@@ -252,14 +256,14 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Pla
         assert.strictEqual(yield* textOf("status"), "Submitted observed@example.com")
 
         const [agree] = yield* engine.observe('check "agree"')
-        assert.strictEqual(agree?.description, 'checkbox "I agree to the terms"')
+        assert.strictEqual(agree?.description, 'checkbox "I agree to the terms" in section "Your details"')
 
         assert.deepStrictEqual(yield* engine.observe("zebra crossing"), [])
         yield* open("/ambiguous.html")
         const deletes = yield* engine.observe('click "Delete"')
         assert.deepStrictEqual(
           deletes.slice(0, 2).map((a) => a.description),
-          ['button "Delete"', 'button "Delete"']
+          ['button "Delete" in row "Order 1"', 'button "Delete" in row "Order 2"']
         )
         yield* engine.act(deletes[1]!)
         assert.strictEqual(yield* textOf("status"), "Deleted order 2")

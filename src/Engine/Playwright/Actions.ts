@@ -127,7 +127,8 @@ export const refFor = (e: AccessibilityTree.Element): ElementRef => ({
   ref: e.ref,
   role: e.role,
   name: e.name,
-  ...(e.frame === undefined ? {} : { frame: e.frame })
+  ...(e.frame === undefined ? {} : { frame: e.frame }),
+  ...(e.context === undefined ? {} : { context: e.context })
 })
 
 /** Reads the page's elements (every frame), bounded by the action limit. */
@@ -276,36 +277,6 @@ const mayNavigate: ReadonlyArray<Method> = ["click", "doubleClick", "press", "ch
 
 /** Runs an Action on exactly one element (a reference or a selector). An empty selector types or presses keys
  * into whatever has focus. */
-
-/**
- * Observe results that are file inputs become uploads: a person reads one as "Resume (choose a file)", not as a
- * button to click, and clicking it only opens a chooser. The files go in the action's arguments.
- */
-export const asUploads = (sp: SessionPage, actions: ReadonlyArray<Action>) =>
-  Effect.forEach(actions, (a) =>
-    // A file input is a button to the accessibility tree: only those are looked at.
-    a.method !== "click" || !a.description.startsWith("button ")
-      ? Effect.succeed(a)
-      : attempt(sp.at("observe"), () =>
-          sp.page
-            .locator(toSelector(a.selector))
-            .evaluate((el) => el instanceof HTMLInputElement && el.type === "file", undefined, {
-              timeout: sp.limits.actionTimeoutMs
-            })
-            .catch(() => false)
-        ).pipe(
-          Effect.map(
-            (isFile): Action =>
-              isFile
-                ? {
-                    ...a,
-                    method: "setInputFiles",
-                    description: `file upload ${a.description.replace(/^button /, "")} (put the files' paths in arguments, or use browser.upload)`
-                  }
-                : a
-          )
-        )
-  )
 
 export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: SessionPage, action: Action) {
   const { page, at } = sp

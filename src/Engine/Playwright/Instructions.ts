@@ -24,10 +24,11 @@ const verbOf: Record<string, AccessibilityTree.Verb> = {
   upload: "click"
 }
 
-/** The Action an instruction means for a resolved element, and how it reads in a log. */
-const actionFor = (ins: Instruction.Instruction, c: AccessibilityTree.Element): Action => {
+/** The Action an instruction means for a resolved element, and how it reads in a log (observe's lists also say
+ * what the element sits in, which tells same-named ones apart). */
+const actionFor = (ins: Instruction.Instruction, c: AccessibilityTree.Element, listed = false): Action => {
   const selector = `aria-ref=${c.ref}`
-  const description = AccessibilityTree.describe(c)
+  const description = listed ? AccessibilityTree.describeIn(c) : AccessibilityTree.describe(c)
   switch (ins.kind) {
     case "click":
       return { selector, method: ins.double ? "doubleClick" : "click", arguments: [], description }
@@ -57,17 +58,43 @@ const keyboardFor = (ins: Instruction.Instruction): Action | undefined =>
       : undefined
 
 const targetOf = (ins: Instruction.Instruction) =>
-  "target" in ins && ins.target !== undefined ? { verb: verbOf[ins.kind]!, target: ins.target } : undefined
+  "target" in ins && ins.target !== undefined
+    ? { verb: verbOf[ins.kind]!, target: ins.target, within: ins.within }
+    : undefined
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** What the scope of a target leaves of the page's elements: all of them without a scope. */
+const scoped = (elements: ReadonlyArray<AccessibilityTree.Element>, within: string | undefined) =>
+  within === undefined ? elements : AccessibilityTree.inScope(elements, within)
+
+/** The groups, cards, rows and landmarks elements sit in, for a scope that matched none of them. */
+const contexts = (elements: ReadonlyArray<AccessibilityTree.Element>) =>
+  [...new Set(elements.flatMap((e) => (e.around ?? []).map(AccessibilityTree.describeAround)))].slice(0, 15)
+
+/** When same-named elements sit in different places, how to say which one: by what it sits in. */
+const scopeHint = (tied: ReadonlyArray<AccessibilityTree.Element>, input: string) => {
+  const first = tied.find((e) => (e.around?.[0]?.name ?? "") !== "")
+  const places = new Set(tied.map((e) => e.context ?? ""))
+  return first === undefined || places.size < tied.length
+    ? ""
+    : `, say which by what it sits in (e.g. ${input.replace(/\s+(?:in|within|inside)\s+"[^"]*"\s*$/, "")} in "${first.around![0]!.name}")`
+}
+
 /**
- * The one element a target phrase means, by the fuzzy-match rule; a target not there yet is waited for (bounded by
- * `elementWaitMs`) as a person waits for a page to finish rendering. Ambiguity is answered at once.
+ * The one element a target phrase means, by the fuzzy-match rule, among the elements inside its scope when it has
+ * one; a target not there yet is waited for (bounded by `elementWaitMs`) as a person waits for a page to finish
+ * rendering. Ambiguity is answered at once.
  */
-const resolveTarget = (sp: SessionPage, verb: AccessibilityTree.Verb, target: string, action: string) =>
+const resolveTarget = (
+  sp: SessionPage,
+  verb: AccessibilityTree.Verb,
+  target: string,
+  action: string,
+  within?: string
+) =>
   Effect.gen(function* () {
-    const wanted = AccessibilityTree.lookingFor(verb, target)
+    const wanted = `${AccessibilityTree.lookingFor(verb, target)}${within === undefined ? "" : ` in "${within}"`}`
     const started = Date.now()
     const deadline = started + sp.limits.elementWaitMs
     let seen = ""
@@ -80,7 +107,8 @@ const resolveTarget = (sp: SessionPage, verb: AccessibilityTree.Verb, target: st
         seen = signature
         if (now > started) changed = now
       }
-      const ranked = AccessibilityTree.rank(elements, verb, target)
+      const inside = scoped(elements, within)
+      const ranked = AccessibilityTree.rank(inside, verb, target)
       const choice = AccessibilityTree.choose(ranked)
       // A page that moved recently (a navigation or an action in the last 2 s) or is fetching may still render the
       // target: it is waited for up to the bound. A page long settled is looked at again for half a second, and longer
@@ -90,7 +118,7 @@ const resolveTarget = (sp: SessionPage, verb: AccessibilityTree.Verb, target: st
       if (choice._tag === "one") return choice.chosen.element
       if (choice._tag === "ambiguous") {
         const tied = choice.tied.map((s) => s.element)
-        const candidates = tied.map((e) => AccessibilityTree.describe(e))
+        const candidates = tied.map((e) => AccessibilityTree.describeIn(e))
         return yield* Effect.fail(
           new AmbiguousTarget({
             engine,
@@ -98,19 +126,22 @@ const resolveTarget = (sp: SessionPage, verb: AccessibilityTree.Verb, target: st
             target: wanted,
             candidates,
             elements: tied.map(Actions.refFor),
-            message: `${tied.length} elements match ${wanted} equally well (${tied.map(AccessibilityTree.describeRef).join(", ")}); quote the name exactly as written, or act on one of their references (e.g. {"ref": "${tied[0]!.ref}"})`
+            message: `${tied.length} elements match ${wanted} equally well (${tied.map(AccessibilityTree.describeRef).join(", ")}); quote the name exactly as written${scopeHint(tied, action)}, or act on one of their references (e.g. {"ref": "${tied[0]!.ref}"})`
           })
         )
       }
       if (now >= deadline || settled) {
         const closest = choice.closest.map((s) => s.element)
-        const shown = closest.length > 0 ? closest : AccessibilityTree.available(elements, verb)
+        const shown = closest.length > 0 ? closest : AccessibilityTree.available(inside, verb)
+        const places = contexts(elements)
         const what =
-          closest.length > 0
-            ? `; closest (not acted on, the names differ): ${closest.map(AccessibilityTree.describeRef).join(", ")}`
-            : shown.length > 0
-              ? `; the page has ${shown.map(AccessibilityTree.describeRef).join(", ")}`
-              : ""
+          within !== undefined && inside.length === 0
+            ? `; nothing on the page sits in "${within}"${places.length > 0 ? ` (the page's groups, cards, rows and landmarks: ${places.join(", ")})` : ""}`
+            : closest.length > 0
+              ? `; closest (not acted on, the names differ): ${closest.map(AccessibilityTree.describeRef).join(", ")}`
+              : shown.length > 0
+                ? `; the page has ${shown.map(AccessibilityTree.describeRef).join(", ")}${within === undefined ? "" : ` in "${within}"`}`
+                : ""
         return yield* Effect.fail(
           new ElementNotFound({
             engine,
@@ -183,7 +214,7 @@ export const run = (sp: SessionPage, ins: Instruction.Instruction, input: string
     if (keyboard !== undefined) return yield* Actions.run(sp, keyboard)
     const target = targetOf(ins)
     if (target === undefined) return yield* Effect.die(new Error(`no target in ${ins.kind} instruction`))
-    const element = yield* resolveTarget(sp, target.verb, target.target, input)
+    const element = yield* resolveTarget(sp, target.verb, target.target, input, target.within)
     return yield* Actions.run(sp, actionFor(ins, element))
   })
 
@@ -197,18 +228,25 @@ const actionsFor = (sp: SessionPage, ins: Instruction.Instruction, input: string
     const target = targetOf(ins)
     if (target === undefined) return []
     const elements = yield* Actions.readElements(sp, input)
-    return AccessibilityTree.rank(elements, target.verb, target.target)
+    return AccessibilityTree.rank(scoped(elements, target.within), target.verb, target.target)
       .slice(0, 10)
-      .map((s) => actionFor(ins, s.element))
+      .map((s) => actionFor(ins, s.element, true))
   })
 
-/** An element as observe lists it: a click on its reference, described with role, name and reference. */
+/** An element as observe lists it: a click on its reference, described with role, name and what it sits in. */
 const asAction = (e: AccessibilityTree.Element): Action => ({
   selector: `aria-ref=${e.ref}`,
   method: ["textbox", "searchbox", "spinbutton"].includes(e.role) ? "fill" : "click",
   arguments: [],
-  description: `${AccessibilityTree.describe(e)}${e.frame === undefined ? "" : ` in ${e.frame}`}`
+  description: `${AccessibilityTree.describeIn(e)}${e.frame === undefined ? "" : ` in ${e.frame}`}`
 })
+
+/** "the Apply button of the Data Engineer job" → the target before a linking word, and what it sits in after it. */
+const placed = (phrase: string) =>
+  [...phrase.matchAll(/\s(?:of|in|for|under|inside|within|from|on|at)\s/gi)].map((m) => ({
+    target: phrase.slice(0, m.index),
+    scope: phrase.slice(m.index + m[0].length)
+  }))
 
 /** Phrases that ask for every control rather than one. */
 const everything =
@@ -219,7 +257,20 @@ const everything =
  * element ("", "all controls") lists every interactive element of the page, named or not, in every frame.
  */
 export const observe = (sp: SessionPage, instruction: string) =>
-  observeAll(sp, instruction).pipe(Effect.flatMap((actions) => Actions.asUploads(sp, actions)))
+  observeAll(sp, instruction).pipe(Effect.map((actions) => actions.map((a) => asUpload(sp, a))))
+
+/**
+ * An observed click on a file input becomes an upload: a person reads one as "Resume (choose a file)", not as a
+ * button to click, and clicking it only opens a chooser. The files go in the action's arguments.
+ */
+const asUpload = (sp: SessionPage, a: Action): Action =>
+  a.method === "click" && sp.elements.described(a.selector)?.upload === true
+    ? {
+        ...a,
+        method: "setInputFiles",
+        description: `file upload ${a.description.replace(/^button /, "")} (put the files' paths in arguments, or use browser.upload)`
+      }
+    : a
 
 const observeAll = (sp: SessionPage, instruction: string) =>
   Effect.gen(function* () {
@@ -229,6 +280,12 @@ const observeAll = (sp: SessionPage, instruction: string) =>
     const elements = yield* Actions.readElements(sp, `observe ${instruction}`)
     const interactive = elements.filter(AccessibilityTree.isInteractive)
     if (everything.test(instruction.trim())) return interactive.map(asAction)
+    // A target named with what it sits in ("the Apply button of the Data Engineer job"): the sure matches inside it.
+    for (const { target, scope } of placed(instruction.trim())) {
+      const inside = elements.filter((e) => AccessibilityTree.mentions(e, scope))
+      const sure = AccessibilityTree.rank(inside, "any", target).filter((s) => s.match !== "loose")
+      if (sure.length > 0) return sure.slice(0, 20).map((s) => asAction(s.element))
+    }
     // A bare target phrase ("the email field"), or a grammar sentence that found nothing: rank every element.
     return AccessibilityTree.rank(elements, "any", instruction)
       .slice(0, 20)
