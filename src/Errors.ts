@@ -32,6 +32,10 @@ export interface ErrorInfo {
   readonly retryAfterMs?: number
   /** For a missing or ambiguous target: the closest elements, with references `browser.act` accepts. */
   readonly elements?: ReadonlyArray<ElementRef>
+  /** For an act the page did not show: what was asked, what the target shows, and where the input went instead. */
+  readonly expected?: string
+  readonly actual?: string
+  readonly landed?: ElementRef
 }
 
 export const toErrorInfo = (error: SwitchyardError): ErrorInfo => {
@@ -44,6 +48,13 @@ export const toErrorInfo = (error: SwitchyardError): ErrorInfo => {
     ...(error.action === undefined ? {} : { action: error.action }),
     ...(sideEffect === undefined ? {} : { sideEffect }),
     ...("retryAfterMs" in error && error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}),
-    ...("elements" in error && error.elements !== undefined ? { elements: error.elements } : {})
+    ...("elements" in error && error.elements !== undefined ? { elements: error.elements } : {}),
+    ...(error._tag === "VerificationFailed"
+      ? {
+          expected: error.expected,
+          actual: error.actual,
+          ...(error.landed === undefined ? {} : { landed: error.landed })
+        }
+      : {})
   }
 }

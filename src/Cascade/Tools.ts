@@ -4,7 +4,7 @@
  * a call is decided per call. Adding a tool is adding one `Tool.make` to `tools` below.
  */
 import { Effect, Option, Schema } from "effect"
-import { Action } from "../Engine/Engine.ts"
+import { Action, ActTarget } from "../Engine/Engine.ts"
 import { EngineKind, EngineMode } from "../Engine/EngineId.ts"
 import * as Instruction from "../Engine/Instruction.ts"
 import { SideEffect } from "../Errors/Fields.ts"
@@ -23,6 +23,8 @@ const Acted = Schema.Struct({
   description: Schema.String,
   action: Schema.optional(Action),
   navigated: Schema.optional(Schema.Struct({ url: Schema.String, title: Schema.String })),
+  /** What the page now shows for the element acted on (its value, checked state or selected options). */
+  target: Schema.optional(ActTarget),
   /** The act was done and the page answered with a dialog: answer it with browser.dialog. */
   dialog: Schema.optional(Dialog)
 })
