@@ -109,7 +109,8 @@ const fullYear = (text: string, thisYear: number) => {
   return yy <= (thisYear % 100) + 10 ? century + yy : century - 100 + yy
 }
 
-const valid = (y: number, m: number, d: number) => y >= 1 && y <= 9999 && m >= 1 && m <= 12 && d >= 1 && d <= daysIn(y, m)
+const valid = (y: number, m: number, d: number) =>
+  y >= 1 && y <= 9999 && m >= 1 && m <= 12 && d >= 1 && d <= daysIn(y, m)
 
 const readDate = (text: string, lang: string | undefined, thisYear: number): Ymd | undefined => {
   const t = plain(text.trim())
@@ -126,7 +127,8 @@ const readDate = (text: string, lang: string | undefined, thisYear: number): Ymd
     const first = monthFirst(lang)
     const ambiguous = a <= 12 && b <= 12 && a !== b
     const [m, d] = a > 12 ? [b, a] : b > 12 ? [a, b] : first ? [a, b] : [b, a]
-    const why = lang === undefined || lang.trim() === "" ? "the page names no language" : `the page's language is ${lang}`
+    const why =
+      lang === undefined || lang.trim() === "" ? "the page names no language" : `the page's language is ${lang}`
     const orderNote = ambiguous ? `${first ? "month" : "day"} first: ${why}` : undefined
     const note = [orderNote, yearNote].filter((n) => n !== undefined).join("; ")
     return { y, m, d, ...(note === "" ? {} : { note }) }
@@ -185,9 +187,7 @@ const weeksIn = (year: number) => isoWeek(year, 12, 28).week
 
 const readWeek = (text: string, lang: string | undefined, thisYear: number) => {
   const t = plain(text.trim())
-  const match =
-    /^(\d{4})\s*-?\s*w(?:eek)?\s*(\d{1,2})$/.exec(t) ??
-    /^(\d{4})\s+(?:week|kw)\s*(\d{1,2})$/.exec(t)
+  const match = /^(\d{4})\s*-?\s*w(?:eek)?\s*(\d{1,2})$/.exec(t) ?? /^(\d{4})\s+(?:week|kw)\s*(\d{1,2})$/.exec(t)
   const late = match === null ? /^(?:w|week|kw)\s*(\d{1,2})\s*[,/-]?\s*(\d{4})$/.exec(t) : null
   const [y, w] = match !== null ? [match[1], match[2]] : late !== null ? [late[2], late[1]] : [undefined, undefined]
   if (y !== undefined && w !== undefined) {
@@ -202,9 +202,11 @@ const readWeek = (text: string, lang: string | undefined, thisYear: number) => {
 const readMonth = (text: string): string | undefined => {
   const t = plain(text.trim())
   let match = /^(\d{4})[-/.](\d{1,2})$/.exec(t)
-  if (match !== null) return Number(match[2]) >= 1 && Number(match[2]) <= 12 ? `${match[1]}-${pad(Number(match[2]))}` : undefined
+  if (match !== null)
+    return Number(match[2]) >= 1 && Number(match[2]) <= 12 ? `${match[1]}-${pad(Number(match[2]))}` : undefined
   match = /^(\d{1,2})[-/.](\d{4})$/.exec(t)
-  if (match !== null) return Number(match[1]) >= 1 && Number(match[1]) <= 12 ? `${match[2]}-${pad(Number(match[1]))}` : undefined
+  if (match !== null)
+    return Number(match[1]) >= 1 && Number(match[1]) <= 12 ? `${match[2]}-${pad(Number(match[1]))}` : undefined
   const words = t.split(/[\s,/.-]+/).filter((w) => w !== "")
   if (words.length !== 2) return undefined
   const [a, b] = words as [string, string]
@@ -275,7 +277,11 @@ const checkRange = (value: string, field: Field): Result.Result<Converted, strin
  * `text` in the format of `field`'s kind, or the formats that kind accepts (for `invalid_input`). `thisYear` places
  * two-digit years.
  */
-export const convert = (field: Field, text: string, thisYear = new Date().getFullYear()): Result.Result<Converted, string> => {
+export const convert = (
+  field: Field,
+  text: string,
+  thisYear = new Date().getFullYear()
+): Result.Result<Converted, string> => {
   const refuse = (what: string = expected[field.kind]) => Result.fail(what)
   switch (field.kind) {
     case "date": {
@@ -301,7 +307,9 @@ export const convert = (field: Field, text: string, thisYear = new Date().getFul
       if (iso !== null) {
         const date = convert({ ...field, kind: "date" }, iso[1]!, thisYear)
         const time = readTime(iso[2]!)
-        return Result.isSuccess(date) && time !== undefined ? Result.succeed({ value: `${date.success.value}T${time}` }) : refuse()
+        return Result.isSuccess(date) && time !== undefined
+          ? Result.succeed({ value: `${date.success.value}T${time}` })
+          : refuse()
       }
       // The time is the last one to three words, after an optional "at" or comma.
       const words = text.trim().split(/\s+/)

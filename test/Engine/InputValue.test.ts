@@ -4,7 +4,20 @@ import { convert, type Field, isoWeek, monthFirst, readNumber } from "../../src/
 
 const between = (minimum: number, maximum: number) => Schema.Int.check(Schema.isBetween({ minimum, maximum }))
 const pad = (n: number, w = 2) => String(n).padStart(w, "0")
-const months = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
+const months = [
+  "January",
+  "February",
+  "March",
+  "April",
+  "May",
+  "June",
+  "July",
+  "August",
+  "September",
+  "October",
+  "November",
+  "December"
+]
 const daysIn = (y: number, m: number) => new Date(Date.UTC(y, m, 0)).getUTCDate()
 
 const value = (field: Field, text: string) => {
@@ -54,20 +67,24 @@ describe("InputValue", () => {
     }
   )
 
-  it.prop("day and month are read in the page's order only when both could be either", [between(1, 12), between(1, 12)], ([a, b]) => {
-    const text = `${pad(a)}/${pad(b)}/1990`
-    const us = value({ kind: "date", lang: "en-US" }, text)
-    const gb = value({ kind: "date", lang: "en-GB" }, text)
-    const none = value({ kind: "date" }, text)
-    assert.strictEqual(us, `1990-${pad(a)}-${pad(b)}`)
-    assert.strictEqual(gb, `1990-${pad(b)}-${pad(a)}`)
-    assert.strictEqual(none, us)
-    // The answer says which order was used whenever it mattered.
-    if (a !== b) {
-      assert.include(note({ kind: "date" }, text), "month first")
-      assert.include(note({ kind: "date", lang: "en-GB" }, text), "day first")
-    } else assert.isUndefined(note({ kind: "date" }, text))
-  })
+  it.prop(
+    "day and month are read in the page's order only when both could be either",
+    [between(1, 12), between(1, 12)],
+    ([a, b]) => {
+      const text = `${pad(a)}/${pad(b)}/1990`
+      const us = value({ kind: "date", lang: "en-US" }, text)
+      const gb = value({ kind: "date", lang: "en-GB" }, text)
+      const none = value({ kind: "date" }, text)
+      assert.strictEqual(us, `1990-${pad(a)}-${pad(b)}`)
+      assert.strictEqual(gb, `1990-${pad(b)}-${pad(a)}`)
+      assert.strictEqual(none, us)
+      // The answer says which order was used whenever it mattered.
+      if (a !== b) {
+        assert.include(note({ kind: "date" }, text), "month first")
+        assert.include(note({ kind: "date", lang: "en-GB" }, text), "day first")
+      } else assert.isUndefined(note({ kind: "date" }, text))
+    }
+  )
 
   it("a day past 12 decides the order whatever the page's language", () => {
     assert.strictEqual(value({ kind: "date", lang: "en-US" }, "15/03/2026"), "2026-03-15")
@@ -84,7 +101,16 @@ describe("InputValue", () => {
   })
 
   it("dates that are no dates are refused with the formats a date field takes", () => {
-    for (const text of ["13/13/2020", "02/30/2021", "2021-02-29", "next tuesday-ish", "", "March 2026", "Mar 15 1 2026", "32.01.2020"]) {
+    for (const text of [
+      "13/13/2020",
+      "02/30/2021",
+      "2021-02-29",
+      "next tuesday-ish",
+      "",
+      "March 2026",
+      "Mar 15 1 2026",
+      "32.01.2020"
+    ]) {
       const result = convert({ kind: "date" }, text, 2026)
       assert.isTrue(Result.isFailure(result), text)
       if (Result.isFailure(result)) assert.include(result.failure, "YYYY-MM-DD")
@@ -97,7 +123,14 @@ describe("InputValue", () => {
     const h12 = h % 12 === 0 ? 12 : h % 12
     const half = h < 12 ? "am" : "pm"
     const expected = `${pad(h)}:${pad(m)}`
-    for (const text of [expected, `${h}:${pad(m)}`, `${h12}:${pad(m)} ${half.toUpperCase()}`, `${h12}:${pad(m)}${half}`, `${h12}.${pad(m)} ${half[0]}.m.`, `${h}h${pad(m)}`]) {
+    for (const text of [
+      expected,
+      `${h}:${pad(m)}`,
+      `${h12}:${pad(m)} ${half.toUpperCase()}`,
+      `${h12}:${pad(m)}${half}`,
+      `${h12}.${pad(m)} ${half[0]}.m.`,
+      `${h}h${pad(m)}`
+    ]) {
       assert.strictEqual(value(time, text), expected, text)
     }
     if (m === 0) assert.strictEqual(value(time, `${h12} ${half}`), expected)
@@ -109,36 +142,57 @@ describe("InputValue", () => {
     assert.strictEqual(value({ kind: "time" }, "noon"), "12:00")
     assert.strictEqual(value({ kind: "time" }, "midnight"), "00:00")
     assert.strictEqual(value({ kind: "time" }, "14:30:15"), "14:30:15")
-    for (const text of ["13 pm", "0 am", "25:00", "12:60", "half past"]) assert.isUndefined(value({ kind: "time" }, text), text)
+    for (const text of ["13 pm", "0 am", "25:00", "12:60", "half past"])
+      assert.isUndefined(value({ kind: "time" }, text), text)
   })
 
   it("months, weeks and date-times", () => {
     for (const text of ["2026-03", "03/2026", "3/2026", "March 2026", "mar 2026", "2026 March", "März 2026"]) {
       assert.strictEqual(value({ kind: "month" }, text), "2026-03", text)
     }
-    for (const text of ["2026-W11", "2026-w11", "W11 2026", "week 11, 2026", "2026 week 11", "KW 11 2026", "March 15, 2026", "2026-03-09"]) {
+    for (const text of [
+      "2026-W11",
+      "2026-w11",
+      "W11 2026",
+      "week 11, 2026",
+      "2026 week 11",
+      "KW 11 2026",
+      "March 15, 2026",
+      "2026-03-09"
+    ]) {
       assert.strictEqual(value({ kind: "week" }, text), "2026-W11", text)
     }
     assert.strictEqual(value({ kind: "week" }, "2021-01-03"), "2020-W53")
     assert.isUndefined(value({ kind: "week" }, "2026-W54"))
     assert.deepStrictEqual(isoWeek(2026, 1, 1), { year: 2026, week: 1 })
     const at = { kind: "datetime-local" } as const
-    for (const text of ["2026-03-15T14:30", "2026-03-15 14:30", "03/15/2026 2:30 PM", "March 15, 2026 at 2:30 pm", "15.03.2026, 14:30", "Mar 15 2026 2:30pm"]) {
+    for (const text of [
+      "2026-03-15T14:30",
+      "2026-03-15 14:30",
+      "03/15/2026 2:30 PM",
+      "March 15, 2026 at 2:30 pm",
+      "15.03.2026, 14:30",
+      "Mar 15 2026 2:30pm"
+    ]) {
       assert.strictEqual(value(at, text), "2026-03-15T14:30", text)
     }
     assert.isUndefined(value(at, "03/15/2026"))
   })
 
-  it.prop("numbers keep their sign and value through separators, currency and spacing", [between(-10_000_000, 10_000_000), between(0, 99)], ([n, cents]) => {
-    const sign = n < 0 ? "-" : ""
-    const abs = Math.abs(n)
-    const grouped = abs.toLocaleString("en-US")
-    const decimal = `${sign}${abs}.${pad(cents)}`
-    assert.strictEqual(readNumber(`${n}`), String(n))
-    assert.strictEqual(readNumber(`${sign}${grouped}.${pad(cents)}`), decimal)
-    assert.strictEqual(readNumber(`${sign}${abs.toLocaleString("de-DE")},${pad(cents)}`, "de"), decimal)
-    assert.strictEqual(readNumber(`${n < 0 ? "\u2212" : ""}$${grouped}`), String(n))
-  })
+  it.prop(
+    "numbers keep their sign and value through separators, currency and spacing",
+    [between(-10_000_000, 10_000_000), between(0, 99)],
+    ([n, cents]) => {
+      const sign = n < 0 ? "-" : ""
+      const abs = Math.abs(n)
+      const grouped = abs.toLocaleString("en-US")
+      const decimal = `${sign}${abs}.${pad(cents)}`
+      assert.strictEqual(readNumber(`${n}`), String(n))
+      assert.strictEqual(readNumber(`${sign}${grouped}.${pad(cents)}`), decimal)
+      assert.strictEqual(readNumber(`${sign}${abs.toLocaleString("de-DE")},${pad(cents)}`, "de"), decimal)
+      assert.strictEqual(readNumber(`${n < 0 ? "\u2212" : ""}$${grouped}`), String(n))
+    }
+  )
 
   it("numbers as people write them, and what is no number", () => {
     assert.strictEqual(value({ kind: "number" }, "-1"), "-1")

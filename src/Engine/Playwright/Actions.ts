@@ -302,7 +302,8 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
   const locator = ref === undefined ? yield* bySelector(sp, action.selector, label) : yield* byRef(sp, ref, label)
   const described = ref === undefined ? undefined : sp.elements.described(ref)
   const target =
-    action.description || (ref === undefined ? action.selector : AccessibilityTree.describe(described ?? { role: "element", name: ref }))
+    action.description ||
+    (ref === undefined ? action.selector : AccessibilityTree.describe(described ?? { role: "element", name: ref }))
   const acting = {
     sp,
     action,
@@ -347,9 +348,13 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
         case "setInputFiles": {
           const files = [...action.arguments]
           // A file input takes the files itself; a button or drop zone in front of one opens its chooser on click.
-          const isFileInput = await on.evaluate((el) => el instanceof HTMLInputElement && el.type === "file", undefined, {
-            timeout
-          })
+          const isFileInput = await on.evaluate(
+            (el) => el instanceof HTMLInputElement && el.type === "file",
+            undefined,
+            {
+              timeout
+            }
+          )
           if (isFileInput) return on.setInputFiles(files, { timeout })
           // The session answers the chooser this click opens with the files the call named (any engine's click).
           clicked = true
@@ -357,7 +362,9 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
         }
       }
     }
-    const settled = yield* attempt(at(label, "possible"), () => Settle.around(page, () => Controls.retargeted({ ...acting, method: "click" }, perform), settle))
+    const settled = yield* attempt(at(label, "possible"), () =>
+      Settle.around(page, () => Controls.retargeted({ ...acting, method: "click" }, perform), settle)
+    )
     if (clicked) {
       // The answer says a click was made: the files went to whatever chooser it opened, if one opened.
       const chosen = `clicked ${target} to choose ${action.arguments.map(quote).join(", ")}`

@@ -77,20 +77,25 @@ export const point = (a: Acting) =>
     const { page } = sp
     const timeout = sp.limits.actionTimeoutMs
     // A selector names an element whose role and name the answer reads from the page.
-    const before = a.described === undefined ? yield* attempt(sp.at(a.label), () => Verify.before(locator, false, timeout)) : undefined
+    const before =
+      a.described === undefined
+        ? yield* attempt(sp.at(a.label), () => Verify.before(locator, false, timeout))
+        : undefined
     let aim: Pointer.Aim | undefined
     const perform = async (on: Locator) => {
       if (method === "hover") return Pointer.hover(page, on, timeout)
       aim = await Pointer.approach(page, on, timeout, { enabled: true, target: a.target })
       return Pointer.click(page, on, aim, timeout, method === "doubleClick" ? 2 : 1)
     }
-    const settled = yield* attempt(a.sp.at(a.label, "possible"), () => Settle.around(page, () => retargeted(a, perform), a.settle))
+    const settled = yield* attempt(a.sp.at(a.label, "possible"), () =>
+      Settle.around(page, () => retargeted(a, perform), a.settle)
+    )
     const role = a.described?.role ?? before?.role ?? ""
     // A click on a checkbox answers with the state it left; a click that navigated has no target left to read.
     if (method === "hover" || settled.navigated !== undefined || !(aim?.toggle || toggles.includes(role))) {
       return a.done(a.past(a.target, ""), settled, { ...identity(a, before) })
     }
-    const state = yield* attempt(sp.at(a.label, "possible"), () => Verify.after(locator, {}, timeout))
+    const { state } = yield* readBack(a, locator, {})
     return a.done(a.past(a.target, ""), settled, { ...identity(a, before), ...Verify.shown(state) })
   })
 
@@ -109,6 +114,27 @@ export const retargeted = async <A>(a: Acting, perform: (on: Locator) => Promise
   }
 }
 
+/**
+ * What the target shows after the act. A target re-rendered meanwhile (a framework replacing the field as it was
+ * typed into) is read where it now is: the one element with its role and name. Answers that element too.
+ */
+const readBack = (a: Acting, on: Locator, ask: Verify.Ask) =>
+  attempt(a.sp.at(a.label, "possible"), async () => {
+    const timeout = a.sp.limits.actionTimeoutMs
+    try {
+      // A target still there answers at once; a reference to a replaced one would be waited on.
+      return { on, state: await Verify.after(on, ask, Math.min(timeout, 1_500)) }
+    } catch (e) {
+      if ((await on.count().catch(() => 0)) > 0) return { on, state: await Verify.after(on, ask, timeout) }
+      const before = a.described
+      if (before === undefined || before.name === "") throw e
+      const same = (await a.sp.elements.read(timeout)).filter((x) => x.role === before.role && x.name === before.name)
+      if (same.length !== 1) throw new Pointer.Detached()
+      const again = a.sp.elements.locate(same[0]!.ref)!
+      return { on: again, state: await Verify.after(again, ask, timeout) }
+    }
+  })
+
 /** `check` / `uncheck`: nothing to do when the box already shows it; otherwise a click, and the state read back. */
 export const toggle = (a: Acting) =>
   Effect.gen(function* () {
@@ -119,7 +145,9 @@ export const toggle = (a: Acting) =>
     const before = yield* attempt(sp.at(a.label), () => Verify.before(locator, false, timeout))
     yield* refuseDisabled(a, before, a.method)
     const refuse = (why: string) =>
-      Effect.fail(new ActionFailed({ engine, action: a.label, sideEffect: "none", message: `${a.label} did nothing: ${why}` }))
+      Effect.fail(
+        new ActionFailed({ engine, action: a.label, sideEffect: "none", message: `${a.label} did nothing: ${why}` })
+      )
     if (before.checked === undefined) return yield* refuse(`${a.target} is not a checkbox, radio button or switch`)
     if (before.checked === want) {
       const shown = { ...identity(a, before), checked: before.checked }
@@ -139,10 +167,16 @@ export const toggle = (a: Acting) =>
         a.settle
       )
     )
-    const state = yield* attempt(sp.at(a.label, "possible"), () => Verify.after(locator, { checked: want }, timeout))
+    const { state } = yield* readBack(a, locator, { checked: want })
     if (!state.ok) {
       return yield* Effect.fail(
-        Verify.failed({ engine, action: a.label, target: identity(a, before), expected: want ? "checked" : "not checked", state })
+        Verify.failed({
+          engine,
+          action: a.label,
+          target: identity(a, before),
+          expected: want ? "checked" : "not checked",
+          state
+        })
       )
     }
     return a.done(a.past(a.target, ""), settled, { ...identity(a, before), ...Verify.shown(state) })
@@ -170,14 +204,34 @@ export const choose = (a: Acting, wanted: ReadonlyArray<string>) =>
       settled = yield* attempt(sp.at(a.label, "possible"), () => Settle.around(sp.page, chosen.run, a.settle))
       asked = chosen.selected
     } else asked = yield* Select.custom(sp, locator, wanted, ctx)
-    const state = yield* attempt(sp.at(a.label, "possible"), () => Verify.after(locator, { selected: asked }, timeout))
+    const { state } = yield* readBack(a, locator, { selected: asked })
     if (!state.ok) {
       const expected = `${asked.map(quote).join(", ")} selected`
-      return yield* Effect.fail(Verify.failed({ engine, action: a.label, target: identity(a, before), expected, state }))
+      return yield* Effect.fail(
+        Verify.failed({ engine, action: a.label, target: identity(a, before), expected, state })
+      )
     }
     const what = (state.selected ?? asked).map(quote).join(", ")
     return a.done(a.past(a.target, what), settled, { ...identity(a, before), ...Verify.shown(state) })
   })
+
+/** Runs in the page: focuses a field with the caret after its text. */
+const caretToEnd = (el: Element) => {
+  ;(el as HTMLElement).focus()
+  if (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) {
+    try {
+      el.setSelectionRange(el.value.length, el.value.length)
+    } catch {
+      // Inputs without a text selection (email, number) keep the caret where focusing put it: at the end.
+    }
+  } else if ((el as HTMLElement).isContentEditable) {
+    const range = document.createRange()
+    range.selectNodeContents(el)
+    range.collapse(false)
+    getSelection()?.removeAllRanges()
+    getSelection()?.addRange(range)
+  }
+}
 
 /** How a field's text is compared: a date or time exactly, a number numerically, a typed text or editor by content. */
 const modeOf = (method: Method, before: Verify.Before, kind: InputValue.Kind | undefined) =>
@@ -214,7 +268,10 @@ export const fillIn = (a: Acting, value: string, secret: boolean) =>
     let note: string | undefined
     if (kind !== undefined && !secret) {
       const field = before.slider === undefined ? before : { ...before, ...mapSlider(before.slider) }
-      const converted = InputValue.convert({ kind, lang: field.lang, min: field.min, max: field.max, step: field.step }, value)
+      const converted = InputValue.convert(
+        { kind, lang: field.lang, min: field.min, max: field.max, step: field.step },
+        value
+      )
       if (Result.isFailure(converted)) {
         return yield* Effect.fail(
           new InvalidInput({
@@ -230,24 +287,31 @@ export const fillIn = (a: Acting, value: string, secret: boolean) =>
     }
     // A number is typed whole: a half-typed "-" is no number, and spinners drop it.
     const fieldKind = kind === "number" ? "number" : before.kind
-    const perform = (whole: boolean) => async () => {
-      if (before.slider !== undefined) return Pointer.slide(page, locator, Number(text), timeout)
-      if (method === "type") await locator.pressSequentially(text, { timeout })
-      else if (whole) await locator.fill(text, { timeout })
-      else await Pointer.fill(locator, text, timeout, fieldKind)
-      if (secret) await locator.evaluate(hideTyped)
-    }
+    const perform =
+      (whole: boolean, on = locator) =>
+      async () => {
+        if (before.slider !== undefined) return Pointer.slide(page, on, Number(text), timeout)
+        if (method === "type") {
+          // Typing into a field adds to its end, where a person's click puts the caret.
+          await on.evaluate(caretToEnd, undefined, { timeout })
+          await page.keyboard.type(text)
+        } else if (whole) await on.fill(text, { timeout })
+        else await Pointer.fill(on, text, timeout, fieldKind)
+        if (secret) await on.evaluate(hideTyped)
+      }
     const settled = yield* attempt(sp.at(a.label, "possible"), () => Settle.around(page, perform(false), a.settle))
     const ask: Verify.Ask = { text: { value: text, mode: modeOf(method, before, kind) } }
-    let state = yield* attempt(sp.at(a.label, "possible"), () => Verify.after(locator, ask, timeout))
-    // Keys a widget dropped (a spinner, a mask) may hold when the value is set at once, as a paste sets it.
+    let { on, state } = yield* readBack(a, locator, ask)
+    // Keys a widget dropped (a spinner, a mask, a field re-rendered as it was typed into) may hold when the value is
+    // set at once, as a paste sets it.
     if (!state.ok && state.landed === undefined && method === "fill" && before.slider === undefined) {
-      yield* attempt(sp.at(a.label, "possible"), perform(true))
-      state = yield* attempt(sp.at(a.label, "possible"), () => Verify.after(locator, ask, timeout))
+      yield* attempt(sp.at(a.label, "possible"), perform(true, on))
+      ;({ on, state } = yield* readBack(a, on, ask))
     }
     if (!state.ok) {
       const landed = state.landed === undefined ? undefined : yield* whereLanded(a)
-      const fallback = state.landed === undefined ? undefined : { ref: "", role: state.landed.role, name: state.landed.name }
+      const fallback =
+        state.landed === undefined ? undefined : { ref: "", role: state.landed.role, name: state.landed.name }
       return yield* Effect.fail(
         Verify.failed({
           engine,
@@ -255,7 +319,7 @@ export const fillIn = (a: Acting, value: string, secret: boolean) =>
           target: identity(a, before),
           expected: secret ? value : text,
           state: secret ? { ...state, value: "[redacted]" } : state,
-          ...(landed ?? fallback ? { landed: (landed ?? fallback)! } : {})
+          ...((landed ?? fallback) ? { landed: (landed ?? fallback)! } : {})
         })
       )
     }
@@ -276,9 +340,7 @@ const mapSlider = (slider: NonNullable<Verify.Before["slider"]>) => ({
 const whereLanded = (a: Acting) =>
   Effect.gen(function* () {
     const { sp, label } = a
-    const fields = (yield* a.read()).filter((e) =>
-      ["textbox", "searchbox", "combobox", "spinbutton"].includes(e.role)
-    )
+    const fields = (yield* a.read()).filter((e) => ["textbox", "searchbox", "combobox", "spinbutton"].includes(e.role))
     const marks = yield* Effect.forEach(
       fields.slice(0, 200),
       (e) =>
@@ -290,4 +352,3 @@ const whereLanded = (a: Acting) =>
     const at = marks.indexOf(true)
     return at < 0 ? undefined : a.refFor(fields[at]!)
   })
-

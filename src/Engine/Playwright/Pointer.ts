@@ -62,7 +62,8 @@ const uncover = (el: Element) => {
     const r = el.getBoundingClientRect()
     const [centre, ...rest] = points(r)
     const hit = centre === undefined ? null : hitAt(centre.x, centre.y)
-    if (centre !== undefined && (hit === null || hit === el || el.contains(hit))) return at(centre.x, centre.y, "centre")
+    if (centre !== undefined && (hit === null || hit === el || el.contains(hit)))
+      return at(centre.x, centre.y, "centre")
     // A checkbox drawn by its label (the input hidden, clipped or under a styled box) is ticked through the label.
     if (label !== undefined) {
       const through = onLabel(label)
@@ -224,7 +225,19 @@ export const hover = async (page: Page, locator: Locator, timeout: number) => {
 }
 
 /** Inputs whose value is picked, not typed, and numbers (a half-typed "-" is none): `fill` sets them at once. */
-const picked = ["date", "time", "datetime-local", "month", "week", "color", "range", "file", "select", "number", "other"]
+const picked = [
+  "date",
+  "time",
+  "datetime-local",
+  "month",
+  "week",
+  "color",
+  "range",
+  "file",
+  "select",
+  "number",
+  "other"
+]
 /** Runs in the page: what kind of field this is. */
 const kindOf = (el: Element) =>
   el instanceof HTMLInputElement

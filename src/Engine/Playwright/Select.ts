@@ -11,7 +11,7 @@ import * as AccessibilityTree from "../AccessibilityTree.ts"
 import { attempt, engine } from "./Errors.ts"
 import type { SessionPage } from "./Page.ts"
 import * as Pointer from "./Pointer.ts"
-import * as Verify from "./Verify.ts"
+import type * as Verify from "./Verify.ts"
 
 const quote = (s: string) => JSON.stringify(s)
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -83,7 +83,11 @@ export const native = (sp: SessionPage, locator: Locator, wanted: ReadonlyArray<
     const indexes = [...new Set([...kept, ...asked])].sort((a, b) => a - b)
     const timeout = sp.limits.actionTimeoutMs
     return {
-      run: () => locator.selectOption(indexes.map((index) => ({ index })), { timeout }),
+      run: () =>
+        locator.selectOption(
+          indexes.map((index) => ({ index })),
+          { timeout }
+        ),
       selected: indexes.map((i) => options[i]!.label)
     }
   })
@@ -143,7 +147,10 @@ export const custom = (sp: SessionPage, locator: Locator, wanted: ReadonlyArray<
       )
       if (!(listbox && selected)) {
         yield* attempt(sp.at(ctx.label, "possible"), async () => {
-          const aim = await Pointer.approach(page, on, timeout, { enabled: true, target: AccessibilityTree.describe(option) })
+          const aim = await Pointer.approach(page, on, timeout, {
+            enabled: true,
+            target: AccessibilityTree.describe(option)
+          })
           await Pointer.click(page, on, aim, timeout)
         })
       }

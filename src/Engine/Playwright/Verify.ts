@@ -77,7 +77,9 @@ export const inspect = (el: Element, remember: boolean) => {
   ).slice(0, 80)
   // The same rule as Pointer.ts: a disabled control, or one inside a disabled group.
   const disabled = el.matches(":disabled") || el.closest('[aria-disabled="true"]') !== null
-  const textual = (el instanceof HTMLInputElement && !["checkbox", "radio", "range", "file"].includes(el.type)) || el instanceof HTMLTextAreaElement
+  const textual =
+    (el instanceof HTMLInputElement && !["checkbox", "radio", "range", "file"].includes(el.type)) ||
+    el instanceof HTMLTextAreaElement
   const readOnly = textual ? (el as HTMLInputElement).readOnly : el.getAttribute("aria-readonly") === "true"
   const lang = el.closest("[lang]")?.getAttribute("lang") ?? ""
   /** The checkbox, radio or switch the element is, labels, or holds alone. */
@@ -87,7 +89,9 @@ export const inspect = (el: Element, remember: boolean) => {
       ["checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"].includes(e.getAttribute("role") ?? "")
     if (is(el)) return el
     if (el instanceof HTMLLabelElement && el.control !== null && is(el.control)) return el.control
-    const inner = el.querySelectorAll("input[type=checkbox], input[type=radio], [role=checkbox], [role=radio], [role=switch]")
+    const inner = el.querySelectorAll(
+      "input[type=checkbox], input[type=radio], [role=checkbox], [role=radio], [role=switch]"
+    )
     return inner.length === 1 ? inner[0]! : undefined
   })()
   const checked =
@@ -102,7 +106,12 @@ export const inspect = (el: Element, remember: boolean) => {
           : toggle.getAttribute("aria-checked") === "true"
   const options =
     el instanceof HTMLSelectElement
-      ? Array.from(el.options, (o) => ({ label: clean(o.label), value: o.value, selected: o.selected, disabled: o.disabled }))
+      ? Array.from(el.options, (o) => ({
+          label: clean(o.label),
+          value: o.value,
+          selected: o.selected,
+          disabled: o.disabled
+        }))
       : undefined
   const multiple = el instanceof HTMLSelectElement ? el.multiple : el.getAttribute("aria-multiselectable") === "true"
   const slider =
@@ -119,9 +128,22 @@ export const inspect = (el: Element, remember: boolean) => {
     const roots = new Set<Document | ShadowRoot>([document, el.getRootNode() as Document | ShadowRoot])
     for (const root of roots) {
       for (const field of root.querySelectorAll('input, textarea, [contenteditable]:not([contenteditable="false"])')) {
-        if (field instanceof HTMLInputElement && ["checkbox", "radio", "file", "hidden", "submit", "button"].includes(field.type)) continue
-        if (!(field instanceof HTMLInputElement || field instanceof HTMLTextAreaElement) && (field.parentElement?.isContentEditable ?? false)) continue
-        fields.set(field, field instanceof HTMLInputElement || field instanceof HTMLTextAreaElement ? field.value : (field.textContent ?? ""))
+        if (
+          field instanceof HTMLInputElement &&
+          ["checkbox", "radio", "file", "hidden", "submit", "button"].includes(field.type)
+        )
+          continue
+        if (
+          !(field instanceof HTMLInputElement || field instanceof HTMLTextAreaElement) &&
+          (field.parentElement?.isContentEditable ?? false)
+        )
+          continue
+        fields.set(
+          field,
+          field instanceof HTMLInputElement || field instanceof HTMLTextAreaElement
+            ? field.value
+            : (field.textContent ?? "")
+        )
       }
     }
     ;(window as unknown as Record<symbol, unknown>)[Symbol.for("switchyard.fields")] = fields
@@ -136,7 +158,10 @@ export const inspect = (el: Element, remember: boolean) => {
     min: input?.min ?? "",
     max: input?.max ?? "",
     step: input?.step ?? "",
-    value: textual || el instanceof HTMLSelectElement || input?.type === "range" ? (el as HTMLInputElement).value : undefined,
+    value:
+      textual || el instanceof HTMLSelectElement || input?.type === "range"
+        ? (el as HTMLInputElement).value
+        : undefined,
     ...(checked === undefined ? {} : { checked }),
     ...(options === undefined ? {} : { options }),
     multiple,
@@ -169,17 +194,22 @@ export const readBack = (el: Element, ask: Ask) => {
       .replace(/[\u0300-\u036f]/g, "")
       .toLowerCase()
       .replace(/[^\p{L}\p{N}]+/gu, "")
-  const valueOf = (e: Element) =>
+  // A slider or spinner drawn without an input shows its value in `aria-valuenow`.
+  const fieldValue = (e: Element) =>
     e instanceof HTMLInputElement || e instanceof HTMLTextAreaElement || e instanceof HTMLSelectElement
       ? e.value
-      : clean((e as HTMLElement).innerText ?? e.textContent)
+      : ["slider", "spinbutton"].includes(e.getAttribute("role") ?? "") && e.hasAttribute("aria-valuenow")
+        ? (e.getAttribute("aria-valuenow") ?? "")
+        : clean(e.textContent)
   const toggle = (() => {
     const is = (e: Element) =>
       (e instanceof HTMLInputElement && (e.type === "checkbox" || e.type === "radio")) ||
       ["checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"].includes(e.getAttribute("role") ?? "")
     if (is(el)) return el
     if (el instanceof HTMLLabelElement && el.control !== null && is(el.control)) return el.control
-    const inner = el.querySelectorAll("input[type=checkbox], input[type=radio], [role=checkbox], [role=radio], [role=switch]")
+    const inner = el.querySelectorAll(
+      "input[type=checkbox], input[type=radio], [role=checkbox], [role=radio], [role=switch]"
+    )
     return inner.length === 1 ? inner[0]! : undefined
   })()
   const checked =
@@ -226,14 +256,17 @@ export const readBack = (el: Element, ask: Ask) => {
         const walker = document.createTreeWalker(node, NodeFilter.SHOW_TEXT)
         let text = ""
         for (let t = walker.nextNode(); t !== null; t = walker.nextNode()) {
-          if (t.parentElement?.closest("[role=listbox], [role=option], [role=menu]") === null) text += ` ${t.textContent}`
+          if (t.parentElement?.closest("[role=listbox], [role=option], [role=menu]") === null)
+            text += ` ${t.textContent}`
         }
-        around = `${text} ${valueOf(el)} ${el instanceof HTMLInputElement ? "" : (el.getAttribute("aria-label") ?? "")}`
+        around = `${text} ${fieldValue(el)} ${el instanceof HTMLInputElement ? "" : (el.getAttribute("aria-label") ?? "")}`
       }
-      selected = ask.selected.filter((label) => marked.map(norm).includes(norm(label)) || norm(around).includes(norm(label)))
+      selected = ask.selected.filter(
+        (label) => marked.map(norm).includes(norm(label)) || norm(around).includes(norm(label))
+      )
     }
   }
-  const value = toggle === undefined ? valueOf(field) : undefined
+  const value = toggle === undefined ? fieldValue(field) : undefined
   let ok = true
   if (ask.checked !== undefined) ok = checked === ask.checked
   if (ask.selected !== undefined && selected !== undefined) {
@@ -263,19 +296,23 @@ export const readBack = (el: Element, ask: Ask) => {
   const kept = (window as unknown as Record<symbol, Map<Element, string> | undefined>)[Symbol.for("switchyard.fields")]
   if (!ok && ask.text !== undefined && kept !== undefined && norm(ask.text.value) !== "") {
     const wanted = norm(ask.text.value)
-    const changed = [...kept].filter(([f, was]) => f !== field && !f.contains(field) && !field.contains(f) && f.isConnected && valueOf(f) !== was)
+    const changed = [...kept].filter(
+      ([f, was]) => f !== field && !f.contains(field) && !field.contains(f) && f.isConnected && fieldValue(f) !== was
+    )
     const focused = document.activeElement
     const reached =
-      changed.find(([f]) => f === focused && norm(valueOf(f)).includes(wanted)) ??
-      changed.find(([f]) => norm(valueOf(f)).includes(wanted)) ??
+      changed.find(([f]) => f === focused && norm(fieldValue(f)).includes(wanted)) ??
+      changed.find(([f]) => norm(fieldValue(f)).includes(wanted)) ??
       changed.find(([f]) => f === focused)
     if (reached !== undefined) {
       const [f, was] = reached
       f.setAttribute("data-switchyard-landed", "")
-      const role = f.getAttribute("role") ?? (f instanceof HTMLInputElement && f.type === "search" ? "searchbox" : "textbox")
-      const labelled = "labels" in f ? Array.from((f as HTMLInputElement).labels ?? [], (l) => clean(l.textContent)).join(" ") : ""
+      const role =
+        f.getAttribute("role") ?? (f instanceof HTMLInputElement && f.type === "search" ? "searchbox" : "textbox")
+      const labelled =
+        "labels" in f ? Array.from((f as HTMLInputElement).labels ?? [], (l) => clean(l.textContent)).join(" ") : ""
       const name = clean(f.getAttribute("aria-label")) || labelled || clean(f.getAttribute("placeholder"))
-      const now = valueOf(f)
+      const now = fieldValue(f)
       // A plain field holding what was typed is put back through its own setter, so frameworks see the change.
       let restored = false
       if ((f instanceof HTMLInputElement || f instanceof HTMLTextAreaElement) && norm(now).includes(wanted)) {
@@ -331,7 +368,8 @@ export const shown = (state: After): Omit<Target, keyof ElementRef> => ({
 })
 
 const quote = (s: string) => JSON.stringify(s)
-const describe = (e: { readonly role: string; readonly name: string }) => `${e.role}${e.name === "" ? "" : ` ${quote(e.name)}`}`
+const describe = (e: { readonly role: string; readonly name: string }) =>
+  `${e.role}${e.name === "" ? "" : ` ${quote(e.name)}`}`
 
 /** What the page shows, in words: `"" ` for an empty field, `checked`, `"Python", "SQL" selected`. */
 export const actualOf = (state: After) =>

@@ -76,7 +76,35 @@ document.addEventListener("focusin", (e) => {
 <span class="ui-spinner"><input id="qty" role="spinbutton" aria-valuenow="0" value="0" autocomplete="off"></span>
 <label for="salary">Salary</label><input id="salary" type="range" min="0" max="200" step="5" value="100">
 <output id="salary-out">100</output>
-<script>salary.addEventListener("input", () => { document.getElementById("salary-out").textContent = salary.value })</script>`
+<div id="level" role="slider" tabindex="0" aria-label="Experience level" aria-valuemin="0" aria-valuemax="100"
+  aria-valuenow="50" style="width:200px;height:10px;background:#ddd"></div>
+<script>
+salary.addEventListener("input", () => { document.getElementById("salary-out").textContent = salary.value })
+// A slider handle drawn without an input, moved by arrow keys in steps of 5 (as rc-slider and MUI sliders are).
+level.addEventListener("keydown", (e) => {
+  const now = Number(level.getAttribute("aria-valuenow"))
+  const next = { ArrowRight: now + 5, ArrowUp: now + 5, ArrowLeft: now - 5, ArrowDown: now - 5, Home: 0, End: 100 }[e.key]
+  if (next !== undefined) level.setAttribute("aria-valuenow", String(Math.max(0, Math.min(100, next))))
+})
+</script>`
+  ),
+  page(
+    "rerender",
+    `<title>Sign up</title>
+<label for="first">First name</label><input id="first">
+<label for="country">Country</label><select id="country"><option value="">Choose</option><option>Norway</option><option>Sweden</option></select>
+<label for="notes">Notes</label><textarea id="notes">Hello</textarea>
+<script>
+// Like a keyed re-render on the first keystroke: the field is replaced by a fresh, empty one and loses the focus.
+let replaced = false
+document.addEventListener("input", (e) => {
+  if (replaced || e.target.id !== "first") return
+  replaced = true
+  const fresh = document.createElement("input")
+  fresh.id = "first"
+  e.target.replaceWith(fresh)
+})
+</script>`
   ),
   page(
     "multi",
@@ -171,7 +199,7 @@ const evaluate = <A>(expression: string) =>
     const session = yield* BrowserSession
     return yield* Session.evaluate<A>(session.wsEndpoint, session.targetId, expression)
   })
-const valueOf = (id: string) => evaluate<string>(`document.getElementById(${JSON.stringify(id)}).value`)
+const inputValue = (id: string) => evaluate<string>(`document.getElementById(${JSON.stringify(id)}).value`)
 const checkedOf = (id: string) => evaluate<boolean>(`document.getElementById(${JSON.stringify(id)}).checked`)
 
 const open = (name: string) =>
@@ -211,23 +239,25 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
   "Acts checked against the page",
   (it) => {
     it.layer(PlaywrightEngine.layer({ elementWaitMs: 500, actionTimeoutMs: 4_000 }))("playwright", (it) => {
-      it.effect("text a focus trap moves into a modal is verification_failed naming where it went; that field is put back", () =>
-        Effect.gen(function* () {
-          yield* open("focus-trap")
-          const error = yield* fails('fill "Alert email" with "ada@example.com"')
-          expectType(error, "verification_failed")
-          if (error._tag !== "VerificationFailed") return
-          assert.strictEqual(error.sideEffect, "possible")
-          assert.strictEqual(error.landed?.name, "Newsletter email")
-          assert.strictEqual(error.landed?.role, "textbox")
-          assert.include(error.message, 'textbox "Newsletter email"')
-          assert.include(error.message, 'textbox "Alert email"')
-          assert.strictEqual(error.expected, "ada@example.com")
-          assert.strictEqual(error.actual, "")
-          assert.strictEqual(yield* valueOf("alert-email"), "")
-          // The field the text should not have reached holds what it held before.
-          assert.strictEqual(yield* valueOf("news-email"), "")
-        })
+      it.effect(
+        "text a focus trap moves into a modal is verification_failed naming where it went; that field is put back",
+        () =>
+          Effect.gen(function* () {
+            yield* open("focus-trap")
+            const error = yield* fails('fill "Alert email" with "ada@example.com"')
+            expectType(error, "verification_failed")
+            if (error._tag !== "VerificationFailed") return
+            assert.strictEqual(error.sideEffect, "possible")
+            assert.strictEqual(error.landed?.name, "Newsletter email")
+            assert.strictEqual(error.landed?.role, "textbox")
+            assert.include(error.message, 'textbox "Newsletter email"')
+            assert.include(error.message, 'textbox "Alert email"')
+            assert.strictEqual(error.expected, "ada@example.com")
+            assert.strictEqual(error.actual, "")
+            assert.strictEqual(yield* inputValue("alert-email"), "")
+            // The field the text should not have reached holds what it held before.
+            assert.strictEqual(yield* inputValue("news-email"), "")
+          })
       )
 
       it.effect("a field that refuses the value is verification_failed saying what it shows", () =>
@@ -241,7 +271,7 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
           // A mask that formats what was typed still shows it: the act succeeds and says what the page shows.
           const phone = yield* act('fill "Phone" with "5551234567"')
           assert.deepInclude(targetOf(phone), { role: "textbox", name: "Phone", value: "(555) 123-4567" })
-          assert.strictEqual(yield* valueOf("phone"), "(555) 123-4567")
+          assert.strictEqual(yield* inputValue("phone"), "(555) 123-4567")
           const city = yield* act('fill "City" with "Bergen"')
           assert.deepInclude(targetOf(city), { value: "Bergen" })
           assert.match(String(targetOf(city)?.ref), /^(f\d+)?e\d+$/)
@@ -252,31 +282,31 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
         Effect.gen(function* () {
           yield* open("dates-us")
           const dob = yield* act('fill "Date of birth" with "07/04/1990"')
-          assert.strictEqual(yield* valueOf("dob"), "1990-07-04")
+          assert.strictEqual(yield* inputValue("dob"), "1990-07-04")
           assert.deepInclude(targetOf(dob), { value: "1990-07-04" })
           // Month first, as the page says nothing else: the answer says how it was read.
           assert.include(dob.description, "month first")
           yield* act('fill "Date of birth" with "March 15, 2026"')
-          assert.strictEqual(yield* valueOf("dob"), "2026-03-15")
+          assert.strictEqual(yield* inputValue("dob"), "2026-03-15")
           yield* act('fill "Date of birth" with "15.03.2026"')
-          assert.strictEqual(yield* valueOf("dob"), "2026-03-15")
+          assert.strictEqual(yield* inputValue("dob"), "2026-03-15")
           yield* act('fill "Start time" with "2:30 PM"')
-          assert.strictEqual(yield* valueOf("start"), "14:30")
+          assert.strictEqual(yield* inputValue("start"), "14:30")
           yield* act('fill "Available from" with "March 2026"')
-          assert.strictEqual(yield* valueOf("month"), "2026-03")
+          assert.strictEqual(yield* inputValue("month"), "2026-03")
           yield* act('fill "Preferred week" with "week 11, 2026"')
-          assert.strictEqual(yield* valueOf("week"), "2026-W11")
+          assert.strictEqual(yield* inputValue("week"), "2026-W11")
           yield* act('fill "Interview slot" with "03/15/2026 9:05 am"')
-          assert.strictEqual(yield* valueOf("interview"), "2026-03-15T09:05")
+          assert.strictEqual(yield* inputValue("interview"), "2026-03-15T09:05")
 
           const unreadable = yield* fails('fill "Date of birth" with "13/13/2020"')
           expectType(unreadable, "invalid_input")
           assert.include(unreadable.message, "YYYY-MM-DD")
-          assert.strictEqual(yield* valueOf("dob"), "2026-03-15")
+          assert.strictEqual(yield* inputValue("dob"), "2026-03-15")
 
           yield* open("dates-gb")
           const gb = yield* act('fill "Date of birth" with "07/04/1990"')
-          assert.strictEqual(yield* valueOf("dob"), "1990-04-07")
+          assert.strictEqual(yield* inputValue("dob"), "1990-04-07")
           assert.include(gb.description, "day first")
         })
       )
@@ -285,10 +315,10 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
         Effect.gen(function* () {
           yield* open("numbers")
           const adjust = yield* act('fill "Adjustment" with "-1"')
-          assert.strictEqual(yield* valueOf("adjust"), "-1")
+          assert.strictEqual(yield* inputValue("adjust"), "-1")
           assert.deepInclude(targetOf(adjust), { value: "-1" })
           yield* act('fill "Quantity" with "-1"')
-          assert.strictEqual(yield* valueOf("qty"), "-1")
+          assert.strictEqual(yield* inputValue("qty"), "-1")
           const bad = yield* fails('fill "Adjustment" with "a few"')
           expectType(bad, "invalid_input")
           assert.include(bad.message, "number")
@@ -299,19 +329,48 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
         Effect.gen(function* () {
           yield* open("numbers")
           const filled = yield* act('fill "Salary" with "95"')
-          assert.strictEqual(yield* valueOf("salary"), "95")
+          assert.strictEqual(yield* inputValue("salary"), "95")
           assert.deepInclude(targetOf(filled), { role: "slider", value: "95" })
           assert.strictEqual(yield* evaluate<string>("document.getElementById('salary-out').textContent"), "95")
           yield* act('set "Salary" to 120')
-          assert.strictEqual(yield* valueOf("salary"), "120")
+          assert.strictEqual(yield* inputValue("salary"), "120")
           const off = yield* fails('set "Salary" to 97')
           expectType(off, "invalid_input")
           assert.include(off.message, "5")
           const past = yield* fails('set "Salary" to 500')
           expectType(past, "invalid_input")
           assert.include(past.message, "200")
-          assert.strictEqual(yield* valueOf("salary"), "120")
+          assert.strictEqual(yield* inputValue("salary"), "120")
         })
+      )
+
+      it.effect("a slider drawn without an input is set with the keys a person uses", () =>
+        Effect.gen(function* () {
+          yield* open("numbers")
+          const level = yield* act('set "Experience level" to 70')
+          assert.strictEqual(yield* evaluate<string>("level.getAttribute('aria-valuenow')"), "70")
+          assert.deepInclude(targetOf(level), { role: "slider", value: "70" })
+          yield* act('set "Experience level" to 0')
+          assert.strictEqual(yield* evaluate<string>("level.getAttribute('aria-valuenow')"), "0")
+          const between = yield* fails('set "Experience level" to 72')
+          expectType(between, "verification_failed")
+        })
+      )
+
+      it.effect(
+        "a field re-rendered while typed into is filled again; a select is filled by choosing; typing appends",
+        () =>
+          Effect.gen(function* () {
+            yield* open("rerender")
+            const first = yield* act('fill "First name" with "Ada"')
+            assert.strictEqual(yield* inputValue("first"), "Ada")
+            assert.deepInclude(targetOf(first), { value: "Ada" })
+            const country = yield* act('fill "Country" with "Sweden"')
+            assert.strictEqual(yield* inputValue("country"), "Sweden")
+            assert.deepInclude(targetOf(country), { selected: ["Sweden"] })
+            const notes = yield* act('type " world" into "Notes"')
+            assert.deepInclude(targetOf(notes), { value: "Hello world" })
+          })
       )
 
       it.effect("a multi-select takes several options in one call and keeps earlier picks", () =>
@@ -319,13 +378,17 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
           yield* open("multi")
           const both = yield* act('select "Python", "SQL" in "Skills"')
           assert.deepStrictEqual(
-            yield* evaluate<Array<string>>("[...document.getElementById('skills').selectedOptions].map((o) => o.label)"),
+            yield* evaluate<Array<string>>(
+              "[...document.getElementById('skills').selectedOptions].map((o) => o.label)"
+            ),
             ["Python", "SQL"]
           )
           assert.deepInclude(targetOf(both), { selected: ["Python", "SQL"] })
           yield* act('select "Rust" in "Skills"')
           assert.deepStrictEqual(
-            yield* evaluate<Array<string>>("[...document.getElementById('skills').selectedOptions].map((o) => o.label)"),
+            yield* evaluate<Array<string>>(
+              "[...document.getElementById('skills').selectedOptions].map((o) => o.label)"
+            ),
             ["Python", "SQL", "Rust"]
           )
           // An action's arguments list selects them all.
@@ -333,7 +396,9 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
           yield* open("multi")
           yield* act({ ...action, arguments: ["Go", "Rust"] })
           assert.deepStrictEqual(
-            yield* evaluate<Array<string>>("[...document.getElementById('skills').selectedOptions].map((o) => o.label)"),
+            yield* evaluate<Array<string>>(
+              "[...document.getElementById('skills').selectedOptions].map((o) => o.label)"
+            ),
             ["Go", "Rust"]
           )
           // An ARIA listbox that allows several: each option clicked once, none toggled off.
