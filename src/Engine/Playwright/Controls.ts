@@ -233,16 +233,6 @@ const caretToEnd = (el: Element) => {
   }
 }
 
-/** How a field's text is compared: a date or time exactly, a number numerically, a typed text or editor by content. */
-const modeOf = (method: Method, before: Verify.Before, kind: InputValue.Kind | undefined) =>
-  kind === "number" || kind === "range"
-    ? ("number" as const)
-    : kind !== undefined
-      ? ("exact" as const)
-      : method === "type" || before.kind === "contenteditable"
-        ? ("contains" as const)
-        : ("equal" as const)
-
 /**
  * `fill` / `type`: the value as people write it converted to the field's format (a date, a time, a number), typed
  * like a person, and read back. A field that does not show it after a second, whole-value try is
@@ -257,13 +247,7 @@ export const fillIn = (a: Acting, value: string, secret: boolean) =>
     yield* refuseDisabled(a, before, "fill")
     // A dropdown filled is a dropdown chosen from.
     if (before.kind === "select") return yield* choose(a, [value])
-    const kind = InputValue.kinds.includes(before.kind)
-      ? (before.kind as InputValue.Kind)
-      : before.role === "spinbutton" || before.slider !== undefined
-        ? before.slider !== undefined
-          ? ("range" as const)
-          : ("number" as const)
-        : undefined
+    const kind = Verify.valueKind(before)
     let text = value
     let note: string | undefined
     if (kind !== undefined && !secret) {
@@ -300,7 +284,7 @@ export const fillIn = (a: Acting, value: string, secret: boolean) =>
         if (secret) await on.evaluate(hideTyped)
       }
     const settled = yield* attempt(sp.at(a.label, "possible"), () => Settle.around(page, perform(false), a.settle))
-    const ask: Verify.Ask = { text: { value: text, mode: modeOf(method, before, kind) } }
+    const ask: Verify.Ask = { text: { value: text, mode: Verify.modeOf(method === "type" ? "type" : "fill", before) } }
     let { on, state } = yield* readBack(a, locator, ask)
     // Keys a widget dropped (a spinner, a mask, a field re-rendered as it was typed into) may hold when the value is
     // set at once, as a paste sets it.

@@ -8,6 +8,7 @@
 import type { Locator } from "playwright-core"
 import { type ElementRef, VerificationFailed } from "../../Errors/Page.ts"
 import type { EngineKind } from "../EngineId.ts"
+import * as InputValue from "../InputValue.ts"
 
 /** What the page shows for the element acted on, in the act's answer (`result.target`). */
 export interface Target extends ElementRef {
@@ -170,6 +171,28 @@ export const inspect = (el: Element, remember: boolean) => {
 }
 
 export type Before = ReturnType<typeof inspect>
+
+/** The kind of value a field takes, when it is one people write in many ways (a date, a number, a slider's). */
+export const valueKind = (before: Before): InputValue.Kind | undefined =>
+  InputValue.kinds.includes(before.kind)
+    ? (before.kind as InputValue.Kind)
+    : before.slider !== undefined
+      ? "range"
+      : before.role === "spinbutton"
+        ? "number"
+        : undefined
+
+/** How a field's text is compared: a date or time exactly, a number numerically, a typed text or editor by content. */
+export const modeOf = (method: "fill" | "type", before: Before) => {
+  const kind = valueKind(before)
+  return kind === "number" || kind === "range"
+    ? ("number" as const)
+    : kind !== undefined
+      ? ("exact" as const)
+      : method === "type" || before.kind === "contenteditable"
+        ? ("contains" as const)
+        : ("equal" as const)
+}
 
 /** What an act asked the page to show. */
 export interface Ask {
