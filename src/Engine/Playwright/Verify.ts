@@ -379,9 +379,19 @@ export const isLanded = (locator: Locator, timeout: number) =>
     { timeout }
   )
 
-/** An expression for engines that act through an XPath (Stagehand): `inspect` or `readBack` on the element found. */
-export const atXPath = (f: typeof inspect | typeof readBack, xpath: string, arg: unknown) =>
-  `(() => { const el = document.evaluate(${JSON.stringify(xpath.replace(/^xpath=/, ""))}, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue; return el instanceof Element ? (${f})(el, ${JSON.stringify(arg)}) : null })()`
+/**
+ * An expression for engines that act through a selector of their own (Stagehand: an XPath, or CSS): `inspect` or
+ * `readBack` on the element it names in the main document, or null when it names none there (a frame, a selector
+ * syntax only Playwright reads).
+ */
+export const atSelector = (f: typeof inspect | typeof readBack, selector: string, arg: unknown) => {
+  const s = selector.trim()
+  const xpath = /^(xpath=)?\(?\//.test(s)
+  const find = xpath
+    ? `document.evaluate(${JSON.stringify(s.replace(/^xpath=/, ""))}, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue`
+    : `document.querySelector(${JSON.stringify(s.replace(/^css=/, ""))})`
+  return `(() => { let el = null; try { el = ${find} } catch { return null } return el instanceof Element ? (${f})(el, ${JSON.stringify(arg)}) : null })()`
+}
 
 /** The state part of the answer's target. */
 export const shown = (state: After): Omit<Target, keyof ElementRef> => ({

@@ -1,6 +1,6 @@
 /**
  * Stagehand's acts checked against the page with the playwright level's own in-page reads (Playwright/Verify.ts),
- * through the XPath Stagehand acted on: before an Action, a disabled target is refused and a value as people write
+ * through the selector (an XPath, or CSS) Stagehand acted on: before an Action, a disabled target is refused and a value as people write
  * it is converted to the field's format; after any act, the target is read back against what the act asked. Plain
  * async functions answering plain data, so the computer-use worker runs them too; `toResult` makes the answer.
  */
@@ -26,7 +26,8 @@ const verbs: Record<string, "fill" | "type" | "select" | "check" | "uncheck" | "
   doubleclick: "click"
 }
 
-const isXPath = (selector: string) => /^(xpath=)?\(?\//.test(selector.trim())
+/** Selectors the page itself can read: an XPath or CSS (not Playwright's own engines such as `text=`). */
+const readable = (selector: string) => !/^(?!xpath=|css=)[a-z-]+=/i.test(selector.trim()) && selector.trim() !== ""
 
 /** What the check found, as plain data. */
 export type Checked =
@@ -44,7 +45,7 @@ export type Checked =
 export type Prepared = { readonly _tag: "ready"; readonly action: Action } | Checked
 
 const inspectAt = (page: Page, xpath: string, remember: boolean) =>
-  page.evaluate(Checks.atXPath(Checks.inspect, xpath, remember)) as Promise<Checks.Before | null>
+  page.evaluate(Checks.atSelector(Checks.inspect, xpath, remember)) as Promise<Checks.Before | null>
 
 /** Keeps every field's value in the page, so a string act's text that went elsewhere can be found afterwards. */
 export const remember = (page: Page) =>
@@ -57,7 +58,7 @@ export const remember = (page: Page) =>
 export const prepare = async (page: Page, action: Action): Promise<Prepared> => {
   const ready = { _tag: "ready", action } as const
   const verb = verbs[action.method.toLowerCase()]
-  if (verb === undefined || !isXPath(action.selector)) return ready
+  if (verb === undefined || !readable(action.selector)) return ready
   const before = await inspectAt(page, action.selector, verb === "fill" || verb === "type")
   if (before === null) return ready
   const target = `${before.role}${before.name === "" ? "" : ` ${JSON.stringify(before.name)}`}`
@@ -83,7 +84,7 @@ export const prepare = async (page: Page, action: Action): Promise<Prepared> => 
  */
 export const check = async (page: Page, action: Action): Promise<Checked> => {
   const verb = verbs[action.method.toLowerCase()]
-  if (verb === undefined || !isXPath(action.selector)) return { _tag: "shown" }
+  if (verb === undefined || !readable(action.selector)) return { _tag: "shown" }
   const before = await inspectAt(page, action.selector, false)
   if (before === null) return { _tag: "shown" }
   const value = action.arguments[0] ?? ""
@@ -95,7 +96,7 @@ export const check = async (page: Page, action: Action): Promise<Checked> => {
         : verb === "check" || verb === "uncheck"
           ? { checked: verb === "check" }
           : {}
-  const state = (await page.evaluate(Checks.atXPath(Checks.readBack, action.selector, ask))) as Checks.After | null
+  const state = (await page.evaluate(Checks.atSelector(Checks.readBack, action.selector, ask))) as Checks.After | null
   if (state === null) return { _tag: "shown" }
   if (state.landed !== undefined) {
     await page.evaluate(
