@@ -39,7 +39,8 @@ const OnReference = Schema.Struct({
   ),
   arguments: Schema.optional(
     Schema.Array(Schema.String).annotate({
-      description: "The value to fill or type, the key to press, the option to select."
+      description:
+        "The value to fill or type, the key to press, the option to select (several options for a multi-select)."
     })
   )
 })
