@@ -100,6 +100,19 @@ export const notes = (r: Results): Array<string> => {
             : "")
     )
   }
+  const w = r.web
+  if (w) {
+    const classes = Object.entries(w.classes)
+    const lied = classes.filter(([, c]) => (c.falseSuccesses ?? 0) > 0)
+    const runs = classes.reduce((n, [, c]) => n + c.runs, 0)
+    const passed = classes.reduce((n, [, c]) => n + c.passed, 0)
+    out.push(
+      `**Web patterns.** ${passed} of ${runs} runs got what a person would. ` +
+        (lied.length === 0
+          ? "No answer said success while the page's own record disagreed (target: zero false successes)."
+          : `Answers said success while the page's own record disagreed in ${lied.map(([name, c]) => `${name} (${c.falseSuccesses})`).join(", ")}: target zero, missed; the table of false successes names each call and what the page showed.`)
+    )
+  }
   const p = r.peers
   if (p) {
     const ours = p.servers.switchyard

@@ -207,6 +207,9 @@ export const targets = (r: Omit<Results, "targets">): Array<Target> => [
     : [])
 ]
 
+/** A table cell from free text: pipes escaped, lines joined. */
+const esc = (s: string) => s.replaceAll("|", "\\|").replaceAll("\n", " ")
+
 /** A Markdown table with padded columns, as the formatter (Biome) writes it. */
 const md = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string | number>>) => {
   const cells = [head, ...rows].map((row) => row.map(String))
@@ -377,27 +380,45 @@ export const sections = (r: Results): Array<string> => {
   }
   if (r.web) {
     const w = r.web
-    const total = Object.values(w.classes).reduce((n, c) => ({ runs: n.runs + c.runs, passed: n.passed + c.passed }), {
-      runs: 0,
-      passed: 0
-    })
-    const rate = (passed: number, runs: number) => `${runs === 0 ? 0 : Math.round((passed / runs) * 1000) / 10}%`
+    const total = Object.values(w.classes).reduce(
+      (n, c) => ({
+        runs: n.runs + c.runs,
+        passed: n.passed + c.passed,
+        falseSuccesses: n.falseSuccesses + (c.falseSuccesses ?? 0)
+      }),
+      { runs: 0, passed: 0, falseSuccesses: 0 }
+    )
+    const rate = (passed: number, runs: number) =>
+      `${passed} (${runs === 0 ? 0 : Math.round((passed / runs) * 1000) / 10}%)`
     out.push(
-      `## Web patterns: ${Object.values(w.classes).reduce((n, c) => n + c.patterns, 0)} patterns × ${w.rounds} rounds, as an agent drives them through the service (default configuration, no model)\n\n${md(
-        ["class", "patterns", "runs", "succeeded"],
+      `## Web patterns: ${Object.values(w.classes).reduce((n, c) => n + c.patterns, 0)} patterns × ${w.rounds} rounds, as an agent drives them through the service (default configuration, no model)\n\nA false success is an answer that said success while the page's own record (what it posted, or the state it reported) disagreed.\n\n${md(
+        ["class", "patterns", "runs", "successes", "false successes"],
         [
-          ...Object.entries(w.classes).map(([name, c]) => [name, c.patterns, c.runs, rate(c.passed, c.runs)]),
-          ["all", "", total.runs, rate(total.passed, total.runs)]
+          ...Object.entries(w.classes).map(([name, c]) => [
+            name,
+            c.patterns,
+            c.runs,
+            rate(c.passed, c.runs),
+            c.falseSuccesses ?? "not counted"
+          ]),
+          ["all", "", total.runs, rate(total.passed, total.runs), total.falseSuccesses]
         ]
       )}\n\nPer call (${spread}):\n\n${md(
         ["tool", "latency"],
         Object.entries(w.perTool).map(([tool, s]) => [tool, cell(s)])
       )}${
+        (w.falseSuccesses ?? []).length === 0
+          ? ""
+          : `\n\nFalse successes (each pattern's first):\n\n${md(
+              ["pattern", "class", "call that answered success", "what the page showed"],
+              (w.falseSuccesses ?? []).map((f) => [f.pattern, f.class, esc(f.call), esc(`${f.label}: ${f.page}`)])
+            )}`
+      }${
         w.failures.length === 0
           ? ""
           : `\n\nFailed at least once:\n\n${md(
               ["pattern", "class", "first failure"],
-              w.failures.map((f) => [f.pattern, f.class, f.error.replaceAll("|", "\\|").replaceAll("\n", " ")])
+              w.failures.map((f) => [f.pattern, f.class, esc(f.error)])
             )}`
       }`
     )

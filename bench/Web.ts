@@ -1,6 +1,7 @@
 /**
  * The web patterns (test/Web/patterns) run as an agent would on the real service, in its default configuration:
- * per class, how many patterns the agent gets through, and per tool, how long a call takes.
+ * per class, how many patterns the agent gets through and how many answers said success while the page's own record
+ * disagreed (false successes), and per tool, how long a call takes.
  */
 import { Effect } from "effect"
 import { startService } from "../test/support/Service.ts"
@@ -12,10 +13,21 @@ import * as Stats from "./Stats.ts"
 
 export interface WebResult {
   readonly rounds: number
-  readonly classes: Record<string, { readonly patterns: number; readonly runs: number; readonly passed: number }>
+  readonly classes: Record<
+    string,
+    { readonly patterns: number; readonly runs: number; readonly passed: number; readonly falseSuccesses: number }
+  >
   readonly perTool: Record<string, Stats.Summary>
   /** Patterns that failed at least once, with the first failure's message. */
   readonly failures: ReadonlyArray<{ readonly pattern: string; readonly class: PatternClass; readonly error: string }>
+  /** Each pattern's first false success: the call that answered success and what the page showed instead. */
+  readonly falseSuccesses: ReadonlyArray<{
+    readonly pattern: string
+    readonly class: PatternClass
+    readonly call: string
+    readonly label: string
+    readonly page: string
+  }>
 }
 
 /** The agent with every call timed by tool name. */
@@ -39,17 +51,19 @@ export const run = (options: { readonly rounds: number }) =>
     const server = await Server.start(patterns)
     const service = startService()
     const samples = new Map<string, Array<number>>()
-    const classes: Record<string, { patterns: number; runs: number; passed: number }> = {}
+    const classes: Record<string, { patterns: number; runs: number; passed: number; falseSuccesses: number }> = {}
     const failures: Array<{ pattern: string; class: PatternClass; error: string }> = []
+    const falseSuccesses: Array<WebResult["falseSuccesses"][number]> = []
     try {
       for (let round = 0; round < options.rounds; round++) {
         for (const p of patterns) {
-          const tally = classes[p.class] ?? { patterns: 0, runs: 0, passed: 0 }
+          const tally = classes[p.class] ?? { patterns: 0, runs: 0, passed: 0, falseSuccesses: 0 }
           classes[p.class] = tally
           if (round === 0) tally.patterns++
           tally.runs++
+          const agent = agentFor(service, server, p)
           try {
-            await p.run(timed(agentFor(service, server, p), samples))
+            await p.run(timed(agent, samples))
             tally.passed++
           } catch (error) {
             if (!failures.some((f) => f.pattern === p.name)) {
@@ -57,6 +71,18 @@ export const run = (options: { readonly rounds: number }) =>
             }
           } finally {
             await service.call("browserClose", { session: p.name })
+          }
+          const lied = agent.falseSuccesses()
+          tally.falseSuccesses += lied.length
+          const first = lied[0]
+          if (first !== undefined && !falseSuccesses.some((f) => f.pattern === p.name)) {
+            falseSuccesses.push({
+              pattern: p.name,
+              class: p.class,
+              call: first.call.slice(0, 200),
+              label: first.label,
+              page: JSON.stringify(first.actual).slice(0, 200)
+            })
           }
         }
       }
@@ -69,6 +95,7 @@ export const run = (options: { readonly rounds: number }) =>
       rounds: options.rounds,
       classes,
       perTool: Object.fromEntries([...samples].map(([tool, ms]) => [tool, Stats.summarize(ms)])),
-      failures
+      failures,
+      falseSuccesses
     }
   })

@@ -19,6 +19,16 @@ const readBody = (req: IncomingMessage) =>
     req.on("end", () => resolve(body))
   })
 
+/** A form post's fields; a name sent several times (a multi-select, checkboxes of one name) keeps every value. */
+const formFields = (body: string) => {
+  const fields: Record<string, string | Array<string>> = {}
+  for (const [name, value] of new URLSearchParams(body)) {
+    const had = fields[name]
+    fields[name] = had === undefined ? value : [...(Array.isArray(had) ? had : [had]), value]
+  }
+  return fields
+}
+
 export const start = (patterns: ReadonlyArray<WebPattern>, host = "127.0.0.1") =>
   new Promise<PatternServer>((resolve) => {
     const byName = new Map(patterns.map((p) => [p.name, p]))
@@ -32,12 +42,20 @@ export const start = (patterns: ReadonlyArray<WebPattern>, host = "127.0.0.1") =
       const path = `/${rest.join("/")}`
       if (path === "/record" && req.method === "POST") {
         let data: Record<string, unknown>
+        let form = false
         try {
           data = JSON.parse(body) as Record<string, unknown>
         } catch {
-          data = Object.fromEntries(new URLSearchParams(body))
+          data = formFields(body)
+          form = true
         }
         records.set(p.name, [...(records.get(p.name) ?? []), data])
+        // A form sent by the browser lands on a page, as on a real site; a script's report gets no content.
+        if (form) {
+          return void res
+            .writeHead(200, { "content-type": "text/html; charset=utf-8" })
+            .end("<!doctype html><title>Received</title><h1>Thank you, we received it.</h1>")
+        }
         return void res.writeHead(204).end()
       }
       const page = p.pages[path]

@@ -15,7 +15,7 @@ export const patterns = [
       await agent.ok("browser.navigate", { url: agent.url("/confirm.html") })
       await agent.ok("browser.act", { instruction: 'click "ok"' })
       await agent.ok("browser.act", { instruction: 'click "Ok"' })
-      assert.deepEqual(agent.recorded(), [{ pressed: "ok" }, { pressed: "Ok" }])
+      agent.expectPage(agent.recorded(), [{ pressed: "ok" }, { pressed: "Ok" }])
     }
   }),
   pattern({
@@ -40,7 +40,7 @@ for (const tab of document.querySelectorAll("[role=tab]")) tab.addEventListener(
     run: async (agent) => {
       await agent.ok("browser.navigate", { url: agent.url("/job.html") })
       await agent.ok("browser.act", { instruction: 'click "Benefits"' })
-      assert.deepEqual(agent.recorded(), [{ tab: "Benefits" }])
+      agent.expectPage(agent.recorded(), [{ tab: "Benefits" }])
     }
   }),
   pattern({
@@ -67,9 +67,9 @@ for (const tab of document.querySelectorAll("[role=tab]")) tab.addEventListener(
           ["button", "Apply"]
         ]
       )
-      assert.deepEqual(agent.recorded(), [], "nothing is clicked on an ambiguous target")
+      agent.expectPage(agent.recorded(), [], "nothing is clicked on an ambiguous target")
       await agent.ok("browser.act", { ref: elements[1]!.ref })
-      assert.deepEqual(agent.recorded(), [{ job: "frontend" }])
+      agent.expectPage(agent.recorded(), [{ job: "frontend" }])
     }
   })
 ]

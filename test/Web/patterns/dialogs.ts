@@ -38,7 +38,7 @@ export const patterns = [
       assert.match(clicked.result.description, /confirm dialog/)
       assert.equal(clicked.state.dialog?.type, "confirm")
       assert.match(clicked.state.dialog?.message, /Submit your application\?/)
-      assert.deepEqual(agent.recorded(), [])
+      agent.expectPage(agent.recorded(), [])
       // Anything else is refused at once, saying how to answer.
       const refused = await agent.call("browser.extract", { instruction: "the status" })
       assert.equal(refused.error?.type, "dialog_open")
@@ -48,7 +48,7 @@ export const patterns = [
       assert.equal(accepted.state.dialog, null)
       const read = await agent.ok("browser.extract", { instruction: "the status" })
       assert.match(JSON.stringify(read.result), /Application submitted/)
-      assert.deepEqual(agent.recorded(), [{ submitted: true, email: "ada@example.com" }])
+      agent.expectPage(agent.recorded(), [{ submitted: true, email: "ada@example.com" }])
     }
   }),
   pattern({
@@ -62,7 +62,7 @@ export const patterns = [
       assert.equal(dismissed.result.accepted, false)
       const read = await agent.ok("browser.extract", { instruction: "the status" })
       assert.match(JSON.stringify(read.result), /Not submitted/)
-      assert.deepEqual(agent.recorded(), [{ submitted: false }])
+      agent.expectPage(agent.recorded(), [{ submitted: false }])
       const none = await agent.call("browser.dialog", { accept: true })
       assert.equal(none.error?.type, "invalid_input")
     }
@@ -87,7 +87,7 @@ export const patterns = [
       await agent.ok("browser.act", { instruction: 'fill "Phone" with "+44 20 7946 0958"' })
       const again = await agent.ok("browser.act", { instruction: 'click "Send"' })
       assert.equal(again.state.dialog, null)
-      assert.deepEqual(agent.recorded(), [{ phone: "+44 20 7946 0958" }])
+      agent.expectPage(agent.recorded(), [{ phone: "+44 20 7946 0958" }])
     }
   }),
   pattern({
@@ -105,7 +105,7 @@ export const patterns = [
       const answered = await agent.ok("browser.dialog", { accept: true, promptText: "REF-2031" })
       assert.ok(events(answered).some((e) => e.event === "dialog_answered" && e.accepted === true))
       await new Promise((resolve) => setTimeout(resolve, 200))
-      assert.deepEqual(agent.recorded(), [{ code: "REF-2031" }])
+      agent.expectPage(agent.recorded(), [{ code: "REF-2031" }])
     }
   }),
   pattern({

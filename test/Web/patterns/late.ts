@@ -13,7 +13,7 @@ export const patterns = [
     run: async (agent) => {
       await agent.ok("browser.navigate", { url: agent.url("/job.html") })
       await agent.ok("browser.act", { instruction: 'click "Apply now"' })
-      assert.deepEqual(agent.recorded(), [{ applied: true }])
+      agent.expectPage(agent.recorded(), [{ applied: true }])
     }
   }),
   pattern({
@@ -47,7 +47,7 @@ export const patterns = [
       await agent.ok("browser.act", { instruction: 'select "Canada" in "Country"' })
       await agent.ok("browser.act", { instruction: 'fill "State or province" with "Ontario"' })
       await agent.ok("browser.act", { instruction: 'click "Continue"' })
-      assert.deepEqual(agent.recorded(), [{ c: "Canada", s: "Ontario" }])
+      agent.expectPage(agent.recorded(), [{ c: "Canada", s: "Ontario" }])
     }
   }),
   pattern({
@@ -64,7 +64,7 @@ export const patterns = [
     run: async (agent) => {
       await agent.ok("browser.navigate", { url: agent.url("/slow.html") })
       await agent.ok("browser.act", { instruction: 'click "Data analyst"' })
-      assert.deepEqual(agent.recorded(), [{ opened: "analyst" }])
+      agent.expectPage(agent.recorded(), [{ opened: "analyst" }])
     }
   })
 ]

@@ -1,5 +1,4 @@
 /** Widgets that watch the pointer and the keyboard the way a person uses them. */
-import assert from "node:assert/strict"
 import { pattern, recordScript } from "../Pattern.ts"
 
 export const patterns = [
@@ -30,7 +29,7 @@ nav.addEventListener("mouseleave", () => { clearTimeout(rest); menu.hidden = tru
       await agent.ok("browser.navigate", { url: agent.url("/home.html") })
       await agent.ok("browser.act", { instruction: 'hover "Careers"' })
       await agent.ok("browser.act", { instruction: 'click "Engineering"' })
-      assert.deepEqual(agent.recorded(), [{ team: "Engineering" }])
+      agent.expectPage(agent.recorded(), [{ team: "Engineering" }])
     }
   }),
   pattern({
@@ -74,7 +73,7 @@ list.addEventListener("mousedown", (e) => {
       await agent.ok("browser.navigate", { url: agent.url("/apply.html") })
       await agent.ok("browser.act", { instruction: 'fill "City" with "Ber"' })
       await agent.ok("browser.act", { instruction: 'click "Berlin"' })
-      assert.deepEqual(agent.recorded(), [{ city: "Berlin" }])
+      agent.expectPage(agent.recorded(), [{ city: "Berlin" }])
     }
   }),
   pattern({
@@ -96,7 +95,7 @@ years.addEventListener("input", () => { queueMicrotask(() => { if (!/^[0-9]*$/.t
       await agent.ok("browser.navigate", { url: agent.url("/apply.html") })
       await agent.ok("browser.act", { instruction: 'fill "Years of experience" with "12"' })
       await agent.ok("browser.act", { instruction: 'click "Next"' })
-      assert.deepEqual(agent.recorded(), [{ years: "12" }])
+      agent.expectPage(agent.recorded(), [{ years: "12" }])
     }
   })
 ]

@@ -37,7 +37,7 @@ export const patterns = [
       await agent.ok("browser.act", { instruction: 'fill "Full name" with "Ada Lovelace"' })
       const sent = await agent.ok("browser.act", { instruction: 'click "Submit application"' })
       assert.equal(sent.state.url, agent.url("/apply.html"))
-      assert.deepEqual(agent.recorded(), [{ name: "Ada Lovelace" }])
+      agent.expectPage(agent.recorded(), [{ name: "Ada Lovelace" }])
       // Back to the listing: the job board's tab is still there.
       const back = await agent.ok("browser.tabs", { action: "switch", tab: 0 })
       assert.equal(back.state.url, agent.url("/job.html"))
@@ -81,7 +81,7 @@ async function apply() {
       assert.equal(active(next)?.title, "Acme Careers — Apply")
       await agent.ok("browser.act", { instruction: 'fill "Full name" with "Grace Hopper"' })
       await agent.ok("browser.act", { instruction: 'click "Submit application"' })
-      assert.deepEqual(agent.recorded(), [{ name: "Grace Hopper" }])
+      agent.expectPage(agent.recorded(), [{ name: "Grace Hopper" }])
     }
   }),
   pattern({
@@ -117,7 +117,7 @@ window.addEventListener("message", (e) => {
       assert.equal(after.state.tabs.length, 1)
       const read = await agent.ok("browser.extract", { instruction: "who is signed in" })
       assert.match(JSON.stringify(read.result), /Signed in as ada@example\.com/)
-      assert.deepEqual(agent.recorded(), [{ user: "ada@example.com" }])
+      agent.expectPage(agent.recorded(), [{ user: "ada@example.com" }])
     }
   }),
   pattern({

@@ -18,7 +18,7 @@ export const patterns = [
       await agent.ok("browser.navigate", { url: agent.url("/login.html") })
       await agent.ok("browser.act", { instruction: 'fill "Username" with "ada"' })
       await agent.ok("browser.act", { instruction: 'click "Sign in"' })
-      assert.deepEqual(agent.recorded(), [{ user: "ada" }])
+      agent.expectPage(agent.recorded(), [{ user: "ada" }])
     }
   }),
   pattern({
@@ -41,7 +41,7 @@ export const patterns = [
       await agent.ok("browser.act", { instruction: 'select "Canada" in "Country of residence"' })
       await agent.ok("browser.act", { instruction: 'fill "Why do you want this job?" with "I like trains"' })
       await agent.ok("browser.act", { instruction: 'click "Submit"' })
-      assert.deepEqual(agent.recorded(), [{ c: "Canada", why: "I like trains", notes: "" }])
+      agent.expectPage(agent.recorded(), [{ c: "Canada", why: "I like trains", notes: "" }])
     }
   }),
   pattern({
@@ -59,7 +59,7 @@ export const patterns = [
       await agent.ok("browser.navigate", { url: agent.url("/signup.html") })
       await agent.ok("browser.act", { instruction: 'fill "Email" with "ada@example.com"' })
       await agent.ok("browser.act", { instruction: 'click "Create account"' })
-      assert.deepEqual(agent.recorded(), [{ email: "ada@example.com" }])
+      agent.expectPage(agent.recorded(), [{ email: "ada@example.com" }])
     }
   }),
   pattern({
@@ -85,7 +85,7 @@ export const patterns = [
       await agent.ok("browser.act", { ref, method: "fill", arguments: ["Lovelace"] })
       await agent.ok("browser.act", { instruction: 'fill "First name" with "Ada"' })
       await agent.ok("browser.act", { instruction: "click Save" })
-      assert.deepEqual(agent.recorded(), [{ first: "Ada", last: "Lovelace" }])
+      agent.expectPage(agent.recorded(), [{ first: "Ada", last: "Lovelace" }])
     }
   }),
   pattern({
@@ -103,7 +103,7 @@ export const patterns = [
       await agent.ok("browser.navigate", { url: agent.url("/jobs.html") })
       await agent.ok("browser.act", { instruction: 'click "Save job"' })
       await agent.ok("browser.act", { instruction: 'click "Easy apply"' })
-      assert.deepEqual(agent.recorded(), [{ saved: "data" }, { applied: "data" }])
+      agent.expectPage(agent.recorded(), [{ saved: "data" }, { applied: "data" }])
     }
   })
 ]

@@ -44,7 +44,7 @@ export const patterns = [
       const uploaded = await agent.ok("browser.upload", { files: [resume], target: "Resume" })
       assert.match(uploaded.result.description, /resume\.pdf/)
       await new Promise((resolve) => setTimeout(resolve, 200))
-      assert.deepEqual(agent.recorded(), [{ input: "resume", files: [{ name: "resume.pdf", size: 102 }] }])
+      agent.expectPage(agent.recorded(), [{ input: "resume", files: [{ name: "resume.pdf", size: 102 }] }])
     }
   }),
   pattern({
@@ -62,7 +62,7 @@ export const patterns = [
       const uploaded = await agent.ok("browser.upload", { files: [resume], target: "Upload your CV" })
       assert.match(uploaded.result.description, /resume\.pdf/)
       await new Promise((resolve) => setTimeout(resolve, 200))
-      assert.deepEqual(agent.recorded(), [{ input: "cv", files: [{ name: "resume.pdf", size: 102 }] }])
+      agent.expectPage(agent.recorded(), [{ input: "cv", files: [{ name: "resume.pdf", size: 102 }] }])
     }
   }),
   pattern({
@@ -81,7 +81,7 @@ export const patterns = [
       await agent.ok("browser.navigate", { url: agent.url("/documents.html") })
       await agent.ok("browser.upload", { files: [resume, letter], target: "Drag files here or browse" })
       await new Promise((resolve) => setTimeout(resolve, 200))
-      assert.deepEqual(agent.recorded(), [
+      agent.expectPage(agent.recorded(), [
         {
           input: "docs",
           files: [
@@ -113,7 +113,7 @@ export const patterns = [
         }
       })
       await new Promise((resolve) => setTimeout(resolve, 200))
-      assert.deepEqual(agent.recorded(), [
+      agent.expectPage(agent.recorded(), [
         { input: "letter", files: [{ name: "cover-letter.txt", size: 45 }] },
         { input: "portfolio", files: [{ name: "resume.pdf", size: 102 }] }
       ])
@@ -139,7 +139,7 @@ export const patterns = [
         target: "Resume"
       })
       assert.equal(missing.error?.type, "invalid_input")
-      assert.deepEqual(agent.recorded(), [])
+      agent.expectPage(agent.recorded(), [])
     }
   }),
   pattern({

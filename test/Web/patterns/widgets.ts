@@ -25,7 +25,7 @@ for (const o of opts.children) o.addEventListener("click", () => { box.textConte
       await agent.ok("browser.navigate", { url: agent.url("/apply.html") })
       await agent.ok("browser.act", { instruction: 'select "Canada" in "Country"' })
       await agent.ok("browser.act", { instruction: 'click "Save"' })
-      assert.deepEqual(agent.recorded(), [{ country: "Canada" }])
+      agent.expectPage(agent.recorded(), [{ country: "Canada" }])
     }
   }),
   pattern({
@@ -41,7 +41,7 @@ for (const o of opts.children) o.addEventListener("click", () => { box.textConte
       await agent.ok("browser.navigate", { url: agent.url("/apply.html") })
       await agent.ok("browser.act", { instruction: 'fill "Cover letter" with "Dear team, I would love to join."' })
       await agent.ok("browser.act", { instruction: 'click "Submit"' })
-      assert.deepEqual(agent.recorded(), [{ letter: "Dear team, I would love to join." }])
+      agent.expectPage(agent.recorded(), [{ letter: "Dear team, I would love to join." }])
     }
   }),
   pattern({
@@ -60,7 +60,7 @@ for (const o of opts.children) o.addEventListener("click", () => { box.textConte
       await agent.ok("browser.act", { instruction: 'fill "Earliest start date" with "2027-01-04"' })
       await agent.ok("browser.act", { instruction: 'fill "Years of experience" with "7"' })
       await agent.ok("browser.act", { instruction: 'click "Continue"' })
-      assert.deepEqual(agent.recorded(), [{ start: "2027-01-04", years: "7" }])
+      agent.expectPage(agent.recorded(), [{ start: "2027-01-04", years: "7" }])
     }
   }),
   pattern({
@@ -93,7 +93,7 @@ render()
         await agent.ok("browser.act", { instruction: "scroll down" })
       }
       await agent.ok("browser.act", { instruction: 'click "Job 60"' })
-      assert.deepEqual(agent.recorded(), [{ job: 60 }])
+      agent.expectPage(agent.recorded(), [{ job: 60 }])
     }
   }),
   pattern({
@@ -110,7 +110,7 @@ render()
     run: async (agent) => {
       await agent.ok("browser.navigate", { url: agent.url("/apply.html") })
       await agent.ok("browser.act", { instruction: 'click "Submit application"' })
-      assert.deepEqual(agent.recorded(), [{ submitted: true }])
+      agent.expectPage(agent.recorded(), [{ submitted: true }])
     }
   }),
   pattern({
@@ -133,7 +133,7 @@ render()
       assert.ok(Date.now() - started < 5_000, "a covered target is reported without waiting out the action limit")
       await agent.ok("browser.act", { instruction: 'click "Accept all"' })
       await agent.ok("browser.act", { instruction: 'click "Apply"' })
-      assert.deepEqual(agent.recorded(), [{ applied: true }])
+      agent.expectPage(agent.recorded(), [{ applied: true }])
     }
   })
 ]
