@@ -110,11 +110,15 @@ export const run = async (page: Page, action: WireAction, limits: Limits): Promi
   const before = ask === undefined ? undefined : await Verify.before(locator, key === "fill" || key === "type", timeout)
   const named =
     before === undefined ? target : `${before.role}${before.name === "" ? "" : ` ${JSON.stringify(before.name)}`}`
-  if (before !== undefined && (before.disabled || (key === "fill" && before.readOnly))) {
+  if (
+    before !== undefined &&
+    (before.disabled || (key === "fill" && before.readOnly) || before.blocked !== undefined)
+  ) {
+    const why = before.disabled ? "disabled" : before.blocked !== undefined ? `behind ${before.blocked}` : "read-only"
     throw new Failed({
       source: "browser",
       name: "Disabled",
-      message: `${named} is ${before.disabled ? "disabled" : "read-only"}; nothing was done`,
+      message: `${named} is ${why}; nothing was done`,
       sideEffect: "none"
     })
   }

@@ -57,18 +57,21 @@ const identity = (a: Acting, before?: Verify.Before): ElementRef =>
     ? a.refFor(a.described)
     : { ref: a.action.selector, role: before?.role ?? "element", name: before?.name ?? a.action.description }
 
-/** A control that takes no input now fails at once, before anything is done to it. */
-const refuseDisabled = (a: Acting, before: Verify.Before, method: string) =>
-  before.disabled || (before.readOnly && method === "fill")
-    ? Effect.fail(
-        new ActionFailed({
-          engine,
-          action: a.label,
-          sideEffect: "none",
-          message: `${a.label} did nothing: ${a.target} is ${before.disabled ? "disabled" : "read-only"}; it can be used once the page enables it (a form often enables its controls once its required fields are filled)`
-        })
+/** A control that takes no input now (disabled, read-only, inert behind a dialog) fails at once, untouched. */
+const refuseDisabled = (a: Acting, before: Verify.Before, method: string) => {
+  const why = before.disabled
+    ? `${a.target} is disabled; it can be used once the page enables it (a form often enables its controls once its required fields are filled)`
+    : before.readOnly && method === "fill"
+      ? `${a.target} is read-only`
+      : before.blocked !== undefined
+        ? `${a.target} is behind ${before.blocked}, which holds the input (the page behind it is inert); close it or use it first`
+        : undefined
+  return why === undefined
+    ? Effect.void
+    : Effect.fail(
+        new ActionFailed({ engine, action: a.label, sideEffect: "none", message: `${a.label} did nothing: ${why}` })
       )
-    : Effect.void
+}
 
 /** The click, double-click or hover a person makes: pointing where the target shows, then the toggle's state read. */
 export const point = (a: Acting) =>

@@ -83,6 +83,22 @@ export const inspect = (el: Element, remember: boolean) => {
     el instanceof HTMLTextAreaElement
   const readOnly = textual ? (el as HTMLInputElement).readOnly : el.getAttribute("aria-readonly") === "true"
   const lang = el.closest("[lang]")?.getAttribute("lang") ?? ""
+  // A page made inert behind a modal dialog takes no input: the dialog is what a person sees in front of it.
+  const inert = el.closest("[inert]") !== null
+  const modal = inert
+    ? document.querySelector("dialog[open], [role=dialog][aria-modal=true], [role=alertdialog][aria-modal=true]")
+    : null
+  const modalName =
+    modal === null
+      ? ""
+      : clean(modal.getAttribute("aria-label")) ||
+        clean(document.getElementById(modal.getAttribute("aria-labelledby") ?? "")?.textContent) ||
+        clean(modal.querySelector("h1, h2, h3")?.textContent)
+  const blocked = inert
+    ? modal === null
+      ? "the page"
+      : `dialog${modalName === "" ? "" : ` ${JSON.stringify(modalName)}`}`
+    : undefined
   /** The checkbox, radio or switch the element is, labels, or holds alone. */
   const toggle = (() => {
     const is = (e: Element) =>
@@ -154,6 +170,7 @@ export const inspect = (el: Element, remember: boolean) => {
     role,
     name,
     disabled,
+    ...(blocked === undefined ? {} : { blocked }),
     readOnly,
     lang,
     min: input?.min ?? "",

@@ -62,8 +62,9 @@ export const prepare = async (page: Page, action: Action): Promise<Prepared> => 
   const before = await inspectAt(page, action.selector, verb === "fill" || verb === "type")
   if (before === null) return ready
   const target = `${before.role}${before.name === "" ? "" : ` ${JSON.stringify(before.name)}`}`
-  if (before.disabled || (verb === "fill" && before.readOnly)) {
-    return { _tag: "refused", message: `${target} is ${before.disabled ? "disabled" : "read-only"}` }
+  if (before.disabled || (verb === "fill" && before.readOnly) || before.blocked !== undefined) {
+    const why = before.disabled ? "disabled" : before.blocked !== undefined ? `behind ${before.blocked}` : "read-only"
+    return { _tag: "refused", message: `${target} is ${why}` }
   }
   const kind = Checks.valueKind(before)
   const value = action.arguments[0]

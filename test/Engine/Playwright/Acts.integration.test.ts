@@ -44,6 +44,15 @@ document.addEventListener("focusin", (e) => {
 </script>`
   ),
   page(
+    "inert",
+    `<title>Team</title>
+<div id="app"><h1>Team</h1><label for="search">Search members</label> <input id="search"></div>
+<div role="dialog" aria-modal="true" aria-labelledby="dt" style="position:fixed;top:100px;left:40px;background:#fff">
+  <h2 id="dt">Invite a teammate</h2><label for="invite">Email address</label> <input id="invite">
+</div>
+<script>app.inert = true</script>`
+  ),
+  page(
     "masked",
     `<title>Contact details</title>
 <label for="zip">ZIP code</label>
@@ -258,6 +267,18 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
             // The field the text should not have reached holds what it held before.
             assert.strictEqual(yield* inputValue("news-email"), "")
           })
+      )
+
+      it.effect("a field behind a dialog that made the page inert is refused at once, naming the dialog", () =>
+        Effect.gen(function* () {
+          yield* open("inert")
+          const behind = yield* fails('fill "Search members" with "grace"')
+          expectType(behind, "action_failed")
+          assert.include(behind.message, 'dialog "Invite a teammate"')
+          assert.strictEqual(yield* inputValue("search"), "")
+          yield* act('fill "Email address" with "grace@example.com"')
+          assert.strictEqual(yield* inputValue("invite"), "grace@example.com")
+        })
       )
 
       it.effect("a field that refuses the value is verification_failed saying what it shows", () =>
