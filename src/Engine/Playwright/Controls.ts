@@ -117,25 +117,41 @@ export const retargeted = async <A>(a: Acting, perform: (on: Locator) => Promise
   }
 }
 
+/** How long a target that does not show what was asked yet is watched (a state set a moment after the event). */
+const settleMs = 600
+
 /**
- * What the target shows after the act. A target re-rendered meanwhile (a framework replacing the field as it was
- * typed into) is read where it now is: the one element with its role and name. Answers that element too.
+ * What the target shows after the act. One that does not show what was asked yet is looked at again for a moment,
+ * then once more as the last look (which names the field typed text reached instead). A target re-rendered meanwhile
+ * (a framework replacing the field as it was typed into) is read where it now is: the one element with its role and
+ * name. Answers that element too.
  */
 const readBack = (a: Acting, on: Locator, ask: Verify.Ask) =>
   attempt(a.sp.at(a.label, "possible"), async () => {
     const timeout = a.sp.limits.actionTimeoutMs
+    const look = async (at: Locator, early: boolean) => Verify.after(at, { ...ask, early }, timeout)
+    let at = on
+    let state: Verify.After
     try {
       // A target still there answers at once; a reference to a replaced one would be waited on.
-      return { on, state: await Verify.after(on, ask, Math.min(timeout, 1_500)) }
+      state = await Verify.after(on, { ...ask, early: true }, Math.min(timeout, 1_500))
     } catch (e) {
-      if ((await on.count().catch(() => 0)) > 0) return { on, state: await Verify.after(on, ask, timeout) }
-      const before = a.described
-      if (before === undefined || before.name === "") throw e
-      const same = (await a.sp.elements.read(timeout)).filter((x) => x.role === before.role && x.name === before.name)
-      if (same.length !== 1) throw new Pointer.Detached()
-      const again = a.sp.elements.locate(same[0]!.ref)!
-      return { on: again, state: await Verify.after(again, ask, timeout) }
+      if ((await on.count().catch(() => 0)) > 0) state = await look(on, true)
+      else {
+        const before = a.described
+        if (before === undefined || before.name === "") throw e
+        const same = (await a.sp.elements.read(timeout)).filter((x) => x.role === before.role && x.name === before.name)
+        if (same.length !== 1) throw new Pointer.Detached()
+        at = a.sp.elements.locate(same[0]!.ref)!
+        state = await look(at, true)
+      }
     }
+    const deadline = Date.now() + settleMs
+    while (!state.ok && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      state = await look(at, true)
+    }
+    return { on: at, state: state.ok ? state : await look(at, false) }
   })
 
 /** `check` / `uncheck`: nothing to do when the box already shows it; otherwise a click, and the state read back. */
@@ -304,13 +320,14 @@ export const fillIn = (a: Acting, value: string, secret: boolean) =>
           engine,
           action: a.label,
           target: identity(a, before),
-          expected: secret ? value : text,
+          // A secret is named by its reference, never written out.
+          expected: secret ? (a.action.arguments[0] ?? "") : text,
           state: secret ? { ...state, value: "[redacted]" } : state,
           ...((landed ?? fallback) ? { landed: (landed ?? fallback)! } : {})
         })
       )
     }
-    const shown = secret ? quote(value) : quote(text)
+    const shown = quote(secret ? (a.action.arguments[0] ?? "") : text)
     const read = note === undefined ? "" : ` (${quote(value)} read ${note})`
     const targetShown = { ...identity(a, before), ...Verify.shown(secret ? { ...state, value: "[redacted]" } : state) }
     return a.done(`${a.past(a.target, shown)}${read}`, settled, targetShown)

@@ -219,6 +219,8 @@ export interface Ask {
   readonly checked?: boolean
   /** Option labels that should be selected (a native select: exactly these). */
   readonly selected?: ReadonlyArray<string>
+  /** A look before the last (the page may still be updating): the field the text reached is not marked or put back. */
+  readonly early?: boolean
 }
 
 /**
@@ -334,7 +336,7 @@ export const readBack = (el: Element, ask: Ask) => {
   }
   let landed: { role: string; name: string; value: string; restored: boolean } | undefined
   const kept = (window as unknown as Record<symbol, Map<Element, string> | undefined>)[Symbol.for("switchyard.fields")]
-  if (!ok && ask.text !== undefined && kept !== undefined && norm(ask.text.value) !== "") {
+  if (!ok && ask.early !== true && ask.text !== undefined && kept !== undefined && norm(ask.text.value) !== "") {
     const wanted = norm(ask.text.value)
     const changed = [...kept].filter(
       ([f, was]) => f !== field && !f.contains(field) && !field.contains(f) && f.isConnected && fieldValue(f) !== was
