@@ -57,14 +57,21 @@ const identity = (a: Acting, before?: Verify.Before): ElementRef =>
     ? a.refFor(a.described)
     : { ref: a.action.selector, role: before?.role ?? "element", name: before?.name ?? a.action.description }
 
+/** How the target reads in a message: as the page names it when a selector named it. */
+const named = (a: Acting, before: Verify.Before) =>
+  a.described !== undefined || (before.name === "" && a.action.description !== "")
+    ? a.target
+    : `${before.role}${before.name === "" ? "" : ` ${quote(before.name)}`}`
+
 /** A control that takes no input now (disabled, read-only, inert behind a dialog) fails at once, untouched. */
 const refuseDisabled = (a: Acting, before: Verify.Before, method: string) => {
+  const target = named(a, before)
   const why = before.disabled
-    ? `${a.target} is disabled; it can be used once the page enables it (a form often enables its controls once its required fields are filled)`
+    ? `${target} is disabled; it can be used once the page enables it (a form often enables its controls once its required fields are filled)`
     : before.readOnly && method === "fill"
-      ? `${a.target} is read-only`
+      ? `${target} is read-only`
       : before.blocked !== undefined
-        ? `${a.target} is behind ${before.blocked}, which holds the input (the page behind it is inert); close it or use it first`
+        ? `${target} is behind ${before.blocked}, which holds the input (the page behind it is inert); close it or use it first`
         : undefined
   return why === undefined
     ? Effect.void
@@ -87,7 +94,10 @@ export const point = (a: Acting) =>
     let aim: Pointer.Aim | undefined
     const perform = async (on: Locator) => {
       if (method === "hover") return Pointer.hover(page, on, timeout)
-      aim = await Pointer.approach(page, on, timeout, { enabled: true, target: a.target })
+      aim = await Pointer.approach(page, on, timeout, {
+        enabled: true,
+        target: before === undefined ? a.target : named(a, before)
+      })
       return Pointer.click(page, on, aim, timeout, method === "doubleClick" ? 2 : 1)
     }
     const settled = yield* attempt(a.sp.at(a.label, "possible"), () =>
@@ -98,8 +108,10 @@ export const point = (a: Acting) =>
     if (method === "hover" || settled.navigated !== undefined || !(aim?.toggle || toggles.includes(role))) {
       return a.done(a.past(a.target, ""), settled, { ...identity(a, before) })
     }
-    const { state } = yield* readBack(a, locator, {})
-    return a.done(a.past(a.target, ""), settled, { ...identity(a, before), ...Verify.shown(state) })
+    // The click is done: a box gone from the page since (a list re-rendered) leaves the answer without its state.
+    const read = yield* Effect.option(readBack(a, locator, {}))
+    const shown = read._tag === "Some" ? Verify.shown(read.value.state) : {}
+    return a.done(a.past(a.target, ""), settled, { ...identity(a, before), ...shown })
   })
 
 /** A row re-rendered as it scrolled into view is the same row: the act is made on the one now in view (once). */
@@ -167,7 +179,8 @@ export const toggle = (a: Acting) =>
       Effect.fail(
         new ActionFailed({ engine, action: a.label, sideEffect: "none", message: `${a.label} did nothing: ${why}` })
       )
-    if (before.checked === undefined) return yield* refuse(`${a.target} is not a checkbox, radio button or switch`)
+    if (before.checked === undefined)
+      return yield* refuse(`${named(a, before)} is not a checkbox, radio button or switch`)
     if (before.checked === want) {
       const shown = { ...identity(a, before), checked: before.checked }
       return a.done(`${a.target} was already ${want ? "checked" : "unchecked"}`, {}, shown)
@@ -281,7 +294,7 @@ export const fillIn = (a: Acting, value: string, secret: boolean) =>
             engine,
             action: a.label,
             field: "arguments",
-            message: `${a.target} takes ${converted.failure}; ${quote(value)} is not one (nothing was typed)`
+            message: `${named(a, before)} takes ${converted.failure}; ${quote(value)} is not one (nothing was typed)`
           })
         )
       }

@@ -3,7 +3,9 @@
  * (one evaluation, which also keeps every field's value in the page), and what it shows after (one more), compared
  * with what was asked. When typed text went to another field (a focus trap, a re-render), that field is named and,
  * when it is safe, put back. Plain functions over Playwright locators, so every engine that acts through Playwright
- * (this engine, the Magnitude worker) checks the same way; `readBackAt` serves engines that act through an XPath.
+ * (this engine, the Magnitude worker) checks the same way; `atSelector` serves engines that act through a selector
+ * of their own (Stagehand). Longer than most modules: each page-side function is sent to the page whole, so it
+ * cannot share helpers with another.
  */
 import type { Locator } from "playwright-core"
 import { type ElementRef, VerificationFailed } from "../../Errors/Page.ts"
