@@ -141,12 +141,16 @@ export const run = async (page: Page, action: WireAction, limits: Limits): Promi
     }
     value = converted.success.value
   }
-  await method(locator, value, timeout).catch((error) => {
+  // Several options for a multi-select go in one call (Playwright selects exactly those).
+  const chosen = key === "selectoption" ? [...action.arguments] : []
+  const perform =
+    key === "selectoption" ? () => locator.selectOption(chosen, { timeout }) : () => method(locator, value, timeout)
+  await perform().catch((error) => {
     throw new Failed(browserProblem(error, "possible"))
   })
   const description = `${action.method} ${target}${argument === undefined ? "" : ` ${JSON.stringify(value)}`}`
   if (before === undefined || ask === undefined) return { description }
-  const state = await Verify.after(locator, ask(before, value), timeout)
+  const state = await Verify.after(locator, key === "selectoption" ? { selected: chosen } : ask(before, value), timeout)
   const identity = { ref: action.selector, role: before.role, name: before.name }
   if (!state.ok) {
     if (state.landed !== undefined) {
@@ -166,7 +170,7 @@ export const run = async (page: Page, action: WireAction, limits: Limits): Promi
         : key === "uncheck"
           ? "not checked"
           : key === "selectoption"
-            ? `${JSON.stringify(value)} selected`
+            ? `${chosen.map((o) => JSON.stringify(o)).join(", ")} selected`
             : value
     const failed = Verify.failed({
       engine: "magnitude",

@@ -314,13 +314,16 @@ export const readBack = (el: Element, ask: Ask) => {
   let ok = true
   if (ask.checked !== undefined) ok = checked === ask.checked
   if (ask.selected !== undefined && selected !== undefined) {
-    const want = ask.selected.map(norm).sort()
-    const have = selected.map(norm).sort()
-    // A native select shows exactly what was chosen; a listbox or dropdown at least every option asked for.
-    ok =
-      field instanceof HTMLSelectElement
-        ? want.length === have.length && want.every((w, i) => w === have[i])
-        : want.every((w) => have.includes(w))
+    const want = ask.selected
+    const have = selected.map(norm)
+    // A native select shows exactly what was chosen (each asked for by its label or its value); a listbox or
+    // dropdown at least every option asked for.
+    if (field instanceof HTMLSelectElement) {
+      const chosen = Array.from(field.selectedOptions)
+      ok =
+        chosen.length === new Set(want).size &&
+        want.every((w) => chosen.some((o) => norm(o.label) === norm(w) || o.value === w))
+    } else ok = want.every((w) => have.includes(norm(w)))
   }
   if (ask.text !== undefined) {
     const got = value ?? ""
