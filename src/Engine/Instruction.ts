@@ -128,7 +128,7 @@ const splitAt = (tokens: ReadonlyArray<Token>, keywords: ReadonlyArray<string>, 
 const quotedList = (tokens: ReadonlyArray<Token>) => {
   const quoted = tokens.filter((t) => t.quoted)
   const joiners = tokens.filter((t) => !t.quoted)
-  const separated = joiners.every((t) => /^(,|and|&)$/i.test(t.text) || /^,+$/.test(t.text))
+  const separated = joiners.every((t) => /^(,+|and|&)$/i.test(t.text))
   return quoted.length > 1 && separated ? quoted.map((t) => t.text) : []
 }
 
