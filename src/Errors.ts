@@ -34,6 +34,10 @@ export interface ErrorInfo {
   readonly elements?: ReadonlyArray<ElementRef>
   /** For a person who did not finish in time: the failure that made the cascade ask them. */
   readonly causedBy?: typeof Cause.Type
+  /** For an act the page did not show: what was asked, what the target shows, and where the input went instead. */
+  readonly expected?: string
+  readonly actual?: string
+  readonly landed?: ElementRef
 }
 
 export const toErrorInfo = (error: SwitchyardError): ErrorInfo => {
@@ -47,6 +51,13 @@ export const toErrorInfo = (error: SwitchyardError): ErrorInfo => {
     ...(sideEffect === undefined ? {} : { sideEffect }),
     ...("retryAfterMs" in error && error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}),
     ...("elements" in error && error.elements !== undefined ? { elements: error.elements } : {}),
-    ...("causedBy" in error && error.causedBy !== undefined ? { causedBy: error.causedBy } : {})
+    ...("causedBy" in error && error.causedBy !== undefined ? { causedBy: error.causedBy } : {}),
+    ...(error._tag === "VerificationFailed"
+      ? {
+          expected: error.expected,
+          actual: error.actual,
+          ...(error.landed === undefined ? {} : { landed: error.landed })
+        }
+      : {})
   }
 }

@@ -5,9 +5,9 @@
  *
  * Only engine health counts: the engine or its browser crashed, hung, disconnected or could not start, its model
  * failed, or the person at the human level did not answer in time (`countsAgainst` lists every error type). A
- * page-level failure (`element_not_found`, `ambiguous_target`, `invalid_input`, `action_failed`, `navigation_failed`,
- * `dialog_open`, `download_too_large`) says something about the page or the agent's instruction, and so do a refused
- * or impossible call, a setup mistake and the service's own state (`unsupported`, `not_configured`,
+ * page-level failure (`element_not_found`, `ambiguous_target`, `invalid_input`, `action_failed`,
+ * `verification_failed`, `navigation_failed`, `dialog_open`, `download_too_large`) says something about the page or
+ * the agent's instruction, and so do a refused or impossible call, a setup mistake and the service's own state (`unsupported`, `not_configured`,
  * `invalid_endpoint`, `rejected_by_policy`, `human_in_control`, `session_closed`, `shutting_down`, `busy`,
  * `lease_timeout`): those neither count nor reset the count, so an agent's misses never lock an engine, and never
  * unlock a sick one.
@@ -39,6 +39,7 @@ const health: Record<SwitchyardError["type"], boolean> = {
   ambiguous_target: false,
   invalid_input: false,
   action_failed: false,
+  verification_failed: false,
   navigation_failed: false,
   limit_exceeded: false,
   dialog_open: false,

@@ -4,7 +4,7 @@
  * a call is decided per call. Adding a tool is adding one `Tool.make` to `tools` below.
  */
 import { Effect, Option, Schema } from "effect"
-import { Action } from "../Engine/Engine.ts"
+import { Action, ActTarget } from "../Engine/Engine.ts"
 import { EngineKind, EngineMode } from "../Engine/EngineId.ts"
 import * as FormFill from "../Engine/FormFill.ts"
 import * as Instruction from "../Engine/Instruction.ts"
@@ -27,6 +27,8 @@ const Acted = Schema.Struct({
   description: Schema.String,
   action: Schema.optional(Action),
   navigated: Schema.optional(Schema.Struct({ url: Schema.String, title: Schema.String })),
+  /** What the page now shows for the element acted on (its value, checked state or selected options). */
+  target: Schema.optional(ActTarget),
   /** The act was done and the page answered with a dialog: answer it with browser.dialog. */
   dialog: Schema.optional(Dialog)
 })
@@ -41,7 +43,8 @@ const OnReference = Schema.Struct({
   ),
   arguments: Schema.optional(
     Schema.Array(Schema.String).annotate({
-      description: "The value to fill or type, the key to press, the option to select."
+      description:
+        "The value to fill or type, the key to press, the option to select (several options for a multi-select)."
     })
   )
 })

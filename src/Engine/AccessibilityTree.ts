@@ -111,7 +111,8 @@ const fits: Record<Verb, Fit> = {
   click: { primary: clickableRoles, secondary: interactiveRoles, text: true, what: "button or link" },
   fill: {
     primary: ["textbox", "searchbox", "spinbutton"],
-    secondary: ["combobox"],
+    // A slider is filled with its value (`fill "Salary" with "95"`, `set "Salary" to 95`).
+    secondary: ["combobox", "slider"],
     text: false,
     what: "text field"
   },

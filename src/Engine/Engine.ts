@@ -3,6 +3,7 @@
  * to the session's running browser, releasing it disconnects that client and never stops the browser.
  */
 import { Context, type Effect, Schema } from "effect"
+import { ElementRef } from "../Errors/Page.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import type { Element as PageElement } from "./AccessibilityTree.ts"
 import type { EngineKind } from "./EngineId.ts"
@@ -48,6 +49,20 @@ export interface NavigateResult {
   readonly status: number | null
 }
 
+/**
+ * What the page shows for the element an act acted on, read back after the act: `value` for text-like fields, dates,
+ * numbers and ranges (in the input's own format), `checked` for checkboxes, radios and switches, `selected` (option
+ * labels) for selects and listboxes. `ref` is the element's reference on the playwright level, else the selector
+ * the engine acted through.
+ */
+export const ActTarget = Schema.Struct({
+  ...ElementRef.fields,
+  value: Schema.optional(Schema.String),
+  checked: Schema.optional(Schema.Union([Schema.Boolean, Schema.Literal("mixed")])),
+  selected: Schema.optional(Schema.Array(Schema.String))
+})
+export type ActTarget = typeof ActTarget.Type
+
 export interface ActResult {
   readonly success: true
   /** What was done, in words a person reads in a log. */
@@ -56,6 +71,8 @@ export interface ActResult {
   readonly action?: Action
   /** Where the page is after an action that navigated or changed the route, once it settled. */
   readonly navigated?: { readonly url: string; readonly title: string }
+  /** What the page now shows for the element acted on. */
+  readonly target?: ActTarget
 }
 
 export interface ExtractOptions {

@@ -6,7 +6,9 @@
  *   double click "Row 1"            also double-click, doubleclick, dblclick
  *   fill "Email" with "a@b.c"       also fill in …; unquoted splits at the first `with`
  *   type "hello" into "Search"      also `in`; without a target it types into the focused element
- *   select "Red" in "Colour"        also `from`; the option is matched by label or value
+ *   select "Red" in "Colour"        also `from`; the option is matched by label or value; several in a multi-select:
+ *                                   select "Python", "SQL" in "Skills" (also "Python" and "SQL")
+ *   set "Salary" to 95              a slider, a number or any field: the same as fill "Salary" with "95"
  *   check "I agree"                 uncheck "I agree"
  *   press Enter                     press Enter in "Search" (also `into`, `on`); keys like Control+A
  *   hover "Menu"                    also hover over …
@@ -28,7 +30,13 @@ type Sentence =
   | { readonly kind: "click"; readonly target: string; readonly double: boolean }
   | { readonly kind: "fill"; readonly target: string; readonly value: string }
   | { readonly kind: "type"; readonly text: string; readonly target?: string }
-  | { readonly kind: "select"; readonly option: string; readonly target: string }
+  | {
+      readonly kind: "select"
+      /** The first option named; `options` lists them all when several are named. */
+      readonly option: string
+      readonly target: string
+      readonly options?: ReadonlyArray<string>
+    }
   | { readonly kind: "check"; readonly target: string; readonly checked: boolean }
   | { readonly kind: "press"; readonly key: string; readonly target?: string }
   | { readonly kind: "hover"; readonly target: string }
@@ -45,6 +53,8 @@ export const acceptedForms: ReadonlyArray<string> = [
   'fill "Email" with "a@b.c"',
   'type "hello" into "Search"',
   'select "Red" in "Colour"',
+  'select "Python", "SQL" in "Skills"',
+  'set "Salary" to 95',
   'check "I agree"',
   'uncheck "I agree"',
   'press Enter [in "Search"]',
@@ -87,6 +97,12 @@ const tokenize = (input: string): Array<Token> => {
       i = end + 1
       continue
     }
+    // A comma between quoted phrases stands alone, spaced or not: `"Python","SQL"`.
+    if (c === "," && tokens[tokens.length - 1]?.quoted === true) {
+      tokens.push({ text: ",", quoted: false })
+      i++
+      continue
+    }
     let j = i
     while (j < input.length && !/\s/.test(input[j]!)) j++
     tokens.push({ text: input.slice(i, j), quoted: false })
@@ -112,6 +128,15 @@ const splitAt = (tokens: ReadonlyArray<Token>, keywords: ReadonlyArray<string>, 
   const indexes = tokens.flatMap((t, i) => (is(t, ...keywords) ? [i] : []))
   const at = which === "first" ? indexes[0] : indexes[indexes.length - 1]
   return at === undefined ? undefined : ([tokens.slice(0, at), tokens.slice(at + 1)] as const)
+}
+
+/** Several quoted phrases separated by commas or "and" (`"Python", "SQL" and "Go"`); empty when that is not the
+ * shape (one phrase, or unquoted words, which may hold a comma or an "and" of their own). */
+const quotedList = (tokens: ReadonlyArray<Token>) => {
+  const quoted = tokens.filter((t) => t.quoted)
+  const joiners = tokens.filter((t) => !t.quoted)
+  const separated = joiners.every((t) => /^(,+|and|&)$/i.test(t.text))
+  return quoted.length > 1 && separated ? quoted.map((t) => t.text) : []
 }
 
 const required = (tokens: ReadonlyArray<Token>, what: string, example: string) => {
@@ -215,10 +240,21 @@ const parseTokens = (tokens: ReadonlyArray<Token>): Instruction => {
     const split = splitAt(tokens.slice(1), ["in", "from"], "last")
     if (split === undefined)
       throw new ParseError('select needs "in" or "from" before the dropdown (select "Red" in "Colour")')
+    const options = quotedList(split[0])
     return {
       kind: "select",
-      option: required(split[0], "the option to select", 'select "Red" in "Colour"'),
-      target: required(split[1], "the dropdown", 'select "Red" in "Colour"')
+      option: options[0] ?? required(split[0], "the option to select", 'select "Red" in "Colour"'),
+      target: required(split[1], "the dropdown", 'select "Red" in "Colour"'),
+      ...(options.length > 1 ? { options } : {})
+    }
+  }
+  if (verb === "set") {
+    const split = splitAt(tokens.slice(1), ["to"], "last")
+    if (split === undefined) throw new ParseError('set needs "to" before the value (set "Salary" to 95)')
+    return {
+      kind: "fill",
+      target: required(split[0], "the field to set", 'set "Salary" to 95'),
+      value: required(split[1], "the value", 'set "Salary" to 95')
     }
   }
   if (verb === "check" || verb === "uncheck") {

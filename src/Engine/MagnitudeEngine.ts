@@ -13,7 +13,7 @@ import { type Action, type ActResult, type Capabilities, Engine, type Screenshot
 import { clientFor } from "./Magnitude/Client.ts"
 import * as Connection from "./Magnitude/Connection.ts"
 import { type Attempt, engine } from "./Magnitude/Errors.ts"
-import type { ActDone, Init, WireAction } from "./Magnitude/Protocol.ts"
+import type { ActDone, ActionDone, Init, WireAction } from "./Magnitude/Protocol.ts"
 import * as Model from "./Model.ts"
 import { requireAbsoluteUrl } from "./Navigation.ts"
 
@@ -99,12 +99,17 @@ export const make = Effect.fn("MagnitudeEngine.make")(function* (options: Magnit
       if (typeof input !== "string") {
         const label = `${input.method} ${input.selector}`.trim()
         const wire: WireAction = { ...input, arguments: [...input.arguments] }
-        const description = yield* call<string>(
+        const done = yield* call<ActionDone>(
           at(label, init.limits.elementWaitMs + actionTimeoutMs + 5_000, "possible"),
           "runAction",
           wire
         )
-        return { success: true, description, action: input } satisfies ActResult
+        return {
+          success: true,
+          description: done.description,
+          action: input,
+          ...(done.target === undefined ? {} : { target: done.target })
+        } satisfies ActResult
       }
       if (input.trim() === "") {
         return yield* new InvalidInput({ engine, action: "act", field: "instruction", message: "empty instruction" })

@@ -59,6 +59,24 @@ export class ActionFailed extends Schema.TaggedError<ActionFailed>()("ActionFail
   readonly retryable = true
 }
 
+/**
+ * The act ran but the page does not show what was asked: a field holds another value, a choice is not selected, a
+ * box is not ticked. When the input went somewhere else (a focus trap, a re-render), `landed` names that element.
+ */
+export class VerificationFailed extends Schema.TaggedError<VerificationFailed>()("VerificationFailed", {
+  ...context,
+  /** What the act asked the page to show. */
+  expected: Schema.String,
+  /** What the target shows now. */
+  actual: Schema.String,
+  /** The element the input reached instead of the target. */
+  landed: Schema.optional(ElementRef)
+}) {
+  readonly type = "verification_failed"
+  readonly retryable = false
+  readonly sideEffect: SideEffect = "possible"
+}
+
 /** Navigation did not reach the page (DNS, refused connection, aborted load). */
 export class NavigationFailed extends Schema.TaggedError<NavigationFailed>()("NavigationFailed", {
   ...context,
@@ -116,6 +134,7 @@ export const PageError = Schema.Union([
   AmbiguousTarget,
   InvalidInput,
   ActionFailed,
+  VerificationFailed,
   NavigationFailed,
   LimitExceeded,
   DialogOpen,

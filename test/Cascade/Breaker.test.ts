@@ -17,7 +17,8 @@ import {
   AmbiguousTarget,
   ElementNotFound,
   InvalidInput,
-  NavigationFailed
+  NavigationFailed,
+  VerificationFailed
 } from "../../src/Errors/Page.ts"
 import { HumanInControl, PolicyRejected, SessionClosed, ShuttingDown } from "../../src/Errors/Service.ts"
 import type { SwitchyardError } from "../../src/Errors.ts"
@@ -73,6 +74,7 @@ describe("Breaker", () => {
       new AmbiguousTarget({ target: 'link "More"', candidates: ["a", "b"], message: "two links" }),
       new InvalidInput({ message: "not in the grammar" }),
       new ActionFailed({ sideEffect: "none", message: "the page refused the click" }),
+      new VerificationFailed({ expected: "a@b.c", actual: "", message: "the text went to another field" }),
       new NavigationFailed({ url: "http://127.0.0.1:9/", message: "connection refused" }),
       new Unsupported({ message: "no schema filling here" }),
       new NotConfigured({ message: "no key" }),

@@ -16,6 +16,7 @@ export const errorTypes: ReadonlySet<string> = new Set([
   "unsupported",
   "not_configured",
   "action_failed",
+  "verification_failed",
   "navigation_failed",
   "timeout",
   "cdp_closed",

@@ -110,4 +110,37 @@ describe("Instruction.parse", () => {
     assert.include(rejected("").message, "empty")
     assert.include(rejected("go home").message, '"go"')
   })
+
+  it("reads several options for a multi-select and set … to … for sliders and fields", () => {
+    const skills: Instruction.Instruction = {
+      kind: "select",
+      option: "Python",
+      target: "Skills",
+      options: ["Python", "SQL"]
+    }
+    assert.deepStrictEqual(parsed('select "Python", "SQL" in "Skills"'), skills)
+    assert.deepStrictEqual(parsed('select "Python","SQL" in "Skills"'), skills)
+    assert.deepStrictEqual(parsed('select "Python" and "SQL" in "Skills"'), skills)
+    assert.deepStrictEqual(parsed('select "Go", "Rust" and "SQL" from Skills'), {
+      kind: "select",
+      option: "Go",
+      target: "Skills",
+      options: ["Go", "Rust", "SQL"]
+    })
+    // Unquoted words stay one option, commas and all.
+    assert.deepStrictEqual(parsed("select Research and Development in Department"), {
+      kind: "select",
+      option: "Research and Development",
+      target: "Department"
+    })
+    assert.deepStrictEqual(parsed('set "Salary" to 95'), { kind: "fill", target: "Salary", value: "95" })
+    assert.deepStrictEqual(parsed('set "Distance to work" to "12"'), {
+      kind: "fill",
+      target: "Distance to work",
+      value: "12"
+    })
+    assert.deepStrictEqual(parsed("set Salary to -5"), { kind: "fill", target: "Salary", value: "-5" })
+    assert.include(rejected('set "Salary" 95').message, 'set needs "to"')
+    assert.include(rejected('set "Salary" to').message, "the value is missing")
+  })
 })

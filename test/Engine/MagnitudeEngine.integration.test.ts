@@ -223,6 +223,35 @@ layer(services, { excludeTestServices: true, timeout: "60 seconds" })("Magnitude
       })
     )
 
+    it.effect("an Action is read back: values converted, a disabled target refused, a refused text fails", () =>
+      Effect.gen(function* () {
+        const engine = yield* Engine
+        yield* open("/checks.html")
+        const action = (selector: string, method: string, args: ReadonlyArray<string> = []) =>
+          engine.act({ selector, method, arguments: args, description: selector })
+        const { exit, requests } = yield* counted(
+          Effect.gen(function* () {
+            const dob = yield* action("#dob", "fill", ["March 15, 2026"])
+            assert.deepInclude(dob.target, { ref: "#dob", role: "textbox", name: "Date of birth", value: "2026-03-15" })
+            const send = yield* Effect.flip(action("#send", "click"))
+            assert.strictEqual(send.type, "action_failed")
+            assert.include(send.message, 'button "Send application" is disabled')
+            const zip = yield* Effect.flip(action("#zip", "fill", ["ABCDE"]))
+            if (zip._tag !== "VerificationFailed") return assert.fail(`expected VerificationFailed, got ${zip._tag}`)
+            assert.strictEqual(zip.actual, "")
+            const terms = yield* action("#terms", "check")
+            assert.deepInclude(terms.target, { checked: true })
+            const unreadable = yield* Effect.flip(action("#dob", "fill", ["13/13/2020"]))
+            assert.strictEqual(unreadable.type, "invalid_input")
+            assert.include(unreadable.message, "YYYY-MM-DD")
+          })
+        )
+        if (Exit.isFailure(exit)) return assert.fail(`action failed: ${exit.cause}`)
+        assert.strictEqual(requests.length, 0)
+        assert.strictEqual(yield* inputValue("dob"), "2026-03-15")
+      })
+    )
+
     it.effect("extract fills a JSON schema from the model's answer, typed", () =>
       Effect.gen(function* () {
         const engine = yield* Engine

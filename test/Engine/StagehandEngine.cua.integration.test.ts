@@ -171,7 +171,14 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
           const blank = yield* Effect.flip(engine.act("click something"))
           assert.strictEqual(expectTag(blank, "InvalidInput").retryable, false, "no trip to www.google.com")
           yield* engine.navigate(site.url("/forms.html"))
-          yield* engine.act({ selector: "#email", method: "fill", arguments: ["x@example.com"], description: "Email" })
+          const typed = yield* engine.act({
+            selector: "#email",
+            method: "fill",
+            arguments: ["x@example.com"],
+            description: "Email"
+          })
+          // The Action's target is read back in the worker, as on the playwright level.
+          assert.deepInclude(typed.target, { ref: "#email", role: "textbox", name: "Email", value: "x@example.com" })
           yield* engine.act({ selector: "#submit", method: "click", arguments: [], description: "Submit" })
           assert.strictEqual(yield* textOf("status"), "Submitted x@example.com")
           expectTag(

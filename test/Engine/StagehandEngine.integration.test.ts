@@ -98,6 +98,19 @@ const formScript: LlmServer.Script = (request) => {
   return answer({ action: null, twoStep: false })
 }
 
+/** Answers act requests for the application details page: a word into the ZIP field, a click on the terms box. */
+const checksScript: LlmServer.Script = (request) => {
+  if (kindOf(request) !== "act") return undefined
+  const instruction = actInstruction(request).toLowerCase()
+  if (instruction.includes("zip")) {
+    return answer({ action: element(request, "textbox", "ZIP code", "fill", ["ABCDE"]), twoStep: false })
+  }
+  if (instruction.includes("terms")) {
+    return answer({ action: element(request, "checkbox", "I accept the terms", "click", []), twoStep: false })
+  }
+  return answer({ action: null, twoStep: false })
+}
+
 const modelFor = (llm: LlmServer.LlmServer) => ({
   model: "openai/gpt-4.1-mini",
   apiKeys: { openai: Redacted.make("sk-test") },
@@ -234,6 +247,52 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
       assert.strictEqual(yield* textOf("status"), "Submitted grace@example.com")
       assert.lengthOf(llm.requests, 0)
     })
+  )
+
+  it.effect(
+    "acts are read back: values converted, a disabled target refused, a field that refuses its text fails",
+    () =>
+      Effect.gen(function* () {
+        yield* reset("/checks.html")
+        const llm = yield* LlmServer.start(checksScript)
+        yield* withDom(llm, (engine) =>
+          Effect.gen(function* () {
+            const dob = yield* engine.act({
+              selector: "xpath=//input[@id='dob']",
+              method: "fill",
+              arguments: ["07/04/1990"],
+              description: "Date of birth"
+            })
+            assert.deepInclude(dob.target, { role: "textbox", name: "Date of birth", value: "1990-07-04" })
+            const send = expectTag(
+              yield* Effect.flip(engine.act({ selector: "#send", method: "click", arguments: [], description: "" })),
+              "ActionFailed"
+            )
+            assert.include(send.message, 'button "Send application" is disabled')
+            assert.strictEqual(send.sideEffect, "none")
+            const skills = yield* engine.act({
+              selector: "#skills",
+              method: "selectOptionFromDropdown",
+              arguments: ["SQL"],
+              description: ""
+            })
+            assert.deepInclude(skills.target, { selected: ["SQL"] })
+            // Through the model: the ZIP field keeps digits only, so the word the model typed is not what it shows.
+            const zip = expectTag(
+              yield* Effect.flip(engine.act("put ABCDE in the ZIP code field")),
+              "VerificationFailed"
+            )
+            assert.strictEqual(zip.expected, "ABCDE")
+            assert.strictEqual(zip.actual, "")
+            assert.include(zip.message, 'textbox "ZIP code" shows ""')
+            const terms = yield* engine.act("tick the terms box")
+            assert.deepInclude(terms.target, { role: "checkbox", checked: true })
+          })
+        )
+        assert.strictEqual(yield* inputValue("dob"), "1990-07-04")
+        assert.isTrue(yield* evaluate<boolean>("document.getElementById('terms').checked"))
+        assert.lengthOf(llm.requests, 2)
+      })
   )
 
   it.effect("observe returns Actions that replay through act, in this engine and in playwright", () =>

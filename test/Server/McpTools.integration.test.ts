@@ -44,6 +44,17 @@ describe("MCP tool metadata", () => {
       const text = (navigated.content as Array<{ type: string; text: string }>).find((c) => c.type === "text")!
       assert.strictEqual(JSON.parse(text.text).result.title, "Plain page")
 
+      // An act's answer says what the page now shows for its target, within the listed outputSchema.
+      yield* Effect.promise(() =>
+        client.callTool({ name: "browser_navigate", arguments: { url: site.url("/forms.html") } })
+      )
+      const acted = yield* Effect.promise(() =>
+        client.callTool({ name: "browser_act", arguments: { instruction: 'fill "Email" with "ada@example.com"' } })
+      )
+      assert.isNotTrue(acted.isError, JSON.stringify(acted))
+      const target = (acted.structuredContent as { result: { target: Record<string, unknown> } }).result.target
+      assert.deepInclude(target, { role: "textbox", name: "Email", value: "ada@example.com" })
+
       // The dotted spelling still works; a null optional is taken as absent.
       const shot = yield* Effect.promise(() =>
         client.callTool({ name: "browser.screenshot", arguments: { fullPage: null, session: null } })

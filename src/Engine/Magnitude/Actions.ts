@@ -1,11 +1,16 @@
 /**
  * Concrete Actions in the Magnitude worker: run through the session page's Playwright API without the model, on
- * exactly one element found within the element wait. Failures are thrown as Problems (Problem.ts).
+ * exactly one element found within the element wait, checked against the page as the playwright level checks them
+ * (Playwright/Verify.ts: a disabled target refused at once, values as people write them converted, the target read
+ * back). Failures are thrown as Problems (Problem.ts).
  */
+import { Result } from "effect"
 import { errors, type Locator, type Page } from "playwright-core"
+import * as InputValue from "../InputValue.ts"
 import { toSelector } from "../Playwright/Actions.ts"
+import * as Verify from "../Playwright/Verify.ts"
 import { browserProblem, Failed } from "./Problem.ts"
-import type { Limits, WireAction } from "./Protocol.ts"
+import type { ActionDone, Limits, WireAction } from "./Protocol.ts"
 
 const methods: Record<string, (locator: Locator, argument: string, timeout: number) => Promise<unknown>> = {
   click: (l, _a, timeout) => l.click({ timeout }),
@@ -22,8 +27,20 @@ const methods: Record<string, (locator: Locator, argument: string, timeout: numb
 }
 const needsArgument = new Set(["fill", "type", "press", "selectoption"])
 
-/** Runs one Action; answers what was done, for `ActResult.description`. */
-export const run = async (page: Page, action: WireAction, limits: Limits): Promise<string> => {
+/** What each method asks the page to show, and whether it is refused on a disabled target. */
+const asks: Record<string, (before: Verify.Before, argument: string) => Verify.Ask> = {
+  fill: (b, a) => ({ text: { value: a, mode: Verify.modeOf("fill", b) } }),
+  type: (b, a) => ({ text: { value: a, mode: Verify.modeOf("type", b) } }),
+  check: () => ({ checked: true }),
+  uncheck: () => ({ checked: false }),
+  selectoption: (_b, a) => ({ selected: [a] }),
+  click: () => ({}),
+  doubleclick: () => ({}),
+  dblclick: () => ({})
+}
+
+/** Runs one Action; answers what was done, for `ActResult.description`, and what the page shows for its target. */
+export const run = async (page: Page, action: WireAction, limits: Limits): Promise<ActionDone> => {
   const label = `${action.method} ${action.selector}`.trim()
   const key = action.method.toLowerCase()
   const method = methods[key]
@@ -59,7 +76,7 @@ export const run = async (page: Page, action: WireAction, limits: Limits): Promi
     await (key === "press" ? page.keyboard.press(argument!) : page.keyboard.type(argument!)).catch((error) => {
       throw new Failed(browserProblem(error, "possible"))
     })
-    return `${key === "press" ? "pressed" : "typed"} ${JSON.stringify(argument)}`
+    return { description: `${key === "press" ? "pressed" : "typed"} ${JSON.stringify(argument)}` }
   }
   const locator = page.locator(toSelector(action.selector))
   try {
@@ -88,8 +105,90 @@ export const run = async (page: Page, action: WireAction, limits: Limits): Promi
       sideEffect: "none"
     })
   }
-  await method(locator, argument ?? "", limits.actionTimeoutMs).catch((error) => {
+  const ask = asks[key]
+  const timeout = limits.actionTimeoutMs
+  const before = ask === undefined ? undefined : await Verify.before(locator, key === "fill" || key === "type", timeout)
+  const named =
+    before === undefined ? target : `${before.role}${before.name === "" ? "" : ` ${JSON.stringify(before.name)}`}`
+  if (
+    before !== undefined &&
+    (before.disabled || (key === "fill" && before.readOnly) || before.blocked !== undefined)
+  ) {
+    const why = before.disabled ? "disabled" : before.blocked !== undefined ? `behind ${before.blocked}` : "read-only"
+    throw new Failed({
+      source: "browser",
+      name: "Disabled",
+      message: `${named} is ${why}; nothing was done`,
+      sideEffect: "none"
+    })
+  }
+  // A value as people write it (a date, a time, a number) goes in in the field's own format.
+  let value = argument ?? ""
+  const kind = before === undefined ? undefined : Verify.valueKind(before)
+  if (key === "fill" && before !== undefined && kind !== undefined) {
+    const converted = InputValue.convert(
+      { kind, lang: before.lang, min: before.min, max: before.max, step: before.step },
+      value
+    )
+    if (Result.isFailure(converted)) {
+      throw new Failed({
+        source: "invalid",
+        name: "UnreadableValue",
+        field: "arguments",
+        message: `${named} takes ${converted.failure}; ${JSON.stringify(value)} is not one (nothing was typed)`,
+        sideEffect: "none"
+      })
+    }
+    value = converted.success.value
+  }
+  // Several options for a multi-select go in one call (Playwright selects exactly those).
+  const chosen = key === "selectoption" ? [...action.arguments] : []
+  const perform =
+    key === "selectoption" ? () => locator.selectOption(chosen, { timeout }) : () => method(locator, value, timeout)
+  await perform().catch((error) => {
     throw new Failed(browserProblem(error, "possible"))
   })
-  return `${action.method} ${target}${argument === undefined ? "" : ` ${JSON.stringify(argument)}`}`
+  const description = `${action.method} ${target}${argument === undefined ? "" : ` ${JSON.stringify(value)}`}`
+  if (before === undefined || ask === undefined) return { description }
+  const state = await Verify.after(locator, key === "selectoption" ? { selected: chosen } : ask(before, value), timeout)
+  const identity = { ref: action.selector, role: before.role, name: before.name }
+  if (!state.ok) {
+    if (state.landed !== undefined) {
+      await locator.evaluate(
+        (el, mark) => {
+          for (const e of el.ownerDocument.querySelectorAll(`[${mark}]`)) e.removeAttribute(mark)
+        },
+        Verify.landedMark,
+        { timeout }
+      )
+    }
+    const landed =
+      state.landed === undefined ? undefined : { ref: "", role: state.landed.role, name: state.landed.name }
+    const expected =
+      key === "check"
+        ? "checked"
+        : key === "uncheck"
+          ? "not checked"
+          : key === "selectoption"
+            ? `${chosen.map((o) => JSON.stringify(o)).join(", ")} selected`
+            : value
+    const failed = Verify.failed({
+      engine: "magnitude",
+      action: `${action.method} ${action.selector}`,
+      target: identity,
+      expected,
+      state,
+      ...(landed === undefined ? {} : { landed })
+    })
+    throw new Failed({
+      source: "verification",
+      name: "VerificationFailed",
+      message: failed.message,
+      expected: failed.expected,
+      actual: failed.actual,
+      ...(landed === undefined ? {} : { landed }),
+      sideEffect: "possible"
+    })
+  }
+  return { description, target: { ...identity, ...Verify.shown(state) } }
 }

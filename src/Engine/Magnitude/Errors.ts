@@ -5,7 +5,14 @@
 import { EndpointUnreachable } from "../../Errors/Browser.ts"
 import { CdpClosed, LlmBadResponse, LlmError, NotInitialized, Timeout, Unsupported } from "../../Errors/Engine.ts"
 import type { SideEffect } from "../../Errors/Fields.ts"
-import { ActionFailed, AmbiguousTarget, ElementNotFound, InvalidInput, NavigationFailed } from "../../Errors/Page.ts"
+import {
+  ActionFailed,
+  AmbiguousTarget,
+  ElementNotFound,
+  InvalidInput,
+  NavigationFailed,
+  VerificationFailed
+} from "../../Errors/Page.ts"
 import type { SwitchyardError } from "../../Errors.ts"
 import * as Isolated from "../Isolated.ts"
 import type { Problem } from "./Protocol.ts"
@@ -119,6 +126,14 @@ export const toEngineError = (problem: Problem, at: Attempt, provider: string): 
       return new InvalidInput({ ...base, ...(problem.field ? { field: problem.field } : {}), message: problem.message })
     case "unsupported":
       return new Unsupported({ ...base, message: problem.message })
+    case "verification":
+      return new VerificationFailed({
+        ...base,
+        expected: problem.expected ?? "",
+        actual: problem.actual ?? "",
+        ...(problem.landed === undefined ? {} : { landed: problem.landed }),
+        message: problem.message
+      })
     case "browser":
       return browserError(problem, at)
   }

@@ -3,6 +3,7 @@
  * call, and the raw facts about a failure that the engine's one error mapping turns into an SwitchyardError.
  */
 import type { SideEffect } from "../../Errors/Fields.ts"
+import type { ActTarget } from "../Engine.ts"
 
 /** The model client Magnitude talks to, in its own `LLMClient` terms (`openai-generic` for any compatible server). */
 export interface LlmClient {
@@ -48,6 +49,8 @@ export type Source =
   | "ambiguous"
   | "invalid"
   | "unsupported"
+  /** The action ran but the page does not show what it asked. */
+  | "verification"
 
 export interface Problem {
   readonly source: Source
@@ -64,6 +67,10 @@ export interface Problem {
   readonly url?: string
   /** The original error's stack frames, for the mapped error's `cause` (Isolated.causeOf). */
   readonly frames?: string
+  /** For a verification: what was asked, what the target shows, where typed text went instead. */
+  readonly expected?: string
+  readonly actual?: string
+  readonly landed?: { readonly ref: string; readonly role: string; readonly name: string }
 }
 
 export type Outcome<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly problem: Problem }
@@ -73,6 +80,12 @@ export interface WireAction {
   readonly method: string
   readonly arguments: ReadonlyArray<string>
   readonly description: string
+}
+
+/** A concrete Action done: what was done, and what the page now shows for its target. */
+export interface ActionDone {
+  readonly description: string
+  readonly target?: ActTarget
 }
 
 export interface Started {

@@ -10,12 +10,12 @@ import { Unsupported } from "../../Errors/Engine.ts"
 import { AmbiguousTarget, ElementNotFound, type ElementRef, InvalidInput } from "../../Errors/Page.ts"
 import * as Secrets from "../../Logging/Secrets.ts"
 import * as AccessibilityTree from "../AccessibilityTree.ts"
-import type { Action, ActResult } from "../Engine.ts"
+import type { Action, ActResult, ActTarget } from "../Engine.ts"
 import * as PageFacts from "../PageFacts.ts"
+import * as Controls from "./Controls.ts"
 import * as Elements from "./Elements.ts"
 import { attempt, engine } from "./Errors.ts"
 import type { SessionPage } from "./Page.ts"
-import * as Pointer from "./Pointer.ts"
 import * as Settle from "./Settle.ts"
 
 type Method =
@@ -77,31 +77,6 @@ export const toSelector = (selector: string) => {
 
 const quote = (s: string) => JSON.stringify(s)
 
-/** For a native <select>: the index of the option whose label or value matches, or ElementNotFound listing them. */
-const matchOption = (sp: SessionPage, locator: Locator, wanted: string, label: string) =>
-  Effect.gen(function* () {
-    const options = yield* attempt(sp.at(label), () =>
-      locator.evaluate(PageFacts.selectOptions, undefined, { timeout: sp.limits.actionTimeoutMs })
-    )
-    if (options === null) return undefined
-    const exact = options.findIndex((o) => o.label === wanted || o.value === wanted)
-    const loose = options.findIndex(
-      (o) =>
-        AccessibilityTree.normalize(o.label) === AccessibilityTree.normalize(wanted) ||
-        o.value.toLowerCase() === wanted.toLowerCase()
-    )
-    const index = exact >= 0 ? exact : loose
-    if (index >= 0) return index
-    return yield* Effect.fail(
-      new ElementNotFound({
-        engine,
-        action: label,
-        target: `option ${quote(wanted)}`,
-        message: `no option ${quote(wanted)} in ${label}; the options are ${options.map((o) => quote(o.label)).join(", ")}`
-      })
-    )
-  })
-
 const parsePercent = (text: string, label: string) => {
   const match = /^\s*(-?\d+(?:\.\d+)?)\s*%?\s*$/.exec(text)
   return match === null
@@ -114,12 +89,6 @@ const parsePercent = (text: string, label: string) => {
         })
       )
     : Effect.succeed(Number(match[1]))
-}
-
-/** A field that received a secret shows dots from then on, like a password field, in every screenshot. */
-const hideTyped = (element: unknown) => {
-  const style = (element as { style?: { setProperty: (n: string, v: string, p: string) => void } } | null)?.style
-  style?.setProperty("-webkit-text-security", "disc", "important")
 }
 
 /** An element as errors point to it. */
@@ -225,53 +194,6 @@ const bySelector = (sp: SessionPage, selector: string, label: string) =>
     return locator
   })
 
-const optionRoles = ["option", "menuitem", "menuitemradio", "treeitem", "gridcell"]
-
-/**
- * A custom dropdown (an ARIA combobox or listbox, not a native <select>): opened as a person opens it — typing into
- * an editable one, clicking another — then the option named `wanted` is clicked once it shows.
- */
-const pickOption = (sp: SessionPage, locator: Locator, wanted: string, label: string) =>
-  Effect.gen(function* () {
-    const { page } = sp
-    const timeout = sp.limits.actionTimeoutMs
-    const editable = yield* attempt(sp.at(label, "possible"), () =>
-      locator.evaluate((el) => el instanceof HTMLInputElement || (el as HTMLElement).isContentEditable, undefined, {
-        timeout
-      })
-    )
-    yield* attempt(sp.at(label, "possible"), async () => {
-      await Pointer.approach(page, locator, timeout)
-      await locator.click({ timeout })
-      if (editable) await Pointer.fill(locator, wanted, timeout)
-    })
-    const deadline = Date.now() + sp.limits.elementWaitMs
-    for (;;) {
-      const options = (yield* readElements(sp, label)).filter((e) => optionRoles.includes(e.role))
-      const choice = AccessibilityTree.choose(AccessibilityTree.rank(options, "click", wanted))
-      if (choice._tag === "one") {
-        const option = sp.elements.locate(choice.chosen.element.ref)!
-        yield* attempt(sp.at(label, "possible"), async () => {
-          await Pointer.approach(page, option, timeout)
-          await option.click({ timeout })
-        })
-        return choice.chosen.element
-      }
-      if (choice._tag === "ambiguous" || Date.now() >= deadline) {
-        return yield* Effect.fail(
-          new ElementNotFound({
-            engine,
-            action: label,
-            target: `option ${quote(wanted)}`,
-            elements: options.slice(0, 10).map(refFor),
-            message: `no single option ${quote(wanted)} in ${label}; the options shown are ${options.map((o) => quote(o.name)).join(", ") || "none"}`
-          })
-        )
-      }
-      yield* Effect.promise(() => sleep(200))
-    }
-  })
-
 /** Methods after which the page may navigate or change its route: the answer waits for it to settle. */
 const mayNavigate: ReadonlyArray<Method> = ["click", "doubleClick", "press", "check", "uncheck", "selectOption"]
 
@@ -306,11 +228,12 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
   // A click or a key may start a navigation a moment later; a choice's change handler starts one in its own task.
   const graceMs = !mayNavigate.includes(method) ? 0 : ["click", "doubleClick", "press"].includes(method) ? 50 : 20
   const settle = { graceMs, timeoutMs: actionTimeoutMs }
-  const done = (text: string, settled: Settle.Settled): ActResult => ({
+  const done = (text: string, settled: Settle.Settled, shown?: ActTarget): ActResult => ({
     success: true,
     description: settled.navigated === undefined ? text : `${text}; now on ${settled.navigated.url}`,
     action,
-    ...(settled.navigated === undefined ? {} : { navigated: settled.navigated })
+    ...(settled.navigated === undefined ? {} : { navigated: settled.navigated }),
+    ...(shown === undefined ? {} : { target: shown })
   })
 
   // A `{{secret:NAME}}` is resolved only here, for the keystrokes: the description and errors keep the reference.
@@ -342,99 +265,85 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
         settle
       )
     )
-    if (secret) yield* attempt(at(label), () => page.evaluate(`(${hideTyped})(document.activeElement)`))
+    if (secret) yield* attempt(at(label), () => page.evaluate(`(${Controls.hideTyped})(document.activeElement)`))
     return done(`${method === "press" ? "pressed" : "typed"} ${quote(argument!)}`, settled)
   }
 
   const ref = Elements.refOf(action.selector)
   const locator = ref === undefined ? yield* bySelector(sp, action.selector, label) : yield* byRef(sp, ref, label)
+  const described = ref === undefined ? undefined : sp.elements.described(ref)
   const target =
     action.description ||
-    (ref === undefined
-      ? action.selector
-      : AccessibilityTree.describe(sp.elements.described(ref) ?? { role: "element", name: ref }))
-  if (method === "selectOption") {
-    const native = yield* attempt(at(label), () =>
-      locator.evaluate(PageFacts.selectOptions, undefined, { timeout: actionTimeoutMs })
-    )
-    if (native === null) {
-      const picked = yield* pickOption(sp, locator, argument!, label)
-      return done(past.selectOption(target, AccessibilityTree.describe(picked)), {})
-    }
+    (ref === undefined ? action.selector : AccessibilityTree.describe(described ?? { role: "element", name: ref }))
+  const acting = {
+    sp,
+    action,
+    label,
+    locator,
+    described,
+    target,
+    settle,
+    done,
+    past: past[method],
+    refFor,
+    read: () => readElements(sp, label)
   }
-  const option = method === "selectOption" ? yield* matchOption(sp, locator, argument!, label) : undefined
-  const percent = method === "scrollTo" ? yield* parsePercent(argument!, label) : 0
-  const timeout = actionTimeoutMs
-  const pointed = ["click", "doubleClick", "check", "uncheck"].includes(method)
-  /** setInputFiles on a button or drop zone clicks it (its chooser gets the files): the answer says so. */
-  let clicked = false
-  const perform = async (on: Locator): Promise<unknown> => {
-    if (pointed) await Pointer.approach(page, on, timeout)
+  sp.activity.touch()
+  const result = yield* Effect.gen(function* () {
     switch (method) {
       case "click":
-        return on.click({ timeout })
       case "doubleClick":
-        return on.dblclick({ timeout })
-      case "fill":
-        await Pointer.fill(on, typed(), timeout)
-        return secret ? on.evaluate(hideTyped) : undefined
-      case "type":
-        await on.pressSequentially(typed(), { timeout })
-        return secret ? on.evaluate(hideTyped) : undefined
-      case "press":
-        return on.press(argument!, { timeout })
-      case "check":
-        return on.check({ timeout })
-      case "uncheck":
-        return on.uncheck({ timeout })
-      case "selectOption":
-        return on.selectOption(option === undefined ? argument! : { index: option }, { timeout })
       case "hover":
-        return Pointer.hover(page, on, timeout)
-      case "scrollIntoView":
-        return on.scrollIntoViewIfNeeded({ timeout })
-      case "scrollTo":
-        return on.evaluate(PageFacts.scrollToPercent, percent, { timeout })
-      case "setInputFiles": {
-        const files = [...action.arguments]
-        // A file input takes the files itself; a button or drop zone in front of one opens its chooser on click.
-        const isFileInput = await on.evaluate((el) => el instanceof HTMLInputElement && el.type === "file", undefined, {
-          timeout
-        })
-        if (isFileInput) return on.setInputFiles(files, { timeout })
-        // The session answers the chooser this click opens with the files the call named (any engine's click).
-        clicked = true
-        return on.click({ timeout })
+        return yield* Controls.point({ ...acting, method })
+      case "check":
+      case "uncheck":
+        return yield* Controls.toggle({ ...acting, method })
+      case "selectOption":
+        return yield* Controls.choose({ ...acting, method }, action.arguments)
+      case "fill":
+      case "type":
+        return yield* Controls.fillIn({ ...acting, method }, typed(), secret)
+    }
+    const timeout = actionTimeoutMs
+    const percent = method === "scrollTo" ? yield* parsePercent(argument!, label) : 0
+    /** setInputFiles on a button or drop zone clicks it (its chooser gets the files): the answer says so. */
+    let clicked = false
+    const perform = async (on: Locator): Promise<unknown> => {
+      switch (method) {
+        case "press":
+          return on.press(argument!, { timeout })
+        case "scrollIntoView":
+          return on.scrollIntoViewIfNeeded({ timeout })
+        case "scrollTo":
+          return on.evaluate(PageFacts.scrollToPercent, percent, { timeout })
+        case "setInputFiles": {
+          const files = [...action.arguments]
+          // A file input takes the files itself; a button or drop zone in front of one opens its chooser on click.
+          const isFileInput = await on.evaluate(
+            (el) => el instanceof HTMLInputElement && el.type === "file",
+            undefined,
+            {
+              timeout
+            }
+          )
+          if (isFileInput) return on.setInputFiles(files, { timeout })
+          // The session answers the chooser this click opens with the files the call named (any engine's click).
+          clicked = true
+          return on.click({ timeout })
+        }
       }
     }
-  }
-  // A row re-rendered as it scrolled into view is the same row: act on the one now in view (once).
-  const before = ref === undefined ? undefined : sp.elements.described(ref)
-  const again = async () => {
-    if (before === undefined) return locator
-    const same = (await sp.elements.read(timeout)).filter(
-      (e) => e.role === before.role && e.name === before.name && before.name !== ""
+    const settled = yield* attempt(at(label, "possible"), () =>
+      Settle.around(page, () => Controls.retargeted({ ...acting, method: "click" }, perform), settle)
     )
-    if (same.length !== 1) throw new Pointer.Detached()
-    return sp.elements.locate(same[0]!.ref)!
-  }
+    if (clicked) {
+      // The answer says a click was made: the files went to whatever chooser it opened, if one opened.
+      const chosen = `clicked ${target} to choose ${action.arguments.map(quote).join(", ")}`
+      return { ...done(chosen, settled), action: { ...action, method: "click" } }
+    }
+    const shown = method === "setInputFiles" ? action.arguments.map(quote).join(", ") : quote(argument ?? "")
+    return done(past[method](target, shown), settled)
+  })
   sp.activity.touch()
-  const settled = yield* attempt(at(label, "possible"), () =>
-    Settle.around(
-      page,
-      () =>
-        perform(locator).catch(async (e) =>
-          e instanceof Pointer.Detached ? perform(await again()) : Promise.reject(e)
-        ),
-      settle
-    )
-  )
-  sp.activity.touch()
-  if (clicked) {
-    // The answer says a click was made: the files went to whatever chooser it opened, if one opened.
-    const chosen = `clicked ${target} to choose ${action.arguments.map(quote).join(", ")}`
-    return { ...done(chosen, settled), action: { ...action, method: "click" } }
-  }
-  const shown = method === "setInputFiles" ? action.arguments.map(quote).join(", ") : quote(argument ?? "")
-  return done(past[method](target, shown), settled)
+  return result
 })

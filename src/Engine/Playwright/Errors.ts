@@ -9,7 +9,7 @@ import type { SideEffect } from "../../Errors/Fields.ts"
 import { ActionFailed, InvalidInput } from "../../Errors/Page.ts"
 import { isSwitchyardError, type SwitchyardError } from "../../Errors.ts"
 import { pageFailure } from "../Navigation.ts"
-import { Covered, Detached } from "./Pointer.ts"
+import { Covered, Detached, Disabled } from "./Pointer.ts"
 
 export const engine = "playwright" as const
 
@@ -47,6 +47,13 @@ export const toEngineError = (cause: unknown, at: Attempt): SwitchyardError => {
       ...base,
       sideEffect: "none",
       message: `${at.action} did nothing: ${cause.message}; dismiss or close that first (e.g. click its accept or close button)`
+    })
+  }
+  if (cause instanceof Disabled) {
+    return new ActionFailed({
+      ...base,
+      sideEffect: "none",
+      message: `${at.action} did nothing: ${cause.message}; it can be used once the page enables it (a form often enables its button once its required fields are filled)`
     })
   }
   // By name: playwright-core is loaded with the first connection, not with this module.

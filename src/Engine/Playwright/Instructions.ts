@@ -37,7 +37,7 @@ const actionFor = (ins: Instruction.Instruction, c: AccessibilityTree.Element, l
     case "type":
       return { selector, method: "type", arguments: [ins.text], description }
     case "select":
-      return { selector, method: "selectOption", arguments: [ins.option], description }
+      return { selector, method: "selectOption", arguments: [...(ins.options ?? [ins.option])], description }
     case "check":
       return { selector, method: ins.checked ? "check" : "uncheck", arguments: [], description }
     case "press":

@@ -12,31 +12,111 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 export const dwellMs = 250
 
 /**
- * Runs in the page: whether something else (a sticky bar, a banner, a modal) covers the element's centre; if so the
- * element is scrolled to the middle of the view, as a person scrolls a button out from under a footer. Returns what
- * still covers it, or null, and whether it scrolled.
+ * Runs in the page: where a person would point at the element. It is scrolled into view (to the middle of the view
+ * when a sticky bar or banner covers it), then pointed at its centre; where something else covers the centre, at a
+ * part of it that shows; a checkbox or radio drawn by its label (the input itself hidden or clipped, a styled box in
+ * the label) through its own label's box, which is never a cover. Otherwise it names what covers it, and whether
+ * that cover is animating (a picker fading out), with a signature of the cover's look to tell a scripted fade.
  */
 const uncover = (el: Element) => {
-  const coverAt = () => {
+  /** Inside one of the input's own labels (a styled box, the label's text). */
+  const inLabel = (hit: Element) =>
+    el instanceof HTMLInputElement && Array.from(el.labels ?? []).some((l) => l === hit || l.contains(hit))
+  const root = el.getRootNode() as Document | ShadowRoot
+  const hitAt = (x: number, y: number) => root.elementFromPoint(x, y)
+  const toggle =
+    (el instanceof HTMLInputElement && (el.type === "checkbox" || el.type === "radio")) ||
+    ["checkbox", "radio", "switch"].includes(el.getAttribute("role") ?? "")
+  // The same rule as Verify.ts: a disabled control, or one inside a disabled group.
+  const disabled = el.matches(":disabled") || el.closest('[aria-disabled="true"]') !== null
+  /** Points of a box, in view, centre first then a grid from the top left. */
+  const points = (r: DOMRect) => {
+    const left = Math.max(r.left, 0)
+    const right = Math.min(r.right, window.innerWidth)
+    const top = Math.max(r.top, 0)
+    const bottom = Math.min(r.bottom, window.innerHeight)
+    if (right - left < 1 || bottom - top < 1) return []
+    const out = [{ x: (left + right) / 2, y: (top + bottom) / 2 }]
+    for (const fy of [0.5, 0.25, 0.75, 0.1, 0.9])
+      for (const fx of [0.1, 0.25, 0.4, 0.6, 0.75, 0.9]) {
+        out.push({ x: left + (right - left) * fx, y: top + (bottom - top) * fy })
+      }
+    return out
+  }
+  const at = (x: number, y: number, via: "centre" | "visible" | "label") => {
     const r = el.getBoundingClientRect()
+    return { via, x, y, ox: x - r.left - el.clientLeft, oy: y - r.top - el.clientTop }
+  }
+  const label = toggle && el instanceof HTMLInputElement ? el.labels?.[0] : undefined
+  /** A point of the label's box that is the label (its box, its text), away from links inside it. */
+  const onLabel = (l: HTMLLabelElement) => {
+    for (const p of points(l.getBoundingClientRect())) {
+      const h = hitAt(p.x, p.y)
+      if (h === null || !(h === l || l.contains(h))) continue
+      const inner = h.closest("a, button, select, textarea, input")
+      if (inner === null || inner === el || !l.contains(inner)) return at(p.x, p.y, "label")
+    }
+    return undefined
+  }
+  const point = () => {
+    const r = el.getBoundingClientRect()
+    const [centre, ...rest] = points(r)
+    const hit = centre === undefined ? null : hitAt(centre.x, centre.y)
+    if (centre !== undefined && (hit === null || hit === el || el.contains(hit)))
+      return at(centre.x, centre.y, "centre")
+    // A checkbox drawn by its label (the input hidden, clipped or under a styled box) is ticked through the label.
+    if (label !== undefined) {
+      const through = onLabel(label)
+      if (through !== undefined) return through
+    }
+    if (centre !== undefined && hit !== null) {
+      if (inLabel(hit)) return at(centre.x, centre.y, "label")
+      if (hit.contains(el)) return at(centre.x, centre.y, "centre")
+      for (const p of rest) {
+        const h = hitAt(p.x, p.y)
+        if (h !== null && (h === el || el.contains(h))) return at(p.x, p.y, "visible")
+      }
+    }
     if (r.width === 0 || r.height === 0) return null
-    const root = el.getRootNode() as Document | ShadowRoot
-    const hit = root.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2)
-    if (hit === null || hit === el || el.contains(hit) || hit.contains(el)) return null
-    if (hit instanceof HTMLLabelElement && hit.control === el) return null
-    return hit
+    return undefined
   }
   const r = el.getBoundingClientRect()
   // Wholly in view, or the click would scroll it again (and a virtualized list re-render it) on its own.
   const inView = r.top >= 0 && r.left >= 0 && r.bottom <= window.innerHeight && r.right <= window.innerWidth
-  if (!inView) el.scrollIntoView({ block: "center", inline: "nearest", behavior: "instant" })
-  if (coverAt() === null) return { scrolled: !inView, cover: null }
-  el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" })
-  const cover = coverAt()
-  if (cover === null) return { scrolled: true, cover: null }
+  const target = label ?? el
+  if (!inView) target.scrollIntoView({ block: "center", inline: "nearest", behavior: "instant" })
+  let found = point()
+  let scrolled = !inView
+  if (found === undefined) {
+    target.scrollIntoView({ block: "center", inline: "center", behavior: "instant" })
+    scrolled = true
+    found = point()
+  }
+  if (found !== undefined) return { scrolled, point: found, toggle, disabled, cover: null, fading: false, look: "" }
+  const c = el.getBoundingClientRect()
+  const hit = hitAt(c.left + c.width / 2, c.top + c.height / 2)
+  const cover = hit ?? document.body
   const owner = cover.closest("[role=dialog], [role=alertdialog], dialog, [aria-modal=true]") ?? cover
   const name = owner.getAttribute("aria-label") ?? owner.textContent?.replace(/\s+/g, " ").trim().slice(0, 60) ?? ""
-  return { scrolled: true, cover: `${owner.getAttribute("role") ?? owner.localName}${name === "" ? "" : ` "${name}"`}` }
+  // A cover on its way out: a running transition or animation on it or around it, or (read twice) a changing look.
+  let fading = false
+  let look = ""
+  for (let node: Element | null = cover; node !== null; node = node.parentElement) {
+    if (node.getAnimations().some((a) => a.playState === "running")) fading = true
+    const style = getComputedStyle(node)
+    look += `${style.opacity}/${style.transform}/${style.visibility};`
+  }
+  const box = cover.getBoundingClientRect()
+  look += `${box.left},${box.top},${box.width},${box.height}`
+  return {
+    scrolled,
+    point: null,
+    toggle,
+    disabled,
+    cover: `${owner.getAttribute("role") ?? owner.localName}${name === "" ? "" : ` "${name}"`}`,
+    fading,
+    look
+  }
 }
 
 /** Runs in the page: resolves after the next two frames, when scroll handlers have re-rendered. */
@@ -58,24 +138,78 @@ export class Covered extends Error {
   }
 }
 
-/** Scrolls the target into view (out from under sticky bars) and moves the mouse to its centre in steps from where
- * it was; fails with Covered when something still covers it. */
-export const approach = async (page: Page, locator: Locator, timeout: number) => {
-  const { scrolled, cover } = await locator.evaluate(uncover, undefined, { timeout })
-  if (cover !== null) throw new Covered(cover)
-  if (scrolled) {
+/** The target is disabled: nothing a person does to it has an effect until the page enables it. */
+export class Disabled extends Error {
+  constructor(target = "the target") {
+    super(`${target} is disabled`)
+  }
+}
+
+/** How long a cover that is animating away (a picker fading out, a banner sliding off) is waited out. */
+export const coverWaitMs = 2_000
+
+/** Where the pointer went: the element's centre, a part of it that shows, or its own label's box. */
+export interface Aim {
+  readonly via: "centre" | "visible" | "label"
+  /** The point in the viewport. */
+  readonly x: number
+  readonly y: number
+  /** The point relative to the element's padding box (Playwright's `position`). */
+  readonly ox: number
+  readonly oy: number
+  /** A checkbox, radio or switch. */
+  readonly toggle: boolean
+}
+
+/**
+ * Scrolls the target into view (out from under sticky bars) and moves the mouse in steps from where it was to where a
+ * person would point at it (`uncover`). A disabled target fails with Disabled when `enabled` is asked for; a cover
+ * animating away is waited out (up to `coverWaitMs`); one that stays fails with Covered.
+ */
+export const approach = async (
+  page: Page,
+  locator: Locator,
+  timeout: number,
+  options: { readonly enabled?: boolean; readonly target?: string } = {}
+): Promise<Aim | undefined> => {
+  const look = () => locator.evaluate(uncover, undefined, { timeout })
+  let seen = await look()
+  if (options.enabled === true && seen.disabled) throw new Disabled(options.target)
+  const deadline = Date.now() + coverWaitMs
+  while (seen.cover !== null) {
+    const before = seen
+    await sleep(seen.fading ? 100 : 80)
+    seen = await look()
+    // A cover that neither animates nor changes its look is there to stay.
+    const moving = before.fading || seen.fading || seen.look !== before.look
+    if (seen.cover !== null && (!moving || Date.now() >= deadline)) throw new Covered(seen.cover)
+  }
+  if (seen.scrolled) {
     // Not on the locator: a replaced target would make it wait for one to come back.
     await page.evaluate(twoFrames).catch(() => undefined)
     if ((await locator.count()) === 0) throw new Detached()
   }
-  const box = await locator.boundingBox({ timeout })
-  if (box === null) return
-  const to = { x: box.x + box.width / 2, y: box.y + box.height / 2 }
+  const aim = seen.point === null ? undefined : { ...seen.point, toggle: seen.toggle }
+  const box = aim === undefined ? await locator.boundingBox({ timeout }) : null
+  if (aim === undefined && box === null) return undefined
+  const to = aim ?? { x: box!.x + box!.width / 2, y: box!.y + box!.height / 2 }
   const from = where.get(page) ?? { x: 0, y: 0 }
   // Each step waits for the browser to take the event (about a frame), so a few steps keep a click quick.
   const steps = Math.min(6, Math.max(3, Math.round(Math.hypot(to.x - from.x, to.y - from.y) / 100)))
   await page.mouse.move(to.x, to.y, { steps })
-  where.set(page, to)
+  where.set(page, { x: to.x, y: to.y })
+  return aim
+}
+
+/** Clicks (or double-clicks) where `approach` aimed: Playwright's own click at the centre or on the part that shows,
+ * the mouse itself on a label's box (the input under it would fail Playwright's hit check). */
+export const click = async (page: Page, locator: Locator, aim: Aim | undefined, timeout: number, count: 1 | 2 = 1) => {
+  if (aim?.via === "label") {
+    await (count === 2 ? page.mouse.dblclick(aim.x, aim.y) : page.mouse.click(aim.x, aim.y))
+    return
+  }
+  const position = aim?.via === "visible" ? { position: { x: aim.ox, y: aim.oy } } : {}
+  await (count === 2 ? locator.dblclick({ timeout, ...position }) : locator.click({ timeout, ...position }))
 }
 
 /** Remembers where a Playwright action left the mouse (the centre of its target). */
@@ -85,13 +219,25 @@ export const arrived = async (page: Page, locator: Locator) => {
 }
 
 export const hover = async (page: Page, locator: Locator, timeout: number) => {
-  await approach(page, locator, timeout)
-  await locator.hover({ timeout })
+  const aim = await approach(page, locator, timeout)
+  await locator.hover({ timeout, ...(aim?.via === "visible" ? { position: { x: aim.ox, y: aim.oy } } : {}) })
   await sleep(dwellMs)
 }
 
-/** Inputs whose value is picked, not typed: `fill` sets them as their pickers do. */
-const picked = ["date", "time", "datetime-local", "month", "week", "color", "range", "file", "select", "other"]
+/** Inputs whose value is picked, not typed, and numbers (a half-typed "-" is none): `fill` sets them at once. */
+const picked = [
+  "date",
+  "time",
+  "datetime-local",
+  "month",
+  "week",
+  "color",
+  "range",
+  "file",
+  "select",
+  "number",
+  "other"
+]
 /** Runs in the page: what kind of field this is. */
 const kindOf = (el: Element) =>
   el instanceof HTMLInputElement
@@ -108,12 +254,40 @@ const kindOf = (el: Element) =>
  * Replaces a field's text the way a person's typing ends: the text but its last character at once, then that
  * character as real key events (keydown, input, keyup), which search-as-you-type widgets and key-bound form state
  * react to with the whole value in place. Typing every character costs a round trip each (a 15-character address
- * took about 150 ms) and gives those listeners nothing more.
+ * took about 150 ms) and gives those listeners nothing more. `kind` (as `kindOf` reads it) saves reading it again.
  */
-export const fill = async (locator: Locator, value: string, timeout: number) => {
-  const kind = await locator.evaluate(kindOf, undefined, { timeout })
-  if (picked.includes(kind)) return locator.fill(value, { timeout })
+export const fill = async (locator: Locator, value: string, timeout: number, kind?: string) => {
+  const known = kind ?? (await locator.evaluate(kindOf, undefined, { timeout }))
+  if (picked.includes(known)) return locator.fill(value, { timeout })
   await locator.fill(value.slice(0, -1), { timeout })
   // fill left the focus on the field: the last key goes straight to it.
   if (value !== "") await locator.page().keyboard.type(value.slice(-1))
+}
+
+/**
+ * Moves an ARIA slider (a handle with `aria-valuenow`, not an input) to `to` with the keys a person uses: Home or End
+ * for its ends, otherwise arrow keys, one press to learn the step, then the rest at once, then any last ones.
+ */
+export const slide = async (page: Page, locator: Locator, to: number, timeout: number) => {
+  const now = () => locator.evaluate((el) => Number(el.getAttribute("aria-valuenow")), undefined, { timeout })
+  await locator.focus({ timeout })
+  const [min, max] = await locator.evaluate(
+    (el) => [Number(el.getAttribute("aria-valuemin") ?? "0"), Number(el.getAttribute("aria-valuemax") ?? "100")],
+    undefined,
+    { timeout }
+  )
+  if (to === min || to === max) return page.keyboard.press(to === min ? "Home" : "End")
+  let at = await now()
+  for (let round = 0; round < 4 && at !== to; round++) {
+    const key = at < to ? "ArrowRight" : "ArrowLeft"
+    await page.keyboard.press(key)
+    const moved = await now()
+    const step = Math.abs(moved - at)
+    if (step === 0) return
+    const left = Math.min(200, Math.round(Math.abs(to - moved) / step))
+    // Beyond the target is as far as a step of this size can land: stop there.
+    if ((key === "ArrowRight" && moved > to) || (key === "ArrowLeft" && moved < to)) return
+    for (let i = 0; i < left; i++) await page.keyboard.press(key)
+    at = await now()
+  }
 }

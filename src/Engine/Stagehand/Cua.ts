@@ -20,6 +20,7 @@ import type { CuaInit, TaskOutcome } from "./CuaWorker.ts"
 import * as Errors from "./Errors.ts"
 import type { StagehandEngineOptions } from "./Options.ts"
 import type { Navigated } from "./Page.ts"
+import * as Verify from "./Verify.ts"
 
 const engine = "stagehand" as const
 const entry = Isolated.sibling("./CuaWorker", import.meta.url)
@@ -148,16 +149,25 @@ export const make = Effect.fn("StagehandEngine.cua")(function* (options: Stageha
       })
     })
 
+  /** An Action checked against the page before and after it runs (Verify.ts), in the worker. */
   const runAction = (input: Action) =>
     Effect.gen(function* () {
       const label = `${input.method} ${input.selector}`.trim()
       const step: Step = { action: label, timeoutMs: actionTimeoutMs, sideEffect: "possible" }
-      const result = yield* call<StagehandActResult>(step, "act", { ...input, arguments: [...input.arguments] })
+      const read: Step = { action: label, timeoutMs: pageTimeoutMs, sideEffect: "none" }
+      const prepared = yield* call<Verify.Prepared>(read, "prepare", input)
+      if (prepared._tag !== "ready") return yield* Effect.fail(Verify.failure(prepared, label)!)
+      const action = { ...prepared.action, arguments: [...prepared.action.arguments] }
+      const result = yield* call<StagehandActResult>(step, "act", action)
       if (!result.success) return yield* Effect.fail(Errors.failedAct(result.message, input.selector, label))
+      const checked = yield* call<Verify.Checked>({ ...read, sideEffect: "possible" }, "check", action)
+      const failure = Verify.failure(checked, label)
+      if (failure !== undefined) return yield* Effect.fail(failure)
       return {
         success: true,
         description: `${input.method} ${input.description || input.selector}`,
-        action: input
+        action: input,
+        ...(checked._tag === "shown" && checked.target !== undefined ? { target: checked.target } : {})
       } satisfies ActResult
     })
 

@@ -7,9 +7,11 @@ import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { type ActResult, Stagehand, type Action as StagehandAction } from "@browserbasehq/stagehand"
+import type { Action } from "../Engine.ts"
 import { serve } from "../Isolated.ts"
 import * as PageFacts from "../PageFacts.ts"
 import * as StagehandPage from "./Page.ts"
+import * as Verify from "./Verify.ts"
 
 export interface CuaInit {
   readonly wsEndpoint: string
@@ -168,6 +170,10 @@ serve(async (data: CuaInit) => {
         }
       }),
     act: (action: StagehandAction): Promise<ActResult> => guard(() => sh.act(action, { page })),
+    /** Before an Action: its target refused when disabled, its value converted (Verify.ts). */
+    prepare: (action: Action) => guard(() => Verify.prepare(page, action)),
+    /** After an Action: its target read back against what it asked. */
+    check: (action: Action) => guard(() => Verify.check(page, action)),
     navigate: (url: string) => guard(() => StagehandPage.navigate(page, url, data.navigationTimeoutMs)),
     screenshot: (fullPage: boolean) => guard(() => StagehandPage.screenshot(page, fullPage)),
     state: () => guard(() => StagehandPage.state(page)),

@@ -13,12 +13,20 @@ import { NavigationFailed } from "../../Errors/Page.ts"
 import type { SwitchyardError } from "../../Errors.ts"
 import * as Secrets from "../../Logging/Secrets.ts"
 import { BrowserSession } from "../BrowserSession.ts"
-import { type Action, type ActResult, type Capabilities, Engine, type ScreenshotOptions } from "../Engine.ts"
+import {
+  type Action,
+  type ActResult,
+  type ActTarget,
+  type Capabilities,
+  Engine,
+  type ScreenshotOptions
+} from "../Engine.ts"
 import * as Model from "../Model.ts"
 import { requireAbsoluteUrl } from "../Navigation.ts"
 import * as Errors from "./Errors.ts"
 import type { StagehandEngineOptions } from "./Options.ts"
 import * as StagehandPage from "./Page.ts"
+import * as Verify from "./Verify.ts"
 
 const engine = "stagehand" as const
 
@@ -238,15 +246,34 @@ export const make = Effect.fn("StagehandEngine.dom")(function* (options: Stageha
       )
     })
 
-  const actResult = (result: { readonly message: string; readonly actions: ReadonlyArray<StagehandAction> }) => {
+  const actResult = (
+    result: { readonly message: string; readonly actions: ReadonlyArray<StagehandAction> },
+    target?: ActTarget
+  ) => {
     const actions = result.actions.map(toAction)
     const [only] = actions
     return {
       success: true,
       description: actions.length > 0 ? actions.map(describe).join(", then ") : result.message,
-      ...(actions.length === 1 && only !== undefined ? { action: only } : {})
+      ...(actions.length === 1 && only !== undefined ? { action: only } : {}),
+      ...(target === undefined ? {} : { target })
     } satisfies ActResult
   }
+
+  /** The acts' targets read back (Verify.ts): the last one's state for the answer, or what the page does not show. */
+  const checked = (actions: ReadonlyArray<Action>, label: string) =>
+    Effect.gen(function* () {
+      let target: ActTarget | undefined
+      for (const action of actions) {
+        const found = yield* run({ action: label, timeoutMs: pageTimeoutMs, sideEffect: "possible" }, () =>
+          Verify.check(page, action)
+        )
+        const failure = Verify.failure(found, label)
+        if (failure !== undefined) return yield* Effect.fail(failure)
+        if (found._tag === "shown") target = found.target
+      }
+      return target
+    })
 
   return Engine.of({
     kind: engine,
@@ -272,19 +299,25 @@ export const make = Effect.fn("StagehandEngine.dom")(function* (options: Stageha
 
     act: Effect.fn("StagehandEngine.act")(function* (input: string | Action) {
       if (typeof input === "string") {
+        // Every field's value is kept first, so text the model's act sent elsewhere can be found afterwards.
+        yield* run({ action: input, timeoutMs: pageTimeoutMs, sideEffect: "none" }, () => Verify.remember(page))
         const result = yield* run({ action: input, timeoutMs: actionTimeoutMs, sideEffect: "after-model" }, () =>
           sh.act(input, { page })
         )
         if (!result.success) return yield* Effect.fail(Errors.failedAct(result.message, input, input))
-        return actResult(result)
+        return actResult(result, yield* checked(result.actions.map(toAction), input))
       }
       const label = `${input.method} ${input.selector}`.trim()
-      const action = { ...input, arguments: [...input.arguments] }
+      const prepared = yield* run({ action: label, timeoutMs: pageTimeoutMs, sideEffect: "none" }, () =>
+        Verify.prepare(page, input)
+      )
+      if (prepared._tag !== "ready") return yield* Effect.fail(Verify.failure(prepared, label)!)
+      const action = { ...prepared.action, arguments: [...prepared.action.arguments] }
       const result = yield* run({ action: label, timeoutMs: actionTimeoutMs, sideEffect: "possible" }, () =>
         sh.act(action, { page })
       )
       if (!result.success) return yield* Effect.fail(Errors.failedAct(result.message, input.selector, label))
-      return actResult(result)
+      return actResult(result, yield* checked([prepared.action], label))
     }),
 
     observe: Effect.fn("StagehandEngine.observe")(function* (instruction: string) {

@@ -1,6 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { errors } from "playwright-core"
 import { toEngineError } from "../../../src/Engine/Playwright/Errors.ts"
+import { Disabled } from "../../../src/Engine/Playwright/Pointer.ts"
+import { VerificationFailed } from "../../../src/Errors/Page.ts"
 import { toErrorInfo } from "../../../src/Errors.ts"
 
 describe("Playwright errors", () => {
@@ -36,5 +38,38 @@ describe("Playwright errors", () => {
       assert.strictEqual(error.cause, failure)
       assert.notProperty(toErrorInfo(error), "cause")
     }
+  })
+
+  it("a verification failure carries what was asked, what the page shows and where the text went, on the wire", () => {
+    const error = new VerificationFailed({
+      engine: "playwright",
+      action: "fill aria-ref=e4",
+      expected: "ada@example.com",
+      actual: "",
+      landed: { ref: "e8", role: "textbox", name: "Newsletter email" },
+      message: "the text went elsewhere"
+    })
+    assert.deepStrictEqual(toErrorInfo(error), {
+      type: "verification_failed",
+      message: "the text went elsewhere",
+      retryable: false,
+      engine: "playwright",
+      action: "fill aria-ref=e4",
+      sideEffect: "possible",
+      expected: "ada@example.com",
+      actual: "",
+      landed: { ref: "e8", role: "textbox", name: "Newsletter email" }
+    })
+  })
+
+  it("a disabled target is refused with nothing done, saying it is disabled", () => {
+    const error = toEngineError(new Disabled('button "Submit"'), {
+      action: "click e5",
+      timeoutMs: 1_000,
+      sideEffect: "possible"
+    })
+    assert.strictEqual(error._tag, "ActionFailed")
+    assert.strictEqual("sideEffect" in error ? error.sideEffect : undefined, "none")
+    assert.include(error.message, 'button "Submit" is disabled')
   })
 })

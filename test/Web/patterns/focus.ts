@@ -48,8 +48,14 @@ function state() { return { alert: f.alert.value, threshold: f.threshold.value, 
         "where the text went with the dialog open"
       )
       assert.ok(!behind.ok, "a field under an open dialog cannot take text")
-      const said = `${behind.error?.message} ${JSON.stringify(behind.error?.landed ?? "")}`
-      assert.match(said, /What's new|Your email/, `the answer names the dialog or where the text went: ${said}`)
+      // Refused before typing, naming the dialog over it; or typed, found elsewhere, and said where.
+      if (behind.error?.type === "verification_failed") {
+        assert.equal(behind.error.landed?.name, "Your email", JSON.stringify(behind.error))
+        assert.equal(behind.error.sideEffect, "possible")
+      } else {
+        assert.equal(behind.error?.type, "action_failed", JSON.stringify(behind.error))
+        assert.match(behind.error?.message ?? "", /What's new/, "the refusal names the dialog")
+      }
       await agent.ok("browser.act", { instruction: 'click "Close"' })
       await agent.ok("browser.act", { instruction: 'fill "Alert email" with "ops@example.com"' })
       await agent.ok("browser.act", { instruction: 'fill "Error threshold" with "5"' })
@@ -196,6 +202,7 @@ function state() { return { zip: zip.value, years: years.value } }
         assert.equal(answer.error?.type, "verification_failed", JSON.stringify(answer.error ?? answer.result))
         assert.equal(answer.error?.expected, value)
         assert.equal(answer.error?.actual, shown, "the answer says what the field holds")
+        assert.equal(answer.error?.sideEffect, "possible", "something was typed")
       }
     }
   }),

@@ -1,0 +1,160 @@
+/**
+ * Choosing options as a person does: in a native `<select>` by label or value (several at once in a `<select
+ * multiple>`, added to what was already chosen), in an ARIA listbox by clicking each option not yet selected, in a
+ * custom dropdown by opening it (typing into an editable one) and clicking the option. The chosen set is read back.
+ */
+import { Effect } from "effect"
+import type { Locator } from "playwright-core"
+import { ActionFailed, ElementNotFound, type ElementRef, InvalidInput } from "../../Errors/Page.ts"
+import type { SwitchyardError } from "../../Errors.ts"
+import * as AccessibilityTree from "../AccessibilityTree.ts"
+import { attempt, engine } from "./Errors.ts"
+import type { SessionPage } from "./Page.ts"
+import * as Pointer from "./Pointer.ts"
+import type * as Verify from "./Verify.ts"
+
+const quote = (s: string) => JSON.stringify(s)
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** What a select needs to know about where it runs. */
+export interface Context {
+  readonly label: string
+  /** The target as a person reads it: `combobox "Country"`. */
+  readonly target: string
+  readonly before: Verify.Before
+  /** Reads the page's elements (references for options). */
+  readonly read: () => Effect.Effect<ReadonlyArray<AccessibilityTree.Element>, SwitchyardError>
+  /** The reference of the dropdown, when it was named by one: its options are looked for inside it first. */
+  readonly ref?: string
+  /** An element as errors point to it. */
+  readonly refFor: (e: AccessibilityTree.Element) => ElementRef
+}
+
+/** The index of the native option whose label or value matches `wanted`, or ElementNotFound listing the options. */
+const matchOption = (options: NonNullable<Verify.Before["options"]>, wanted: string, ctx: Context) => {
+  const exact = options.findIndex((o) => o.label === wanted || o.value === wanted)
+  const loose = options.findIndex(
+    (o) =>
+      AccessibilityTree.normalize(o.label) === AccessibilityTree.normalize(wanted) ||
+      o.value.toLowerCase() === wanted.toLowerCase()
+  )
+  const index = exact >= 0 ? exact : loose
+  if (index >= 0) return Effect.succeed(index)
+  return Effect.fail(
+    new ElementNotFound({
+      engine,
+      action: ctx.label,
+      target: `option ${quote(wanted)}`,
+      message: `no option ${quote(wanted)} in ${ctx.target}; the options are ${options.map((o) => quote(o.label)).join(", ")}`
+    })
+  )
+}
+
+/**
+ * A native `<select>`: the options asked for, by index. A `<select multiple>` keeps what was chosen before (a person
+ * adds with Ctrl-click); a single select takes one option. Answers the labels that should now be selected.
+ */
+export const native = (sp: SessionPage, locator: Locator, wanted: ReadonlyArray<string>, ctx: Context) =>
+  Effect.gen(function* () {
+    const options = ctx.before.options!
+    if (!ctx.before.multiple && wanted.length > 1) {
+      return yield* Effect.fail(
+        new InvalidInput({
+          engine,
+          action: ctx.label,
+          field: "arguments",
+          message: `${ctx.target} takes one option; ${wanted.map(quote).join(", ")} are several`
+        })
+      )
+    }
+    const asked = yield* Effect.forEach(wanted, (w) => matchOption(options, w, ctx))
+    const disabled = asked.filter((i) => options[i]!.disabled)
+    if (disabled.length > 0) {
+      return yield* Effect.fail(
+        new ActionFailed({
+          engine,
+          action: ctx.label,
+          sideEffect: "none",
+          message: `${ctx.label} did nothing: the option ${disabled.map((i) => quote(options[i]!.label)).join(", ")} of ${ctx.target} is disabled`
+        })
+      )
+    }
+    const kept = ctx.before.multiple ? options.flatMap((o, i) => (o.selected ? [i] : [])) : []
+    const indexes = [...new Set([...kept, ...asked])].sort((a, b) => a - b)
+    const timeout = sp.limits.actionTimeoutMs
+    return {
+      run: () =>
+        locator.selectOption(
+          indexes.map((index) => ({ index })),
+          { timeout }
+        ),
+      selected: indexes.map((i) => options[i]!.label)
+    }
+  })
+
+const optionRoles = ["option", "menuitem", "menuitemradio", "treeitem", "gridcell"]
+
+/** One option named `wanted` among those shown (inside the dropdown first), waited for a moment after opening. */
+const findOption = (sp: SessionPage, wanted: string, ctx: Context) =>
+  Effect.gen(function* () {
+    const deadline = Date.now() + sp.limits.elementWaitMs
+    for (;;) {
+      const all = (yield* ctx.read()).filter((e) => optionRoles.includes(e.role))
+      const inside = ctx.ref === undefined ? [] : all.filter((e) => e.within.includes(ctx.ref!))
+      const options = inside.length > 0 ? inside : all
+      const choice = AccessibilityTree.choose(AccessibilityTree.rank(options, "click", wanted))
+      if (choice._tag === "one") return choice.chosen.element
+      if (choice._tag === "ambiguous" || Date.now() >= deadline) {
+        return yield* Effect.fail(
+          new ElementNotFound({
+            engine,
+            action: ctx.label,
+            target: `option ${quote(wanted)}`,
+            elements: options.slice(0, 10).map(ctx.refFor),
+            message: `no single option ${quote(wanted)} in ${ctx.target}; the options shown are ${options.map((o) => quote(o.name)).join(", ") || "none"}`
+          })
+        )
+      }
+      yield* Effect.promise(() => sleep(200))
+    }
+  })
+
+/**
+ * A custom dropdown (an ARIA combobox or listbox, not a native `<select>`). A listbox shows its options: each one asked
+ * for that is not selected yet is clicked (clicking a selected one would deselect it). A combobox is opened as a person
+ * opens it — typing into an editable one, clicking another — for each option, then the option is clicked once shown.
+ * Answers the names of the options clicked or already selected.
+ */
+export const custom = (sp: SessionPage, locator: Locator, wanted: ReadonlyArray<string>, ctx: Context) =>
+  Effect.gen(function* () {
+    const { page } = sp
+    const timeout = sp.limits.actionTimeoutMs
+    const chosen: Array<string> = []
+    const listbox = ctx.before.role === "listbox"
+    for (const w of wanted) {
+      if (!listbox) {
+        const editable = ["text", "search", "contenteditable", "textarea"].includes(ctx.before.kind)
+        yield* attempt(sp.at(ctx.label, "possible"), async () => {
+          const aim = await Pointer.approach(page, locator, timeout, { enabled: true, target: ctx.target })
+          await Pointer.click(page, locator, aim, timeout)
+          if (editable) await Pointer.fill(locator, w, timeout, ctx.before.kind)
+        })
+      }
+      const option = yield* findOption(sp, w, ctx)
+      const on = sp.elements.locate(option.ref)!
+      const selected = yield* attempt(sp.at(ctx.label), () =>
+        on.evaluate((el) => el.getAttribute("aria-selected") === "true", undefined, { timeout })
+      )
+      if (!(listbox && selected)) {
+        yield* attempt(sp.at(ctx.label, "possible"), async () => {
+          const aim = await Pointer.approach(page, on, timeout, {
+            enabled: true,
+            target: AccessibilityTree.describe(option)
+          })
+          await Pointer.click(page, on, aim, timeout)
+        })
+      }
+      chosen.push(option.name)
+    }
+    return chosen
+  })
