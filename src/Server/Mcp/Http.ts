@@ -9,6 +9,7 @@ import { networkInterfaces } from "node:os"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Redacted, Schedule } from "effect"
+import * as Address from "../../Egress/Address.ts"
 import { InvalidInput } from "../../Errors/Page.ts"
 import { type Client, type McpOptions, makeServer, runner } from "../Mcp.ts"
 import { Sessions } from "../Sessions.ts"
@@ -30,15 +31,13 @@ export interface HttpOptions extends McpOptions {
   readonly onListening?: (url: string) => void
 }
 
-const loopback = (host: string) => ["127.0.0.1", "::1", "localhost"].includes(host)
-
 /** Refuses to expose the service beyond this machine without a token. */
 export const checkHttpOptions = (options: HttpOptions) =>
-  !loopback(options.host) && !options.token
+  !Address.isLoopbackHost(options.host) && !options.token
     ? Effect.fail(
         new InvalidInput({
           field: "http.token",
-          message: `binding MCP over HTTP to ${options.host} needs a bearer token (--token or SWITCHYARD_HTTP_TOKEN); only 127.0.0.1 may go without`
+          message: `binding MCP over HTTP to ${options.host} needs a bearer token (--token or SWITCHYARD_HTTP_TOKEN); only a loopback address (127.0.0.0/8, ::1, localhost) may go without`
         })
       )
     : Effect.void
@@ -69,7 +68,7 @@ const allowedHostsOf = (options: HttpOptions) => {
   const bound = wildcard(options.host)
     ? Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address))
     : [options.host]
-  const local = loopback(options.host) || wildcard(options.host) ? ["127.0.0.1", "::1", "localhost"] : []
+  const local = Address.isLoopbackHost(options.host) || wildcard(options.host) ? ["127.0.0.1", "::1", "localhost"] : []
   return new Set([...bound, ...local, ...options.allowedHosts].map((h) => hostnameOf(h) ?? h.toLowerCase()))
 }
 
