@@ -89,9 +89,17 @@ const readBody = async (req: IncomingMessage, limit: number) => {
     if (size > limit) throw new Error(`request body over ${limit} bytes`)
     chunks.push(chunk as Buffer)
   }
-  const text = Buffer.concat(chunks).toString("utf8")
+  // As on stdio: a leading BOM is ignored, bytes that are not UTF-8 are a parse error.
+  let text: string
+  try {
+    text = utf8.decode(Buffer.concat(chunks))
+  } catch {
+    throw new Error("the body is not UTF-8")
+  }
   return text === "" ? undefined : (JSON.parse(text) as unknown)
 }
+
+const utf8 = new TextDecoder("utf-8", { fatal: true })
 
 const jsonError = (res: ServerResponse, status: number, code: number, message: string) =>
   res

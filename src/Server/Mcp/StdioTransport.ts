@@ -86,6 +86,8 @@ export class StdioTransport implements Transport {
   private readonly onstreamerror = (error: Error) => this.onerror?.(error)
 
   private serve(line: Lines.Line) {
+    // A blank line is no message (as on the JSON-RPC surface).
+    if (line._tag === "Line" && line.text.trim() === "") return
     let outcome: ReturnType<typeof read>
     try {
       outcome = read(line)
