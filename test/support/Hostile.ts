@@ -66,6 +66,25 @@ const requestWith = (id: string, where: typeof Where.Type, inner: string, surfac
   return `{"jsonrpc":"2.0","id":${idText},"method":${method},"params":${params}}`
 }
 
+/** A request whose URL is `message.text`, with its bytes made wrong in the way `message.form` says. */
+const encoded = (message: Extract<Hostile, { _tag: "encoding" }>, id: string, surface: "jsonrpc" | "mcp"): Buffer => {
+  const request = Buffer.from(requestWith(id, "url", JSON.stringify(message.text.replaceAll("\n", " ")), surface))
+  switch (message.form) {
+    case "bom":
+      return Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), request])
+    case "nul":
+      return Buffer.concat([request.subarray(0, 10), Buffer.from([0]), request.subarray(10)])
+    case "surrogate":
+      return Buffer.from(requestWith(id, "url", '"\\ud800\\udfff\\udc00"', surface))
+    case "latin1":
+      return Buffer.from(requestWith(id, "url", '"caf\u00e9"', surface), "latin1")
+    case "overlong":
+      return Buffer.concat([request.subarray(0, 10), Buffer.from([0xc0, 0xaf]), request.subarray(10)])
+    case "cut-utf8":
+      return Buffer.concat([request.subarray(0, 10), Buffer.from([0xe2, 0x82]), request.subarray(10)])
+  }
+}
+
 /** A message as the bytes of one line (without its newline); `id` is a fresh id the message may use. */
 export const lineOf = (message: Hostile, id: string, surface: "jsonrpc" | "mcp"): Buffer => {
   switch (message._tag) {
@@ -86,28 +105,12 @@ export const lineOf = (message: Hostile, id: string, surface: "jsonrpc" | "mcp")
       return Buffer.from(message.text.replaceAll("\n", " "))
     case "json":
       return Buffer.from(JSON.stringify(message.value))
-    case "encoding": {
-      const request = Buffer.from(requestWith(id, "url", JSON.stringify(message.text.replaceAll("\n", " ")), surface))
-      switch (message.form) {
-        case "bom":
-          return Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), request])
-        case "nul":
-          return Buffer.concat([request.subarray(0, 10), Buffer.from([0]), request.subarray(10)])
-        case "surrogate":
-          return Buffer.from(requestWith(id, "url", '"\\ud800\\udfff\\udc00"', surface))
-        case "latin1":
-          return Buffer.from(requestWith(id, "url", '"caf\u00e9"', surface), "latin1")
-        case "overlong":
-          return Buffer.concat([request.subarray(0, 10), Buffer.from([0xc0, 0xaf]), request.subarray(10)])
-        case "cut-utf8":
-          return Buffer.concat([request.subarray(0, 10), Buffer.from([0xe2, 0x82]), request.subarray(10)])
-      }
-    }
-    // biome-ignore lint/suspicious/noFallthroughSwitchClause: every form returns above
+    case "encoding":
+      return encoded(message, id, surface)
     case "call": {
       const request: Record<string, unknown> = {
         jsonrpc: message.jsonrpc,
-        method: surface === "mcp" && typeof message.method === "string" ? message.method : message.method,
+        method: message.method,
         params:
           surface === "mcp"
             ? { name: message.tool, arguments: message.arguments }
