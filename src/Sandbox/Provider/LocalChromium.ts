@@ -7,7 +7,7 @@ import { accessSync, constants, existsSync, readFileSync, statSync } from "node:
 import { chown, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { delimiter, join } from "node:path"
-import { Effect, Layer, Option } from "effect"
+import { Deferred, Effect, Layer, Option } from "effect"
 import * as CdpConnection from "../../Cdp/Connection.ts"
 import * as CdpHttp from "../../Cdp/Http.ts"
 import { Egress } from "../../Egress/Egress.ts"
@@ -478,7 +478,10 @@ export const make = (options: LocalChromiumOptions = {}): BrowserProvider["Servi
     ).pipe(
       Effect.map((launched): RunningBrowser => {
         const httpEndpoint = `http://${new URL(launched.wsEndpoint).host}`
+        const exit = Deferred.makeUnsafe<void>()
+        void launched.exit.then(() => Deferred.doneUnsafe(exit, Effect.void))
         return {
+          exit,
           wsEndpoint: launched.wsEndpoint,
           httpEndpoint,
           pid: launched.child.pid ?? null,

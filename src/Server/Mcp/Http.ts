@@ -132,14 +132,17 @@ export const serveHttp = (options: HttpOptions & { readonly maxBodyBytes: number
     /** Every MCP client's browser sessions, to tell whether another client still uses one. */
     const clients = new Set<Client>()
 
-    /** An MCP session ended: the browser sessions it used close, unless another client uses them too. */
+    /**
+     * An MCP session ended (DELETE, its transport closed, idle expiry, eviction): the browser sessions it used, unless
+     * another client uses them too, hibernate — their pages saved, their browsers freed for others.
+     */
     const release = (client: Client) => {
       if (!clients.delete(client)) return
       const stillUsed = new Set([...clients].flatMap((other) => [...other.used]))
       const unused = [...client.used].filter((name) => !stillUsed.has(name))
       if (unused.length === 0) return
       run(
-        Effect.forEach(unused, (name) => sessions.close(name), { discard: true }),
+        Effect.forEach(unused, (name) => sessions.hibernate(name), { discard: true }),
         new AbortController().signal
       ).catch(() => undefined)
     }
