@@ -32,6 +32,8 @@ export interface ErrorInfo {
   readonly retryAfterMs?: number
   /** For a missing or ambiguous target: the closest elements, with references `browser.act` accepts. */
   readonly elements?: ReadonlyArray<ElementRef>
+  /** For `cdp_closed`: the session's page or browser itself went (`crashed`, `closed`, `hung`, `browser`). */
+  readonly lost?: "crashed" | "closed" | "hung" | "browser"
 }
 
 export const toErrorInfo = (error: SwitchyardError): ErrorInfo => {
@@ -44,6 +46,7 @@ export const toErrorInfo = (error: SwitchyardError): ErrorInfo => {
     ...(error.action === undefined ? {} : { action: error.action }),
     ...(sideEffect === undefined ? {} : { sideEffect }),
     ...("retryAfterMs" in error && error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}),
-    ...("elements" in error && error.elements !== undefined ? { elements: error.elements } : {})
+    ...("elements" in error && error.elements !== undefined ? { elements: error.elements } : {}),
+    ...("lost" in error && error.lost !== undefined ? { lost: error.lost } : {})
   }
 }
