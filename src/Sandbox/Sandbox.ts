@@ -3,7 +3,7 @@
  * BrowserLife, EngineSwitch, Tabs and Idle, sharing one SessionState in a Ref; the page model (tabs, dialogs, file
  * choosers, downloads) is kept for every engine level alike.
  */
-import { Clock, Context, Deferred, Effect, Exit, Layer, Option, Ref, Schedule } from "effect"
+import { Clock, Context, Deferred, Effect, Exit, FiberHandle, Layer, Option, Ref, Schedule } from "effect"
 import type { Action, Engine, PageState } from "../Engine/Engine.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import * as Instruction from "../Engine/Instruction.ts"
@@ -165,6 +165,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
   // Created first, so it is closed last: after the engine has given its worker back.
   const keep = yield* Isolated.makeKeep()
   const state = yield* Ref.make(SessionState.initial)
+  /** The read of the page's cookies and storage after a call, running beside the answer. */
+  const saving = yield* FiberHandle.make<void, never>()
   const lease = yield* Lease.make({ state, timeoutMs: options.leaseTimeoutMs ?? 30_000 })
   const engines = EngineSwitch.make({ state, connectTimeoutMs: options.connectTimeoutMs ?? 30_000, keep })
   const limits = yield* Limits.make(options.limits)
@@ -200,7 +202,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       const before = (yield* Ref.getAndUpdate(state, (s) => ({ ...s, lastLocation: page.value }))).lastLocation
       // A page that went elsewhere by itself (a redirect, a script) is not the one earlier frames show.
       if (before?.url !== page.value.url) yield* captures.changed
-      yield* keepSaved(live, page.value.url, !blocked)
+      // Read beside the answer (the latest read wins): the call does not wait for it.
+      yield* FiberHandle.run(saving, keepSaved(live, page.value.url, !blocked))
     })
 
   /**
@@ -454,6 +457,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       yield* idle.cancel
       yield* holding(stopBrowser).pipe(Effect.ignore)
       // A closed session starts afresh: nothing to restore or report.
+      yield* FiberHandle.clear(saving)
       yield* Ref.update(state, (s) => ({ ...s, lastLocation: undefined, saved: undefined }))
     })
   const close = closeWith((self) => lease.run(self))
