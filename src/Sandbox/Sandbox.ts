@@ -1,9 +1,10 @@
 /**
  * One browser session and its single automation client (seeds 001, 002), as one service over its parts: Lease,
- * BrowserLife, EngineSwitch, Tabs and Idle, sharing one SessionState in a Ref; the page model (tabs, dialogs, file
- * choosers, downloads) is kept for every engine level alike.
+ * BrowserLife, EngineSwitch, Tabs, Idle and Loss, sharing one SessionState in a Ref; the page model (tabs, dialogs,
+ * file choosers, downloads) and the saved page (SavedPage) are kept for every engine level alike. Longer than most
+ * modules: it is where a call meets the browser, and the parts' order around a call is read here in one place.
  */
-import { Clock, Context, Deferred, Effect, Exit, FiberHandle, Layer, Option, Ref, Schedule } from "effect"
+import { Clock, Context, Effect, Exit, FiberHandle, Layer, Option, Ref, Schedule } from "effect"
 import type { Action, Engine, PageState } from "../Engine/Engine.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import * as Instruction from "../Engine/Instruction.ts"
@@ -20,10 +21,10 @@ import * as EngineSwitch from "./EngineSwitch.ts"
 import * as Idle from "./Idle.ts"
 import * as Lease from "./Lease.ts"
 import * as Limits from "./Limits.ts"
+import * as Loss from "./Loss.ts"
 import * as PageEvent from "./PageEvent.ts"
 import * as Dialogs from "./PageLink/Dialogs.ts"
 import type { Download } from "./PageLink/Downloads.ts"
-import { described, type Fate } from "./PageLink/Targets.ts"
 import * as SavedPage from "./SavedPage.ts"
 import * as SessionState from "./SessionState.ts"
 import * as Snapshot from "./Snapshot.ts"
@@ -301,31 +302,6 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     })
   }
 
-  const lostPage = (fate: Fate) =>
-    new CdpClosed({
-      sideEffect: "possible",
-      lost: fate,
-      message: `the session's page ${described[fate]} during the call; the next call works on the previous tab, or opens a new page at the last URL with its cookies and storage`
-    })
-  const lostBrowser = new CdpClosed({
-    sideEffect: "possible",
-    lost: "browser",
-    message:
-      "the session's browser crashed during the call; the next call relaunches it at the last URL with its cookies and storage"
-  })
-
-  /** Whether the page or the browser went, waiting a moment for the browser's word (it may come after the engine's). */
-  const lostUnder = (live: SessionState.LiveBrowser): Effect.Effect<Option.Option<CdpClosed>> =>
-    Effect.raceFirst(
-      live.link.lost(live.targetId).pipe(Effect.map(lostPage)),
-      live.running.exit === undefined ? Effect.never : Deferred.await(live.running.exit).pipe(Effect.as(lostBrowser))
-    ).pipe(Effect.timeoutOption(500))
-
-  /** Whether a call ended because its page or browser went. */
-  const lostIn = (exit: Exit.Exit<unknown, unknown>) =>
-    Exit.isFailure(exit) &&
-    exit.cause.reasons.some((r) => r._tag === "Fail" && r.error instanceof CdpClosed && r.error.lost !== undefined)
-
   const use = <A, E>(spec: EngineSpec, f: (engine: Engine["Service"]) => Effect.Effect<A, E>) =>
     lease
       .run(
@@ -342,23 +318,6 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
             const waiting = yield* live.link.dialog(live.targetId)
             // Every engine would wait behind the dialog: the agent answers it first.
             if (Option.isSome(waiting) && !person) return yield* dialogError(waiting.value, false)
-            // A page closed or crashed under a call, or a browser that died, would leave the engine waiting out its
-            // time limit (or failing as if the page were at fault): the call ends now with cdp_closed, whatever it was
-            // doing, connecting its engine included.
-            const pageLost = live.link.lost(live.targetId).pipe(
-              Effect.flatMap((fate) =>
-                Effect.gen(function* () {
-                  // A tab that closes itself after the click that finished its job (an OAuth popup): the call may
-                  // still end well; the next call works on the previous tab.
-                  if (fate === "closed") yield* Effect.sleep(2_000)
-                  return yield* lostPage(fate)
-                })
-              )
-            )
-            const browserLost =
-              live.running.exit === undefined
-                ? Effect.never
-                : Deferred.await(live.running.exit).pipe(Effect.andThen(Effect.fail(lostBrowser)))
             const work = Effect.gen(function* () {
               const connected = yield* engines.engineFor(spec, live)
               yield* restored
@@ -395,7 +354,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
                 // An engine that saw its connection go first is told apart from one whose page or browser went.
                 Effect.catch((error: E | SwitchyardError) =>
                   error instanceof CdpClosed && error.lost === undefined
-                    ? lostUnder(live).pipe(Effect.flatMap((lost) => Effect.fail(Option.getOrElse(lost, () => error))))
+                    ? Loss.under(live).pipe(Effect.flatMap((lost) => Effect.fail(Option.getOrElse(lost, () => error))))
                     : Effect.fail(error)
                 ),
                 Effect.raceFirst(dialogOpened),
@@ -406,7 +365,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
                   Effect.gen(function* () {
                     // A call stopped by its time limit, or whose page or browser went, does not wait for its
                     // downloads: the release stays short.
-                    if (!Exit.hasInterrupts(exit) && !lostIn(exit)) yield* settleDownloads(live, mark, loads)
+                    if (!Exit.hasInterrupts(exit) && !Loss.endedBy(exit)) yield* settleDownloads(live, mark, loads)
                     yield* settleTabs(live)
                     yield* live.link.notices.pipe(Effect.flatMap(note))
                     yield* idle.touch
@@ -424,7 +383,10 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
                 )
               )
             })
-            return yield* work.pipe(Effect.raceFirst(pageLost), Effect.raceFirst(browserLost))
+            // A page closed or crashed under a call, or a browser that died, would leave the engine waiting out its
+            // time limit (or failing as if the page were at fault): the call ends now with cdp_closed, whatever it was
+            // doing, connecting its engine included.
+            return yield* work.pipe(Effect.raceFirst(Loss.watch(live)))
           })
         ),
         spec
