@@ -3,7 +3,7 @@
  * the `cdp_closed` error (with `lost`) that ends the call at once, whatever the engine was doing, and tells the
  * cascade not to retry it there: the next call gets the page back.
  */
-import { Deferred, Effect, Exit, type Option } from "effect"
+import { Deferred, Effect, Exit, Option } from "effect"
 import { CdpClosed } from "../Errors/Engine.ts"
 import { described, type Fate } from "./PageLink/Targets.ts"
 import type { LiveBrowser } from "./SessionState.ts"
@@ -44,6 +44,16 @@ export const under = (live: LiveBrowser): Effect.Effect<Option.Option<CdpClosed>
   Effect.raceFirst(live.link.lost(live.targetId).pipe(Effect.map(page)), exited(live).pipe(Effect.as(browser))).pipe(
     Effect.timeoutOption(500)
   )
+
+/** Whether the page or the browser is known to be gone now. */
+export const now = (live: LiveBrowser): Effect.Effect<boolean> =>
+  live.link
+    .fate(live.targetId)
+    .pipe(
+      Effect.map(
+        (fate) => Option.isSome(fate) || (live.running.exit !== undefined && Deferred.isDoneUnsafe(live.running.exit))
+      )
+    )
 
 /** Whether a call ended because its page or browser went. */
 export const endedBy = (exit: Exit.Exit<unknown, unknown>) =>

@@ -169,7 +169,12 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
   /** The read of the page's cookies and storage after a call, running beside the answer. */
   const saving = yield* FiberHandle.make<void, never>()
   const lease = yield* Lease.make({ state, timeoutMs: options.leaseTimeoutMs ?? 30_000 })
-  const engines = EngineSwitch.make({ state, connectTimeoutMs: options.connectTimeoutMs ?? 30_000, keep })
+  const engines = EngineSwitch.make({
+    state,
+    connectTimeoutMs: options.connectTimeoutMs ?? 30_000,
+    keep,
+    sessionScope: yield* Effect.scope
+  })
   const limits = yield* Limits.make(options.limits)
   const tabs = Tabs.make({ state, engines })
   const life = yield* BrowserLife.make({
@@ -360,7 +365,10 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
                 Effect.raceFirst(dialogOpened),
                 Effect.raceFirst(runaway),
                 // An interrupted call (a timeout) may leave the SDK mid-flight: drop that client before the lease goes.
-                Effect.onInterrupt(() => engines.disconnect("the call was interrupted")),
+                // A client whose page or browser went is closed in the background: the answer does not wait for it.
+                Effect.onInterrupt(() =>
+                  Loss.now(live).pipe(Effect.flatMap((lost) => engines.disconnect("the call was interrupted", lost)))
+                ),
                 Effect.onExit((exit) =>
                   Effect.gen(function* () {
                     // A call stopped by its time limit, or whose page or browser went, does not wait for its

@@ -93,13 +93,11 @@ export const connect = (options: ConnectOptions): Effect.Effect<SessionPage, Swi
           ),
         catch: (cause) => connectError(options.wsEndpoint, cause)
       }),
-      // On a connectOverCDP browser, close() only disconnects: the browser and its pages keep running. It finishes in
-      // the background: on a page that crashed it can take seconds, and nothing waits for it (a call that lost its
-      // page is answered at once).
+      // On a connectOverCDP browser, close() only disconnects: the browser and its pages keep running.
       (browser) =>
-        Effect.sync(() => {
-          void browser.close().catch(() => undefined)
-        })
+        Effect.promise(() => browser.close().catch(() => undefined)).pipe(
+          Effect.timeoutOption(options.releaseTimeoutMs ?? 5_000)
+        )
     )
     // Playwright dismisses a dialog nobody listens for: the session decides them (held for the agent by default).
     for (const context of browser.contexts()) context.on("dialog", () => undefined)
