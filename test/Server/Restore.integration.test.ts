@@ -133,7 +133,7 @@ describe("a session's page comes back whole", () => {
         )
         assert.isAbove(renderers.length, 0)
         for (const renderer of renderers) process.kill(renderer.pid, "SIGKILL")
-      const answer = yield* Effect.promise(() => pending)
+        const answer = yield* Effect.promise(() => pending)
         assert.strictEqual(answer.error?.data?.type, "cdp_closed", JSON.stringify(answer))
         assert.isTrue(answer.error?.data?.retryable)
         yield* restored(service, requests, mark, "tab", "crash")
@@ -153,7 +153,7 @@ describe("a session's page comes back whole", () => {
         const pending = yield* waitingAct(service, "browser")
         const mark = requests.length
         process.kill(browserPid, "SIGKILL")
-      const answer = yield* Effect.promise(() => pending)
+        const answer = yield* Effect.promise(() => pending)
         assert.strictEqual(answer.error?.data?.type, "cdp_closed", JSON.stringify(answer))
         assert.isTrue(answer.error?.data?.retryable)
         yield* restored(service, requests, mark, "browser", "crash")
