@@ -147,8 +147,15 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
   const hibernated = new Map<string, Hibernated>()
   /** Sessions being hibernated: a call for one waits until its page is saved. */
   const hibernating = new Map<string, Deferred.Deferred<void>>()
-  /** Completed (and replaced) whenever a session's last call ends: a call waiting for a slot looks again. */
-  let idleNow = Deferred.makeUnsafe<void>()
+  /** Completed (and replaced) whenever a slot is given back or a session's last call ends: a call waiting looks again. */
+  let changed = Deferred.makeUnsafe<void>()
+  const signal = () => {
+    const was = changed
+    changed = Deferred.makeUnsafe<void>()
+    Deferred.doneUnsafe(was, Effect.void)
+  }
+  /** Gives a slot back and wakes the calls waiting for one. */
+  const release = slots.release(1).pipe(Effect.andThen(Effect.sync(signal)))
 
   const sessionFor = (name: string): Effect.Effect<Live, SwitchyardError> =>
     Effect.suspend(() => {
@@ -210,7 +217,7 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
         }
         Deferred.doneUnsafe(live.closed, Effect.void)
         yield* Scope.close(live.scope, Exit.void)
-        if (releaseSlot) yield* slots.release(1)
+        if (releaseSlot) yield* release
       }).pipe(
         Effect.ensuring(
           Effect.sync(() => {
@@ -232,13 +239,13 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
       })
     }
     waiting++
-    // A slot freed, or a session whose last call ended (hibernated then), whichever comes first.
+    // Looks again whenever a slot is given back or a session's last call ends (it hibernates then). Never a take
+    // raced against the signal: a take that won a lost race would keep its permit for good.
     const freed: Effect.Effect<void> = Effect.suspend(() => {
-      const idle = idleNow
-      return Effect.raceFirst(slots.take(1).pipe(Effect.as(true)), Deferred.await(idle).pipe(Effect.as(false))).pipe(
-        Effect.flatMap((taken) =>
-          taken ? Effect.void : hibernateIdle.pipe(Effect.flatMap((ok) => (ok ? Effect.void : freed)))
-        )
+      const next = changed
+      return slots.takeIfAvailable(1).pipe(
+        Effect.flatMap((taken) => (taken ? Effect.succeed(true) : hibernateIdle)),
+        Effect.flatMap((ok) => (ok ? Effect.void : Deferred.await(next).pipe(Effect.andThen(freed))))
       )
     })
     const got = yield* freed.pipe(
@@ -261,7 +268,7 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
       const scope = yield* Scope.make()
       // A session that cannot start (no VNC tools, say) gives its slot back and answers why.
       const context = yield* Layer.buildWithScope(options.session(name), scope).pipe(
-        Effect.onError(() => Scope.close(scope, Exit.void).pipe(Effect.andThen(slots.release(1))))
+        Effect.onError(() => Scope.close(scope, Exit.void).pipe(Effect.andThen(release)))
       )
       const live: Live = {
         name,
@@ -290,7 +297,7 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
       sessions.delete(name)
       Deferred.doneUnsafe(live.closed, Effect.void)
       yield* Scope.close(live.scope, Exit.void)
-      yield* slots.release(1)
+      yield* release
     })
 
   /**
@@ -328,9 +335,7 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
     if (lane.pending === 0) {
       lanes.delete(name)
       // A session with nothing left to do may give its browser to a call waiting for a slot.
-      const idle = idleNow
-      idleNow = Deferred.makeUnsafe<void>()
-      Deferred.doneUnsafe(idle, Effect.void)
+      signal()
     }
   }
 
