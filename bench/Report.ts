@@ -2,6 +2,7 @@
 import type { ColdStartResult } from "./ColdStart.ts"
 import type { CrashResult } from "./Crash.ts"
 import type { DensityResult } from "./Density.ts"
+import type { HibernateResult } from "./Hibernate.ts"
 import type { MemoryResult } from "./Memory.ts"
 import { labels, type OverheadResult, variants } from "./Overhead.ts"
 import * as Peers from "./Peers.ts"
@@ -30,6 +31,7 @@ export interface Results {
   readonly switch?: SwitchResult
   readonly coldStart?: ColdStartResult
   readonly crash?: CrashResult
+  readonly hibernate?: HibernateResult
   readonly sessions?: SessionsResult
   readonly memory?: MemoryResult
   readonly web?: WebResult
@@ -344,6 +346,18 @@ export const sections = (r: Results): Array<string> => {
           ["the same call on a healthy browser", cell(c.healthy)]
         ]
       )}\n\nRecoveries that answered on the page the agent had open: ${c.restored} of ${c.runs}.`
+    )
+  }
+  if (r.hibernate) {
+    const h = r.hibernate
+    out.push(
+      `## Hibernation (${h.runs} calls; two signed-in sessions, browser cap 1: each call hibernates the other session and restores its own)\n\n${md(
+        ["", spread],
+        [
+          ["browser.extract on a hibernated session (hibernate the other + restore this one + the call)", cell(h.swap)],
+          ["the same call on a session that kept its browser (cap 2)", cell(h.open)]
+        ]
+      )}\n\nRestored pages that showed their HttpOnly cookie, localStorage and sessionStorage: ${h.whole} of ${h.runs}.`
     )
   }
   if (r.sessions) {

@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: every figure measured side by side in one run on local fixture pages, printed as tables and
  * written to bench/results.json and bench/RESULTS.md. `--quick` runs a few iterations of each (a smoke test);
- * `--only overhead,switch,cold,crash,sessions,memory,web,peers,density` runs some of them; `--report` rewrites RESULTS.md from
+ * `--only overhead,switch,cold,crash,hibernate,sessions,memory,web,peers,density` runs some of them; `--report` rewrites RESULTS.md from
  * results.json without measuring.
  */
 import { execFileSync } from "node:child_process"
@@ -18,6 +18,7 @@ import * as ColdStart from "./ColdStart.ts"
 import * as Crash from "./Crash.ts"
 import * as Density from "./Density.ts"
 import * as Findings from "./Findings.ts"
+import * as Hibernate from "./Hibernate.ts"
 import * as Memory from "./Memory.ts"
 import * as Overhead from "./Overhead.ts"
 import * as Peers from "./Peers.ts"
@@ -45,6 +46,7 @@ const counts = quick
       switchRounds: 2,
       coldStarts: 2,
       crashes: 3,
+      hibernations: 2,
       sessionRounds: 1,
       sequences: 4,
       lifecycles: 4,
@@ -62,6 +64,7 @@ const counts = quick
       switchRounds: 6,
       coldStarts: 4,
       crashes: 8,
+      hibernations: 8,
       sessionRounds: 2,
       sequences: 8,
       lifecycles: 12,
@@ -101,12 +104,13 @@ const part = <A, E>(name: string, self: Effect.Effect<A, E>) =>
 
 const program = Effect.gen(function* () {
   log(
-    `switchyard bench: iterations — overhead ${counts.overhead} (+${counts.warmup} warm-up) per variant, switch ${counts.switchRounds} rounds × 16 pairs, cold start ${counts.coldStarts} × 2, crash ${counts.crashes}, sessions ${counts.sessionRounds} rounds × (1, 2, 4, 8) sessions × ${counts.sequences} sequences per level, memory ${counts.calls} calls (+ ${counts.gcCalls} with forced GCs), peers ${counts.peerRounds} rounds × 3 servers (+ ${counts.peerSpawns} spawns each), density (${counts.densityLevels.join(", ")}) sessions × ${counts.densitySequences} sequences`
+    `switchyard bench: iterations — overhead ${counts.overhead} (+${counts.warmup} warm-up) per variant, switch ${counts.switchRounds} rounds × 16 pairs, cold start ${counts.coldStarts} × 2, crash ${counts.crashes}, hibernate ${counts.hibernations} × 2, sessions ${counts.sessionRounds} rounds × (1, 2, 4, 8) sessions × ${counts.sequences} sequences per level, memory ${counts.calls} calls (+ ${counts.gcCalls} with forced GCs), peers ${counts.peerRounds} rounds × 3 servers (+ ${counts.peerSpawns} spawns each), density (${counts.densityLevels.join(", ")}) sessions × ${counts.densitySequences} sequences`
   )
   const overhead = yield* part("overhead", Overhead.run({ iterations: counts.overhead, warmup: counts.warmup }))
   const switching = yield* part("switch", Switch.run({ rounds: counts.switchRounds }))
   const coldStart = yield* part("cold", ColdStart.run({ runs: counts.coldStarts }))
   const crash = yield* part("crash", Crash.run({ runs: counts.crashes }))
+  const hibernate = yield* part("hibernate", Hibernate.run({ runs: counts.hibernations }))
   const sessions = yield* part(
     "sessions",
     Sessions.run({ rounds: counts.sessionRounds, sequencesPerLevel: counts.sequences, lifecycles: counts.lifecycles })
@@ -127,7 +131,7 @@ const program = Effect.gen(function* () {
     "density",
     Density.run({ levels: counts.densityLevels, sequences: counts.densitySequences })
   )
-  return { overhead, switching, coldStart, crash, sessions, memory, web, peers, density }
+  return { overhead, switching, coldStart, crash, hibernate, sessions, memory, web, peers, density }
 })
 
 const main = Effect.gen(function* () {
@@ -149,6 +153,7 @@ const main = Effect.gen(function* () {
       "switch rounds": counts.switchRounds,
       "cold starts": counts.coldStarts,
       crashes: counts.crashes,
+      "hibernation rounds (2 sessions each)": counts.hibernations,
       "session rounds": counts.sessionRounds,
       "sequences per session level": counts.sequences,
       "memory calls": counts.calls,
@@ -162,6 +167,7 @@ const main = Effect.gen(function* () {
     ...(measured.switching ? { switch: measured.switching } : {}),
     ...(measured.coldStart ? { coldStart: measured.coldStart } : {}),
     ...(measured.crash ? { crash: measured.crash } : {}),
+    ...(measured.hibernate ? { hibernate: measured.hibernate } : {}),
     ...(measured.sessions ? { sessions: measured.sessions } : {}),
     ...(measured.memory ? { memory: measured.memory } : {}),
     ...(measured.web ? { web: measured.web } : {}),

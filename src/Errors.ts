@@ -38,6 +38,8 @@ export interface ErrorInfo {
   readonly expected?: string
   readonly actual?: string
   readonly landed?: ElementRef
+  /** For `cdp_closed`: the session's page or browser itself went (`crashed`, `closed`, `hung`, `browser`). */
+  readonly lost?: "crashed" | "closed" | "hung" | "browser"
 }
 
 export const toErrorInfo = (error: SwitchyardError): ErrorInfo => {
@@ -58,6 +60,7 @@ export const toErrorInfo = (error: SwitchyardError): ErrorInfo => {
           actual: error.actual,
           ...(error.landed === undefined ? {} : { landed: error.landed })
         }
-      : {})
+      : {}),
+    ...("lost" in error && error.lost !== undefined ? { lost: error.lost } : {})
   }
 }

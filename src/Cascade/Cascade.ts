@@ -118,6 +118,8 @@ const runLevel = <A>(
       // A failed act that may have acted is repeated only when the page shows it did nothing.
       // A dialog blocks every engine alike: no retry or other level can get past it; the agent answers it.
       if (error instanceof DialogOpen) return new Halt({ error })
+      // The session's page or browser went under the call: the call ends at once; the next one gets the page back.
+      if (error._tag === "CdpClosed" && error.lost !== undefined) return new Halt({ error })
       const possible = options.isAct && "sideEffect" in error && error.sideEffect === "possible"
       const guarded = possible && !config.repeatPossibleSideEffects
       const pageLevel = isPageError(error) && error.retryable

@@ -249,7 +249,7 @@ const outputSchemaOf = (result: Schema.Constraint): JsonSchema => ({
     pageEvents: {
       type: "array",
       description:
-        "What happened on the pages besides the call: a tab opened or closed, a dialog, files chosen, a download."
+        "What happened on the pages besides the call: a tab opened or closed, a dialog, files chosen, a download, the page restored (after a crash or hibernation)."
     }
   },
   required: ["result", "traceId", "attemptId", "state"]

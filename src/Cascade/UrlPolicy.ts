@@ -19,8 +19,6 @@ export const defaultPolicy = Egress.make({}, { privateNetworks: true, schemes: d
 
 const networkSchemes: Record<string, number> = { http: 80, ws: 80, https: 443, wss: 443 }
 
-const loopbackNames = (host: string) => host === "localhost" || host.endsWith(".localhost")
-
 /** Names to addresses, as the egress proxy resolves them; default the system's resolver. */
 export type Resolver = (host: string) => Promise<ReadonlyArray<string>>
 
@@ -31,7 +29,7 @@ const addressesOf = (host: string, resolve: Resolver) =>
   Effect.gen(function* () {
     const literal = Address.parse(host)
     if (literal !== undefined) return [literal]
-    const texts = loopbackNames(host)
+    const texts = Address.isLoopbackName(host)
       ? ["127.0.0.1", "::1"]
       : yield* Effect.tryPromise(() => resolve(host)).pipe(
           // A name that does not resolve reaches nothing: the browser will report it.

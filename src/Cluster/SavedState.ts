@@ -1,21 +1,18 @@
 /**
  * A session's page state kept in the store — URL, cookies, localStorage and sessionStorage — saved after each call
  * that may have changed it and restored into a new browser when the one holding the session is gone (the process or
- * the machine died). A live page cannot move between processes; this is what moves instead. Values never reach a
- * log: only counts do.
+ * the machine died), by the Sessions' own restore. A live page cannot move between processes; this is what moves
+ * instead. Values never reach a log: only counts do.
  */
 
 import { Context, Effect, Layer, Option } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { type BrowserContext, chromium } from "playwright-core"
 import { StepFailed } from "../Errors/Service.ts"
+import type { SavedPage as SavedPageShape } from "../Sandbox/SavedPage.ts"
 
-export interface SavedPage {
-  readonly url: string
-  readonly cookies: ReadonlyArray<Record<string, unknown>>
-  readonly localStorage: ReadonlyArray<{ readonly origin: string; readonly entries: ReadonlyArray<[string, string]> }>
-  readonly sessionStorage: ReadonlyArray<{ readonly origin: string; readonly entries: ReadonlyArray<[string, string]> }>
-}
+/** The saved page, restored by the Sessions (`Sandbox/SavedPage.ts`): cookies and storage before the first request. */
+export type SavedPage = SavedPageShape
 
 /** What a log may say about a saved page. */
 export const summary = (saved: SavedPage) =>
@@ -68,24 +65,6 @@ export const capture = (wsEndpoint: string, url: string): Effect.Effect<SavedPag
       sessionStorage:
         storage && storage.session.length > 0 ? [{ origin: storage.origin, entries: storage.session }] : []
     }
-  })
-
-/** Puts cookies into the new browser and the page's storage into its page (already at the saved origin). */
-export const restore = (wsEndpoint: string, saved: SavedPage): Effect.Effect<void, StepFailed> =>
-  onContext(wsEndpoint, "restore page state", async (context) => {
-    await context.addCookies(saved.cookies as never)
-    const page = context.pages().find((p) => p.url() !== "about:blank")
-    if (page === undefined) return
-    const origin = new URL(page.url()).origin
-    const local = saved.localStorage.find((o) => o.origin === origin)?.entries ?? []
-    const session = saved.sessionStorage.find((o) => o.origin === origin)?.entries ?? []
-    await page.evaluate(
-      ({ local, session }) => {
-        for (const [k, v] of local) localStorage.setItem(k, v)
-        for (const [k, v] of session) sessionStorage.setItem(k, v)
-      },
-      { local, session }
-    )
   })
 
 /** Saved pages by session name, in the store. */

@@ -50,17 +50,8 @@ export const make = Effect.fnUntraced(function* (local: Sessions["Service"]) {
       if (Option.isNone(before)) return
       const page = before.value
       const started = Date.now()
-      // The page first, so cookies and storage land on its origin; then the page again, now with them.
-      const first = yield* local.call(session, "browser.navigate", { url: page.url })
-      if (!first.ok) {
-        return yield* new StepFailed({
-          step: "restore",
-          retryable: true,
-          message: `${first.error?.type}: ${first.error?.message}`
-        })
-      }
-      yield* SavedState.restore(yield* wsEndpoint(session), page)
-      yield* local.call(session, "browser.navigate", { url: page.url })
+      // Cookies and storage are in place before the page's first request.
+      yield* local.restore(session, page)
       yield* events.record(session, "session_restored", {
         session,
         url: page.url,

@@ -228,3 +228,31 @@ export const contains = (network: Cidr, address: Address): boolean => {
   const inner = embeddedIPv4(address)
   return inner !== undefined && within(network, { version: 4, value: inner })
 }
+
+/** `localhost` and names under it: loopback by definition (RFC 6761), never sent to a resolver. */
+export const isLoopbackName = (host: string) => {
+  const name = host.trim().toLowerCase().replace(/\.$/, "")
+  return name === "localhost" || name.endsWith(".localhost")
+}
+
+/**
+ * Loopback, the one definition every rule uses (the HTTP token rule, the egress defaults, the docs): an address in
+ * 127.0.0.0/8 or ::1 in any spelling (IPv4 loopback carried in IPv6 too), or `localhost` and names under it.
+ */
+export const isLoopbackHost = (host: string) => {
+  if (isLoopbackName(host)) return true
+  const address = parse(host)
+  return address !== undefined && classify(address) === "loopback"
+}
+
+/**
+ * Where traffic to an address really goes on this machine: the unspecified address (`0.0.0.0`, `::`, in every
+ * spelling, also inside IPv6) is delivered to the local machine, so rules see it as both loopback addresses.
+ */
+export const destinations = (address: Address): ReadonlyArray<Address> =>
+  classify(address) === "unspecified" ? [address, ...localMachine] : [address]
+
+const localMachine: ReadonlyArray<Address> = [
+  { version: 4, value: 0x7f000001n },
+  { version: 6, value: 1n }
+]

@@ -167,8 +167,10 @@ const matches = (entry: Entry, target: Target, addresses: ReadonlyArray<Address.
       return false
     return nameMatches(entry.pattern, target.host)
   }
+  // An address counts for every place its traffic goes: the unspecified address is the local machine.
+  const reached = addresses.flatMap(Address.destinations)
   const inside = (a: Address.Address) => Address.contains(entry.network, a)
-  return every ? addresses.length > 0 && addresses.every(inside) : addresses.some(inside)
+  return every ? reached.length > 0 && reached.every(inside) : reached.some(inside)
 }
 
 const refuse = (rule: string, reason: string): Decision => ({ allowed: false, rule, reason })

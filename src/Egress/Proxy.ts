@@ -87,9 +87,6 @@ const unbracket = (host: string) =>
     .replace(/\.$/, "")
     .toLowerCase()
 
-/** `localhost` and `*.localhost` are loopback by definition (RFC 6761) and never go to DNS. */
-const isLocalhost = (host: string) => host === "localhost" || host.endsWith(".localhost")
-
 /** A `lookup` for `net.connect` that answers only with addresses already checked. */
 const checkedLookup =
   (addresses: ReadonlyArray<Address.Address>): LookupFunction =>
@@ -142,7 +139,7 @@ export const start = (options: ProxyOptions) =>
         if (!early.allowed) return { ok: false, status: 403, rule: early.rule, reason: early.reason }
         let addresses: ReadonlyArray<Address.Address>
         if (literal !== undefined) addresses = [literal]
-        else if (isLocalhost(target.host))
+        else if (Address.isLoopbackName(target.host))
           addresses = [Address.parse("127.0.0.1"), Address.parse("::1")].filter((a) => a !== undefined)
         else {
           try {

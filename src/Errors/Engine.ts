@@ -29,10 +29,15 @@ export class Timeout extends Schema.TaggedError<Timeout>()("Timeout", {
   readonly retryable = true
 }
 
-/** The engine's CDP connection to the browser is gone (socket closed, target crashed). */
+/**
+ * The engine's CDP connection to the browser is gone (socket closed, target crashed). `lost` says the session's page
+ * or browser itself went (its tab crashed, hung or was closed; the browser process died): the call ends at once, and
+ * the next call gets the page back.
+ */
 export class CdpClosed extends Schema.TaggedError<CdpClosed>()("CdpClosed", {
   ...context,
-  sideEffect: Schema.optional(SideEffect)
+  sideEffect: Schema.optional(SideEffect),
+  lost: Schema.optional(Schema.Literals(["crashed", "closed", "hung", "browser"]))
 }) {
   readonly type = "cdp_closed"
   readonly retryable = true

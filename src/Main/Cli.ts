@@ -58,7 +58,7 @@ const serveFlags = {
   ),
   token: Flag.Redacted("token").pipe(
     Flag.optional,
-    Flag.withDescription("Bearer token HTTP clients must send (required off 127.0.0.1; also SWITCHYARD_HTTP_TOKEN)")
+    Flag.withDescription("Bearer token HTTP clients must send (required off loopback; also SWITCHYARD_HTTP_TOKEN)")
   ),
   maxBrowsers: Flag.Int("max-browsers").pipe(Flag.optional, Flag.withDescription("Sessions (browsers) at once")),
   runner: Flag.String("runner").pipe(

@@ -7,19 +7,19 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Exit, Fiber, Option, Ref, Scope } from "effect"
 import * as CdpHttp from "../Cdp/Http.ts"
-import * as Session from "../Cdp/Session.ts"
 import { Egress } from "../Egress/Egress.ts"
-import * as Page from "../Engine/PageState.ts"
 import { BrowserUnavailable } from "../Errors/Browser.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import type { EngineSwitch } from "./EngineSwitch.ts"
 import * as Files from "./Files.ts"
 import type * as Limits from "./Limits.ts"
+import { restored } from "./PageEvent.ts"
 import type { DialogPolicy } from "./PageLink/Dialogs.ts"
 import { described, type Fate } from "./PageLink/Targets.ts"
 import * as PageLink from "./PageLink.ts"
 import { BrowserProvider, type RunningBrowser } from "./Provider/Browser.ts"
 import * as LocalChromium from "./Provider/LocalChromium.ts"
+import * as SavedPage from "./SavedPage.ts"
 import { type LiveBrowser, pageOf, type SessionState } from "./SessionState.ts"
 import type { Tabs } from "./Tabs.ts"
 
@@ -40,6 +40,12 @@ export interface BrowserLife {
   readonly ensureRestoring: Effect.Effect<readonly [LiveBrowser, Effect.Effect<void>], SwitchyardError, Scope.Scope>
   /** Disconnects the engine and stops the browser; the next `ensure` starts a new one. */
   readonly stop: Effect.Effect<void>
+  /** Puts a saved page (URL, cookies, storage) into the live page, the next answer saying why. */
+  readonly restore: (
+    live: LiveBrowser,
+    page: SavedPage.SavedPage,
+    reason: SavedPage.RestoreReason
+  ) => Effect.Effect<void>
   /** Paths of `files` the live browser can open itself (copies its own user can read, when it runs as another). */
   readonly readable: (
     live: LiveBrowser,
@@ -197,16 +203,34 @@ export const make = Effect.fnUntraced(function* (options: {
     )
   })
 
-  /** Brings the page back to where the session last was (a fresh page shows about:blank). */
-  const restore = (live: LiveBrowser, why: string) =>
+  /**
+   * Brings the page back to where the session last was, with its cookies and storage before its first request (a
+   * fresh page shows about:blank). `cookies: false` when the browser lived on and kept its own; `reason` when the
+   * next answer is to say so.
+   */
+  const restore = (live: LiveBrowser, why: string, cookies: boolean, reason?: SavedPage.RestoreReason) =>
     Effect.gen(function* () {
-      const lastUrl = (yield* Ref.get(state)).lastLocation?.url
-      if (!Page.isRestorable(lastUrl)) return
-      yield* pageOf(live)((cdp, sessionId) => Session.navigateOn(cdp, sessionId, lastUrl)).pipe(
-        Effect.timeoutOption(30_000),
-        Effect.catch((error) => Effect.logWarning(`could not restore the page ${why}`, error.message))
-      )
+      const { saved, lastLocation } = yield* Ref.get(state)
+      const page = saved ?? (lastLocation === undefined ? undefined : SavedPage.atUrl(lastLocation.url))
+      if (page === undefined || !SavedPage.isRestorable(page.url)) return
+      yield* restoreInto(live, page, { cookies, why, ...(reason === undefined ? {} : { reason }) })
     })
+
+  /** Puts `page` into the live page (bounded), reporting it in the next answer when `reason` is given. */
+  const restoreInto = (
+    live: LiveBrowser,
+    page: SavedPage.SavedPage,
+    options: { readonly cookies: boolean; readonly why: string; readonly reason?: SavedPage.RestoreReason }
+  ) =>
+    pageOf(live)((cdp, sessionId) => SavedPage.restore(cdp, sessionId, page, { cookies: options.cookies })).pipe(
+      Effect.timeoutOption(30_000),
+      Effect.andThen(
+        options.reason === undefined
+          ? Effect.void
+          : Ref.update(state, (s) => ({ ...s, events: [...s.events, restored(page, options.reason!)] }))
+      ),
+      Effect.catch((error) => Effect.logWarning(`could not restore the page ${options.why}`, error.message))
+    )
 
   const fateOf = (live: LiveBrowser) =>
     Effect.gen(function* () {
@@ -256,7 +280,9 @@ export const make = Effect.fnUntraced(function* (options: {
       const url = lastLocation?.url
       const again = fate.value !== "closed" && url !== undefined && url === failedAt
       failedAt = fate.value !== "closed" ? url : undefined
-      if (!again) yield* restore(replaced, `after the page ${what}`)
+      // The browser kept its cookies; the tab's own storage (sessionStorage) went with it.
+      if (!again)
+        yield* restore(replaced, `after the page ${what}`, false, fate.value === "closed" ? undefined : "crash")
       return replaced
     })
 
@@ -278,20 +304,26 @@ export const make = Effect.fnUntraced(function* (options: {
         })
       }
       const fresh = yield* start
-      const restored = restore(fresh, "after relaunch").pipe(
+      const back = restore(fresh, "after relaunch", true, "crash").pipe(
         Effect.andThen(Ref.get(state)),
         Effect.flatMap((s) =>
           Effect.logInfo("browser relaunched", { pid: fresh.running.pid, url: s.lastLocation?.url })
         )
       )
       if (!restoring) {
-        yield* restored
+        yield* back
         return [fresh, Effect.void] as const
       }
-      const fiber = yield* Effect.forkScoped(restored)
+      const fiber = yield* Effect.forkScoped(back)
       return [fresh, Fiber.join(fiber)] as const
     })
 
   const ensure = Effect.scoped(ensuring(false)).pipe(Effect.map(([live]) => live))
-  return { ensure, ensureRestoring: ensuring(true), stop, readable } satisfies BrowserLife
+  return {
+    ensure,
+    ensureRestoring: ensuring(true),
+    stop,
+    readable,
+    restore: (live, page, reason) => restoreInto(live, page, { cookies: true, why: `from ${reason}`, reason })
+  } satisfies BrowserLife
 })

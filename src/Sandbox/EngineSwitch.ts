@@ -24,8 +24,11 @@ export interface EngineSwitch {
     reason: string,
     live: LiveBrowser
   ) => Effect.Effect<SwitchRecord, SwitchyardError>
-  /** Disconnects the client, if any, and says why in the `engine_disconnected` event. */
-  readonly disconnect: (reason: string) => Effect.Effect<void>
+  /**
+   * Disconnects the client, if any, and says why in the `engine_disconnected` event. `behind`: the client's page or
+   * browser is gone, and its close (which can take seconds then) finishes in the background, in `sessionScope`.
+   */
+  readonly disconnect: (reason: string, behind?: boolean) => Effect.Effect<void>
 }
 
 export const make = (options: {
@@ -34,10 +37,12 @@ export const make = (options: {
   readonly connectTimeoutMs: number
   /** The session's idle engine workers: a worker engine connected again reuses its loaded worker. */
   readonly keep?: Isolated.Keep
+  /** Where a close left to finish in the background runs (the session's scope waits for it). */
+  readonly sessionScope: Scope.Scope
 }): EngineSwitch => {
   const { state, connectTimeoutMs, keep } = options
 
-  const disconnect = (reason: string) =>
+  const disconnect = (reason: string, behind = false) =>
     Effect.gen(function* () {
       const current = yield* Ref.modify(state, (s): [LiveEngine | undefined, SessionState] => [
         s.engine,
@@ -45,7 +50,10 @@ export const make = (options: {
       ])
       if (current === undefined) return
       // A broken client may hang on close: bound it, the browser is not ours to wait on.
-      yield* Scope.close(current.scope, Exit.void).pipe(Effect.timeoutOption(5_000))
+      const close = Scope.close(current.scope, Exit.void).pipe(Effect.timeoutOption(5_000))
+      yield* behind
+        ? Effect.asVoid(Effect.forkIn(close, options.sessionScope, { uninterruptible: true, startImmediately: true }))
+        : close
       yield* Events.emit({
         event: "engine_disconnected",
         engine: current.id.kind,

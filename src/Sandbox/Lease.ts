@@ -46,20 +46,25 @@ export const make = Effect.fnUntraced(function* (options: {
       ? undefined
       : occupant.value
 
-  /** The permit, waited for at most `timeoutMs`; refused as soon as someone else holds the browser. */
+  /**
+   * The permit, waited for at most `timeoutMs`; refused as soon as someone else holds the browser. The whole wait is
+   * interruptible (a cancelled call, a client gone, a session closed stop it at once); an interrupted take leaves no
+   * permit behind.
+   */
   const acquire = (gate: Occupant["Service"] | undefined) =>
     Effect.interruptible(
-      gate === undefined
+      (gate === undefined
         ? semaphore.take(1)
         : semaphore.take(1).pipe(Effect.raceFirst(gate.arrival.pipe(Effect.flatMap(Effect.fail))))
-    ).pipe(
-      Effect.timeoutOrElse({
-        duration: timeoutMs,
-        orElse: () =>
-          Effect.fail(
-            new LeaseTimeout({ timeoutMs, message: `another call held the browser for more than ${timeoutMs} ms` })
-          )
-      })
+      ).pipe(
+        Effect.timeoutOrElse({
+          duration: timeoutMs,
+          orElse: () =>
+            Effect.fail(
+              new LeaseTimeout({ timeoutMs, message: `another call held the browser for more than ${timeoutMs} ms` })
+            )
+        })
+      )
     )
 
   const shutDownError = () => new SessionClosed({ message: "the session is shut down" })

@@ -4,6 +4,7 @@
  */
 import type { OpenDialog } from "./PageLink/Dialogs.ts"
 import type { Download } from "./PageLink/Downloads.ts"
+import type { RestoreReason, SavedPage } from "./SavedPage.ts"
 
 /** A tab of the session's browser, as answers list it. */
 export interface Tab {
@@ -29,6 +30,15 @@ export type PageEvent =
     }
   | { readonly event: "files_chosen"; readonly message: string; readonly files: ReadonlyArray<string> }
   | { readonly event: "download"; readonly message: string; readonly download: Download }
+  | {
+      readonly event: "restored"
+      readonly message: string
+      /** What the session came back from: its browser or tab crashed, it was hibernated, its runner was lost. */
+      readonly reason: RestoreReason
+      readonly url: string
+      readonly cookies: number
+      readonly storage: number
+    }
 
 const quoted = (text: string) => JSON.stringify(text.length > 120 ? `${text.slice(0, 117)}…` : text)
 
@@ -50,3 +60,21 @@ export const downloaded = (download: Download): PageEvent => ({
         : `the download of ${download.name} was cancelled`,
   download
 })
+
+const restoredFrom: Record<RestoreReason, string> = {
+  crash: "after its browser or tab crashed",
+  hibernation: "from hibernation (its browser was closed to free a slot for another session)",
+  failover: "on this runner after the one holding it stopped"
+}
+
+export const restored = (saved: SavedPage, reason: RestoreReason): PageEvent => {
+  const storage = [...saved.localStorage, ...saved.sessionStorage].reduce((n, o) => n + o.entries.length, 0)
+  return {
+    event: "restored",
+    message: `the session's page was restored ${restoredFrom[reason]}: ${saved.url} with ${saved.cookies.length} cookies and ${storage} storage entries`,
+    reason,
+    url: saved.url,
+    cookies: saved.cookies.length,
+    storage
+  }
+}

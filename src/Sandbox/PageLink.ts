@@ -189,8 +189,9 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
           orElse: () => Effect.fail(new CdpClosed({ message: `attaching to page ${targetId} took over 5 s` }))
         })
       )
-      // Page events carry the dialogs. Not awaited: a page whose main thread hangs would never answer, and the
-      // session's later commands queue behind it in the page anyway.
+      // Page events carry the dialogs; Inspector's say at once that the renderer crashed (the browser-wide
+      // Target.targetCrashed can come seconds later). Not awaited: a page whose main thread hangs would never answer,
+      // and the session's later commands queue behind it in the page anyway.
       yield* Effect.forkIn(open.cdp.send("Page.enable", {}, sessionId).pipe(Effect.ignore), linkScope)
       // The console, uncaught errors, the browser's own messages and the requests, for the session's rings.
       yield* Effect.forkIn(
@@ -208,6 +209,7 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
         ).pipe(Effect.ignore),
         linkScope
       )
+      yield* Effect.forkIn(open.cdp.send("Inspector.enable", {}, sessionId).pipe(Effect.ignore), linkScope)
       yield* Ref.update(open.sessions, (m) => new Map(m).set(targetId, sessionId))
       return sessionId
     })
@@ -284,7 +286,13 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
       const open: Open = { cdp, scope, sessions: yield* Ref.make<ReadonlyMap<string, string>>(new Map()) }
       const events = yield* cdp.events
       yield* PubSub.take(events).pipe(
-        Effect.flatMap((event) => Effect.andThen(targets.observe(event), forgetSessions(open, event))),
+        Effect.flatMap((event) =>
+          // A session's own events name no target: the page they come from is looked up.
+          targetOf(open, event.sessionId).pipe(
+            Effect.flatMap((targetId) => targets.observe(event, targetId)),
+            Effect.andThen(forgetSessions(open, event))
+          )
+        ),
         Effect.forever,
         Effect.forkScoped
       )

@@ -1,9 +1,10 @@
 /**
  * One browser session and its single automation client (seeds 001, 002), as one service over its parts: Lease,
- * BrowserLife, EngineSwitch, Tabs and Idle, sharing one SessionState in a Ref; the page model (tabs, dialogs, file
- * choosers, downloads) is kept for every engine level alike.
+ * BrowserLife, EngineSwitch, Tabs, Idle and Loss, sharing one SessionState in a Ref; the page model (tabs, dialogs,
+ * file choosers, downloads) and the saved page (SavedPage) are kept for every engine level alike. Longer than most
+ * modules: it is where a call meets the browser, and the parts' order around a call is read here in one place.
  */
-import { Clock, Context, Effect, Exit, Layer, Option, Ref, Schedule } from "effect"
+import { Clock, Context, Effect, Exit, FiberHandle, Layer, Option, Ref, Schedule } from "effect"
 import type * as CdpConnection from "../Cdp/Connection.ts"
 import type { PageRun } from "../Cdp/Session.ts"
 import type { Action, Engine, PageState } from "../Engine/Engine.ts"
@@ -23,12 +24,13 @@ import * as EngineSwitch from "./EngineSwitch.ts"
 import * as Idle from "./Idle.ts"
 import * as Lease from "./Lease.ts"
 import * as Limits from "./Limits.ts"
+import * as Loss from "./Loss.ts"
 import * as PageEvent from "./PageEvent.ts"
 import type * as Console from "./PageLink/Console.ts"
 import * as Dialogs from "./PageLink/Dialogs.ts"
 import type { Download } from "./PageLink/Downloads.ts"
 import type * as Network from "./PageLink/Network.ts"
-import { described } from "./PageLink/Targets.ts"
+import * as SavedPage from "./SavedPage.ts"
 import * as SessionState from "./SessionState.ts"
 import * as Snapshot from "./Snapshot.ts"
 import * as Tabs from "./Tabs.ts"
@@ -183,6 +185,16 @@ export class Sandbox extends Context.Service<
     ) => Effect.Effect<Omit<Network.Answer, "requests"> & { readonly requests: ReadonlyArray<Shown<Network.Request>> }>
     /** One request with its headers and bodies (capped, redacted), while the ring holds it. */
     readonly request: (seq: number) => Effect.Effect<Shown<Network.Details> | undefined>
+    /** The page's URL, cookies and storage: read now when the browser answers, else as the last call left them. */
+    readonly saved: Effect.Effect<Option.Option<SavedPage.SavedPage>>
+    /**
+     * Opens a saved page in the session's browser (started if need be): its cookies and storage in place before its
+     * first request. The next answer reports it (`pageEvents`: `restored`, with `reason`).
+     */
+    readonly restore: (
+      page: SavedPage.SavedPage,
+      reason: SavedPage.RestoreReason
+    ) => Effect.Effect<void, SwitchyardError>
     /** Interrupts the call holding the lease and disconnects its engine; the browser stays. */
     readonly forceRelease: Effect.Effect<void>
     /** Disconnects the engine and stops the browser; the next call starts a new one. Idempotent. */
@@ -196,8 +208,15 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
   // Created first, so it is closed last: after the engine has given its worker back.
   const keep = yield* Isolated.makeKeep()
   const state = yield* Ref.make(SessionState.initial)
+  /** The read of the page's cookies and storage after a call, running beside the answer. */
+  const saving = yield* FiberHandle.make<void, never>()
   const lease = yield* Lease.make({ state, timeoutMs: options.leaseTimeoutMs ?? 30_000 })
-  const engines = EngineSwitch.make({ state, connectTimeoutMs: options.connectTimeoutMs ?? 30_000, keep })
+  const engines = EngineSwitch.make({
+    state,
+    connectTimeoutMs: options.connectTimeoutMs ?? 30_000,
+    keep,
+    sessionScope: yield* Effect.scope
+  })
   const limits = yield* Limits.make(options.limits)
   const tabs = Tabs.make({ state, engines })
   const life = yield* BrowserLife.make({
@@ -231,7 +250,34 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       const before = (yield* Ref.getAndUpdate(state, (s) => ({ ...s, lastLocation: page.value }))).lastLocation
       // A page that went elsewhere by itself (a redirect, a script) is not the one earlier frames show.
       if (before?.url !== page.value.url) yield* captures.changed
+      // Read beside the answer (the latest read wins): the call does not wait for it.
+      yield* FiberHandle.run(saving, keepSaved(live, page.value.url, !blocked))
     })
+
+  /**
+   * The page's cookies and storage as the call left them, kept for a crash's relaunch (bounded: a busy page keeps
+   * the storage read before). A page behind a dialog cannot be read: its storage stays as it was.
+   */
+  const keepSaved = (live: SessionState.LiveBrowser, url: string, storage: boolean) =>
+    Effect.gen(function* () {
+      const { saved: previous } = yield* Ref.get(state)
+      // A page that cannot be read (crashed, closed, behind a dialog) keeps the storage read before.
+      const readable = storage && Option.isNone(yield* live.link.fate(live.targetId))
+      const read = yield* live.link
+        .run(live.targetId, (cdp, sessionId) => SavedPage.capture(cdp, sessionId, { url, storage: readable, previous }))
+        .pipe(Effect.timeoutOption(2_000))
+      if (Option.isSome(read)) yield* Ref.update(state, (s) => ({ ...s, saved: read.value }))
+    }).pipe(Effect.ignore)
+
+  /** The page's state now (read afresh when the browser answers, else as the last call left it). */
+  const savedNow = Effect.gen(function* () {
+    const { browser, lastLocation } = yield* Ref.get(state)
+    if (browser !== undefined && lastLocation !== undefined) {
+      const blocked = Option.isSome(yield* browser.link.dialog(browser.targetId))
+      yield* keepSaved(browser, lastLocation.url, !blocked)
+    }
+    return Option.fromNullishOr((yield* Ref.get(state)).saved)
+  })
 
   const note = (events: ReadonlyArray<PageEvent.PageEvent>) =>
     events.length === 0 ? Effect.void : Ref.update(state, (s) => ({ ...s, events: [...s.events, ...events] }))
@@ -326,76 +372,78 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
             const waiting = yield* live.link.dialog(live.targetId)
             // Every engine would wait behind the dialog: the agent answers it first.
             if (Option.isSome(waiting) && !person) return yield* dialogError(waiting.value, false)
-            const connected = yield* engines.engineFor(spec, live)
-            yield* restored
-            yield* live.link.claimDownloads
-            const mark = yield* live.link.downloadMark
-            const loads = yield* live.link.loadMark
-            const engine = yield* guarded(spec, connected.engine)
-            // A page closed or crashed under a call would leave the engine waiting out its time limit: end it now.
-            const pageLost = live.link.lost(live.targetId).pipe(
-              Effect.flatMap((fate) =>
-                Effect.gen(function* () {
-                  // A tab that closes itself after the click that finished its job (an OAuth popup): the call may
-                  // still end well; the next call works on the previous tab.
-                  if (fate === "closed") yield* Effect.sleep(2_000)
-                  return yield* new CdpClosed({
-                    sideEffect: "possible",
-                    message: `the session's page ${described[fate]} during the call; the next call works on the previous tab, or opens a new page at the last URL`
-                  })
-                })
-              )
-            )
-            // A page that runs past a limit ends the call; a reload loop is left for about:blank so it stops.
-            const runaway = limits.breach.pipe(
-              Effect.tapError((breach) =>
-                breach.limit === "navigations"
-                  ? SessionState.pageOf(live)((cdp, sessionId) =>
-                      // With its scripts off the page cannot start the next reload while it is being left (a reload
-                      // already under way can otherwise win over the navigation away).
-                      cdp
-                        .send("Emulation.setScriptExecutionDisabled", { value: true }, sessionId)
-                        .pipe(
-                          Effect.andThen(cdp.send("Page.navigate", { url: "about:blank" }, sessionId)),
-                          Effect.ensuring(
-                            cdp
-                              .send("Emulation.setScriptExecutionDisabled", { value: false }, sessionId)
-                              .pipe(Effect.ignore)
+            const work = Effect.gen(function* () {
+              const connected = yield* engines.engineFor(spec, live)
+              yield* restored
+              yield* live.link.claimDownloads
+              const mark = yield* live.link.downloadMark
+              const loads = yield* live.link.loadMark
+              const engine = yield* guarded(spec, connected.engine)
+              // A page that runs past a limit ends the call; a reload loop is left for about:blank so it stops.
+              const runaway = limits.breach.pipe(
+                Effect.tapError((breach) =>
+                  breach.limit === "navigations"
+                    ? SessionState.pageOf(live)((cdp, sessionId) =>
+                        // With its scripts off the page cannot start the next reload while it is being left (a reload
+                        // already under way can otherwise win over the navigation away).
+                        cdp
+                          .send("Emulation.setScriptExecutionDisabled", { value: true }, sessionId)
+                          .pipe(
+                            Effect.andThen(cdp.send("Page.navigate", { url: "about:blank" }, sessionId)),
+                            Effect.ensuring(
+                              cdp
+                                .send("Emulation.setScriptExecutionDisabled", { value: false }, sessionId)
+                                .pipe(Effect.ignore)
+                            )
                           )
-                        )
-                    ).pipe(Effect.timeout(5_000), Effect.ignore)
-                  : Effect.void
-              )
-            )
-            // A dialog blocks every engine: the call ends at once and the answer reports the dialog.
-            const dialogOpened = person
-              ? Effect.never
-              : live.link.dialogOpened(live.targetId).pipe(Effect.flatMap((dialog) => dialogError(dialog, true)))
-            return yield* f(engine).pipe(
-              Effect.raceFirst(pageLost),
-              Effect.raceFirst(dialogOpened),
-              Effect.raceFirst(runaway),
-              // An interrupted call (a timeout) may leave the SDK mid-flight: drop that client before the lease goes.
-              Effect.onInterrupt(() => engines.disconnect("the call was interrupted")),
-              Effect.onExit((exit) =>
-                // A call stopped by its time limit does not wait for its downloads: the release stays short.
-                (Exit.hasInterrupts(exit) ? Effect.void : settleDownloads(live, mark, loads)).pipe(
-                  Effect.andThen(settleTabs(live)),
-                  Effect.andThen(live.link.notices.pipe(Effect.flatMap(note))),
-                  Effect.andThen(idle.touch)
+                      ).pipe(Effect.timeout(5_000), Effect.ignore)
+                    : Effect.void
                 )
-              ),
-              Effect.tapError(() =>
-                // A client whose connection dropped mid-call is useless: the next call reconnects.
-                connected.engine
-                  .connected()
-                  .pipe(
-                    Effect.flatMap((ok) =>
-                      ok ? Effect.void : engines.disconnect("the connection dropped during a call")
-                    )
-                  )
               )
-            )
+              // A dialog blocks every engine: the call ends at once and the answer reports the dialog.
+              const dialogOpened = person
+                ? Effect.never
+                : live.link.dialogOpened(live.targetId).pipe(Effect.flatMap((dialog) => dialogError(dialog, true)))
+              return yield* f(engine).pipe(
+                // An engine that saw its connection go first is told apart from one whose page or browser went.
+                Effect.catch((error: E | SwitchyardError) =>
+                  error instanceof CdpClosed && error.lost === undefined
+                    ? Loss.under(live).pipe(Effect.flatMap((lost) => Effect.fail(Option.getOrElse(lost, () => error))))
+                    : Effect.fail(error)
+                ),
+                Effect.raceFirst(dialogOpened),
+                Effect.raceFirst(runaway),
+                // An interrupted call (a timeout) may leave the SDK mid-flight: drop that client before the lease goes.
+                // A client whose page or browser went is closed in the background: the answer does not wait for it.
+                Effect.onInterrupt(() =>
+                  Loss.now(live).pipe(Effect.flatMap((lost) => engines.disconnect("the call was interrupted", lost)))
+                ),
+                Effect.onExit((exit) =>
+                  Effect.gen(function* () {
+                    // A call stopped by its time limit, or whose page or browser went, does not wait for its
+                    // downloads: the release stays short.
+                    if (!Exit.hasInterrupts(exit) && !Loss.endedBy(exit)) yield* settleDownloads(live, mark, loads)
+                    yield* settleTabs(live)
+                    yield* live.link.notices.pipe(Effect.flatMap(note))
+                    yield* idle.touch
+                  })
+                ),
+                Effect.tapError(() =>
+                  // A client whose connection dropped mid-call is useless: the next call reconnects.
+                  connected.engine
+                    .connected()
+                    .pipe(
+                      Effect.flatMap((ok) =>
+                        ok ? Effect.void : engines.disconnect("the connection dropped during a call")
+                      )
+                    )
+                )
+              )
+            })
+            // A page closed or crashed under a call, or a browser that died, would leave the engine waiting out its
+            // time limit (or failing as if the page were at fault): the call ends now with cdp_closed, whatever it was
+            // doing, connecting its engine included.
+            return yield* work.pipe(Effect.raceFirst(Loss.watch(live)))
           })
         ),
         spec
@@ -428,7 +476,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       yield* idle.cancel
       yield* holding(stopBrowser).pipe(Effect.ignore)
       // A closed session starts afresh: nothing to restore or report.
-      yield* Ref.update(state, (s) => ({ ...s, lastLocation: undefined }))
+      yield* FiberHandle.clear(saving)
+      yield* Ref.update(state, (s) => ({ ...s, lastLocation: undefined, saved: undefined }))
     })
   const close = closeWith((self) => lease.run(self))
 
@@ -439,16 +488,19 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
   const onBrowser = <A, E>(read: (live: SessionState.LiveBrowser) => Effect.Effect<A, E>, none: Effect.Effect<A, E>) =>
     Ref.get(state).pipe(Effect.flatMap((s) => (s.browser === undefined ? none : read(s.browser))))
 
-  /** Runs `read` on the running browser unless a dialog blocks its page (reads would wait behind it). */
+  /**
+   * Runs `read` on the running browser unless its page cannot answer: a dialog blocks it (reads would wait behind
+   * it), or it crashed or closed (they would wait out their time limit).
+   */
   const unblocked = <A, E>(
     read: (live: SessionState.LiveBrowser) => Effect.Effect<A, E>,
     blocked: Effect.Effect<A, E>
   ) =>
     onBrowser(
       (live) =>
-        live.link
-          .dialog(live.targetId)
-          .pipe(Effect.flatMap((dialog) => (Option.isSome(dialog) ? blocked : read(live)))),
+        Effect.all([live.link.dialog(live.targetId), live.link.fate(live.targetId)]).pipe(
+          Effect.flatMap(([dialog, fate]) => (Option.isSome(dialog) || Option.isSome(fate) ? blocked : read(live)))
+        ),
       blocked
     )
 
@@ -625,6 +677,19 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
         const details = yield* s.browser.link.request(seq)
         return details === undefined ? undefined : shown(s, details)
       }),
+    saved: savedNow,
+    restore: (page, reason) =>
+      lease
+        .run(
+          Effect.gen(function* () {
+            const live = yield* life.ensure
+            yield* life.restore(live, page, reason)
+            yield* Ref.update(state, (s) => ({ ...s, saved: page }))
+            yield* settleTabs(live)
+            yield* idle.touch
+          })
+        )
+        .pipe(remember),
     forceRelease,
     close
   })

@@ -12,6 +12,7 @@ import type { PageEvent, Tab } from "./PageEvent.ts"
 import type { Location } from "./PageLink/Targets.ts"
 import type { PageLink } from "./PageLink.ts"
 import type { RunningBrowser } from "./Provider/Browser.ts"
+import type { SavedPage } from "./SavedPage.ts"
 
 /** A browser running for the session, the Sandbox's own connection to it, and the page the session works on. */
 export interface LiveBrowser {
@@ -72,6 +73,8 @@ export interface SessionState {
   readonly suspect: boolean
   /** Where the session page was after the last call: what a relaunch restores and what answers report. */
   readonly lastLocation: Location | undefined
+  /** The page's URL, cookies and storage as the last call left them: what a crash's relaunch puts back. */
+  readonly saved: SavedPage | undefined
   readonly history: ReadonlyArray<SwitchRecord>
   readonly tabs: TabBook
   /** What happened on the pages that no answer has reported yet. */
@@ -89,6 +92,7 @@ export const initial: SessionState = {
   lastUsedAt: null,
   suspect: false,
   lastLocation: undefined,
+  saved: undefined,
   history: [],
   tabs: { seen: new Set(), recent: [], list: [] },
   events: []

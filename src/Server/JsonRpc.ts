@@ -3,12 +3,12 @@
  * response or batch of responses per line out, and `$/cancelRequest` to stop a request in flight. Engine errors
  * travel as code -32000 with `data: {type, message, retryable}`.
  */
-import { createInterface } from "node:readline"
-import { Data, Deferred, Effect, FiberSet } from "effect"
+import { Cause, Data, Deferred, Effect, FiberSet } from "effect"
 import type { ToolAnswer } from "../Cascade/Router.ts"
 import { splitCommon } from "../Cascade/Tool.ts"
 import { tools } from "../Cascade/Tools.ts"
 import { isSwitchyardError, type SwitchyardError, toErrorInfo } from "../Errors.ts"
+import * as Lines from "./Lines.ts"
 import { defaultSession, sessionNameOf } from "./SessionName.ts"
 import type { Sessions } from "./Sessions.ts"
 
@@ -17,6 +17,7 @@ export const ErrorCode = {
   invalidRequest: -32600,
   methodNotFound: -32601,
   invalidParams: -32602,
+  internalError: -32603,
   engineError: -32000,
   /** As in LSP: the request was cancelled with `$/cancelRequest`. */
   requestCancelled: -32800
@@ -54,6 +55,18 @@ const toError = (error: RpcError | SwitchyardError): Failure =>
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 const isId = (u: unknown): u is Id => u === null || typeof u === "string" || typeof u === "number"
 
+/**
+ * A defect (a thrown error, a stack overflow from input nested thousands deep) as the answer it still owes: -32603
+ * with what went wrong, logged with its cause. A call is never left without an answer.
+ */
+export const internalError = (cause: Cause.Cause<unknown>, what: string) =>
+  Effect.logError(`${what} failed with a defect`, cause).pipe(
+    Effect.as({
+      code: ErrorCode.internalError,
+      message: `Internal error: ${Cause.prettyErrors(cause)[0]?.message ?? "unknown"}`.slice(0, 500)
+    })
+  )
+
 /** Signals every request in flight with this id; whether there was one. */
 const cancel = (inFlight: InFlight, id: Id) =>
   Effect.gen(function* () {
@@ -88,7 +101,8 @@ const handleRequest = (handler: Handler, inFlight: InFlight, request: unknown): 
   Effect.gen(function* () {
     if (!isRecord(request)) return invalid(null, "expected an object")
     const { jsonrpc, method, params, id } = request
-    const validId = id === undefined || isId(id)
+    // A null id is no id a client can match an answer to: an invalid request (its answer has id null).
+    const validId = id === undefined || (isId(id) && id !== null)
     if (jsonrpc !== "2.0" || typeof method !== "string" || !validId) {
       return invalid(isId(id) ? id : null, 'needs "jsonrpc": "2.0", a string "method" and a string or number "id"')
     }
@@ -107,9 +121,10 @@ const handleRequest = (handler: Handler, inFlight: InFlight, request: unknown): 
       const found = yield* cancel(inFlight, target)
       return id === undefined ? undefined : response(id, { result: { cancelled: found } })
     }
-    const run = handler(method, params ?? {}).pipe(
-      Effect.map((result) => ({ result })),
-      Effect.catch((error) => Effect.succeed({ error: toError(error) }))
+    const run = Effect.suspend(() => handler(method, params ?? {})).pipe(
+      Effect.map((result): { result: unknown } | { error: Failure } => ({ result })),
+      Effect.catch((error) => Effect.succeed({ error: toError(error) })),
+      Effect.catchDefect((defect) => internalError(Cause.die(defect), method).pipe(Effect.map((error) => ({ error }))))
     )
     if (id === undefined) return yield* run.pipe(Effect.as(undefined))
     return response(id, yield* cancellable(inFlight, id, run))
@@ -172,7 +187,26 @@ export const handleLine = (
       ? yield* handleBatch(handler, inFlight, message)
       : yield* handleRequest(handler, inFlight, message)
     return answer === undefined ? undefined : JSON.stringify(answer)
-  })
+  }).pipe(
+    // Whatever else breaks on the way (an answer that cannot be written as JSON) is still one answer.
+    Effect.catchCause((cause) =>
+      Cause.hasInterruptsOnly(cause)
+        ? Effect.failCause(cause)
+        : internalError(cause, "a JSON-RPC line").pipe(
+            Effect.map((error) => JSON.stringify(response(idOf(line), { error })))
+          )
+    )
+  )
+
+/** The id of a line's request, when it has a usable one, for an answer that could not be made otherwise. */
+const idOf = (line: string): Id => {
+  try {
+    const { id } = JSON.parse(line) as { id?: unknown }
+    return isId(id) ? id : null
+  } catch {
+    return null
+  }
+}
 
 /**
  * Serves stdin until it closes or `stop` completes; then `shutdown` runs (calls in flight answer `shutting_down`)
@@ -183,20 +217,40 @@ export const serveStdio = (handler: Handler, stop: Effect.Effect<void>, shutdown
     const inFlight: InFlight = new Map()
     const running = yield* FiberSet.make()
     const run = yield* FiberSet.runtime(running)()
-    const input = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY })
-    yield* Effect.addFinalizer(() => Effect.sync(() => input.close()))
-    const closed = Effect.callback<void>((resume) => {
-      input.on("line", (line) => {
-        if (line.trim() === "") return
-        run(
-          handleLine(handler, line, inFlight).pipe(
-            Effect.flatMap((out) =>
-              out === undefined ? Effect.void : Effect.sync(() => process.stdout.write(`${out}\n`))
-            )
-          )
-        )
+    const lines = Lines.reader()
+    const write = (out: string | undefined) =>
+      out === undefined ? Effect.void : Effect.sync(() => process.stdout.write(`${out}\n`))
+    const serve = (line: Lines.Line) => {
+      if (line._tag === "Line") {
+        if (line.text.trim() !== "") run(handleLine(handler, line.text, inFlight).pipe(Effect.flatMap(write)))
+        return
+      }
+      // A line over the limit was never read whole, and a line not in UTF-8 cannot be read: each is answered.
+      const error =
+        line._tag === "TooLong"
+          ? {
+              code: ErrorCode.invalidRequest,
+              message: `Invalid Request: a line of ${line.bytes} bytes is over the limit of ${Lines.maxLineBytes} bytes and was refused`
+            }
+          : { code: ErrorCode.parseError, message: "Parse error: the line is not UTF-8" }
+      run(write(JSON.stringify(response(null, { error }))))
+    }
+    const ondata = (chunk: Buffer) => {
+      for (const line of lines.push(chunk)) serve(line)
+    }
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        process.stdin.off("data", ondata)
+        process.stdin.pause()
       })
-      input.once("close", () => resume(Effect.void))
+    )
+    const closed = Effect.callback<void>((resume) => {
+      process.stdin.on("data", ondata)
+      process.stdin.once("end", () => {
+        for (const line of lines.end()) serve(line)
+        resume(Effect.void)
+      })
+      process.stdin.once("close", () => resume(Effect.void))
     })
     yield* Effect.raceFirst(closed, stop)
     yield* shutdown

@@ -199,7 +199,8 @@ export const runner = Effect.gen(function* () {
   const run = <A>(effect: Effect.Effect<A>, signal: AbortSignal) =>
     runPromise(
       Effect.raceFirst(
-        effect,
+        // A defect rejects the SDK's handler, which answers -32603 with its message: it is logged here.
+        effect.pipe(Effect.tapDefect((defect) => Effect.logError("an MCP call failed with a defect", defect))),
         Effect.callback<never>((resume) => {
           if (signal.aborted) return resume(Effect.interrupt)
           signal.addEventListener("abort", () => resume(Effect.interrupt), { once: true })

@@ -73,12 +73,6 @@ export interface Listening {
   readonly port: number
 }
 
-const loopbackHosts = new Set(["localhost", "::1", "[::1]"])
-const isLoopback = (host: string) => {
-  const address = Address.parse(host.replace(/^\[|\]$/g, ""))
-  return loopbackHosts.has(host) || (address !== undefined && Address.classify(address) === "loopback")
-}
-
 /**
  * Each session's egress: the configured lists, loopback and private ranges allowed on stdio and on a loopback HTTP
  * bind unless configured, refused beyond loopback; the service's own HTTP port refused always (a page must not
@@ -91,13 +85,13 @@ export const egressOf = (config: Config.ServiceConfig, http?: Listening): Egress
       : [
           `127.0.0.0/8:${http.port}`,
           `[::1]:${http.port}`,
-          ...(isLoopback(http.host) ? [] : wildcard(http.host) ? localAddresses() : [http.host]).map((a) =>
+          ...(Address.isLoopbackHost(http.host) ? [] : wildcard(http.host) ? localAddresses() : [http.host]).map((a) =>
             a.includes(":") ? `[${a.replace(/^\[|\]$/g, "")}]:${http.port}` : `${a}:${http.port}`
           )
         ]
   return {
     config: { ...config.egress, deny: [...config.egress.deny, ...own] },
-    privateNetworks: config.urls.privateNetworks ?? (http === undefined || isLoopback(http.host)),
+    privateNetworks: config.urls.privateNetworks ?? (http === undefined || Address.isLoopbackHost(http.host)),
     schemes: config.urls.schemes
   }
 }

@@ -5,6 +5,10 @@
  * different sessions run in parallel. A cap on sessions (browsers) with a bounded queue in front of it, a bound on
  * calls waiting on one session, and `busy` past either; on shutdown, calls still running answer `shutting_down`.
  * `browser.status` and `browser.close` never open a session: a session not open is idle, and closing one frees its slot.
+ * Under pressure, idle sessions hibernate: when a new session needs a browser and the cap is reached, the least recently
+ * used session with no call waiting has its page (URL, cookies, storage) saved and its browser closed, and its next
+ * call restores it; `busy` is left for when every session is working. An MCP client that went away frees its sessions
+ * the same way.
  *
  * Why not `LayerMap.make((name) => SessionStack.layer(…), { idleTimeToLive })`: in Effect 4.1 its RcMap keeps a
  * failed build as the key's entry (only an interrupted build is dropped), so a session refused with `busy` or unable
@@ -21,6 +25,7 @@ import { toolNames } from "../Cascade/Tools.ts"
 import { Busy, SessionClosed, ShuttingDown } from "../Errors/Service.ts"
 import { type SwitchyardError, toErrorInfo } from "../Errors.ts"
 import { idleStatus, type PageView, Sandbox, type SandboxStatus } from "../Sandbox/Sandbox.ts"
+import { type SavedPage, summary } from "../Sandbox/SavedPage.ts"
 import { defaultSession, invalidName, isSessionName } from "./SessionName.ts"
 
 export { defaultSession, sessionNameOf } from "./SessionName.ts"
@@ -59,7 +64,18 @@ interface Lane {
 
 export interface SessionStatus extends SandboxStatus {
   readonly session: string
+  /** Its browser was closed to free a slot; its page comes back on its next call. */
+  readonly hibernated?: true
 }
+
+/** A hibernated session: its page, and when it was last used (hibernated pages past the idle timeout are dropped). */
+interface Hibernated {
+  readonly page: SavedPage
+  readonly lastUsed: number
+}
+
+/** Hibernated pages kept at most; past it the oldest is dropped (its session then starts afresh). */
+const maxHibernated = 1_000
 
 /** Tools answered outside a session's queue, by their canonical names (the surfaces resolve either spelling). */
 const outsideLane = new Set(["browser.status", "browser.close", "browser.resume", "browser.handoff"])
@@ -72,7 +88,14 @@ export class Sessions extends Context.Service<
     readonly status: (session?: string) => Effect.Effect<SessionStatus>
     /** Closes the session now, freeing its slot; a session not open is left alone (nothing opens). */
     readonly close: (session?: string) => Effect.Effect<void>
-    /** Whether the session has a browser stack open (or opening) now. */
+    /** Saves the session's page and closes its browser; its next call restores the page. Nothing when not open. */
+    readonly hibernate: (session?: string) => Effect.Effect<void>
+    /**
+     * Opens the session (if need be) on a page saved elsewhere (another process that held it is gone), its cookies
+     * and storage in place before its first request. A session hibernated here comes back from its own, fresher page.
+     */
+    readonly restore: (session: string | undefined, page: SavedPage) => Effect.Effect<void, SwitchyardError>
+    /** Whether the session has a browser stack open (or opening) now, or is hibernated with its page kept. */
     readonly isOpen: (session?: string) => boolean
     /** The tabs, dialog and downloads of a session open in this process, read without a call (nothing drained). */
     readonly page: (session?: string) => Effect.Effect<Option.Option<PageView>>
@@ -122,6 +145,19 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
   const lanes = new Map<string, Lane>()
   const serviceScope = yield* Effect.scope
   let waiting = 0
+  /** Pages of hibernated sessions, oldest first. */
+  const hibernated = new Map<string, Hibernated>()
+  /** Sessions being hibernated: a call for one waits until its page is saved. */
+  const hibernating = new Map<string, Deferred.Deferred<void>>()
+  /** Completed (and replaced) whenever a slot is given back or a session's last call ends: a call waiting looks again. */
+  let changed = Deferred.makeUnsafe<void>()
+  const signal = () => {
+    const was = changed
+    changed = Deferred.makeUnsafe<void>()
+    Deferred.doneUnsafe(was, Effect.void)
+  }
+  /** Gives a slot back and wakes the calls waiting for one. */
+  const release = slots.release(1).pipe(Effect.andThen(Effect.sync(signal)))
 
   const sessionFor = (name: string): Effect.Effect<Live, SwitchyardError> =>
     Effect.suspend(() => {
@@ -142,29 +178,99 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
       )
     })
 
+  /**
+   * Picks the least recently used session with no call waiting or running (and no person at its browser), saves its
+   * page and closes its browser; its slot passes to the caller. Whether one was found.
+   */
+  const hibernateIdle = Effect.gen(function* () {
+    const idle = [...sessions.values()]
+      .filter((live) => pendingOn(live.name) === 0)
+      .sort((a, b) => a.lastUsed - b.lastUsed)
+    for (const live of idle) {
+      if (yield* live.router.occupied) continue
+      // Checked again after the yield above: a call may have come meanwhile.
+      if (sessions.get(live.name) !== live || pendingOn(live.name) > 0) continue
+      yield* hibernateLive(live, false)
+      return true
+    }
+    return false
+  })
+
+  /** Saves the page of `live` (taken out of the open sessions at once) and closes its browser. */
+  const hibernateLive = (live: Live, releaseSlot: boolean) =>
+    Effect.suspend(() => {
+      const done = Deferred.makeUnsafe<void>()
+      sessions.delete(live.name)
+      hibernating.set(live.name, done)
+      return Effect.gen(function* () {
+        const page = yield* live.sandbox.saved.pipe(
+          Effect.timeoutOption(5_000),
+          Effect.map(Option.flatten),
+          Effect.orElseSucceed(() => Option.none<SavedPage>())
+        )
+        if (Option.isSome(page)) {
+          hibernated.delete(live.name)
+          hibernated.set(live.name, { page: page.value, lastUsed: live.lastUsed })
+          for (const name of hibernated.keys()) {
+            if (hibernated.size <= maxHibernated) break
+            hibernated.delete(name)
+          }
+          yield* Effect.logInfo(`session ${live.name} hibernated: ${summary(page.value)}`)
+        }
+        Deferred.doneUnsafe(live.closed, Effect.void)
+        yield* Scope.close(live.scope, Exit.void)
+        if (releaseSlot) yield* release
+      }).pipe(
+        Effect.ensuring(
+          Effect.sync(() => {
+            hibernating.delete(live.name)
+            Deferred.doneUnsafe(done, Effect.void)
+          })
+        ),
+        Effect.uninterruptible
+      )
+    })
+
+  /** A slot for a new session: a free one, an idle session's (hibernated), or the next freed, while the queue has room. */
+  const slot = Effect.gen(function* () {
+    if (yield* slots.takeIfAvailable(1)) return
+    if (yield* hibernateIdle) return
+    if (waiting >= options.queue) {
+      return yield* new Busy({
+        message: `${sessions.size} sessions are open (the limit is ${options.maxBrowsers}), each working, and ${waiting} calls already wait for one; retry later or close a session`
+      })
+    }
+    waiting++
+    // Looks again whenever a slot is given back or a session's last call ends (it hibernates then). Never a take
+    // raced against the signal: a take that won a lost race would keep its permit for good.
+    const freed: Effect.Effect<void> = Effect.suspend(() => {
+      const next = changed
+      return slots.takeIfAvailable(1).pipe(
+        Effect.flatMap((taken) => (taken ? Effect.succeed(true) : hibernateIdle)),
+        Effect.flatMap((ok) => (ok ? Effect.void : Deferred.await(next).pipe(Effect.andThen(freed))))
+      )
+    })
+    const got = yield* freed.pipe(
+      Effect.timeoutOption(options.slotTimeoutMs),
+      Effect.ensuring(Effect.sync(() => void waiting--))
+    )
+    if (Option.isNone(got)) {
+      return yield* new Busy({
+        message: `no session slot freed within ${options.slotTimeoutMs} ms (${options.maxBrowsers} sessions are open, each working)`
+      })
+    }
+  })
+
   const open = (name: string) =>
     Effect.gen(function* () {
-      // A free slot is taken at once; otherwise the call queues, if the queue has room.
-      if (!(yield* slots.takeIfAvailable(1))) {
-        if (waiting >= options.queue) {
-          return yield* new Busy({
-            message: `${sessions.size} sessions are open (the limit is ${options.maxBrowsers}) and ${waiting} calls already wait for one; retry later or close a session`
-          })
-        }
-        waiting++
-        const slot = yield* slots
-          .take(1)
-          .pipe(Effect.timeoutOption(options.slotTimeoutMs), Effect.ensuring(Effect.sync(() => void waiting--)))
-        if (Option.isNone(slot)) {
-          return yield* new Busy({
-            message: `no session slot freed within ${options.slotTimeoutMs} ms (${options.maxBrowsers} sessions are open)`
-          })
-        }
-      }
+      // A session being hibernated is saved first, so that its page comes back.
+      const saving = hibernating.get(name)
+      if (saving !== undefined) yield* Deferred.await(saving)
+      yield* slot
       const scope = yield* Scope.make()
       // A session that cannot start (no VNC tools, say) gives its slot back and answers why.
       const context = yield* Layer.buildWithScope(options.session(name), scope).pipe(
-        Effect.onError(() => Scope.close(scope, Exit.void).pipe(Effect.andThen(slots.release(1))))
+        Effect.onError(() => Scope.close(scope, Exit.void).pipe(Effect.andThen(release)))
       )
       const live: Live = {
         name,
@@ -175,6 +281,14 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
         lastUsed: yield* Clock.currentTimeMillis
       }
       sessions.set(name, live)
+      // A hibernated session's page comes back before its call runs; the answer reports it (`restored`).
+      const back = hibernated.get(name)
+      if (back !== undefined) {
+        hibernated.delete(name)
+        yield* live.sandbox
+          .restore(back.page, "hibernation")
+          .pipe(Effect.catch((error) => Effect.logWarning(`session ${name} could not be restored: ${error.message}`)))
+      }
       return live
     })
 
@@ -185,7 +299,7 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
       sessions.delete(name)
       Deferred.doneUnsafe(live.closed, Effect.void)
       yield* Scope.close(live.scope, Exit.void)
-      yield* slots.release(1)
+      yield* release
     })
 
   /**
@@ -220,7 +334,11 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
     } else {
       lane.waiters.splice(lane.waiters.indexOf(turn), 1)
     }
-    if (lane.pending === 0) lanes.delete(name)
+    if (lane.pending === 0) {
+      lanes.delete(name)
+      // A session with nothing left to do may give its browser to a call waiting for a slot.
+      signal()
+    }
   }
 
   const pendingOn = (name: string) => lanes.get(name)?.pending ?? 0
@@ -301,7 +419,8 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
     Effect.gen(function* () {
       const name = session ?? defaultSession
       const live = sessions.get(name)
-      return { session: name, ...(live ? yield* live.sandbox.status : idleStatus) }
+      if (live) return { session: name, ...(yield* live.sandbox.status) }
+      return { session: name, ...idleStatus, ...(hibernated.has(name) ? { hibernated: true as const } : {}) }
     })
 
   // Named sessions left unused give their slot back.
@@ -315,6 +434,7 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
             yield* closeSession(live.name)
           }
         }
+        for (const [name, kept] of [...hibernated]) if (now - kept.lastUsed > limit) hibernated.delete(name)
       }).pipe(Effect.repeat(Schedule.spaced(Math.max(1_000, Math.min(60_000, limit / 2)))), Effect.ignore)
     )
   }
@@ -325,13 +445,38 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
     )
   )
 
+  /** Closing forgets a hibernated page too: the session starts afresh. */
+  const close = (session?: string) =>
+    Effect.gen(function* () {
+      const name = session ?? defaultSession
+      const saving = hibernating.get(name)
+      if (saving !== undefined) yield* Deferred.await(saving)
+      hibernated.delete(name)
+      yield* closeSession(name)
+    })
+
   return Sessions.of({
     call,
     status,
-    close: (session) => closeSession(session ?? defaultSession),
+    close,
+    hibernate: (session) =>
+      Effect.suspend(() => {
+        const live = sessions.get(session ?? defaultSession)
+        return live === undefined ? Effect.void : hibernateLive(live, true)
+      }),
+    restore: (session, page) =>
+      Effect.gen(function* () {
+        const name = session ?? defaultSession
+        const saving = hibernating.get(name)
+        if (saving !== undefined) yield* Deferred.await(saving)
+        // Opening a session hibernated here brings back its own page.
+        const fresh = !sessions.has(name) && !opening.has(name) && hibernated.has(name)
+        const live = yield* sessionFor(name)
+        if (!fresh) yield* live.sandbox.restore(page, "failover")
+      }),
     isOpen: (session) => {
       const name = session ?? defaultSession
-      return sessions.has(name) || opening.has(name)
+      return sessions.has(name) || opening.has(name) || hibernated.has(name) || hibernating.has(name)
     },
     page: (session) => {
       const live = sessions.get(session ?? defaultSession)

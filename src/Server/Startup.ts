@@ -48,7 +48,7 @@ export interface Built {
 export const pending = (built: Deferred.Deferred<Built>): Sessions["Service"] => {
   let ready: Built | undefined
   // The call runs in the service's context; who watches its events (a client's progress) comes along.
-  const inService = <A>(use: (sessions: Sessions["Service"]) => Effect.Effect<A>, b: Built) =>
+  const inService = <A, E>(use: (sessions: Sessions["Service"]) => Effect.Effect<A, E>, b: Built) =>
     Effect.gen(function* () {
       const watcher = yield* Events.Watcher
       return yield* Effect.provideContext(
@@ -56,7 +56,7 @@ export const pending = (built: Deferred.Deferred<Built>): Sessions["Service"] =>
         b.context
       )
     })
-  const on = <A>(use: (sessions: Sessions["Service"]) => Effect.Effect<A>) =>
+  const on = <A, E = never>(use: (sessions: Sessions["Service"]) => Effect.Effect<A, E>) =>
     ready === undefined
       ? Deferred.await(built).pipe(
           Effect.flatMap((b) => {
@@ -69,6 +69,8 @@ export const pending = (built: Deferred.Deferred<Built>): Sessions["Service"] =>
     call: (session, tool, args, meta) => on((s) => s.call(session, tool, args, meta)),
     status: (session) => on((s) => s.status(session)),
     close: (session) => on((s) => s.close(session)),
+    hibernate: (session) => on((s) => s.hibernate(session)),
+    restore: (session, page) => on((s) => s.restore(session, page)),
     // Nothing is open before the service is built.
     isOpen: (session) => ready?.sessions.isOpen(session) ?? false,
     page: (session) => on((s) => s.page(session)),

@@ -144,6 +144,8 @@ describe("switchyard apply", () => {
           "the session was not restored"
         )
         assert.isAtLeast(before["fill-fields"] ?? 0, 1)
+        // The restored page's first request already carried the site's HttpOnly session cookie: no new draft.
+        assert.strictEqual(ats.drafts(), 1, "a request without the session cookie started a second draft")
         const submissions = ats.submissions()
         assert.strictEqual(submissions.length, 1)
         assert.deepInclude(submissions[0]!.fields, { "legalName--firstName": "Ada", emailAddress: "ada@example.com" })

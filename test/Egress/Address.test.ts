@@ -145,4 +145,13 @@ describe("Address", () => {
     for (const text of ["10/8", "0x7f.1/32", "10.0.0.0/33", "::/129", "10.0.0.0/8/8", "example.com/8", "10.0.0.0/x"])
       assert.isUndefined(Address.parseCidr(text), text)
   })
+
+  it("loopback is 127.0.0.0/8, ::1 and localhost, in every spelling, for every rule", () => {
+    for (const host of ["127.0.0.1", "127.0.0.3", "127.1", "2130706433", "::1", "[::1]", "::ffff:127.0.0.2"])
+      assert.isTrue(Address.isLoopbackHost(host), host)
+    for (const host of ["localhost", "LOCALHOST", "localhost.", "app.localhost"])
+      assert.isTrue(Address.isLoopbackHost(host), host)
+    for (const host of ["0.0.0.0", "::", "10.0.0.1", "128.0.0.1", "localhost.example", "mylocalhost"])
+      assert.isFalse(Address.isLoopbackHost(host), host)
+  })
 })

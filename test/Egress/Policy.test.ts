@@ -75,6 +75,38 @@ describe("Policy", () => {
     assert.strictEqual(rule(policy, "127.0.0.1", ["127.0.0.1"]), "allowed")
   })
 
+  it("the unspecified address is the local machine for every deny entry, in every spelling", () => {
+    const policy = Policy.make({ deny: ["127.0.0.1/32", "127.0.0.0/8:9222", "[::1]:9222"] }, { privateNetworks: true })
+    const spellings = [
+      "0.0.0.0",
+      "0",
+      "0x0",
+      "00",
+      "0.0",
+      "0.0.0",
+      "0.0.0.0.",
+      "0.1.2.3",
+      "::",
+      "[::]",
+      "0:0:0:0:0:0:0:0",
+      "[::ffff:0.0.0.0]",
+      "::ffff:0:0",
+      "::ffff:0:0.0.0.0",
+      "64:ff9b::0.0.0.0"
+    ]
+    for (const host of spellings) {
+      const address = Address.format(Address.parse(host)!)
+      assert.notStrictEqual(rule(policy, host, [address]), "allowed", host)
+      // The browser's own DevTools port and the service's own port are refused through it as through 127.0.0.1.
+      const other = Policy.make({ deny: ["127.0.0.0/8:9222", "[::1]:9222"] }, { privateNetworks: true })
+      assert.match(rule(other, host, [address], { port: 9222 }), /^deny:/, host)
+      assert.strictEqual(rule(other, host, [address], { port: 9223 }), "allowed", host)
+    }
+    // A name that resolves to it is the local machine too.
+    assert.strictEqual(rule(policy, "zero.test", ["0.0.0.0"]), "deny:127.0.0.1/32")
+    assert.strictEqual(rule(policy, "10.0.0.1", ["10.0.0.1"]), "allowed")
+  })
+
   it("an allow entry wins over the class defaults, for every address it must cover", () => {
     const policy = Policy.make(
       {

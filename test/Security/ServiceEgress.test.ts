@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import * as Address from "../../src/Egress/Address.ts"
 import * as Policy from "../../src/Egress/Policy.ts"
 import * as Config from "../../src/Server/Config.ts"
+import { checkHttpOptions } from "../../src/Server/Mcp/Http.ts"
 import { egressOf } from "../../src/Server/Service.ts"
 
 const ruleFor = (options: ReturnType<typeof egressOf>, host: string, port: number) => {
@@ -50,6 +51,27 @@ describe("the service's egress", () => {
       assert.strictEqual(ruleFor(configured, "10.1.2.3", 80), "allowed")
       assert.strictEqual(ruleFor(configured, "10.9.1.1", 80), "deny:10.9.0.0/16")
       assert.strictEqual(ruleFor(configured, "127.0.0.1", 8931), "deny:127.0.0.0/8:8931")
+    })
+  )
+
+  it.effect("the token rule and the egress defaults agree on what loopback is", () =>
+    Effect.gen(function* () {
+      const config = yield* Config.resolve({ env: {} })
+      const options = { port: 0, allowedHosts: [], sessionIdleMs: 1, maxSessions: 1, sharedDefaultSession: false }
+      const tokenNeeded = (host: string) =>
+        Effect.isFailure(checkHttpOptions({ ...config.mcp, ...options, host, token: undefined }))
+      for (const host of ["127.0.0.1", "127.0.0.3", "::1", "[::1]", "localhost"]) {
+        assert.isFalse(yield* tokenNeeded(host), `${host} needs no token`)
+        assert.strictEqual(ruleFor(egressOf(config, { host, port: 8931 }), "10.1.2.3", 80), "allowed", host)
+      }
+      for (const host of ["0.0.0.0", "::", "10.0.0.5", "192.168.1.2"]) {
+        assert.isTrue(yield* tokenNeeded(host), `${host} needs a token`)
+        assert.strictEqual(ruleFor(egressOf(config, { host, port: 8931 }), "10.1.2.3", 80), "class:private", host)
+      }
+      // The unspecified address reaches the service's own port as 127.0.0.1 does.
+      const http = egressOf(config, { host: "127.0.0.1", port: 8931 })
+      assert.strictEqual(ruleFor(http, "0.0.0.0", 8931), "deny:127.0.0.0/8:8931")
+      assert.strictEqual(ruleFor(http, "::", 8931), "deny:127.0.0.0/8:8931")
     })
   )
 })

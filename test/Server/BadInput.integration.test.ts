@@ -1,7 +1,7 @@
 /**
  * What a production service must survive: malformed and hostile input on both surfaces, URLs outside the policy,
- * oversized arguments, a storm of calls on one session, more sessions than browsers — each answered with a clear
- * error while the service keeps serving — plus configuration errors that name the bad key.
+ * oversized arguments, a storm of calls on one session, more sessions than browsers (idle ones hibernate) — each
+ * answered with a clear error while the service keeps serving — plus configuration errors that name the bad key.
  */
 import { writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -10,6 +10,7 @@ import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Config from "../../src/Server/Config.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
+import { slowSite } from "../fixtures/SlowSite.ts"
 import { randomLines } from "../support/Garbage.ts"
 import { type Service, startService, stopServices } from "../support/Service.ts"
 
@@ -83,21 +84,27 @@ describe("bad input over JSON-RPC", () => {
     })
   )
 
-  it.live("more sessions than browsers: the queue holds what it can, the rest get busy; closing frees a slot", () =>
+  it.live("more sessions than browsers: an idle one hibernates for a new one; busy only while every one works", () =>
     Effect.gen(function* () {
       const site = yield* SiteServer.start
+      const slow = yield* slowSite(4_000)
       const service = startService({ SWITCHYARD_MAX_BROWSERS: "1", SWITCHYARD_QUEUE: "0" })
       const url = site.url("/plain.html")
       const first = yield* Effect.promise(() => service.call("browser.navigate", { url, session: "worker-1" }))
       assert.isDefined(first.result, JSON.stringify(first))
-      const second = errorOf(
-        yield* Effect.promise(() => service.call("browser.navigate", { url, session: "worker-2" }))
-      )
-      assert.strictEqual(second.data?.type, "busy")
-      assert.include(second.message, "limit is 1")
-      yield* Effect.promise(() => service.call("browserClose", { session: "worker-1" }))
-      const third = yield* Effect.promise(() => service.call("browser.navigate", { url, session: "worker-2" }))
-      assert.isDefined(third.result, JSON.stringify(third))
+      // worker-1 is idle: worker-2 takes its browser, worker-1's page is kept for its next call.
+      const second = yield* Effect.promise(() => service.call("browser.navigate", { url, session: "worker-2" }))
+      assert.isDefined(second.result, JSON.stringify(second))
+      // worker-2 is working (a page that answers slowly): a third session finds no browser to take.
+      const working = service.call("browser.navigate", { url: slow.url, session: "worker-2" })
+      yield* Effect.sleep("1 second")
+      const third = errorOf(yield* Effect.promise(() => service.call("browser.navigate", { url, session: "worker-3" })))
+      assert.strictEqual(third.data?.type, "busy")
+      assert.include(third.message, "limit is 1")
+      assert.isDefined((yield* Effect.promise(() => working)).result)
+      // worker-1 comes back at its page.
+      const back = yield* Effect.promise(() => service.call("browser.extract", { session: "worker-1" }))
+      assert.include(JSON.stringify(back.result), "/plain.html")
       const badName = errorOf(yield* Effect.promise(() => service.call("browser.status", { session: "../etc" })))
       assert.strictEqual(badName.data?.type, "invalid_input")
     })

@@ -6,7 +6,13 @@ import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Schema } from "effect"
 import { ErrorCode, handleLine, type InFlight, RpcError } from "../../src/Server/JsonRpc.ts"
 
-/** A handler like the service's: one known method, bad params refused, anything else not found. */
+/** Recurses until the stack runs out, as a walk over input nested thousands deep does. */
+const overflow = (n: number): number => overflow(n + 1) + 1
+
+/**
+ * A handler like the service's: one known method, bad params refused, anything else not found; and two with
+ * defects, one that throws and one whose stack overflows.
+ */
 const handler = (method: string, params: unknown) =>
   method === "browserStatus"
     ? Effect.succeed({ active: false })
@@ -14,7 +20,13 @@ const handler = (method: string, params: unknown) =>
       ? typeof (params as { url?: unknown })?.url === "string"
         ? Effect.succeed({ url: (params as { url: string }).url })
         : Effect.fail(new RpcError({ code: ErrorCode.invalidParams, message: "Invalid params: url" }))
-      : Effect.fail(new RpcError({ code: ErrorCode.methodNotFound, message: `Method not found: ${method}` }))
+      : method === "throws"
+        ? Effect.sync(() => {
+            throw new Error("a handler threw")
+          })
+        : method === "overflows"
+          ? Effect.sync(() => overflow(0))
+          : Effect.fail(new RpcError({ code: ErrorCode.methodNotFound, message: `Method not found: ${method}` }))
 
 const Answer = Schema.Struct({
   jsonrpc: Schema.Literal("2.0"),
@@ -32,7 +44,11 @@ const AnyId = Schema.Union([Schema.String, Schema.Int, Schema.Finite, Schema.Nul
 const Request = Schema.Struct({
   jsonrpc: Schema.optionalKey(Schema.Union([Schema.Literal("2.0"), Schema.Literal("1.0"), Schema.Json])),
   method: Schema.optionalKey(
-    Schema.Union([Schema.Literals(["browserStatus", "browser.navigate"]), Schema.String, Schema.Json])
+    Schema.Union([
+      Schema.Literals(["browserStatus", "browser.navigate", "throws", "overflows"]),
+      Schema.String,
+      Schema.Json
+    ])
   ),
   params: Schema.optionalKey(
     Schema.Union([Schema.Struct({ url: Schema.String }), Schema.Struct({ url: Schema.Json }), Schema.Json])
@@ -43,7 +59,7 @@ const Request = Schema.Struct({
 /** Well-formed requests and notifications: known and unknown methods, good and bad params, readable ids. */
 const Valid = Schema.Struct({
   jsonrpc: Schema.Literal("2.0"),
-  method: Schema.Union([Schema.Literals(["browserStatus", "browser.navigate"]), Schema.String]),
+  method: Schema.Union([Schema.Literals(["browserStatus", "browser.navigate", "throws", "overflows"]), Schema.String]),
   params: Schema.optionalKey(Schema.Union([Schema.Struct({ url: Schema.String }), Schema.Json])),
   id: Schema.optionalKey(Schema.Union([Schema.String, Schema.Int, Schema.Finite, Schema.Null]))
 })
@@ -80,7 +96,8 @@ type Expected = { readonly answered: false } | { readonly answered: true; readon
 
 /**
  * What JSON-RPC 2.0 asks of the answer to one request, worked out from it alone: none for a valid notification;
- * otherwise the request's id when it could be read (a string, a number or null), else null.
+ * otherwise the request's id when it could be read (a string, a number or null), else null. A null id makes an
+ * invalid request (answered with id null).
  */
 const expectedFor = (value: unknown): Expected => {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return { answered: true, id: null }
@@ -92,7 +109,7 @@ const expectedFor = (value: unknown): Expected => {
   const valid =
     request.jsonrpc === "2.0" &&
     typeof request.method === "string" &&
-    (!hasId || readable) &&
+    (!hasId || (readable && id !== null)) &&
     (params === undefined || (typeof params === "object" && params !== null))
   if (valid && !hasId) return { answered: false }
   return { answered: true, id: hasId && readable ? id : null }
@@ -115,7 +132,7 @@ const checkAnswer = (answer: unknown, id: unknown, context: string) => {
   assert.deepStrictEqual(decoded.id, id, context)
   assert.isTrue((decoded.result === undefined) !== (decoded.error === undefined), context)
   if (decoded.error) {
-    assert.include([-32700, -32600, -32601, -32602, -32000], decoded.error.code, context)
+    assert.include([-32700, -32600, -32601, -32602, -32603, -32000], decoded.error.code, context)
     assert.isAbove(decoded.error.message.length, 5, context)
   }
 }
@@ -174,6 +191,34 @@ const request = (id: number | undefined, method: string, params?: unknown) =>
 type Reply = { readonly id: unknown; readonly result?: unknown; readonly error?: { code: number; message: string } }
 
 const parse = (out: string | undefined): unknown => JSON.parse(out ?? "null")
+
+describe("JSON-RPC defects", () => {
+  it.effect("a handler that throws or overflows its stack answers -32603 with a message, once", () =>
+    Effect.gen(function* () {
+      for (const method of ["throws", "overflows"]) {
+        const answer = parse(yield* handleLine(handler, request(4, method))) as Reply
+        assert.strictEqual(answer.id, 4)
+        assert.strictEqual(answer.error?.code, ErrorCode.internalError)
+        assert.match(answer.error?.message ?? "", /^Internal error: /)
+      }
+      assert.include(
+        (parse(yield* handleLine(handler, request(5, "throws"))) as Reply).error?.message,
+        "a handler threw"
+      )
+    })
+  )
+
+  it.effect('"id": null is an invalid request, answered with id null and not run', () =>
+    Effect.gen(function* () {
+      const answer = parse(
+        yield* handleLine(handler, JSON.stringify({ jsonrpc: "2.0", id: null, method: "browserStatus" }))
+      ) as Reply
+      assert.strictEqual(answer.id, null)
+      assert.strictEqual(answer.error?.code, ErrorCode.invalidRequest)
+      assert.isUndefined(answer.result)
+    })
+  )
+})
 
 describe("JSON-RPC batches", () => {
   it.effect("a batch gets an array of the answers owed, notifications left out, each member checked alone", () =>

@@ -1,7 +1,8 @@
 /**
  * MCP over stdio when the client misbehaves, against a real `switchyard serve` process and Chromium: a client that
- * dies mid-call (its end of stdout closed) and a message over the transport's 10 MB limit both end in a clean
- * shutdown, with no browser and no temp profile left.
+ * dies mid-call (its end of stdout closed) ends in a clean shutdown, with no browser and no temp profile left; a
+ * message over the 10 MB limit, a line that is not JSON or not a JSON-RPC message each get one error answer, and the
+ * service and its sessions go on.
  */
 import { chmodSync, mkdtempSync, readdirSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -60,7 +61,7 @@ describe("MCP over stdio", () => {
     })
   )
 
-  it.live("a message over 10 MB: a clear error and a clean shutdown", () =>
+  it.live("a message over 10 MB is refused with an error; the service and its session go on", () =>
     Effect.gen(function* () {
       const site = yield* SiteServer.start
       const { service, profiles, browsers } = yield* started
@@ -77,11 +78,55 @@ describe("MCP over stdio", () => {
         arguments: { instruction: "x".repeat(11 * 1024 * 1024) }
       })
       const answer = yield* Effect.promise(() => service.send(huge, null))
-      assert.match(JSON.stringify(answer), /10485760 bytes|10 MB/)
+      assert.strictEqual((answer.error as { code?: number })?.code, -32600, JSON.stringify(answer).slice(0, 300))
+      assert.match(JSON.stringify(answer), /10485760 bytes/)
+      // The next message is read and answered; the session kept its page.
+      const status = yield* Effect.promise(() =>
+        service.send(message(4, "tools/call", { name: "browser_status", arguments: {} }), 4)
+      )
+      const text = (status.result as { content: Array<{ text: string }> }).content[0]!.text
+      assert.include(text, "/plain.html")
+      assert.strictEqual(service.child.exitCode, null)
+      service.child.stdin.end()
       const exit = yield* Effect.promise(() => service.exited)
       assert.deepStrictEqual(exit, { code: 0, signal: null }, service.stderr())
       assert.deepStrictEqual(browsers(), [])
       assert.deepStrictEqual(profiles(), [])
+    })
+  )
+
+  it.live("a line that is not a JSON-RPC message gets one error answer with id null, and the service goes on", () =>
+    Effect.gen(function* () {
+      const { service } = yield* started
+      const lines: ReadonlyArray<readonly [string | Buffer, number]> = [
+        ["this is not json", -32700],
+        ['{"jsonrpc": "2.0", "id": 5, "method": "tools/li', -32700],
+        ["[]", -32600],
+        [`[${message(6, "tools/list", {})}]`, -32600],
+        ["7", -32600],
+        ['"a string"', -32600],
+        ['{"jsonrpc": "2.0", "id": null, "method": "tools/list"}', -32600],
+        ['{"id": 8, "method": "tools/list"}', -32600],
+        ['{"jsonrpc": "2.0", "id": {"a": 1}, "method": "tools/list"}', -32600],
+        [Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), -32700]
+      ]
+      for (const [line, code] of lines) {
+        const answered = new Promise<Record<string, unknown>>((resolve) => {
+          void service.send("", null).then(resolve)
+        })
+        // `send` writes the line and registers the waiter for id null; write the raw bytes ourselves.
+        service.child.stdin.write(Buffer.concat([Buffer.from(line), Buffer.from("\n")]))
+        const answer = yield* Effect.promise(() => answered)
+        assert.strictEqual(
+          (answer.error as { code?: number })?.code,
+          code,
+          `${String(line)} → ${JSON.stringify(answer)}`
+        )
+      }
+      const listed = yield* Effect.promise(() => service.send(message(9, "tools/list", {}), 9))
+      assert.isDefined(listed.result, JSON.stringify(listed))
+      yield* Effect.sleep("300 millis")
+      assert.strictEqual(service.extra(), 0, "no line was answered twice")
     })
   )
 })

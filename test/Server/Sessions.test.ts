@@ -4,7 +4,7 @@
  * nobody.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
+import { Deferred, Effect, Fiber, Layer, Option, Schema } from "effect"
 import { Router, type ToolAnswer } from "../../src/Cascade/Router.ts"
 import { idleStatus, Sandbox } from "../../src/Sandbox/Sandbox.ts"
 import { make, type SessionsOptions } from "../../src/Server/Sessions.ts"
@@ -12,13 +12,17 @@ import { make, type SessionsOptions } from "../../src/Server/Sessions.ts"
 interface Recorder {
   /** Sessions whose stack was built, by name, in order. */
   readonly opened: Array<string>
+  /** Sessions whose stack was closed (a close, an idle expiry, a hibernation), in order. */
+  readonly closed: Array<string>
+  /** Pages put back into a session's browser: the session and the URL. */
+  readonly restored: Array<string>
   /** Calls as they started and ended, `session:index`. */
   readonly log: Array<{ readonly event: "start" | "end"; readonly session: string; readonly n: number | undefined }>
   running: Map<string, number>
   overlaps: number
 }
 
-const recorder = (): Recorder => ({ opened: [], log: [], running: new Map(), overlaps: 0 })
+const recorder = (): Recorder => ({ opened: [], closed: [], restored: [], log: [], running: new Map(), overlaps: 0 })
 
 const unused = Effect.die("not used by Sessions")
 
@@ -30,6 +34,7 @@ const stack =
       Effect.gen(function* () {
         yield* typeof openMs === "number" ? Effect.sleep(openMs) : openMs(name)
         rec.opened.push(name)
+        yield* Effect.addFinalizer(() => Effect.sync(() => rec.closed.push(name)))
         const router = Router.of({
           occupied: Effect.succeed(false),
           call: (tool, args) =>
@@ -84,6 +89,16 @@ const stack =
           console: () => unused,
           network: () => unused,
           request: () => unused,
+          // Each session's page is at a URL of its own name, with a cookie.
+          saved: Effect.succeed(
+            Option.some({
+              url: `https://${name}.test/`,
+              cookies: [{ name: "sid", value: name, domain: `${name}.test` }],
+              localStorage: [],
+              sessionStorage: []
+            })
+          ),
+          restore: (page) => Effect.sync(() => void rec.restored.push(`${name} ${page.url}`)),
           forceRelease: Effect.void,
           close: Effect.void
         })
@@ -226,6 +241,58 @@ describe("Sessions", () => {
       const later = yield* sessions.call("a", "browser.act", { n: 1, ms: 0 }).pipe(Effect.timeout(5_000))
       assert.isTrue(later.ok)
       assert.deepStrictEqual(rec.opened, ["a"])
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("with the cap reached by idle sessions, the least recently used hibernates; its next call restores it", () =>
+    Effect.gen(function* () {
+      const rec = recorder()
+      const sessions = yield* make(options(rec, { maxBrowsers: 2, queue: 0, session: stack(rec, 0) }))
+      for (const name of ["a", "b"]) assert.isTrue((yield* sessions.call(name, "browser.act", { n: 0 })).ok)
+      // No slot, no queue: without hibernation this would be busy.
+      assert.isTrue((yield* sessions.call("c", "browser.act", { n: 1 })).ok)
+      assert.deepStrictEqual(rec.closed, ["a"], "the least recently used session gave its browser")
+      assert.isTrue(sessions.isOpen("a"), "a hibernated session is kept")
+      assert.deepInclude((yield* sessions.status("a")) as object, { active: false, hibernated: true })
+      assert.isTrue((yield* sessions.call("a", "browser.act", { n: 2 })).ok)
+      assert.deepStrictEqual(rec.closed, ["a", "b"])
+      assert.deepStrictEqual(rec.restored, ["a https://a.test/"], "a came back at its page")
+      assert.deepStrictEqual(rec.opened, ["a", "b", "c", "a"])
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("busy only when every session is working; a call waiting for a slot takes the first to go idle", () =>
+    Effect.gen(function* () {
+      const rec = recorder()
+      const sessions = yield* make(options(rec, { maxBrowsers: 1, queue: 0, session: stack(rec, 0) }))
+      const working = Effect.runFork(sessions.call("a", "browser.act", { n: 0, ms: 300 }))
+      yield* Effect.sleep(50)
+      const refused = yield* sessions.call("b", "browser.act", { n: 1 })
+      assert.strictEqual(refused.error?.type, "busy")
+      yield* Fiber.join(working)
+
+      const queued = yield* make(options(rec, { maxBrowsers: 1, queue: 1, session: stack(rec, 0) }))
+      const long = Effect.runFork(queued.call("x", "browser.act", { n: 2, ms: 300 }))
+      yield* Effect.sleep(50)
+      // Waits for x's call to end, then x hibernates and y runs: no close needed, nothing busy.
+      const next = yield* queued.call("y", "browser.act", { n: 3 })
+      assert.isTrue(next.ok, JSON.stringify(next.error))
+      assert.isTrue((yield* Fiber.join(long)).ok)
+      assert.include(rec.closed, "x")
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("a hibernated session that is closed starts afresh", () =>
+    Effect.gen(function* () {
+      const rec = recorder()
+      const sessions = yield* make(options(rec, { maxBrowsers: 1, queue: 0, session: stack(rec, 0) }))
+      yield* sessions.call("a", "browser.act", { n: 0 })
+      yield* sessions.hibernate("a")
+      assert.deepStrictEqual(rec.closed, ["a"])
+      yield* sessions.close("a")
+      assert.isFalse(sessions.isOpen("a"))
+      assert.isTrue((yield* sessions.call("a", "browser.act", { n: 1 })).ok)
+      assert.deepStrictEqual(rec.restored, [], "nothing was restored")
     }).pipe(Effect.scoped)
   )
 })

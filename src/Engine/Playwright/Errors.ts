@@ -24,7 +24,7 @@ export interface Attempt {
 }
 
 const closed =
-  /target page, context or browser has been closed|target closed|browser has been closed|browser has disconnected|session closed|connection closed|websocket is not open|cdpsession.*detached/i
+  /target page, context or browser has been closed|target closed|target crashed|page crashed|browser has been closed|browser has disconnected|session closed|connection closed|websocket is not open|cdpsession.*detached/i
 const badSelector =
   /unexpected token|is not a valid (selector|xpath)|failed to parse|unknown engine|malformed selector/i
 

@@ -27,8 +27,11 @@ export interface Targets {
   readonly fate: (targetId: string) => Effect.Effect<Option.Option<Fate>>
   /** Completes when `targetId` is closed or crashes (at once if it already has). */
   readonly lost: (targetId: string) => Effect.Effect<Fate>
-  /** Takes in one event from any connection to the browser; events of other domains are ignored. */
-  readonly observe: (event: Protocol.Event) => Effect.Effect<void>
+  /**
+   * Takes in one event from any connection to the browser (`targetId`: the page whose attached session sent it);
+   * events of other domains are ignored.
+   */
+  readonly observe: (event: Protocol.Event, targetId?: string) => Effect.Effect<void>
 }
 
 interface Seen {
@@ -66,7 +69,7 @@ export const make: Effect.Effect<Targets> = Effect.gen(function* () {
       return yield* wait
     })
 
-  const observe = (event: Protocol.Event): Effect.Effect<void> => {
+  const observe = (event: Protocol.Event, targetId?: string): Effect.Effect<void> => {
     switch (event.method) {
       case "Target.targetCreated":
       case "Target.targetInfoChanged": {
@@ -85,6 +88,9 @@ export const make: Effect.Effect<Targets> = Effect.gen(function* () {
       }
       case "Target.targetCrashed":
         return settle(event.params.targetId, "crashed")
+      // The same, told at once on a session attached to the page.
+      case "Inspector.targetCrashed":
+        return targetId === undefined ? Effect.void : settle(targetId, "crashed")
       default:
         return Effect.void
     }

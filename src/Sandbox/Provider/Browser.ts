@@ -2,7 +2,7 @@
  * Where a session's browser comes from: a provider starts (or attaches to) a browser for a scope. Engines receive
  * the running browser as `BrowserSession` (Engine/BrowserSession.ts) when the Sandbox connects them.
  */
-import { Context, type Effect, type Scope } from "effect"
+import { Context, type Deferred, type Effect, type Scope } from "effect"
 import type { SwitchyardError } from "../../Errors.ts"
 
 /** A browser that is running for as long as the scope that provided it stays open. */
@@ -17,6 +17,8 @@ export interface RunningBrowser {
   readonly user?: { readonly uid: number; readonly gid: number }
   /** Cheap liveness check: the process has not exited and the endpoint answers. */
   readonly alive: Effect.Effect<boolean>
+  /** Completed when the browser's process exits (crashed, killed or stopped), for browsers this service started. */
+  readonly exit?: Deferred.Deferred<void>
 }
 
 export class BrowserProvider extends Context.Service<

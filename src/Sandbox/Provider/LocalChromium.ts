@@ -4,10 +4,10 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs"
-import { chown, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
+import { chown, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { delimiter, join } from "node:path"
-import { Effect, Layer, Option } from "effect"
+import { Deferred, Effect, Layer, Option } from "effect"
 import * as CdpConnection from "../../Cdp/Connection.ts"
 import * as CdpHttp from "../../Cdp/Http.ts"
 import { Egress } from "../../Egress/Egress.ts"
@@ -192,6 +192,40 @@ export const reachable = (dir: string) => {
   return undefined
 }
 
+/**
+ * WebRTC only through the proxy: the profile's `webrtc.ip_handling_policy` set to `disable_non_proxied_udp` before
+ * launch, merged into what the profile already holds. Chromium then sends no UDP of its own (no STUN, no TURN over
+ * UDP, no host candidates) and reaches a TURN server only over TCP through the egress proxy, which checks it like any
+ * other connection. The command-line switch of the same name does not hold (packets still left); the preference does.
+ */
+const webrtcThroughProxy = (profileDir: string, owner: Account | undefined) =>
+  Effect.tryPromise({
+    try: async () => {
+      const dir = join(profileDir, "Default")
+      const file = join(dir, "Preferences")
+      await mkdir(dir, { recursive: true })
+      const before = await readFile(file, "utf8")
+        .then((text) => JSON.parse(text) as Record<string, unknown>)
+        .catch(() => ({}) as Record<string, unknown>)
+      const webrtc = typeof before.webrtc === "object" && before.webrtc !== null ? before.webrtc : {}
+      const prefs = {
+        ...before,
+        webrtc: { ...webrtc, ip_handling_policy: "disable_non_proxied_udp", multiple_routes_enabled: false }
+      }
+      await writeFile(file, JSON.stringify(prefs))
+      if (owner !== undefined) {
+        await chown(dir, owner.uid, owner.gid)
+        await chown(file, owner.uid, owner.gid)
+      }
+    },
+    catch: (cause) =>
+      new BrowserLaunchFailed({
+        retryable: false,
+        message: `cannot set WebRTC to go through the egress proxy in the profile ${profileDir}: ${String(cause)}`,
+        cause
+      })
+  })
+
 interface Launched {
   readonly child: ChildProcess
   readonly wsEndpoint: string
@@ -239,6 +273,10 @@ const launch = (options: LocalChromiumOptions) =>
       // The profile (and what Chromium keeps under HOME) belongs to the user it runs as; a configured one is left be.
       if (ownsProfile) yield* Effect.promise(() => chown(profileDir, uid, gid).catch(() => undefined))
     }
+    if (options.egressProxy !== undefined)
+      yield* webrtcThroughProxy(profileDir, sandbox.kind === "user" ? sandbox.account : undefined).pipe(
+        Effect.tapError(() => (ownsProfile ? removeProfile(profileDir) : Effect.void))
+      )
     const args = baseArgs(options, profileDir)
     const timeoutMs = options.launchTimeoutMs ?? 30_000
     return yield* Effect.tryPromise({
@@ -440,7 +478,10 @@ export const make = (options: LocalChromiumOptions = {}): BrowserProvider["Servi
     ).pipe(
       Effect.map((launched): RunningBrowser => {
         const httpEndpoint = `http://${new URL(launched.wsEndpoint).host}`
+        const exit = Deferred.makeUnsafe<void>()
+        void launched.exit.then(() => Deferred.doneUnsafe(exit, Effect.void))
         return {
+          exit,
           wsEndpoint: launched.wsEndpoint,
           httpEndpoint,
           pid: launched.child.pid ?? null,

@@ -38,8 +38,7 @@ const instructions = (names: ToolNames) => {
 const sdk = () =>
   Promise.all([
     import("@modelcontextprotocol/sdk/server/index.js"),
-    import("@modelcontextprotocol/sdk/server/stdio.js"),
-    import("@modelcontextprotocol/sdk/shared/stdio.js"),
+    import("./StdioTransport.ts"),
     import("@modelcontextprotocol/sdk/types.js")
   ])
 
@@ -73,7 +72,7 @@ export interface Front {
   readonly toolNames: ToolNames
   /** Answers the tool list and calls from now on (and those that came before). */
   readonly serve: (handlers: Handlers) => void
-  /** Resolves when stdin closes, stdout breaks (the client died) or the transport closes (a message over 10 MB). */
+  /** Resolves when stdin closes, stdout breaks (the client died) or the transport closes. */
   readonly closed: Promise<void>
 }
 
@@ -81,7 +80,7 @@ let opened: Promise<Front> | undefined
 
 /** The stdio front: opened once (by Main.ts at spawn, or by the stdio surface), every later call gets that one. */
 export const open = (names: ToolNames): Promise<Front> => {
-  opened ??= sdk().then(([{ Server }, { StdioServerTransport }, { STDIO_DEFAULT_MAX_BUFFER_SIZE }, types]) => {
+  opened ??= sdk().then(([{ Server }, { StdioTransport }, types]) => {
     const server = newServer(Server, names)
     let serve!: (handlers: Handlers) => void
     const handlers = new Promise<Handlers>((resolve) => {
@@ -106,18 +105,9 @@ export const open = (names: ToolNames): Promise<Front> => {
       process.stdin.once("close", resolve)
       // The client went away (nobody reads stdout): nothing can be answered any more, so shut down.
       process.stdout.on("error", () => resolve())
-      server.onerror = (error) => {
-        if (!/ReadBuffer exceeded/.test(error.message)) return
-        // The SDK transport drops a message over its buffer limit and closes: say why, then shut down.
-        const message = `a message over the stdio limit of ${STDIO_DEFAULT_MAX_BUFFER_SIZE} bytes (10 MB) was refused; the service is shutting down`
-        process.stderr.write(`switchyard: ${message}\n`)
-        if (process.stdout.writable) {
-          process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message } })}\n`)
-        }
-      }
       server.onclose = () => resolve()
     })
-    return server.connect(new StdioServerTransport()).then(() => ({ server, toolNames: names, serve, closed }))
+    return server.connect(new StdioTransport()).then(() => ({ server, toolNames: names, serve, closed }))
   })
   return opened
 }

@@ -9,6 +9,7 @@ import { networkInterfaces } from "node:os"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Option, Redacted, Schedule } from "effect"
+import * as Address from "../../Egress/Address.ts"
 import { NotConfigured } from "../../Errors/Engine.ts"
 import { InvalidInput } from "../../Errors/Page.ts"
 import { Takeovers } from "../../Takeover/Takeovers.ts"
@@ -32,15 +33,13 @@ export interface HttpOptions extends McpOptions {
   readonly onListening?: (url: string) => void
 }
 
-const loopback = (host: string) => ["127.0.0.1", "::1", "localhost"].includes(host)
-
 /** Refuses to expose the service beyond this machine without a token. */
 export const checkHttpOptions = (options: HttpOptions) =>
-  !loopback(options.host) && !options.token
+  !Address.isLoopbackHost(options.host) && !options.token
     ? Effect.fail(
         new InvalidInput({
           field: "http.token",
-          message: `binding MCP over HTTP to ${options.host} needs a bearer token (--token or SWITCHYARD_HTTP_TOKEN); only 127.0.0.1 may go without`
+          message: `binding MCP over HTTP to ${options.host} needs a bearer token (--token or SWITCHYARD_HTTP_TOKEN); only a loopback address (127.0.0.0/8, ::1, localhost) may go without`
         })
       )
     : Effect.void
@@ -71,7 +70,7 @@ const allowedHostsOf = (options: HttpOptions) => {
   const bound = wildcard(options.host)
     ? Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address))
     : [options.host]
-  const local = loopback(options.host) || wildcard(options.host) ? ["127.0.0.1", "::1", "localhost"] : []
+  const local = Address.isLoopbackHost(options.host) || wildcard(options.host) ? ["127.0.0.1", "::1", "localhost"] : []
   return new Set([...bound, ...local, ...options.allowedHosts].map((h) => hostnameOf(h) ?? h.toLowerCase()))
 }
 
@@ -92,9 +91,17 @@ const readBody = async (req: IncomingMessage, limit: number) => {
     if (size > limit) throw new Error(`request body over ${limit} bytes`)
     chunks.push(chunk as Buffer)
   }
-  const text = Buffer.concat(chunks).toString("utf8")
+  // As on stdio: a leading BOM is ignored, bytes that are not UTF-8 are a parse error.
+  let text: string
+  try {
+    text = utf8.decode(Buffer.concat(chunks))
+  } catch {
+    throw new Error("the body is not UTF-8")
+  }
   return text === "" ? undefined : (JSON.parse(text) as unknown)
 }
+
+const utf8 = new TextDecoder("utf-8", { fatal: true })
 
 const jsonError = (res: ServerResponse, status: number, code: number, message: string) =>
   res
@@ -128,14 +135,17 @@ export const serveHttp = (options: HttpOptions & { readonly maxBodyBytes: number
     /** Every MCP client's browser sessions, to tell whether another client still uses one. */
     const clients = new Set<Client>()
 
-    /** An MCP session ended: the browser sessions it used close, unless another client uses them too. */
+    /**
+     * An MCP session ended (DELETE, its transport closed, idle expiry, eviction): the browser sessions it used, unless
+     * another client uses them too, hibernate — their pages saved, their browsers freed for others.
+     */
     const release = (client: Client) => {
       if (!clients.delete(client)) return
       const stillUsed = new Set([...clients].flatMap((other) => [...other.used]))
       const unused = [...client.used].filter((name) => !stillUsed.has(name))
       if (unused.length === 0) return
       run(
-        Effect.forEach(unused, (name) => sessions.close(name), { discard: true }),
+        Effect.forEach(unused, (name) => sessions.hibernate(name), { discard: true }),
         new AbortController().signal
       ).catch(() => undefined)
     }
