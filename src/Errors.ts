@@ -32,6 +32,9 @@ export interface ErrorInfo {
   readonly retryAfterMs?: number
   /** For a missing or ambiguous target: the closest elements, with references `browser.act` accepts. */
   readonly elements?: ReadonlyArray<ElementRef>
+  /** For a page not reached: the URL and what the network said (`ECONNREFUSED 127.0.0.1:4100`). */
+  readonly url?: string
+  readonly reason?: string
 }
 
 export const toErrorInfo = (error: SwitchyardError): ErrorInfo => {
@@ -44,6 +47,7 @@ export const toErrorInfo = (error: SwitchyardError): ErrorInfo => {
     ...(error.action === undefined ? {} : { action: error.action }),
     ...(sideEffect === undefined ? {} : { sideEffect }),
     ...("retryAfterMs" in error && error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}),
-    ...("elements" in error && error.elements !== undefined ? { elements: error.elements } : {})
+    ...("elements" in error && error.elements !== undefined ? { elements: error.elements } : {}),
+    ...(error._tag === "NavigationFailed" && error.reason !== undefined ? { url: error.url, reason: error.reason } : {})
   }
 }

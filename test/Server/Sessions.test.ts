@@ -67,6 +67,8 @@ const stack =
           switchTo: () => unused,
           pageState: unused,
           location: unused,
+          mainFrame: unused,
+          errorCode: unused,
           fingerprint: unused,
           artifacts: { screenshotLater: () => unused, settled: unused, snapshot: () => unused },
           status: Effect.succeed({ ...idleStatus, active: true }),
