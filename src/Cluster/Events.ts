@@ -4,6 +4,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
 import * as Events from "../Logging/Events.ts"
 
 /** The engine events seed 001 §10 tracks, stored beside the steps (per-attempt operations stay in the attempt log:
@@ -28,6 +29,12 @@ export class TaskEvents extends Context.Service<
   TaskEvents,
   {
     readonly record: (workflowRunId: string, eventType: string, data: Record<string, unknown>) => Effect.Effect<void>
+    /** Writes an event that must be durable before what follows it (a mark before a click): fails when it is not. */
+    readonly append: (
+      workflowRunId: string,
+      eventType: string,
+      data: Record<string, unknown>
+    ) => Effect.Effect<void, SqlError>
     readonly list: (workflowRunId: string) => Effect.Effect<ReadonlyArray<TaskEvent>>
   }
 >()("switchyard/TaskEvents") {
@@ -69,6 +76,7 @@ export class TaskEvents extends Context.Service<
             sql`INSERT INTO task_events (workflow_run_id, event_type, data) VALUES (${run}, ${type}, ${json})`
         })
       return TaskEvents.of({
+        append: (run, type, data) => insert(run, type, JSON.stringify(data)).pipe(Effect.asVoid),
         // An event that cannot be written is logged, never fails the step it describes.
         record: (run, type, data) =>
           insert(run, type, JSON.stringify(data)).pipe(
