@@ -26,7 +26,7 @@ import { Sessions } from "../Server/Sessions.ts"
 import * as Startup from "../Server/Startup.ts"
 import * as Methods from "./Methods.ts"
 import * as Profile from "./Profile.ts"
-import { say, follow, statusText } from "./Progress.ts"
+import { follow, say, statusText } from "./Progress.ts"
 import * as Resume from "./Resume.ts"
 import * as Runs from "./Runs.ts"
 import * as Start from "./Start.ts"
@@ -156,9 +156,7 @@ const report = <R>(
           ? { ok: false, error: { type: "cancelled", message: "the run was cancelled" } }
           : { ok: false, error: { type: "defect", message: Cause.pretty(exit.cause) } }
       }),
-      Effect.raceFirst(
-        stop.pipe(Effect.as<Outcome>({ ok: false, error: { type: "stopped", message: "stopped" } }))
-      )
+      Effect.raceFirst(stop.pipe(Effect.as<Outcome>({ ok: false, error: { type: "stopped", message: "stopped" } })))
     )
     announce(run, outcome, retry)
   })

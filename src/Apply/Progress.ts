@@ -91,7 +91,8 @@ export const statusText = (run: string) =>
         const step = String(e.data.step ?? "")
         if (e.eventType === "step_started") steps.set(step, "running")
         if (e.eventType === "step_completed") steps.set(step, `done in ${seconds(e.data.durationMs)}`)
-        if (e.eventType === "step_failed") steps.set(step, `failed after ${seconds(e.data.durationMs)}: ${e.data.error}`)
+        if (e.eventType === "step_failed")
+          steps.set(step, `failed after ${seconds(e.data.durationMs)}: ${e.data.error}`)
       }
       for (const [step, state] of steps) lines.push(`  ${step.padEnd(28)} ${state}`)
     }

@@ -62,7 +62,10 @@ export const request = (wait: Runs.Wait, answer: Runs.Answer | undefined) =>
   })
 
 /** The requests in `history` not yet completed: the process running the run completes them. */
-export const requested = (run: string, history: ReadonlyArray<{ eventType: string; data: Record<string, unknown> }>) => {
+export const requested = (
+  run: string,
+  history: ReadonlyArray<{ eventType: string; data: Record<string, unknown> }>
+) => {
   const done = new Set(history.filter((e) => e.eventType === Runs.event.humanResumed).map((e) => e.data.token))
   const asked = new Map(
     history.filter((e) => e.eventType === Runs.event.humanNeeded).map((e) => [e.data.token, e.data] as const)

@@ -134,7 +134,10 @@ export const make = Effect.fnUntraced(function* (options: DriverOptions) {
           )
         }
         return Effect.fail(
-          fail(`browser.upload failed: ${answered.error?.type ?? "error"}: ${message}`, answered.error?.retryable ?? false)
+          fail(
+            `browser.upload failed: ${answered.error?.type ?? "error"}: ${message}`,
+            answered.error?.retryable ?? false
+          )
         )
       })
     )

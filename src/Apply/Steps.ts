@@ -61,7 +61,8 @@ export const submitAction = (description: string) => ({
   action: { selector: submitButton, method: "click", arguments: [], description }
 })
 
-export const clickSubmit = (driver: Driver, description: string) => driver.call("browser.act", submitAction(description))
+export const clickSubmit = (driver: Driver, description: string) =>
+  driver.call("browser.act", submitAction(description))
 
 /** Whether the page's button moves to another page of the form rather than sending the application: buttons are
  * lines of the page's visible text. */

@@ -37,7 +37,14 @@ export const marksOf = (events: TaskEvents["Service"], application: string) =>
       const taken = new Set(all.filter((e) => e.eventType === notSent).map((e) => e.data.id))
       return all
         .filter((e) => e.eventType === event.submitAttempted && !taken.has(e.data.id))
-        .map((e): Mark => ({ id: String(e.data.id), at: String(e.data.at), url: String(e.data.url), run: String(e.data.run) }))
+        .map(
+          (e): Mark => ({
+            id: String(e.data.id),
+            at: String(e.data.at),
+            url: String(e.data.url),
+            run: String(e.data.run)
+          })
+        )
     })
   )
 
@@ -60,7 +67,9 @@ export const mark = (
 
 /** Takes a mark back: the click it announced certainly sent nothing. */
 export const unmark = (events: TaskEvents["Service"], application: string, id: string, step: string) =>
-  events.append(application, notSent, { id }).pipe(Effect.mapError(unstored(step, "taking the submit's mark back failed")))
+  events
+    .append(application, notSent, { id })
+    .pipe(Effect.mapError(unstored(step, "taking the submit's mark back failed")))
 
 export interface SubmitContext {
   readonly step: string

@@ -266,7 +266,9 @@ const applyCommand = Command.make("apply", applyFlags, (flags) =>
 const resumeCommand = Command.make(
   "resume",
   {
-    session: Argument.String("session").pipe(Argument.withDescription("The held session (apply-<id> for an application)")),
+    session: Argument.String("session").pipe(
+      Argument.withDescription("The held session (apply-<id> for an application)")
+    ),
     submitted: Flag.Boolean("submitted").pipe(
       Flag.withDefault(false),
       Flag.withDescription("For a submit whose fate was unknown: the site received the application")

@@ -327,7 +327,7 @@ describe.skipIf(Postgres.binDir() === undefined)("fleet on PostgreSQL", () => {
         })
         yield* Effect.addFinalizer(() => Effect.sync(() => apply.child.kill("SIGKILL")))
         const asked = yield* Effect.promise(() =>
-          waitFor(() => /human_needed check-captcha/.test(apply.stderr()), 120_000)
+          waitFor(() => /check-captcha needs a person/.test(apply.stderr()), 120_000)
         )
         assert.isTrue(asked, `${apply.stderr()}\n--- r1\n${r1.stderr()}\n--- r2\n${r2.stderr()}`)
         const session = /session (apply-\w+)/.exec(apply.stderr())?.[1]
