@@ -26,7 +26,7 @@ import { Sessions } from "../Server/Sessions.ts"
 import * as Startup from "../Server/Startup.ts"
 import * as Methods from "./Methods.ts"
 import * as Profile from "./Profile.ts"
-import { follow, say, statusText } from "./Progress.ts"
+import { follower, say, statusText } from "./Progress.ts"
 import * as Resume from "./Resume.ts"
 import * as Runs from "./Runs.ts"
 import * as Start from "./Start.ts"
@@ -142,7 +142,8 @@ const report = <R>(
   run: string,
   application: Effect.Effect<typeof JobApplication.successSchema.Type, typeof JobApplication.errorSchema.Type, R>,
   stop: Effect.Effect<void>,
-  retry: string
+  retry: string,
+  flush: Effect.Effect<void, never, R>
 ) =>
   Effect.gen(function* () {
     const fiber = yield* application.pipe(Effect.forkScoped)
@@ -158,6 +159,8 @@ const report = <R>(
       }),
       Effect.raceFirst(stop.pipe(Effect.as<Outcome>({ ok: false, error: { type: "stopped", message: "stopped" } })))
     )
+    // The last steps' lines come before the result's.
+    yield* flush
     announce(run, outcome, retry)
   })
 
@@ -256,15 +259,17 @@ export const run = (configured: Config.ServiceConfig, options: ApplyOptions) =>
       // The fleet's runners execute it (any of them after a crash); this process watches and waits.
       return yield* Effect.gen(function* () {
         yield* serveStdin(yield* handlerOf)
-        yield* follow(plan.run).pipe(Effect.forkScoped)
-        yield* report(plan.run, execute, Effect.never, retry)
+        const progress = yield* follower(plan.run)
+        yield* progress.loop.pipe(Effect.forkScoped)
+        yield* report(plan.run, execute, Effect.never, retry, progress.poll)
       }).pipe(Effect.provide(yield* fleetClientLayer(options.store)))
     }
     yield* Startup.run((stop) =>
       Effect.gen(function* () {
         yield* serveStdin(yield* handlerOf)
-        yield* follow(plan.run, answerRequests(plan.run)).pipe(Effect.forkScoped)
-        yield* report(plan.run, execute, stop, retry)
+        const progress = yield* follower(plan.run, answerRequests(plan.run))
+        yield* progress.loop.pipe(Effect.forkScoped)
+        yield* report(plan.run, execute, stop, retry, progress.poll)
         const sessions = yield* Sessions
         yield* sessions.shutdown
       })

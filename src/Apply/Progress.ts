@@ -39,10 +39,10 @@ export const lineOf = (run: string, e: TaskEvent): string | undefined => {
 }
 
 /**
- * Prints the run's events from now on, every half second, until interrupted; `each` sees every new event's history
- * too (the process running the application completes the requests it finds there).
+ * Prints the run's events from now on: `poll` prints what is new (and lets `each` see the whole history: the process
+ * running the application completes the requests it finds there), `loop` polls every half second until interrupted.
  */
-export const follow = <R = never>(
+export const follower = <R = never>(
   run: string,
   each?: (history: ReadonlyArray<TaskEvent>) => Effect.Effect<void, never, R>
 ) =>
@@ -59,9 +59,10 @@ export const follow = <R = never>(
           seen = all.length
         })
       ),
-      Effect.tap((all) => each?.(all) ?? Effect.void)
+      Effect.tap((all) => each?.(all) ?? Effect.void),
+      Effect.asVoid
     )
-    yield* poll.pipe(Effect.repeat(Schedule.spaced("500 millis")))
+    return { poll, loop: poll.pipe(Effect.repeat(Schedule.spaced("500 millis")), Effect.asVoid) }
   })
 
 /** A run as `apply --status` prints it: its application's attempts, how each ended, and its steps. */

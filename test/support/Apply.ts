@@ -85,11 +85,11 @@ export const startsPerStep = (events: ReadonlyArray<{ type: string; data: Record
   return starts
 }
 
-/** `switchyard resume …` as a person types it; resolves with its exit code and what it said. */
-export const resumeCli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+/** A `switchyard <command> …` a person types and waits for; resolves with its exit code and what it said. */
+export const cli = (command: string, args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [main, "resume", ...args], {
-      env: { ...process.env, ...env },
+    const child = spawn(process.execPath, [main, command, ...args], {
+      env: { ...process.env, SWITCHYARD_IDLE_TIMEOUT_MS: "0", ...env },
       stdio: ["ignore", "pipe", "pipe"]
     })
     let stdout = ""
@@ -102,3 +102,6 @@ export const resumeCli = (args: ReadonlyArray<string>, env: Record<string, strin
     })
     child.once("exit", (code) => resolve({ code, stdout, stderr }))
   })
+
+/** `switchyard resume …` as a person types it. */
+export const resumeCli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => cli("resume", args, env)
