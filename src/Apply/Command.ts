@@ -181,6 +181,19 @@ const answerRequests = (run: string) => {
     }).pipe(Effect.catchCause((cause) => Effect.logWarning("could not answer a request", cause)))
 }
 
+/** A wait whose person had the browser on a screen of the process that died: this process's browser goes there. */
+const screenAgain = (wait: Runs.Wait) =>
+  Effect.gen(function* () {
+    const sessions = yield* Sessions
+    const answer = yield* sessions.call(wait.session, "browser.handoff", { reason: wait.reason })
+    const url = answer.ok ? (answer.result as { url?: string } | undefined)?.url : undefined
+    say(
+      url === undefined
+        ? `the browser could not be put on a screen again (${answer.error?.message ?? "no URL"}); the session still takes browser tools`
+        : `the browser is on screen again, at ${url} (the page above was the stopped process's)`
+    )
+  })
+
 /** `--status RUN`: the run as the store records it. */
 const printStatus = (store: Store.StoreOptions, run: string) =>
   statusText(run).pipe(
@@ -267,6 +280,7 @@ export const run = (configured: Config.ServiceConfig, options: ApplyOptions) =>
     yield* Startup.run((stop) =>
       Effect.gen(function* () {
         yield* serveStdin(yield* handlerOf)
+        if (plan.kind === "join" && plan.wait?.novnc !== undefined) yield* screenAgain(plan.wait)
         const progress = yield* follower(plan.run, answerRequests(plan.run))
         yield* progress.loop.pipe(Effect.forkScoped)
         yield* report(plan.run, execute, stop, retry, progress.poll)

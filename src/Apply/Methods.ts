@@ -111,11 +111,7 @@ export const methods = Effect.gen(function* () {
           return tool === undefined ? { resumed: false } : yield* tool(call)
         }
         const { answer } = yield* decode(ResumeArgs, call.args)
-        const done = yield* Resume.complete(wait, answer)
-        // A person who took the browser over (on its noVNC page) hands it back: the step's next run needs it.
-        const tool = tools.get(name)
-        if (tool !== undefined && wait.novnc !== undefined) yield* Effect.ignore(tool({ ...call, args: {} }))
-        return done
+        return yield* Resume.complete(wait, answer)
       }).pipe(Effect.provideContext(context))
 
   return new Map<string, Method>([

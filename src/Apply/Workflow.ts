@@ -175,8 +175,9 @@ export const layer = JobApplication.toLayer(
             if (error.retryable || error.setting !== undefined) return yield* Effect.fail(error)
             const person = personFor(name)
             const token = yield* DurableDeferred.token(person)
-            yield* Activity.make({
+            const asked = yield* Activity.make({
               name: `${name}:ask-person`,
+              success: Schema.Struct({ novnc: Schema.optional(Schema.String) }),
               execute: Effect.gen(function* () {
                 // Where the person sees the browser, when human takeover is set up: the noVNC page.
                 const driver = yield* SessionDriver.make({ run, session, step: name })
@@ -196,10 +197,21 @@ export const layer = JobApplication.toLayer(
                 }
                 const { run: _run, at: _at, ...data } = wait
                 yield* events.record(run, Runs.event.humanNeeded, data)
-                yield* Effect.logWarning(Runs.describeWait(wait))
+                yield* Effect.logWarning(`${name}: waiting for a person on session ${session}: ${error.message}`)
+                return Option.isSome(novnc) ? { novnc: novnc.value } : {}
               })
             })
             const { answer } = yield* DurableDeferred.await(person)
+            // The person who took the browser over on its noVNC page hands it back: the step's next run needs it.
+            if (asked.novnc !== undefined) {
+              yield* Activity.make({
+                name: `${name}:taken-back`,
+                execute: SessionDriver.make({ run, session, step: name }).pipe(
+                  Effect.flatMap((driver) => driver.answer("browser.resume", {})),
+                  Effect.ignore
+                )
+              })
+            }
             return yield* step(`${name}:after-person`, answer)
           })
         )
