@@ -34,6 +34,8 @@ export interface Driver {
   readonly call: (tool: string, args: Record<string, unknown>) => Effect.Effect<ToolAnswer, StepFailed>
   /** Runs a tool on the session and answers whatever it answered, a failure too (the step decides). */
   readonly answer: (tool: string, args: Record<string, unknown>) => Effect.Effect<ToolAnswer, StepFailed>
+  /** Opens `url` in the session (a new one, or one another process had, is started there directly). */
+  readonly navigate: (url: string) => Effect.Effect<ToolAnswer, StepFailed>
   /** The page's facts (URL, title, text, form fields), read model-free. */
   readonly facts: Effect.Effect<Facts, StepFailed>
   /** Puts a file into the file upload named `target` (its label). */
@@ -144,5 +146,7 @@ export const make = Effect.fnUntraced(function* (options: DriverOptions) {
 
   const close = sessions.close(session)
 
-  return { session, call, answer, facts, upload, close } satisfies Driver
+  const navigate = (url: string) => raw("browser.navigate", { url })
+
+  return { session, call, answer, navigate, facts, upload, close } satisfies Driver
 })

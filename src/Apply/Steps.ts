@@ -68,8 +68,12 @@ export const clickSubmit = (driver: Driver, description: string) =>
  * lines of the page's visible text. */
 const advances = (facts: Facts) => facts.text.split("\n").some((line) => advance.test(line.trim()))
 
-export const startBrowser = (driver: Driver) =>
-  driver.facts.pipe(Effect.map((facts) => ({ url: facts.url, title: facts.title })))
+/** Opens the job's page: each attempt starts there, whatever page an earlier one left the session on. */
+export const startBrowser = (driver: Driver, job: string) =>
+  driver.navigate(job).pipe(
+    Effect.andThen(driver.facts),
+    Effect.map((facts) => ({ url: facts.url, title: facts.title }))
+  )
 
 export const analyzeForm = (driver: Driver) =>
   Effect.gen(function* () {

@@ -218,7 +218,9 @@ export const layer = JobApplication.toLayer(
       )
 
     const application$ = Effect.gen(function* () {
-      yield* activity("start-browser", Schema.Struct({ url: Schema.String, title: Schema.String }), Steps.startBrowser)
+      yield* activity("start-browser", Schema.Struct({ url: Schema.String, title: Schema.String }), (d) =>
+        Steps.startBrowser(d, job)
+      )
       const analysis = yield* activity("analyze-form", Analysis, Steps.analyzeForm)
       const platform = analysis.platform
       yield* withPerson("fill-fields", (name) =>
