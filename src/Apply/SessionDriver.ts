@@ -1,12 +1,11 @@
 /**
  * How a workflow step drives its browser session: through the service's `Sessions` and tools (the same Router,
  * cascade and engines an agent gets; in a fleet, routed to the runner holding the browser), starting the session at
- * the job's page the first time. Every tool call, the résumé's `browser.upload` included, is an `engine_operation`
- * event.
+ * the job's page the first time. Every engine attempt of its calls, the résumé's `browser.upload` included, is an
+ * `engine_operation` event under the run, with the step and the platform.
  */
 import { Effect, Option } from "effect"
 import type { ToolAnswer } from "../Cascade/Router.ts"
-import { TaskEvents } from "../Cluster/Events.ts"
 import { SavedStates } from "../Cluster/SavedState.ts"
 import { StepFailed } from "../Errors/Service.ts"
 import { Sessions } from "../Server/Sessions.ts"
@@ -56,27 +55,19 @@ export interface DriverOptions {
 export const make = Effect.fnUntraced(function* (options: DriverOptions) {
   const sessions = yield* Sessions
   const saved = yield* SavedStates
-  const events = yield* TaskEvents
   const { run, session, step } = options
 
   const fail = (message: string, retryable = false) => new StepFailed({ step, retryable, message })
 
   const attempt = (tool: string, args: Record<string, unknown>) =>
     Effect.gen(function* () {
-      const started = Date.now()
-      // The run's id as the trace: its engine events are stored under the run.
-      const answer = yield* sessions.call(session, tool, args, { traceId: run, stepId: step })
-      yield* events.record(run, "engine_operation", {
-        step,
-        operation: tool,
-        engine: answer.state.engine,
-        level: answer.state.level,
-        platform: options.platform ?? null,
-        durationMs: Date.now() - started,
-        success: answer.ok,
-        ...(answer.ok ? {} : { error: answer.error?.type })
+      // The run's id as the trace and the step's platform: its engine events are stored under the run, each engine
+      // attempt an `engine_operation` with its platform.
+      return yield* sessions.call(session, tool, args, {
+        traceId: run,
+        stepId: step,
+        ...(options.platform === undefined ? {} : { platform: options.platform })
       })
-      return answer
     })
 
   const raw = (tool: string, args: Record<string, unknown>) =>

@@ -141,6 +141,8 @@ export interface CallMeta {
   readonly traceId?: string
   /** A step of a multi-step flow: Stagehand's retry and disable state is kept per (traceId, stepId). */
   readonly stepId?: string
+  /** The site's platform as the caller knows it (a job application's steps do); else it is read from the URL. */
+  readonly platform?: string
 }
 
 /** Splits a surface's parameters into the session, the call's trace and step, and the tool's own arguments. */

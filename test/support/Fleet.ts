@@ -30,7 +30,7 @@ export const tempDir = (prefix: string) => {
   return dir
 }
 
-/** A fleet on a fresh PostgreSQL: `runner(name, cap)` starts one more runner process. */
+/** A fleet on a fresh PostgreSQL: `runner(name, cap, env?)` starts one more runner process (with `env` its own). */
 export const fleet = (extraEnv: Record<string, string> = {}) =>
   Effect.gen(function* () {
     // Finalizers run last-added first: the runners stop, then the database, then nothing of it may be left.
@@ -57,9 +57,9 @@ export const fleet = (extraEnv: Record<string, string> = {}) =>
       SWITCHYARD_UPLOAD_ROOTS: dir,
       ...extraEnv
     }
-    const runner = (name: string, cap: number) =>
+    const runner = (name: string, cap: number, own: Record<string, string> = {}) =>
       Effect.promise(async () => {
-        const service = startService(env, ["--jsonrpc", "--runner", name, "--max-browsers", String(cap)])
+        const service = startService({ ...env, ...own }, ["--jsonrpc", "--runner", name, "--max-browsers", String(cap)])
         await service.stderrLine(/ready, JSON-RPC/)
         return service
       })
