@@ -3,7 +3,8 @@
  * the cause and `apply.start {retry: true}` tries it again once the site answers; a résumé outside the runners' upload
  * folders fails the run naming the setting instead of waiting for a person who could not fix it; and
  * `switchyard apply` reconnecting to a run (its process was killed) prints what happens from then on and what the run
- * waits for, not the whole history again, and `switchyard resume` against the fleet's database ends the wait.
+ * waits for, not the whole history again, `switchyard resume` against the fleet's database ends the wait, and
+ * `apply --cancel` ends another.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
@@ -14,7 +15,7 @@ import { Effect, Redacted } from "effect"
 import * as Postgres from "../../src/Cluster/Postgres.ts"
 import * as AtsServer from "../fixtures/AtsServer.ts"
 import * as JobSite from "../fixtures/JobSite.ts"
-import { resumeCli, startApply } from "../support/Apply.ts"
+import { cli, resumeCli, startApply } from "../support/Apply.ts"
 import { fleet, stopFleets } from "../support/Fleet.ts"
 import type { Service } from "../support/Service.ts"
 import { waitFor } from "../support/Wait.ts"
@@ -110,7 +111,7 @@ describe.skipIf(Postgres.binDir() === undefined)("job applications on a fleet", 
   )
 
   it.live(
-    "switchyard apply reconnecting to a run prints what comes next, not the history; switchyard resume on the fleet ends its wait",
+    "switchyard apply reconnecting to a run prints what comes next, not the history; switchyard resume on the fleet ends its wait; --cancel ends another",
     () =>
       Effect.gen(function* () {
         const ats = yield* AtsServer.start
@@ -157,6 +158,27 @@ describe.skipIf(Postgres.binDir() === undefined)("job applications on a fleet", 
         const done = yield* Effect.promise(() => second.done)
         assert.isTrue(done.ok, `${JSON.stringify(done)}\n${second.stderr()}`)
         assert.match(second.stderr(), /check-captcha:after-person done in/)
+        assert.strictEqual(ats.submissions().length, 1)
+
+        // Another applicant's run waits for a person too; it is cancelled from a terminal instead.
+        writeFileSync(
+          join(dir, "grace.json"),
+          JSON.stringify({ ...AtsServer.applicant("resume.pdf"), email: "grace@example.com" })
+        )
+        const third = startApply(["--job", ats.jobs.lever, "--profile", join(dir, "grace.json")], env)
+        yield* Effect.addFinalizer(() => Effect.sync(() => third.child.kill("SIGKILL")))
+        const waiting = yield* Effect.promise(() =>
+          waitFor(() => /check-captcha needs a person/.test(third.stderr()), 150_000)
+        )
+        assert.isTrue(waiting, third.stderr())
+        const run = /run (\w+)/.exec(third.stderr())![1]!
+        const cancelled = yield* Effect.promise(() => cli("apply", ["--cancel", run], env))
+        assert.strictEqual(cancelled.code, 0, cancelled.stderr)
+        assert.match(cancelled.stderr, /cancelled/)
+        const stopped = yield* Effect.promise(() => third.done)
+        assert.deepInclude((stopped as { error?: object }).error ?? {}, { type: "cancelled" })
+        const status = yield* Effect.promise(() => cli("apply", ["--status", run], env))
+        assert.match(status.stdout, new RegExp(`attempt 1 +run ${run} +cancelled`))
         assert.strictEqual(ats.submissions().length, 1)
       }),
     400_000
