@@ -40,6 +40,9 @@ export interface ErrorInfo {
   readonly landed?: ElementRef
   /** For `cdp_closed`: the session's page or browser itself went (`crashed`, `closed`, `hung`, `browser`). */
   readonly lost?: "crashed" | "closed" | "hung" | "browser"
+  /** For a page not reached: the URL and what the network said (`ECONNREFUSED 127.0.0.1:4100`). */
+  readonly url?: string
+  readonly reason?: string
 }
 
 export const toErrorInfo = (error: SwitchyardError): ErrorInfo => {
@@ -61,6 +64,7 @@ export const toErrorInfo = (error: SwitchyardError): ErrorInfo => {
           ...(error.landed === undefined ? {} : { landed: error.landed })
         }
       : {}),
-    ...("lost" in error && error.lost !== undefined ? { lost: error.lost } : {})
+    ...("lost" in error && error.lost !== undefined ? { lost: error.lost } : {}),
+    ...(error._tag === "NavigationFailed" && error.reason !== undefined ? { url: error.url, reason: error.reason } : {})
   }
 }

@@ -1,15 +1,16 @@
 /**
  * `switchyard apply --job <url> --profile <file>`: one job application as a durable workflow. On the embedded store
  * it runs in this process (run it again after a crash and it resumes where it stopped); with `DATABASE_URL` it is
- * handed to the fleet's runners and this process waits for it. While it runs, stdin takes JSON-RPC: the browser tools
- * (the session is `apply-<run>`; in this process only), `apply.status`, and `browser.resume` on that session, which
- * ends a person's takeover. Progress goes to stderr; the result is the last line on stdout, an `apply.done`
- * notification.
+ * handed to the fleet's runners and this process waits for it. An application that failed or was cancelled is not
+ * run again unless `--retry` asks for a new attempt; `--status RUN` and `--cancel RUN` look at or stop one. While it
+ * runs, each step is printed on stderr as it starts and ends, a person's wait with the command that ends it
+ * (`switchyard resume <session>`), and stdin takes JSON-RPC: the browser tools (in this process only), `apply.status`,
+ * `apply.cancel` and `browser.resume`. The result is the last line on stdout, an `apply.done` notification.
  */
 import { dirname } from "node:path"
 import { createInterface } from "node:readline"
 import { NodeClusterSocket } from "@effect/platform-node"
-import { Effect, Fiber, FiberSet, Layer, Option, Schedule } from "effect"
+import { Cause, Effect, Exit, Fiber, FiberSet, Layer, Option } from "effect"
 import { ClusterWorkflowEngine, SingleRunner } from "effect/cluster"
 import * as Digest from "effect/crypto/Digest"
 import { splitCommon } from "../Cascade/Tool.ts"
@@ -25,12 +26,24 @@ import { Sessions } from "../Server/Sessions.ts"
 import * as Startup from "../Server/Startup.ts"
 import * as Methods from "./Methods.ts"
 import * as Profile from "./Profile.ts"
-import { JobApplication, sessionOf, layer as workflowLayer } from "./Workflow.ts"
+import { follower, say, statusText } from "./Progress.ts"
+import * as Resume from "./Resume.ts"
+import * as Runs from "./Runs.ts"
+import * as Start from "./Start.ts"
+import { JobApplication, layer as workflowLayer } from "./Workflow.ts"
 
 export interface ApplyOptions {
-  readonly job: string
-  readonly profile: string
+  readonly job?: string | undefined
+  readonly profile?: string | undefined
   readonly store: Store.StoreOptions
+  /** Start a new attempt of an application that failed or was cancelled. */
+  readonly retry?: boolean
+  /** The applicant's applications page on the site, where a submit's fate can be read. */
+  readonly applications?: string | undefined
+  /** Print this run's state and exit. */
+  readonly status?: string | undefined
+  /** Cancel this run and exit. */
+  readonly cancel?: string | undefined
 }
 
 /** The workflow engine on one machine: a single runner whose shards, messages and workflows live in the store. */
@@ -44,6 +57,25 @@ export const engineLayer = (store: Store.StoreOptions) => {
   }).pipe(Layer.provide(Digest.layerWebCrypto))
   return ClusterWorkflowEngine.layer.pipe(Layer.provideMerge(runner), Layer.provideMerge(records))
 }
+
+/** A client of a fleet's cluster: it starts, watches and resumes applications the runners execute. */
+export const fleetClientLayer = (store: Store.StoreOptions) =>
+  Effect.gen(function* () {
+    const slots = yield* Runner.fromEnv(store)
+    const sql = Store.layer(store)
+    const client = NodeClusterSocket.layer({
+      clientOnly: true,
+      storage: "sql",
+      shardingConfig: { availableShardGroups: Runner.shardingConfig(slots).availableShardGroups, shardsPerGroup: 12 }
+    }).pipe(Layer.provide(sql))
+    return ClusterWorkflowEngine.layer.pipe(
+      Layer.provideMerge(client),
+      Layer.provideMerge(TaskEvents.layer.pipe(Layer.provideMerge(sql)))
+    )
+  })
+
+/** The store's events alone, for what needs no workflow engine. */
+const recordsLayer = (store: Store.StoreOptions) => TaskEvents.layer.pipe(Layer.provide(Store.layer(store)))
 
 /** The service's JSON-RPC methods (when this process has sessions) and the application's own. */
 const handlerOf = Effect.gen(function* () {
@@ -89,93 +121,169 @@ const serveStdin = (handler: JsonRpc.Handler) =>
     })
   })
 
-/** Step events as they are stored, on stderr, for a person watching a run another process executes. */
-const follow = (run: string) =>
-  Effect.gen(function* () {
-    const events = yield* TaskEvents
-    let seen = 0
-    yield* events.list(run).pipe(
-      Effect.tap((all) =>
-        Effect.sync(() => {
-          for (const e of all.slice(seen)) {
-            if (e.eventType.startsWith("step_") || e.eventType.startsWith("human_"))
-              process.stderr.write(
-                `switchyard apply: ${e.eventType} ${String(e.data.step ?? "")}${e.data.runner ? ` on ${e.data.runner}` : ""}\n`
-              )
-          }
-          seen = all.length
-        })
-      ),
-      Effect.repeat(Schedule.spaced("1 second"))
-    )
-  })
+type Outcome =
+  | { readonly ok: true; readonly result: typeof JobApplication.successSchema.Type }
+  | { readonly ok: false; readonly error: { readonly type: string; readonly message: string; readonly step?: string } }
 
-/**
- * With a fleet's database: the application is handed to the fleet (the runners execute it, any of them after a
- * crash) and this process only waits, printing its steps; its stdin takes `apply.status` and `browser.resume`.
- */
-const runOnFleet = (options: ApplyOptions, payload: typeof JobApplication.payloadSchema.Type, run: string) =>
-  Effect.gen(function* () {
-    const slots = yield* Runner.fromEnv(options.store)
-    const sql = Store.layer(options.store)
-    const client = NodeClusterSocket.layer({
-      clientOnly: true,
-      storage: "sql",
-      shardingConfig: { availableShardGroups: Runner.shardingConfig(slots).availableShardGroups, shardsPerGroup: 12 }
-    }).pipe(Layer.provide(sql))
-    const layer = ClusterWorkflowEngine.layer.pipe(
-      Layer.provideMerge(client),
-      Layer.provideMerge(TaskEvents.layer.pipe(Layer.provideMerge(sql)))
-    )
-    yield* Effect.gen(function* () {
-      yield* serveStdin(yield* handlerOf)
-      yield* follow(run).pipe(Effect.forkScoped)
-      return yield* report(run, JobApplication.execute(payload), Effect.never)
-    }).pipe(Effect.provide(layer))
-  })
+/** Says how the application ended: `apply.done` on stdout, a line on stderr, the exit code. */
+const announce = (run: string, outcome: Outcome, retry: string) => {
+  process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", method: "apply.done", params: { run, ...outcome } })}\n`)
+  if (outcome.ok) {
+    say(`${outcome.result.platform}: ${outcome.result.confirmation} (${outcome.result.url})`)
+    return
+  }
+  say(`not finished: ${outcome.error.message}`)
+  if (outcome.error.type !== "stopped") say(`to try again as a new attempt: ${retry}`)
+  process.exitCode = outcome.error.type === "stopped" ? 130 : 1
+}
 
-/** Waits for the application and says how it ended: `apply.done` on stdout, a line on stderr, the exit code. */
+/** Waits for the application: its success, its failure, its cancellation, or this process being stopped. */
 const report = <R>(
   run: string,
   application: Effect.Effect<typeof JobApplication.successSchema.Type, typeof JobApplication.errorSchema.Type, R>,
-  stop: Effect.Effect<void>
+  stop: Effect.Effect<void>,
+  retry: string,
+  flush: Effect.Effect<void, never, R>
 ) =>
   Effect.gen(function* () {
     const fiber = yield* application.pipe(Effect.forkScoped)
-    const outcome = yield* Fiber.join(fiber).pipe(
-      Effect.map((result) => ({ ok: true as const, result })),
-      Effect.catch((error) =>
-        Effect.succeed({ ok: false as const, error: { type: error.type, message: error.message } })
-      ),
-      Effect.raceFirst(stop.pipe(Effect.as({ ok: false as const, error: { type: "stopped", message: "stopped" } })))
+    const outcome = yield* Fiber.await(fiber).pipe(
+      Effect.map((exit): Outcome => {
+        if (Exit.isSuccess(exit)) return { ok: true, result: exit.value }
+        const error = Cause.findErrorOption(exit.cause)
+        if (Option.isSome(error))
+          return { ok: false, error: { type: error.value.type, message: error.value.message, step: error.value.step } }
+        return Cause.hasInterruptsOnly(exit.cause)
+          ? { ok: false, error: { type: "cancelled", message: "the run was cancelled" } }
+          : { ok: false, error: { type: "defect", message: Cause.pretty(exit.cause) } }
+      }),
+      Effect.raceFirst(stop.pipe(Effect.as<Outcome>({ ok: false, error: { type: "stopped", message: "stopped" } })))
     )
-    process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", method: "apply.done", params: { run, ...outcome } })}\n`)
-    process.stderr.write(
-      outcome.ok
-        ? `switchyard apply: ${outcome.result.platform}: ${outcome.result.confirmation} (${outcome.result.url})\n`
-        : `switchyard apply: not finished: ${outcome.error.message}\n`
-    )
-    if (!outcome.ok) process.exitCode = outcome.error.type === "stopped" ? 130 : 1
+    // The last steps' lines come before the result's.
+    yield* flush
+    announce(run, outcome, retry)
   })
+
+/** The process running an application completes what other processes asked of it through the store. */
+const answerRequests = (run: string) => {
+  let interrupted = false
+  return (history: ReadonlyArray<{ eventType: string; data: Record<string, unknown> }>) =>
+    Effect.gen(function* () {
+      for (const { wait, answer } of Resume.requested(run, history)) {
+        yield* Resume.complete(wait, answer).pipe(
+          Effect.catch((error) => Effect.sync(() => say(`a resume of ${wait.step} was refused: ${error.message}`)))
+        )
+      }
+      if (!interrupted && history.some((e) => e.eventType === Runs.event.cancelRequested)) {
+        interrupted = true
+        yield* JobApplication.interrupt(run)
+      }
+    }).pipe(Effect.catchCause((cause) => Effect.logWarning("could not answer a request", cause)))
+}
+
+/** A wait whose person had the browser on a screen of the process that died: this process's browser goes there. */
+const screenAgain = (wait: Runs.Wait) =>
+  Effect.gen(function* () {
+    const sessions = yield* Sessions
+    const answer = yield* sessions.call(wait.session, "browser.handoff", { reason: wait.reason })
+    const url = answer.ok ? (answer.result as { url?: string } | undefined)?.url : undefined
+    say(
+      url === undefined
+        ? `the browser could not be put on a screen again (${answer.error?.message ?? "no URL"}); the session still takes browser tools`
+        : `the browser is on screen again, at ${url} (the page above was the stopped process's)`
+    )
+  })
+
+/** `--status RUN`: the run as the store records it. */
+const printStatus = (store: Store.StoreOptions, run: string) =>
+  statusText(run).pipe(
+    Effect.flatMap((text) => Effect.sync(() => process.stdout.write(`${text}\n`))),
+    Effect.provide(recordsLayer(store))
+  )
+
+/** `--cancel RUN`: on a fleet the runner holding it is told at once; on the embedded store the process running it
+ * (or the next to resume it) stops it. */
+const cancelRun = (store: Store.StoreOptions, run: string) =>
+  Effect.gen(function* () {
+    if (store.kind === "postgres") {
+      const answer = yield* Methods.cancel(run).pipe(Effect.provide(yield* fleetClientLayer(store)))
+      say(answer.cancelled ? `run ${answer.run} cancelled` : `run ${answer.run} is not under way: nothing to cancel`)
+      return
+    }
+    const answer = yield* Effect.gen(function* () {
+      const application = yield* Runs.applicationOf(run)
+      const target = run === application ? yield* Runs.current(application) : yield* Runs.describe({ attempt: 0, run })
+      if (target.outcome.state !== "running") return { cancelled: false, run: target.run }
+      const events = yield* TaskEvents
+      yield* events.record(target.run, Runs.event.cancelRequested, {})
+      return { cancelled: true, run: target.run }
+    }).pipe(Effect.provide(recordsLayer(store)))
+    say(
+      answer.cancelled
+        ? `run ${answer.run} cancelled: it starts no further step (a running \`switchyard apply\` stops it now); \`switchyard apply … --retry\` starts a new attempt`
+        : `run ${answer.run} is not under way: nothing to cancel`
+    )
+  })
+
+/** The command that retries, as a person types it. */
+const retryCommand = (options: ApplyOptions) =>
+  `switchyard apply --job ${options.job} --profile ${options.profile}${options.applications ? ` --applications ${options.applications}` : ""} --retry`
 
 export const run = (configured: Config.ServiceConfig, options: ApplyOptions) =>
   Effect.gen(function* () {
+    if (options.status !== undefined) return yield* printStatus(options.store, options.status)
+    if (options.cancel !== undefined) return yield* cancelRun(options.store, options.cancel)
+    if (options.job === undefined || options.profile === undefined) {
+      say("--job and --profile name the application (or --status RUN, --cancel RUN)")
+      process.exitCode = 2
+      return
+    }
     const profile = yield* Profile.load(options.profile)
     // The applicant's own résumé may be uploaded from where the profile names it, besides the configured folders.
     const config = {
       ...configured,
       uploads: { ...configured.uploads, roots: [...configured.uploads.roots, dirname(profile.resume)] }
     }
-    const payload = { job: options.job, profile }
-    const executionId = yield* JobApplication.executionId(payload)
-    process.stderr.write(
-      `switchyard apply: run ${executionId} on ${Store.describe(options.store)}; session ${sessionOf(executionId)}\n`
-    )
-    if (options.store.kind === "postgres") return yield* runOnFleet(options, payload, executionId)
+    const payload = {
+      job: options.job,
+      profile,
+      ...(options.applications === undefined ? {} : { applications: options.applications })
+    }
+    const plan = yield* Start.plan(payload, options.retry === true).pipe(Effect.provide(recordsLayer(options.store)))
+    say(`${Start.describe(plan)}; session ${Runs.sessionOf(plan.application)} on ${Store.describe(options.store)}`)
+    const retry = retryCommand(options)
+    if (plan.kind === "ended") {
+      return announce(
+        plan.run,
+        plan.outcome.state === "succeeded"
+          ? { ok: true, result: plan.outcome.result as never }
+          : {
+              ok: false,
+              error: {
+                type: plan.outcome.state,
+                message: plan.outcome.state === "failed" ? plan.outcome.error : "the run was cancelled"
+              }
+            },
+        retry
+      )
+    }
+    const execute = JobApplication.execute(Start.payloadOf(payload, plan))
+    if (options.store.kind === "postgres") {
+      // The fleet's runners execute it (any of them after a crash); this process watches and waits.
+      return yield* Effect.gen(function* () {
+        yield* serveStdin(yield* handlerOf)
+        const progress = yield* follower(plan.run)
+        yield* progress.loop.pipe(Effect.forkScoped)
+        yield* report(plan.run, execute, Effect.never, retry, progress.poll)
+      }).pipe(Effect.provide(yield* fleetClientLayer(options.store)))
+    }
     yield* Startup.run((stop) =>
       Effect.gen(function* () {
         yield* serveStdin(yield* handlerOf)
-        yield* report(executionId, JobApplication.execute(payload), stop)
+        if (plan.kind === "join" && plan.wait?.novnc !== undefined) yield* screenAgain(plan.wait)
+        const progress = yield* follower(plan.run, answerRequests(plan.run))
+        yield* progress.loop.pipe(Effect.forkScoped)
+        yield* report(plan.run, execute, stop, retry, progress.poll)
         const sessions = yield* Sessions
         yield* sessions.shutdown
       })

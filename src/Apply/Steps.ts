@@ -1,8 +1,9 @@
 /**
  * Seed 001's job-application steps on a page: read the form's fields, fill them from the profile, set the résumé,
- * notice a human check, submit once, and recognise the confirmation. Each decides from the page's facts, read afresh
- * without a model (so a step run again after a crash, on another runner or after a person does only what is still
- * missing); its actions go through the session's cascade, the model's engines first when one is configured.
+ * notice a human check and recognise the confirmation (the submit itself is Submit.ts). Each decides from the page's
+ * facts, read afresh without a model (so a step run again after a crash, on another runner or after a person does
+ * only what is still missing); its actions go through the session's cascade, the model's engines first when one is
+ * configured.
  */
 import { Effect } from "effect"
 import { StepFailed } from "../Errors/Service.ts"
@@ -36,7 +37,7 @@ const selectorOf = (field: Field) =>
 const fillable = (f: Field) => ["text", "email", "tel", "textarea", "url", "number"].includes(f.type)
 
 /** Fills the page's empty or wrong fields the profile answers, and its empty file inputs; how many it set. */
-const fillPage = (driver: Driver, profile: Profile, facts: Facts) =>
+export const fillPage = (driver: Driver, profile: Profile, facts: Facts) =>
   Effect.gen(function* () {
     let set = 0
     for (const field of facts.fields) {
@@ -55,17 +56,24 @@ const fillPage = (driver: Driver, profile: Profile, facts: Facts) =>
     return set
   })
 
-const clickSubmit = (driver: Driver, description: string) =>
-  driver.call("browser.act", {
-    action: { selector: submitButton, method: "click", arguments: [], description }
-  })
+/** The click on the form's submit button, as `browser.act` arguments. */
+export const submitAction = (description: string) => ({
+  action: { selector: submitButton, method: "click", arguments: [], description }
+})
+
+export const clickSubmit = (driver: Driver, description: string) =>
+  driver.call("browser.act", submitAction(description))
 
 /** Whether the page's button moves to another page of the form rather than sending the application: buttons are
  * lines of the page's visible text. */
 const advances = (facts: Facts) => facts.text.split("\n").some((line) => advance.test(line.trim()))
 
-export const startBrowser = (driver: Driver) =>
-  driver.facts.pipe(Effect.map((facts) => ({ url: facts.url, title: facts.title })))
+/** Opens the job's page: each attempt starts there, whatever page an earlier one left the session on. */
+export const startBrowser = (driver: Driver, job: string) =>
+  driver.navigate(job).pipe(
+    Effect.andThen(driver.facts),
+    Effect.map((facts) => ({ url: facts.url, title: facts.title }))
+  )
 
 export const analyzeForm = (driver: Driver) =>
   Effect.gen(function* () {
@@ -123,20 +131,13 @@ export const checkCaptcha = (driver: Driver) =>
     return { url: facts.url }
   })
 
-/** Submits once: a page that already confirms the application is left as it is. */
-export const submit = (driver: Driver, profile: Profile) =>
-  Effect.gen(function* () {
-    const before = yield* driver.facts
-    if (isConfirmation(before)) return { submitted: true, already: true }
-    // After a restore the browser's form is fresh: whatever the draft lost is set again first.
-    yield* fillPage(driver, profile, before)
-    yield* clickSubmit(driver, "submit the application")
-    return { submitted: true, already: false }
-  })
-
-export const verify = (driver: Driver) =>
+/** The confirmation the page shows; a person's word stands for it when the site showed none. */
+export const verify = (driver: Driver, confirmedByPerson = false) =>
   Effect.gen(function* () {
     const facts = yield* driver.facts
+    if (!isConfirmation(facts) && confirmedByPerson) {
+      return { url: facts.url, confirmation: "a person confirmed the application was received" }
+    }
     if (!isConfirmation(facts)) {
       return yield* new StepFailed({
         step: "verify",

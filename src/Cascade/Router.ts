@@ -21,7 +21,7 @@ import * as Handoff from "../Takeover/Handoff.ts"
 import { Cascade } from "./Cascade.ts"
 import { Engines } from "./Engines.ts"
 import * as HandoffTools from "./HandoffTools.ts"
-import { type CascadeConfig, cascadeFor, defaultPolicy, handsToPerson, type Policy } from "./Policy.ts"
+import { type CascadeConfig, cascadeFor, defaultPolicy, handsToPerson, type Policy, platformOf } from "./Policy.ts"
 import * as StagehandFallback from "./StagehandFallback.ts"
 import * as StateBlock from "./StateBlock.ts"
 import * as Tool from "./Tool.ts"
@@ -374,6 +374,7 @@ export class Router extends Context.Service<
                   attemptId: base.attemptId,
                   action: tool.name,
                   toolArgsHash: hashArgs(bound.args),
+                  platform: meta.platform ?? platformOf(bound._tag === "engine" ? (bound.opens ?? lastUrl) : lastUrl),
                   toolArgs: bound.args,
                   attempts: { n: 0 },
                   flags: step,

@@ -193,6 +193,8 @@ export interface CallMeta {
   readonly stepId?: string
   /** The saved storage state the session's browser starts from (applied before its first call). */
   readonly storageState?: string
+  /** The site's platform as the caller knows it (a job application's steps do); else it is read from the URL. */
+  readonly platform?: string
 }
 
 /** Splits a surface's parameters into the session, the call's trace and step, and the tool's own arguments. */

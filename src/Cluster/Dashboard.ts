@@ -1,8 +1,9 @@
 /**
  * What `switchyard status` shows of the store: the fleet (runners, their capacity and sessions) and seed 001 §10's
  * dashboard questions answered from the step and engine events — switch frequency per run, average switch latency,
- * success rate per platform and engine — plus the workflow's wall time per step. On PostgreSQL the seed's own queries
- * run as written; on the embedded SQLite store, the same questions in its dialect.
+ * success rate per platform and engine (every engine attempt, failed ones too) — plus who called (agents over MCP or
+ * JSON-RPC, or workflow steps), sessions moved off a dead runner and restored, and the workflow's wall time per step.
+ * On PostgreSQL the seed's own queries run as written; on the embedded SQLite store, the same questions in its dialect.
  */
 import { existsSync } from "node:fs"
 import { Effect } from "effect"
@@ -10,7 +11,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import { readRunners } from "./Fleet.ts"
 import * as Store from "./Store.ts"
 
-/** Seed 001 §10's queries, as written there (PostgreSQL). */
+/** Seed 001 §10's queries, as written there (PostgreSQL), then the fleet's own. */
 export const seedQueries = {
   switchesPerRun: `SELECT workflow_run_id, COUNT(*) AS switch_count,
       ARRAY_AGG(data->>'reason' ORDER BY created_at) AS reasons
@@ -25,6 +26,13 @@ export const seedQueries = {
       ROUND(COUNT(*) FILTER (WHERE (data->>'success')::boolean = true)::numeric / NULLIF(COUNT(*), 0), 3) AS success_rate
     FROM task_events WHERE event_type = 'engine_operation'
     GROUP BY data->>'platform', data->>'engine' ORDER BY platform, success_rate DESC`,
+  callers: `SELECT CASE WHEN workflow_run_id IN (SELECT workflow_run_id FROM task_events WHERE event_type = 'step_started')
+        THEN 'workflow steps' ELSE 'agent calls (MCP, JSON-RPC)' END AS caller,
+      COUNT(DISTINCT workflow_run_id) AS traces, COUNT(*) AS engine_attempts,
+      COUNT(*) FILTER (WHERE (data->>'success')::boolean = true) AS successes
+    FROM task_events WHERE event_type = 'engine_operation' GROUP BY 1 ORDER BY 1`,
+  moves: `SELECT event_type AS event, COUNT(*) AS total, ROUND(AVG((data->>'durationMs')::numeric)) AS avg_ms
+    FROM task_events WHERE event_type IN ('session_failover', 'session_restored') GROUP BY event_type ORDER BY 1`,
   stepTime: `SELECT data->>'step' AS step, COUNT(*) AS runs,
       ROUND(AVG((data->>'durationMs')::numeric)) AS avg_ms
     FROM task_events WHERE event_type = 'step_completed' GROUP BY data->>'step' ORDER BY avg_ms DESC`
@@ -44,6 +52,13 @@ const sqliteQueries: Record<keyof typeof seedQueries, string> = {
       ROUND(CAST(SUM(CASE WHEN data->>'success' THEN 1 ELSE 0 END) AS REAL) / COUNT(*), 3) AS success_rate
     FROM task_events WHERE event_type = 'engine_operation'
     GROUP BY data->>'platform', data->>'engine' ORDER BY platform, success_rate DESC`,
+  callers: `SELECT CASE WHEN workflow_run_id IN (SELECT workflow_run_id FROM task_events WHERE event_type = 'step_started')
+        THEN 'workflow steps' ELSE 'agent calls (MCP, JSON-RPC)' END AS caller,
+      COUNT(DISTINCT workflow_run_id) AS traces, COUNT(*) AS engine_attempts,
+      SUM(CASE WHEN data->>'success' THEN 1 ELSE 0 END) AS successes
+    FROM task_events WHERE event_type = 'engine_operation' GROUP BY 1 ORDER BY 1`,
+  moves: `SELECT event_type AS event, COUNT(*) AS total, ROUND(AVG(data->>'durationMs')) AS avg_ms
+    FROM task_events WHERE event_type IN ('session_failover', 'session_restored') GROUP BY event_type ORDER BY 1`,
   stepTime: `SELECT data->>'step' AS step, COUNT(*) AS runs, ROUND(AVG(data->>'durationMs')) AS avg_ms
     FROM task_events WHERE event_type = 'step_completed' GROUP BY data->>'step' ORDER BY avg_ms DESC`
 }
@@ -51,7 +66,9 @@ const sqliteQueries: Record<keyof typeof seedQueries, string> = {
 const titles: Record<keyof typeof seedQueries, string> = {
   switchesPerRun: "engine switches per run",
   switchLatency: "average switch latency",
-  successByPlatform: "success rate per platform and engine",
+  successByPlatform: "success rate per platform and engine (every engine attempt)",
+  callers: "engine attempts by caller",
+  moves: "sessions moved off a dead runner, and restored",
   stepTime: "workflow wall time per step"
 }
 

@@ -1,21 +1,47 @@
 /**
  * Step and engine events in the store, one row each (seed 001 §10's `task_events`: run, event type, JSON data), so
  * the dashboard's questions — switches per run, switch latency, success per platform and engine — are one query.
+ * A call's run is its trace id: a job application's calls carry the run's id, an agent's calls their own.
  */
 import { Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
 import * as Events from "../Logging/Events.ts"
 
-/** The engine events seed 001 §10 tracks, stored beside the steps (per-attempt operations stay in the attempt log:
- * each step's calls are stored as `engine_operation` with their platform). */
+/** The engine events seed 001 §10 tracks, stored beside the steps: every call's, whichever surface it came from (MCP,
+ * JSON-RPC, a workflow's step). `engine_operation` is one engine attempt, a failed one too, so the success rate per
+ * engine counts what each engine did, not only the level that answered in the end. */
 const stored = new Set([
   "engine_connected",
   "engine_disconnected",
   "engine_switch",
+  "engine_operation",
   "engine_failure",
   "cascade_escalation",
   "human_takeover"
 ])
+
+/** An event's row data: the event's own fields and the call's, an attempt's outcome as seed 001's `success`. */
+const rowOf = (event: Events.Stamped): Record<string, unknown> => {
+  const {
+    event: _type,
+    traceId: _trace,
+    toolArgs: _args,
+    ...data
+  } = event as Events.Stamped & {
+    readonly toolArgs?: unknown
+  }
+  if (event.event !== "engine_operation") return data
+  const { mode, outcome, action, stepId, ...rest } = data as Record<string, unknown>
+  return {
+    ...rest,
+    engine: typeof mode === "string" ? `${event.engine}:${mode}` : event.engine,
+    operation: action ?? null,
+    step: stepId ?? null,
+    platform: event.platform ?? "unknown",
+    success: outcome === "success"
+  }
+}
 
 export interface TaskEvent {
   readonly workflowRunId: string
@@ -28,6 +54,12 @@ export class TaskEvents extends Context.Service<
   TaskEvents,
   {
     readonly record: (workflowRunId: string, eventType: string, data: Record<string, unknown>) => Effect.Effect<void>
+    /** Writes an event that must be durable before what follows it (a mark before a click): fails when it is not. */
+    readonly append: (
+      workflowRunId: string,
+      eventType: string,
+      data: Record<string, unknown>
+    ) => Effect.Effect<void, SqlError>
     readonly list: (workflowRunId: string) => Effect.Effect<ReadonlyArray<TaskEvent>>
   }
 >()("switchyard/TaskEvents") {
@@ -41,18 +73,10 @@ export class TaskEvents extends Context.Service<
       const inner = yield* Events.Events
       const tasks = yield* TaskEvents
       return {
-        emit: (event: Events.Stamped) => {
-          if (!stored.has(event.event) || event.traceId === undefined) return inner.emit(event)
-          const {
-            event: type,
-            traceId,
-            toolArgs: _args,
-            ...data
-          } = event as Events.Stamped & {
-            readonly toolArgs?: unknown
-          }
-          return inner.emit(event).pipe(Effect.andThen(tasks.record(traceId ?? "", type, data)))
-        }
+        emit: (event: Events.Stamped) =>
+          !stored.has(event.event) || event.traceId === undefined
+            ? inner.emit(event)
+            : inner.emit(event).pipe(Effect.andThen(tasks.record(event.traceId, event.event, rowOf(event))))
       }
     })
   )
@@ -69,6 +93,7 @@ export class TaskEvents extends Context.Service<
             sql`INSERT INTO task_events (workflow_run_id, event_type, data) VALUES (${run}, ${type}, ${json})`
         })
       return TaskEvents.of({
+        append: (run, type, data) => insert(run, type, JSON.stringify(data)).pipe(Effect.asVoid),
         // An event that cannot be written is logged, never fails the step it describes.
         record: (run, type, data) =>
           insert(run, type, JSON.stringify(data)).pipe(

@@ -2,6 +2,8 @@
  * The egress proxy the browser is forced through: plain HTTP in absolute form and CONNECT tunnels (HTTPS, WSS, WS;
  * no TLS interception), each checked against the policy on the addresses the proxy itself resolved and then
  * connects to — the browser never resolves a name, so a name that rebinds between check and connect cannot pass.
+ * A destination it could not reach (refused, not resolved, timed out, reset) is recorded with its cause and answered
+ * with a page marked as the proxy's own, so no call takes it for the site's.
  */
 import { lookup as dnsLookup } from "node:dns/promises"
 import { Agent, createServer, type IncomingMessage, request, type ServerResponse } from "node:http"
@@ -11,6 +13,9 @@ import { Effect } from "effect"
 import { defaultRedactor } from "../Logging/Redact.ts"
 import * as Address from "./Address.ts"
 import * as Policy from "./Policy.ts"
+import { causeOf, type Unreached, unreachedAnswer } from "./Unreached.ts"
+
+export { type Unreached, unreachedHeader } from "./Unreached.ts"
 
 /** A refused request, as recorded for the session's current call. */
 export interface Block {
@@ -35,8 +40,12 @@ export interface ProxyOptions {
   readonly policy: Policy.Policy
   readonly resolve?: Resolver
   readonly onBlock: (block: Block) => void
+  /** Told of each destination the proxy could not reach. */
+  readonly onUnreached?: (unreached: Unreached) => void
   /** How long a name may take to resolve. */
   readonly resolveTimeoutMs?: number
+  /** How long a connection to the destination may take to open; default 15 s. */
+  readonly connectTimeoutMs?: number
 }
 
 export interface RunningProxy {
@@ -100,7 +109,14 @@ const checkedLookup =
 
 type Outcome =
   | { readonly ok: true; readonly addresses: ReadonlyArray<Address.Address> }
-  | { readonly ok: false; readonly status: number; readonly rule?: string; readonly reason: string }
+  | {
+      readonly ok: false
+      readonly status: number
+      readonly rule?: string
+      readonly reason: string
+      /** A destination not reached (no rule refused it): the network's code and the cause. */
+      readonly unreached?: { readonly code: string; readonly cause: string }
+    }
 
 const plainAnswer = (reason: string, rule?: string) => {
   const body = rule === undefined ? `${reason}\n` : `Blocked by the egress policy (rule ${rule}): ${reason}\n`
@@ -125,6 +141,7 @@ export const start = (options: ProxyOptions) =>
     }>((resume) => {
       const resolve = options.resolve ?? systemResolver
       const timeoutMs = options.resolveTimeoutMs ?? 10_000
+      const connectTimeoutMs = options.connectTimeoutMs ?? 15_000
       const sockets = new Set<Duplex>()
       const track = (socket: Duplex) => {
         sockets.add(socket)
@@ -148,10 +165,21 @@ export const start = (options: ProxyOptions) =>
               const a = Address.parse(text)
               return a === undefined ? [] : [a]
             })
-          } catch (cause) {
-            return { ok: false, status: 502, reason: `cannot resolve ${target.host}: ${(cause as Error).message}` }
+          } catch (error) {
+            const timedOut = error instanceof ResolveTimeout
+            const unreached = timedOut
+              ? { code: "ETIMEDOUT", cause: `ETIMEDOUT resolving ${target.host} (no answer within ${timeoutMs} ms)` }
+              : causeOf(error, target.host)
+            // A resolver's ENOTFOUND names the host itself; other failures name it here.
+            const named = unreached.cause.includes(target.host)
+              ? unreached
+              : { ...unreached, cause: `${unreached.code} ${target.host}` }
+            return { ok: false, status: 502, reason: `cannot resolve ${target.host}: ${named.cause}`, unreached: named }
           }
-          if (addresses.length === 0) return { ok: false, status: 502, reason: `${target.host} has no address` }
+          if (addresses.length === 0) {
+            const unreached = { code: "ENOTFOUND", cause: `ENOTFOUND ${target.host}` }
+            return { ok: false, status: 502, reason: `${target.host} has no address`, unreached }
+          }
         }
         const decision = Policy.decide(options.policy, target, addresses)
         return decision.allowed
@@ -159,8 +187,29 @@ export const start = (options: ProxyOptions) =>
           : { ok: false, status: 403, rule: decision.rule, reason: decision.reason }
       }
 
+      const unreached = (
+        url: string,
+        target: { readonly host: string; readonly port: number },
+        failure: { readonly code: string; readonly cause: string },
+        via: Unreached["via"],
+        dest?: unknown
+      ) =>
+        options.onUnreached?.({
+          url: defaultRedactor.url(url),
+          host: target.host,
+          port: target.port,
+          cause: failure.cause,
+          code: failure.code,
+          via,
+          ...(typeof dest === "string" && dest !== "" ? { dest } : {}),
+          at: Date.now()
+        })
+
       const record = (url: string, target: Policy.Target, outcome: Outcome, via: Block["via"], dest?: unknown) => {
-        if (outcome.ok || outcome.rule === undefined) return
+        if (outcome.ok) return
+        if (outcome.unreached !== undefined)
+          return unreached(url, target, outcome.unreached, via === "scheme" ? "http" : via, dest)
+        if (outcome.rule === undefined) return
         options.onBlock({
           url: defaultRedactor.url(url),
           host: target.host,
@@ -178,6 +227,15 @@ export const start = (options: ProxyOptions) =>
         res.writeHead(status, answer.headers).end(answer.body)
       }
 
+      const notReached = (
+        res: ServerResponse,
+        url: string,
+        failure: { readonly code: string; readonly cause: string }
+      ) => {
+        const answer = unreachedAnswer(defaultRedactor.url(url), failure.cause, failure.code)
+        res.writeHead(failure.code === "ETIMEDOUT" ? 504 : 502, answer.headers).end(answer.body)
+      }
+
       const forward = async (req: IncomingMessage, res: ServerResponse) => {
         const raw = req.url ?? ""
         if (!/^http:\/\//i.test(raw) || !URL.canParse(raw))
@@ -192,6 +250,7 @@ export const start = (options: ProxyOptions) =>
         const outcome = await check(target)
         if (!outcome.ok) {
           record(raw, target, outcome, "http", req.headers["sec-fetch-dest"])
+          if (outcome.unreached !== undefined) return notReached(res, raw, outcome.unreached)
           return refuse(res, outcome.status, outcome.reason, outcome.rule)
         }
         const upstream = request({
@@ -204,13 +263,30 @@ export const start = (options: ProxyOptions) =>
           agent,
           lookup: checkedLookup(outcome.addresses)
         })
+        // A destination that does not accept the connection in time is not reached; a slow answer is the site's.
+        let connected = false
+        const connecting = setTimeout(() => {
+          if (!connected) upstream.destroy(Object.assign(new Error("connect timed out"), { code: "ETIMEDOUT" }))
+        }, connectTimeoutMs)
+        upstream.once("socket", (socket) => {
+          if (!socket.connecting) connected = true
+          else socket.once("connect", () => (connected = true))
+        })
         upstream.on("response", (answer) => {
+          clearTimeout(connecting)
           res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEnd(answer.rawHeaders))
           answer.pipe(res)
         })
         upstream.on("error", (error) => {
-          if (!res.headersSent) refuse(res, 502, `cannot reach ${url.host}: ${error.message}`)
-          else res.destroy()
+          clearTimeout(connecting)
+          if (res.headersSent) return res.destroy()
+          const where = `${target.host}:${target.port}`
+          const failure =
+            (error as { code?: unknown }).code === "ETIMEDOUT" && !connected
+              ? { code: "ETIMEDOUT", cause: `ETIMEDOUT ${where} (no connection within ${connectTimeoutMs} ms)` }
+              : causeOf(error, where)
+          unreached(raw, target, failure, "http", req.headers["sec-fetch-dest"])
+          notReached(res, raw, failure)
         })
         res.on("close", () => {
           if (!res.writableFinished) upstream.destroy()
@@ -231,23 +307,43 @@ export const start = (options: ProxyOptions) =>
         const outcome = await check(target)
         if (!outcome.ok) {
           record(`https://${req.url}`, target, outcome, "connect")
-          const answer = plainAnswer(outcome.reason, outcome.rule)
+          const answer =
+            outcome.unreached === undefined
+              ? plainAnswer(outcome.reason, outcome.rule)
+              : unreachedAnswer(`https://${req.url}`, outcome.unreached.cause, outcome.unreached.code)
           const status = outcome.status === 403 ? "403 Forbidden" : "502 Bad Gateway"
           return client.end(
             `HTTP/1.1 ${status}\r\n${headerLines(answer.headers)}Connection: close\r\n\r\n${answer.body}`
           )
         }
-        const upstream: Socket = connect({ host: target.host, port, lookup: checkedLookup(outcome.addresses) })
+        const upstream: Socket = connect({
+          host: target.host,
+          port,
+          lookup: checkedLookup(outcome.addresses),
+          timeout: connectTimeoutMs
+        })
         track(upstream)
+        let established = false
         upstream.once("connect", () => {
+          established = true
+          upstream.setTimeout(0)
           client.write("HTTP/1.1 200 Connection Established\r\n\r\n")
           if (head.length > 0) upstream.write(head)
           upstream.pipe(client)
           client.pipe(upstream)
         })
+        upstream.once("timeout", () => {
+          if (!established) upstream.destroy(Object.assign(new Error("connect timed out"), { code: "ETIMEDOUT" }))
+        })
         upstream.on("error", (error) => {
-          if (!upstream.connecting || client.destroyed) return client.destroy()
-          const answer = plainAnswer(`cannot reach ${req.url}: ${error.message}`)
+          if (established || client.destroyed) return client.destroy()
+          const where = `${target.host}:${port}`
+          const failure =
+            (error as { code?: unknown }).code === "ETIMEDOUT"
+              ? { code: "ETIMEDOUT", cause: `ETIMEDOUT ${where} (no connection within ${connectTimeoutMs} ms)` }
+              : causeOf(error, where)
+          unreached(`https://${req.url}`, target, failure, "connect")
+          const answer = unreachedAnswer(`https://${req.url}`, failure.cause, failure.code)
           client.end(
             `HTTP/1.1 502 Bad Gateway\r\n${headerLines(answer.headers)}Connection: close\r\n\r\n${answer.body}`
           )
@@ -281,12 +377,14 @@ export const start = (options: ProxyOptions) =>
     (running) => Effect.promise(running.close).pipe(Effect.timeoutOption(2_000))
   ).pipe(Effect.map(({ port }): RunningProxy => ({ url: `http://127.0.0.1:${port}`, port })))
 
+class ResolveTimeout extends Error {}
+
 const within = <A>(promise: Promise<A>, ms: number) => {
   let timer: ReturnType<typeof setTimeout> | undefined
   return Promise.race([
     promise,
     new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
+      timer = setTimeout(() => reject(new ResolveTimeout(`no answer within ${ms} ms`)), ms)
     })
   ]).finally(() => clearTimeout(timer))
 }

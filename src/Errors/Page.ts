@@ -80,7 +80,10 @@ export class VerificationFailed extends Schema.TaggedError<VerificationFailed>()
 /** Navigation did not reach the page (DNS, refused connection, aborted load). */
 export class NavigationFailed extends Schema.TaggedError<NavigationFailed>()("NavigationFailed", {
   ...context,
-  url: Schema.String
+  url: Schema.String,
+  /** What the network said when the page was not reached: `ECONNREFUSED 127.0.0.1:4100`, `ENOTFOUND jobs.example`,
+   * `ERR_CERT_AUTHORITY_INVALID`. Every engine level would meet it again. */
+  reason: Schema.optional(Schema.String)
 }) {
   readonly type = "navigation_failed"
   readonly retryable = true

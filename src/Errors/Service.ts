@@ -78,7 +78,11 @@ export class HumanTimeout extends Schema.TaggedError<HumanTimeout>()("HumanTimeo
 export class StepFailed extends Schema.TaggedError<StepFailed>()("StepFailed", {
   ...context,
   step: Schema.String,
-  retryable: Schema.Boolean
+  retryable: Schema.Boolean,
+  /** The configuration that must change before the step can succeed: no person at the browser can fix it. */
+  setting: Schema.optional(Schema.String),
+  /** What a person must answer before the step can go on (it then waits for them). */
+  question: Schema.optional(Schema.String)
 }) {
   readonly type = "step_failed"
 }

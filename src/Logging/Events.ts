@@ -15,6 +15,8 @@ export interface CallContext {
   readonly action?: string
   /** Hash of the tool arguments, to group identical calls without logging their values. */
   readonly toolArgsHash?: string
+  /** The site's platform (`greenhouse`, `workday`, … or `unknown`): the dashboard groups engine results by it. */
+  readonly platform?: string
   /** The Router's per-request/step state, read when each event is stamped. */
   readonly flags?: { readonly stagehandRetryUsed: boolean; readonly stagehandDisabled: boolean }
   /** Engine attempts made so far in this call, across every cascade run the call makes. */
@@ -172,6 +174,7 @@ const Stamp = {
   attemptId: Schema.optionalKey(Schema.String),
   action: Schema.optionalKey(Schema.String),
   toolArgsHash: Schema.optionalKey(Schema.String),
+  platform: Schema.optionalKey(Schema.String),
   /** The Router's Stagehand flags for the request/step when the event was stamped. */
   retryUsed: Schema.optionalKey(Schema.Boolean),
   stagehandDisabled: Schema.optionalKey(Schema.Boolean),

@@ -5,7 +5,7 @@
  */
 import { setFlagsFromString } from "node:v8"
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import { Console, Context, Effect, Layer, Logger, Option } from "effect"
+import { Console, Context, Effect, Layer, Logger, Option, Redacted } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import * as LibraryOutput from "../Logging/LibraryOutput.ts"
 import { prettyCause } from "../Logging/SystemLog.ts"
@@ -67,6 +67,12 @@ const serveFlags = {
       "With DATABASE_URL: this runner's name in the fleet (SWITCHYARD_RUNNER; one of SWITCHYARD_RUNNERS)"
     )
   )
+}
+
+/** The bearer token a service's clients send, from the environment. */
+const tokenFromEnv = () => {
+  const token = process.env.SWITCHYARD_HTTP_TOKEN
+  return token === undefined || token === "" ? undefined : Redacted.make(token)
 }
 
 /** A database named in the environment makes `serve` a runner of the fleet sharing it. */
@@ -238,10 +244,21 @@ const takeoverCommand = Command.make("takeover").pipe(
 
 const applyFlags = {
   ...common,
-  job: Flag.String("job").pipe(Flag.withDescription("The job posting's application page")),
+  job: Flag.String("job").pipe(Flag.optional, Flag.withDescription("The job posting's application page")),
   profile: Flag.String("profile").pipe(
+    Flag.optional,
     Flag.withDescription("The applicant as JSON: firstName, lastName, email, phone, resume (a path), answers")
   ),
+  retry: Flag.Boolean("retry").pipe(
+    Flag.withDefault(false),
+    Flag.withDescription("Start a new attempt of an application that failed or was cancelled")
+  ),
+  applications: Flag.String("applications").pipe(
+    Flag.optional,
+    Flag.withDescription("The applicant's applications page on the site, where a submit's fate can be read")
+  ),
+  status: Flag.String("status").pipe(Flag.optional, Flag.withDescription("Print run RUN's state and exit")),
+  cancel: Flag.String("cancel").pipe(Flag.optional, Flag.withDescription("Cancel run RUN and exit")),
   store: storeFlag
 }
 
@@ -255,14 +272,64 @@ const applyCommand = Command.make("apply", applyFlags, (flags) =>
     // stdout carries the result and JSON-RPC answers: what libraries print goes to stderr, redacted.
     LibraryOutput.install()
     yield* Apply.run(config, {
-      job: flags.job,
-      profile: flags.profile,
+      job: Option.getOrUndefined(flags.job),
+      profile: Option.getOrUndefined(flags.profile),
+      retry: flags.retry,
+      applications: Option.getOrUndefined(flags.applications),
+      status: Option.getOrUndefined(flags.status),
+      cancel: Option.getOrUndefined(flags.cancel),
       store: Store.fromEnv(process.env, Option.getOrUndefined(flags.store))
     })
   })
 ).pipe(
   Command.withDescription(
-    "Apply to a job as a durable workflow (start-browser, analyze-form, fill-fields, upload-resume, check-captcha, submit, verify); run it again to resume after a crash"
+    "Apply to a job as a durable workflow (start-browser, analyze-form, fill-fields, upload-resume, check-captcha, submit, verify); run it again to resume after a crash, --retry to try a failed one again"
+  )
+)
+
+const resumeCommand = Command.make(
+  "resume",
+  {
+    session: Argument.String("session").pipe(
+      Argument.withDescription("The held session (apply-<id> for an application)")
+    ),
+    submitted: Flag.Boolean("submitted").pipe(
+      Flag.withDefault(false),
+      Flag.withDescription("For a submit whose fate was unknown: the site received the application")
+    ),
+    notSubmitted: Flag.Boolean("not-submitted").pipe(
+      Flag.withDefault(false),
+      Flag.withDescription("For a submit whose fate was unknown: it was not received; send it once")
+    ),
+    url: Flag.String("url").pipe(
+      Flag.withDefault(`http://127.0.0.1:${defaults.http.port}`),
+      Flag.withDescription("A running `serve --http` service, for sessions no application holds")
+    ),
+    token: Flag.Redacted("token").pipe(Flag.optional, Flag.withDescription("The service's bearer token")),
+    store: storeFlag
+  },
+  (flags) =>
+    Effect.gen(function* () {
+      if (flags.submitted && flags.notSubmitted) {
+        process.stderr.write("switchyard resume: --submitted or --not-submitted, not both\n")
+        process.exitCode = 2
+        return
+      }
+      const [Resume, Store] = yield* Effect.all([
+        load(() => import("./Resume.ts")),
+        load(() => import("../Cluster/Store.ts"))
+      ])
+      yield* Resume.run({
+        session: flags.session,
+        answer: flags.submitted ? "submitted" : flags.notSubmitted ? "not-submitted" : undefined,
+        url: flags.url,
+        token: Option.getOrUndefined(flags.token) ?? tokenFromEnv(),
+        store: Store.fromEnv(process.env, Option.getOrUndefined(flags.store))
+      })
+    })
+).pipe(
+  Command.withDescription(
+    "A person is done with a held session: ends a job application's wait (on this machine's store or the fleet's), or resumes a session on a running service"
   )
 )
 
@@ -321,6 +388,7 @@ const root = Command.make("switchyard", serveFlags, serve).pipe(
     statusCommand,
     demoCommand,
     applyCommand,
+    resumeCommand,
     clusterCommand,
     takeoverCommand,
     Scenarios.scenarios,

@@ -92,6 +92,13 @@ export interface PageLink {
   /** One request with its headers and the start of its bodies (the response's read from the browser if it still
    * holds it), redacted; undefined when the ring no longer holds it. */
   readonly request: (seq: number) => Effect.Effect<Network.Details | undefined>
+  /**
+   * The main-frame documents `targetId` committed so far, and the URL the latest could not load when it is the
+   * browser's error page (a refused tunnel, a TLS failure): no round trip.
+   */
+  readonly mainFrame: (targetId: string) => Effect.Effect<MainFrame>
+  /** The browser's error code on `targetId`'s error page (`ERR_CERT_AUTHORITY_INVALID`), when it shows one. */
+  readonly errorCode: (targetId: string) => Effect.Effect<Option.Option<string>>
   /** How many loads the pages' frames have started, and how many committed a new document: marks for `loaded`. */
   readonly loadMark: Effect.Effect<readonly [started: number, committed: number]>
   /**
@@ -103,6 +110,13 @@ export interface PageLink {
     mark: readonly [started: number, committed: number],
     maxMs: number
   ) => Effect.Effect<"none" | "committed" | "no_document">
+}
+
+/** A page's main frame as its last committed navigation left it. */
+export interface MainFrame {
+  readonly commits: number
+  /** Set when the committed document is the browser's error page for this URL. */
+  readonly unreachable?: string
 }
 
 export interface PageLinkOptions {
@@ -171,6 +185,7 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
   const network = yield* Network.make(ringSize)
   /** targetId → the frames of that page still loading. */
   const loading = yield* Ref.make<ReadonlyMap<string, ReadonlySet<string>>>(new Map())
+  const mainFrames = yield* Ref.make<ReadonlyMap<string, MainFrame>>(new Map())
   const loadsStarted = yield* Ref.make(0)
   const loadsCommitted = yield* Ref.make(0)
   const frames = (targetId: string, f: (loading: ReadonlySet<string>) => ReadonlySet<string>) =>
@@ -241,7 +256,18 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
             yield* frames(targetId, (f) => new Set(f).add(frameId))
             yield* Ref.update(loadsStarted, (n) => n + 1)
           }
-          if (event.method === "Page.frameNavigated") yield* Ref.update(loadsCommitted, (n) => n + 1)
+          if (event.method === "Page.frameNavigated") {
+            yield* Ref.update(loadsCommitted, (n) => n + 1)
+            const { frame } = event.params
+            if (targetId !== undefined && frame.parentId === undefined) {
+              yield* Ref.update(mainFrames, (m) =>
+                new Map(m).set(targetId, {
+                  commits: (m.get(targetId)?.commits ?? 0) + 1,
+                  ...(frame.unreachableUrl ? { unreachable: frame.unreachableUrl } : {})
+                })
+              )
+            }
+          }
           if (targetId !== undefined && event.method === "Page.frameStoppedLoading") {
             const { frameId } = event.params
             yield* frames(targetId, (f) => new Set([...f].filter((id) => id !== frameId)))
@@ -491,6 +517,21 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
               )
         return Network.redactDetails({ ...details, ...(body === undefined ? {} : { responseBody: body }) })
       }),
+    mainFrame: (targetId) => Ref.get(mainFrames).pipe(Effect.map((m) => m.get(targetId) ?? { commits: 0 })),
+    errorCode: (targetId) =>
+      run(targetId, (cdp, sessionId) =>
+        Session.evaluateOn<string | null>(
+          cdp,
+          sessionId,
+          `(() => { const text = document.querySelector(".error-code")?.textContent?.trim(); return text || (typeof loadTimeData === "object" && loadTimeData?.data_?.errorCode) || null })()`
+        )
+      ).pipe(
+        Effect.timeoutOption(currentTimeoutMs),
+        Effect.map((code) =>
+          Option.flatMap(code, (c) => Option.fromNullishOr(c?.replace(/^net::/i, "").toUpperCase()))
+        ),
+        Effect.orElseSucceed(() => Option.none<string>())
+      ),
     loadMark: Effect.all([Ref.get(loadsStarted), Ref.get(loadsCommitted)]),
     loaded: (targetId, [started, committed], maxMs) =>
       Effect.gen(function* () {

@@ -30,6 +30,7 @@ import type * as Console from "./PageLink/Console.ts"
 import * as Dialogs from "./PageLink/Dialogs.ts"
 import type { Download } from "./PageLink/Downloads.ts"
 import type * as Network from "./PageLink/Network.ts"
+import type { MainFrame } from "./PageLink.ts"
 import * as SavedPage from "./SavedPage.ts"
 import * as SessionState from "./SessionState.ts"
 import * as Snapshot from "./Snapshot.ts"
@@ -132,6 +133,13 @@ export class Sandbox extends Context.Service<
     readonly pageState: Effect.Effect<PageState, SwitchyardError>
     /** The session page's URL and title as read when the last call ended: cheap, for every answer's state. */
     readonly location: Effect.Effect<Option.Option<{ readonly url: string; readonly title: string }>>
+    /**
+     * The active page's main frame: the documents it committed so far and, when the latest is the browser's error
+     * page, the URL it could not load (read from the kept connection's events, no round trip).
+     */
+    readonly mainFrame: Effect.Effect<MainFrame>
+    /** The browser's error code on the active page's error page (`ERR_CERT_AUTHORITY_INVALID`), when it shows one. */
+    readonly errorCode: Effect.Effect<Option.Option<string>>
     /** A digest of the page's URL, title and form state ("" when no page is readable). */
     readonly fingerprint: Effect.Effect<string>
     /** Whether the page shows a human check (a CAPTCHA): what a person is asked for (Takeover/HumanCheck.ts). */
@@ -619,6 +627,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     location: Ref.get(state).pipe(
       Effect.map((s) => (s.browser === undefined ? Option.none() : Option.fromNullishOr(s.lastLocation)))
     ),
+    mainFrame: onBrowser((live) => live.link.mainFrame(live.targetId), Effect.succeed<MainFrame>({ commits: 0 })),
+    errorCode: onBrowser((live) => live.link.errorCode(live.targetId), Effect.succeed(Option.none<string>())),
     fingerprint: onBrowser(
       (live) =>
         live.link

@@ -169,6 +169,15 @@ describe("switchyard apply", () => {
 
         const second = apply(ats.jobs.lever)
         const session = String(eventsIn(store).find((e) => e.type === "human_needed")!.data.session)
+        // Restarted, it says at once what it waits for and how to end it.
+        const told = yield* Effect.promise(() =>
+          waitFor(() => /when done: switchyard resume apply-\w+/.test(second.stderr()), 60_000)
+        )
+        assert.isTrue(told, second.stderr())
+        assert.match(
+          second.stderr(),
+          /continuing it; it waits for a person:\n\s*check-captcha needs a person: a human check/
+        )
         // The person works on the page the run left, in the new process's browser.
         const typed = yield* Effect.promise(() =>
           second.call("browser.act", {

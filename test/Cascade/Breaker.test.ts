@@ -144,6 +144,7 @@ const cascade = (script: (id: EngineId) => Effect.Effect<unknown, SwitchyardErro
       Layer.provide(
         Layer.mock(Sandbox)({
           use: (spec, f) => f(scripted(spec.id, script)),
+          mainFrame: Effect.succeed({ commits: 0 }),
           fingerprint: Effect.succeed("the same page"),
           artifacts: {
             screenshotLater: () => Effect.void,

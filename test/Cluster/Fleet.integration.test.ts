@@ -4,84 +4,19 @@
  * takes new sessions; a runner killed with SIGKILL loses no work: its session answers on another runner with its
  * page, cookies and storage, and a job application it was running finishes elsewhere without re-running a step.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import * as Postgres from "../../src/Cluster/Postgres.ts"
 import * as AtsServer from "../fixtures/AtsServer.ts"
 import { startApply, startsPerStep } from "../support/Apply.ts"
+import { fleet, stopFleets, tempDir } from "../support/Fleet.ts"
 import { processesMatching } from "../support/Processes.ts"
-import { type Service, startService, stopServices } from "../support/Service.ts"
+import type { Service } from "../support/Service.ts"
 import { waitFor } from "../support/Wait.ts"
 
-const dirs: Array<string> = []
-
-afterEach(async () => {
-  await stopServices()
-  for (const dir of dirs.splice(0)) {
-    assert.isTrue(await waitFor(() => processesMatching(dir).length === 0, 10_000), `processes left under ${dir}`)
-    rmSync(dir, { recursive: true, force: true })
-  }
-})
-
-/** A fleet on a fresh PostgreSQL: `runner(name, cap)` starts one more runner process. */
-const fleet = Effect.gen(function* () {
-  // Finalizers run last-added first: the runners stop, then the database, then nothing of it may be left.
-  let pgDir = ""
-  yield* Effect.addFinalizer(() =>
-    Effect.promise(async () => {
-      assert.isTrue(await waitFor(() => processesMatching(pgDir).length === 0, 10_000), "PostgreSQL outlived its test")
-      assert.isFalse(existsSync(pgDir), "PostgreSQL's directory was left")
-    })
-  )
-  const pg = yield* Postgres.start
-  pgDir = pg.dir
-  yield* Effect.addFinalizer(() => Effect.promise(() => stopServices()))
-  const dir = mkdtempSync(join(tmpdir(), "switchyard-fleet-"))
-  dirs.push(dir)
-  const env = {
-    DATABASE_URL: Redacted.value(pg.url),
-    TMPDIR: dir,
-    SWITCHYARD_RUNNERS: "r1,r2,r3",
-    SWITCHYARD_FAILOVER_MS: "2000",
-    // The applicant's résumé lives in the test's directory.
-    SWITCHYARD_UPLOAD_ROOTS: dir
-  }
-  const runner = (name: string, cap: number) =>
-    Effect.promise(async () => {
-      const service = startService(env, ["--jsonrpc", "--runner", name, "--max-browsers", String(cap)])
-      await service.stderrLine(/ready, JSON-RPC/)
-      return service
-    })
-  const owners = Effect.promise(async () => {
-    const { execFileSync } = await import("node:child_process")
-    const out = execFileSync(
-      "psql",
-      [Redacted.value(pg.url), "-At", "-c", "SELECT session, runner FROM fleet_sessions"],
-      {
-        encoding: "utf8"
-      }
-    )
-    return Object.fromEntries(
-      out
-        .trim()
-        .split("\n")
-        .filter(Boolean)
-        .map((line) => line.split("|"))
-    )
-  })
-  const query = (sql: string) =>
-    Effect.promise(async () => {
-      const { execFileSync } = await import("node:child_process")
-      return execFileSync("psql", [Redacted.value(pg.url), "-At", "-c", sql], { encoding: "utf8" })
-        .trim()
-        .split("\n")
-        .filter(Boolean)
-    })
-  return { pg, dir, runner, owners, query }
-})
+afterEach(stopFleets)
 
 const main = join(import.meta.dirname, "..", "..", "src", "Main.ts")
 
@@ -108,7 +43,7 @@ describe.skipIf(Postgres.binDir() === undefined)("fleet on PostgreSQL", () => {
     () =>
       Effect.gen(function* () {
         const ats = yield* AtsServer.start
-        const { pg, runner, owners, query } = yield* fleet
+        const { pg, runner, owners, query } = yield* fleet()
         const r1 = yield* runner("r1", 1)
         const r2 = yield* runner("r2", 1)
 
@@ -180,7 +115,7 @@ describe.skipIf(Postgres.binDir() === undefined)("fleet on PostgreSQL", () => {
     () =>
       Effect.gen(function* () {
         const ats = yield* AtsServer.start
-        const { dir, runner, query } = yield* fleet
+        const { dir, runner, query } = yield* fleet()
         writeFileSync(join(dir, "resume.pdf"), "%PDF-1.4\n% Ada Lovelace\n")
         const profile = AtsServer.applicant(join(dir, "resume.pdf"))
         const runners = { r1: yield* runner("r1", 2), r2: yield* runner("r2", 2) }
@@ -240,8 +175,7 @@ describe.skipIf(Postgres.binDir() === undefined)("fleet on PostgreSQL", () => {
     "switchyard cluster dev starts a database and runners a person can use, starts a runner that died again, and leaves nothing when stopped",
     () =>
       Effect.gen(function* () {
-        const dir = mkdtempSync(join(tmpdir(), "switchyard-dev-"))
-        dirs.push(dir)
+        const dir = tempDir("switchyard-dev-")
         const { spawn } = yield* Effect.promise(() => import("node:child_process"))
         const port = 20_000 + Math.floor(Math.random() * 20_000)
         const uploads = join(dir, "uploads")
@@ -315,7 +249,7 @@ describe.skipIf(Postgres.binDir() === undefined)("fleet on PostgreSQL", () => {
     () =>
       Effect.gen(function* () {
         const ats = yield* AtsServer.start
-        const { pg, dir, runner } = yield* fleet
+        const { pg, dir, runner } = yield* fleet()
         writeFileSync(join(dir, "resume.pdf"), "%PDF-1.4\n% Ada Lovelace\n")
         writeFileSync(join(dir, "profile.json"), JSON.stringify(AtsServer.applicant("resume.pdf")))
         const r1 = yield* runner("r1", 2)
@@ -327,7 +261,7 @@ describe.skipIf(Postgres.binDir() === undefined)("fleet on PostgreSQL", () => {
         })
         yield* Effect.addFinalizer(() => Effect.sync(() => apply.child.kill("SIGKILL")))
         const asked = yield* Effect.promise(() =>
-          waitFor(() => /human_needed check-captcha/.test(apply.stderr()), 120_000)
+          waitFor(() => /check-captcha needs a person/.test(apply.stderr()), 120_000)
         )
         assert.isTrue(asked, `${apply.stderr()}\n--- r1\n${r1.stderr()}\n--- r2\n${r2.stderr()}`)
         const session = /session (apply-\w+)/.exec(apply.stderr())?.[1]

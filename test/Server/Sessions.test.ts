@@ -72,6 +72,8 @@ const stack =
           switchTo: () => unused,
           pageState: unused,
           location: unused,
+          mainFrame: unused,
+          errorCode: unused,
           fingerprint: unused,
           humanCheck: unused,
           artifacts: { screenshotLater: () => unused, settled: unused, snapshot: () => unused },

@@ -84,3 +84,24 @@ export const startsPerStep = (events: ReadonlyArray<{ type: string; data: Record
     if (e.type === "step_started") starts[String(e.data.step)] = (starts[String(e.data.step)] ?? 0) + 1
   return starts
 }
+
+/** A `switchyard <command> …` a person types and waits for; resolves with its exit code and what it said. */
+export const cli = (command: string, args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [main, command, ...args], {
+      env: { ...process.env, SWITCHYARD_IDLE_TIMEOUT_MS: "0", ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (c) => {
+      stdout += String(c)
+    })
+    child.stderr.on("data", (c) => {
+      stderr += String(c)
+    })
+    child.once("exit", (code) => resolve({ code, stdout, stderr }))
+  })
+
+/** `switchyard resume …` as a person types it. */
+export const resumeCli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => cli("resume", args, env)
