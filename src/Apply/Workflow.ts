@@ -182,9 +182,12 @@ export const layer = JobApplication.toLayer(
                 // Where the person sees the browser, when human takeover is set up: the noVNC page.
                 const driver = yield* SessionDriver.make({ run, session, step: name })
                 const handed = yield* driver.answer("browser.handoff", { reason: error.message }).pipe(Effect.option)
-                const novnc = Option.flatMap(handed, (answer) =>
-                  answer.ok ? Option.fromNullishOr((answer.result as { url?: string } | undefined)?.url) : Option.none()
-                )
+                const novnc = Option.flatMap(handed, (answer) => {
+                  if (!answer.ok) return Option.none()
+                  // The link carries this takeover's password in its fragment: the person opens it and is in.
+                  const result = answer.result as { link?: string; url?: string } | undefined
+                  return Option.fromNullishOr(result?.link ?? result?.url)
+                })
                 const wait: Runs.Wait = {
                   run,
                   step: name,

@@ -65,7 +65,9 @@ describe("a person operating switchyard apply", () => {
         assert.match(err, /check-captcha needs a person: a human check is on http/)
         const screen = /on screen at (http:\/\/\S+)/.exec(err)?.[1]
         assert.isString(screen, err)
-        const page = yield* Effect.promise(() => fetch(screen!).then((r) => r.text()))
+        // The link opens the takeover's page with its password in the fragment; the page goes on to noVNC.
+        assert.match(screen!, /#password=\w+/)
+        const page = yield* Effect.promise(() => fetch(new URL("vnc.html", screen!)).then((r) => r.text()))
         assert.match(page, /noVNC/i)
         const session = /when done: switchyard resume (apply-\w+)$/m.exec(err)?.[1]
         assert.isString(session, err)
