@@ -8,7 +8,7 @@ import { Option } from "effect"
 import * as EngineId from "../../src/Engine/EngineId.ts"
 import * as Events from "../../src/Logging/Events.ts"
 
-/** The error types the service promises (README "Errors"): anything else is an untyped failure. */
+/** The error types the service promises (docs/errors.md): anything else is an untyped failure. */
 export const errorTypes: ReadonlySet<string> = new Set([
   "element_not_found",
   "ambiguous_target",

@@ -1,6 +1,6 @@
 /**
  * The official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned) against the service over Streamable
- * HTTP on loopback: every scenario that applies to this server passes; the README says why the others do not apply.
+ * HTTP on loopback: every scenario that applies to this server passes; docs/development.md says why the others do not apply.
  */
 import { execFile } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
@@ -39,7 +39,7 @@ const applicable = [
 ]
 
 /**
- * Scenarios that do not apply (README, "MCP conformance"): they call the suite's own fixture tools (`test_*`) or read
+ * Scenarios that do not apply (docs/development.md, "MCP conformance"): they call the suite's own fixture tools (`test_*`) or read
  * its fixture resources (`test://static-text`, …), or features this server does not offer (prompts, resource
  * templates, completion, logging, sampling, elicitation, resumable SSE streams).
  */
@@ -118,7 +118,7 @@ describe("MCP conformance suite", () => {
         const results = yield* runSuite(url)
         const known = new Set([...applicable, ...notApplicable])
         const unclassified = [...results.keys()].filter((s) => !known.has(s))
-        assert.deepStrictEqual(unclassified, [], "scenarios new to the suite: classify them here and in the README")
+        assert.deepStrictEqual(unclassified, [], "scenarios new to the suite: classify them here and in docs/development.md")
         for (const scenario of applicable) {
           const checks = results.get(scenario)
           assert.isDefined(checks, `the suite did not run ${scenario}`)
