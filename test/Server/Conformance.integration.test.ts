@@ -118,7 +118,11 @@ describe("MCP conformance suite", () => {
         const results = yield* runSuite(url)
         const known = new Set([...applicable, ...notApplicable])
         const unclassified = [...results.keys()].filter((s) => !known.has(s))
-        assert.deepStrictEqual(unclassified, [], "scenarios new to the suite: classify them here and in docs/development.md")
+        assert.deepStrictEqual(
+          unclassified,
+          [],
+          "scenarios new to the suite: classify them here and in docs/development.md"
+        )
         for (const scenario of applicable) {
           const checks = results.get(scenario)
           assert.isDefined(checks, `the suite did not run ${scenario}`)
