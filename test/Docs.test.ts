@@ -1,6 +1,6 @@
 /**
  * The documentation, checked against the tree: every relative link and anchor in README.md and docs/ resolves, every
- * setting docs/configuration.md names is read by src/ and every one src/ reads is documented, the README stays short.
+ * setting the pages name is read by src/ and every one src/ reads is documented, as is every error type and tool.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { dirname, join, relative, resolve } from "node:path"
@@ -225,6 +225,27 @@ describe("documentation", () => {
       [`\`${key}\``, ...env.map((name) => `\`${name}\``)].filter((word) => !configurationPage.includes(word))
     )
     assert.deepStrictEqual(missing, [])
+  })
+
+  it("every error type and every tool has its entry", () => {
+    const errorsPage = read(join(docs, "errors.md"))
+    const types = readdirSync(join(root, "src/Errors")).flatMap((f) =>
+      [...read(join(root, "src/Errors", f)).matchAll(/readonly type = "(\w+)"/g)].map((m) => m[1]!)
+    )
+    assert.isAtLeast(types.length, 30)
+    assert.deepStrictEqual(
+      types.filter((type) => !errorsPage.includes(`| \`${type}\` |`)),
+      []
+    )
+    const toolsPage = read(join(docs, "tools.md"))
+    const tools = ["src/Cascade/Tools.ts", "src/Cascade/PageTools.ts"].flatMap((f) =>
+      [...read(join(root, f)).matchAll(/Tool\.make\(\s*"([\w.]+)"/g)].map((m) => m[1]!)
+    )
+    assert.isAtLeast(tools.length, 20)
+    assert.deepStrictEqual(
+      tools.filter((tool) => !toolsPage.includes(`| \`${tool}\``) && !toolsPage.includes(`, \`${tool}\``)),
+      []
+    )
   })
 
   it("the scanner sees names in code and strings, not in comments", () => {
