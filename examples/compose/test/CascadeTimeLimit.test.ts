@@ -27,6 +27,8 @@ const hanging = Engine.of({
 const sandbox = Layer.mock(Sandbox)({
   use: (_spec, f) => f(hanging),
   fingerprint: Effect.succeed(""),
+  // The main frame never commits a document: no browser runs.
+  mainFrame: Effect.succeed({ commits: 0 }),
   artifacts: {
     screenshotLater: () => Effect.void,
     settled: Effect.void,
