@@ -95,9 +95,9 @@ describe("the packed library", () => {
     assert.deepStrictEqual(missing, [], "every exports entry is in the tarball")
     for (const target of Object.values(manifest.bin)) assert.isTrue(files.has(target), `the command ${target}`)
     assert.deepStrictEqual(
-      [...files].filter((p) => !/^(dist\/.*|README\.md|package\.json)$/.test(p)),
+      [...files].filter((p) => !/^(dist\/.*|scenarios\/.*|README\.md|package\.json)$/.test(p)),
       [],
-      "only the build, the README and the manifest: no sources, scripts or tests"
+      "only the build, the scenario suite, the README and the manifest: no sources, scripts or tests"
     )
     assert.isFalse(
       [...files].some((p) => p.endsWith(".ts") && !p.endsWith(".d.ts")),
@@ -165,7 +165,7 @@ console.log(JSON.stringify(failed)); process.exit(0)`
               cwd: consumer,
               env: {
                 ...env,
-                SWITCHYARD_LOG_DIR: mkdtempSync(join(tmpdir(), "switchyard-logs-")),
+                SWITCHYARD_LOG_DIR: join(out, "logs"),
                 SWITCHYARD_WARM_BROWSERS: "0",
                 SWITCHYARD_IDLE_TIMEOUT_MS: "0"
               },
@@ -205,8 +205,30 @@ console.log(JSON.stringify(failed)); process.exit(0)`
         service.stdin.end()
         assert.strictEqual(yield* Effect.promise(() => exited), 0, stderr)
         assert.isTrue(yield* Effect.promise(() => waitFor(() => !isAlive(browserPid))), "its Chromium ended with it")
+
+        // The scenario suite it ships, on the fixture sites it ships (a page it cannot serve fails the scenario).
+        const logs = join(out, "scenario-logs")
+        const suite = join(consumer, "node_modules", "switchyard", "scenarios", "suite.json")
+        const baseline = join(out, "baseline.json")
+        const ran = run(
+          command,
+          [
+            "scenarios",
+            "run",
+            suite,
+            "--only",
+            "forms-subscribe",
+            "--log-dir",
+            logs,
+            "--baseline",
+            baseline,
+            "--update-baseline"
+          ],
+          consumer
+        )
+        assert.include(ran, "Runs passed: 1/1 (100.0%)", ran)
       }),
-    120_000
+    180_000
   )
 
   it("installs into the example project, which type-checks and passes its tests through the public entry points", () => {

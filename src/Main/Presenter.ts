@@ -24,6 +24,9 @@ const flagNames = (doc: HelpDoc.HelpDoc) =>
 const commandNames = (doc: HelpDoc.HelpDoc) =>
   (doc.subcommands ?? []).flatMap((group) => group.commands.map((command) => command.name))
 
+/** A flag's type as a value of it is named in a sentence; others (a choice's values) as effect/cli says them. */
+const typeNames: Record<string, string> = { integer: "an integer", number: "a number", string: "a string" }
+
 /** What was wrong, on one line. */
 export const describe = (
   error: CliError.NonShowHelpErrors,
@@ -60,12 +63,7 @@ export const describe = (
       const name = error.kind === "flag" ? `--${error.option}` : `<${error.option}>`
       // effect/cli says what a number's parser expected ("a string representing a finite number"): say the type.
       const type = doc.flags.find((flag) => flag.name === error.option)?.type
-      const expected =
-        type === "integer"
-          ? "an integer"
-          : type === "number"
-            ? "a number"
-            : error.expected.replace(/^Expected:?\s*/, "")
+      const expected = typeNames[type ?? ""] ?? error.expected.replace(/^Expected:?\s*/, "")
       return error.value === ""
         ? `${name} needs a value (${expected})`
         : `${name} cannot be ${JSON.stringify(error.value)}: expected ${expected}`

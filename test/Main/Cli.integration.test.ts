@@ -1,7 +1,7 @@
 /**
  * The command line as a person types it, through the real `bin/switchyard`: every command's help, and a mistake in
- * any of them (an unknown or misspelt command or flag, a missing argument) refused on one line that names the nearest
- * right spelling, with exit code 2, nothing on stdout and nothing started.
+ * any of them (an unknown or misspelt command or flag, a missing argument, a missing or mistyped value) refused on one
+ * line that names the nearest right spelling, with exit code 2, nothing on stdout and nothing started.
  */
 import { spawn } from "node:child_process"
 import { join } from "node:path"
@@ -64,7 +64,7 @@ const refusedOnOneLine = (ran: Ran, what: string) => {
 
 describe("the switchyard command line", () => {
   it.live(
-    "refuses an unknown flag on every command, a misspelt command and a missing argument with exit 2; --help still helps",
+    "refuses an unknown flag on every command, a misspelt command, a missing argument and a bad value with exit 2; --help still helps",
     () =>
       Effect.gen(function* () {
         // Every command, found the way a person finds them: from the root's help down.
@@ -124,10 +124,26 @@ describe("the switchyard command line", () => {
             }))
           ]
         })
-        mistakes.push({
-          args: ["resmue"],
-          expect: 'switchyard: unknown command "resmue"; did you mean `resume`?'
-        })
+        mistakes.push(
+          { args: ["resmue"], expect: 'switchyard: unknown command "resmue"; did you mean `resume`?' },
+          // A flag's value left out, or not of its type.
+          { args: ["serve", "--port"], expect: "switchyard serve: --port needs a value (an integer)" },
+          { args: ["status", "--store"], expect: "switchyard status: --store needs a value (a string)" },
+          {
+            args: ["cluster", "dev", "--runners", "three"],
+            expect: 'switchyard cluster dev: --runners cannot be "three": expected an integer'
+          },
+          {
+            args: ["scenarios", "run", "suite.json", "--model", "gpt"],
+            expect: 'switchyard scenarios run: --model cannot be "gpt": expected "scripted" | "env"'
+          },
+          // What a command's own checks refuse: flags it needs together, a value out of range.
+          { args: ["apply", "--job", "http://127.0.0.1/"], expect: /^switchyard apply: --job and --profile / },
+          {
+            args: ["scenarios", "run", "--repeat", "0", "suite.json"],
+            expect: /^switchyard scenarios run: repeat must be ≥ 1/
+          }
+        )
         const answers = yield* Effect.forEach(mistakes, ({ args }) => switchyard(args), { concurrency: 3 })
         for (const [i, ran] of answers.entries()) {
           const { args, expect } = mistakes[i]!
