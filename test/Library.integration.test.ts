@@ -5,7 +5,16 @@
  * tests (a TestClock cascade time limit, and typed calls to its own service over a real Chromium).
  */
 import { execFileSync, spawn } from "node:child_process"
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, relative } from "node:path"
 import { createInterface } from "node:readline"
@@ -64,6 +73,9 @@ const install = (project: string) => {
 
 beforeAll(() => {
   out = mkdtempSync(join(tmpdir(), "switchyard-pack-"))
+  // What an earlier build left of a module since removed: the build starts afresh, so it is not published.
+  mkdirSync(join(root, "dist"), { recursive: true })
+  writeFileSync(join(root, "dist", "Removed.js"), "export {}\n")
   // `npm pack` runs the build (prepack): dist/ with .js and .d.ts.
   const packed = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", out], root)) as Array<{
     filename: string
@@ -103,6 +115,11 @@ describe("the packed library", () => {
       [...files].some((p) => p.endsWith(".ts") && !p.endsWith(".d.ts")),
       "no TypeScript sources in the package"
     )
+    const stale = [...files]
+      .filter((p) => p.startsWith("dist/"))
+      .map((p) => p.replace(/^dist\//, "src/").replace(/(\.d)?\.(js|ts)(\.map)?$/, ".ts"))
+      .filter((p) => !existsSync(join(root, p)))
+    assert.deepStrictEqual(stale, [], "every built file is one of today's modules")
   })
 
   it("installed with only its declared dependencies, every entry point loads and its declarations type-check", () => {
