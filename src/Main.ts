@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * Switchyard's entry: turns on Node's compile cache first (modules parsed and type-stripped once, reused by later
  * starts), opens MCP's stdio front when that is what this process serves (it answers `initialize` while the rest

@@ -6,7 +6,7 @@
 import { setFlagsFromString } from "node:v8"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Console, Context, Effect, Layer, Logger, Option, Redacted } from "effect"
-import { Argument, Command, Flag } from "effect/cli"
+import { Argument, CliOutput, Command, Flag } from "effect/cli"
 import * as LibraryOutput from "../Logging/LibraryOutput.ts"
 import { prettyCause } from "../Logging/SystemLog.ts"
 import * as Scenarios from "../Scenario/Commands.ts"
@@ -14,6 +14,7 @@ import * as Config from "../Server/Config.ts"
 import { defaults } from "../Server/Defaults.ts"
 import type { Sessions } from "../Server/Sessions.ts"
 import * as Startup from "../Server/Startup.ts"
+import * as Presenter from "./Presenter.ts"
 
 // Each command loads what it runs when it runs: the service reads its first request without loading the scenario
 // runner, the other surfaces or the engines' SDKs.
@@ -397,13 +398,19 @@ const root = Command.make("switchyard", serveFlags, serve).pipe(
 )
 
 const program = Command.run(root, { version: "0.1.0" }).pipe(
+  // A call the command line refused was already answered on one line (Presenter.ts); help asked for is no failure.
+  Effect.catchTag("ShowHelp", (shown) =>
+    Effect.sync(() => {
+      process.exitCode = shown.errors.length > 0 ? Presenter.usageExitCode : 0
+    })
+  ),
   Effect.catchTag("InvalidInput", (error) =>
     Effect.sync(() => {
       process.stderr.write(`switchyard: ${error.message}\n`)
-      process.exitCode = 2
+      process.exitCode = Presenter.usageExitCode
     })
   ),
-  Effect.provide(NodeServices.layer),
+  Effect.provide(Layer.merge(NodeServices.layer, CliOutput.layerPresenter(Presenter.presenter))),
   // stdout may carry a protocol: anything logged before the service's own loggers are in place goes to stderr.
   Effect.provideService(Logger.LogToStderr, true)
 )

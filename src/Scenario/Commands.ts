@@ -14,9 +14,10 @@ const Runner = () => Effect.promise(() => import("./Runner.ts"))
 const Report = () => Effect.promise(() => import("./Report.ts"))
 const Sampling = () => Effect.promise(() => import("./Sampling.ts"))
 
-const fail = (message: string) =>
+/** A refused call on one line, named by its command as the command line names its own refusals. */
+const fail = (command: string) => (message: string) =>
   Effect.sync(() => {
-    process.stderr.write(`switchyard: ${message}\n`)
+    process.stderr.write(`switchyard ${command}: ${message}\n`)
     process.exitCode = 2
   })
 
@@ -69,9 +70,9 @@ const run = Command.make(
       if (!verdict.ok) process.exitCode = 1
     }).pipe(
       Effect.catchTags({
-        SuiteError: (e) => fail(e.message),
-        RunError: (e) => fail(e.message),
-        RegressionError: (e) => fail(e.message)
+        SuiteError: (e) => fail("scenarios run")(e.message),
+        RunError: (e) => fail("scenarios run")(e.message),
+        RegressionError: (e) => fail("scenarios run")(e.message)
       })
     )
 ).pipe(Command.withDescription("Run a scenario suite through the full stack, report pass^k, and check for regressions"))
@@ -98,7 +99,7 @@ const importCommand = Command.make(
           `wrote ${imported.file ?? "(nothing)"}${imported.notes.length > 0 ? `\nnotes:\n  ${imported.notes.join("\n  ")}` : ""}`
         )
       ),
-      Effect.catchTag("ImportError", (e) => fail(`${e.path}: ${e.message}`))
+      Effect.catchTag("ImportError", (e) => fail("scenarios import")(`${e.path}: ${e.message}`))
     )
 ).pipe(Command.withDescription("Turn a logged trace into a scenario (redacted) so a real failure joins the suite"))
 
@@ -122,6 +123,6 @@ export const analyze = Command.make(
         Report.write({ logs: Option.getOrElse(flags.logs, AttemptLog.defaultRoot), out: flags.out })
       ),
       Effect.flatMap((result) => Console.log(result.markdown.split("\n").slice(0, 30).join("\n"))),
-      Effect.catchTag("AnalyzeError", (e) => fail(`${e.path}: ${e.message}`))
+      Effect.catchTag("AnalyzeError", (e) => fail("analyze")(`${e.path}: ${e.message}`))
     )
 ).pipe(Command.withDescription("Read attempt logs from any log root and write the Markdown and HTML reports"))

@@ -22,16 +22,16 @@ const serve = Effect.acquireRelease(
 )
 
 it.live(
-  "lists the form's fields through Switchyard",
+  "reads the page's title and its form's fields through Switchyard",
   () =>
     Effect.gen(function* () {
       const server = yield* serve
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
-      const fields = yield* Effect.gen(function* () {
+      const form = yield* Effect.gen(function* () {
         const jobs = yield* JobPage
-        return yield* jobs.fields(url)
+        return yield* jobs.read(url)
       }).pipe(Effect.provide(layer(process.env.CHROME_PATH ? { executablePath: process.env.CHROME_PATH } : {})))
-      assert.deepStrictEqual(fields, ["Full name", "Email"])
+      assert.deepStrictEqual(form, { title: "Apply", fields: ["Full name", "Email"] })
     }),
   60_000
 )
