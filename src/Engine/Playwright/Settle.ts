@@ -37,6 +37,12 @@ const domQuiet = ({ quietMs, maxMs }: { quietMs: number; maxMs: number }) =>
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** When an act on each page last ended: what it did (a field filled) may still be changing the page. */
+const actedAt = new WeakMap<Page, number>()
+
+/** Whether an act on `page` ended less than `ms` ago (a form may still be enabling its button after it). */
+export const actedWithin = (page: Page, ms: number) => Date.now() - (actedAt.get(page) ?? Number.NEGATIVE_INFINITY) < ms
+
 /** Runs `action` and waits for what it started to settle; a failed action fails as it did. */
 export const around = async <A>(
   page: Page,
@@ -96,6 +102,7 @@ export const around = async <A>(
     const title = await page.title().catch(() => "")
     return committed || url !== before ? { result, navigated: { url, title } } : { result }
   } finally {
+    actedAt.set(page, Date.now())
     page.off("request", onRequest)
     page.off("requestfinished", onDone)
     page.off("requestfailed", onDone)
