@@ -59,13 +59,19 @@ export const around = async <A>(
     if (request.isNavigationRequest() && request.frame() === main) requested = request
     else if (["fetch", "xhr"].includes(request.resourceType())) pending.add(request)
   }
+  // A navigation that failed (or turned into a download) before the action returned is not waited for again.
+  let failed: Request | undefined
   const onDone = (request: Request) => void pending.delete(request)
+  const onFailed = (request: Request) => {
+    if (request === requested) failed = request
+    onDone(request)
+  }
   const onNavigated = (frame: Frame) => {
     if (frame === main) committed = true
   }
   page.on("request", onRequest)
   page.on("requestfinished", onDone)
-  page.on("requestfailed", onDone)
+  page.on("requestfailed", onFailed)
   page.on("framenavigated", onNavigated)
   try {
     const result = await action()
@@ -85,7 +91,7 @@ export const around = async <A>(
     // A document navigation: wait for its commit (it may still fail or turn into a download), then its load.
     if (requested !== undefined) {
       const pending = requested
-      if (!committed) {
+      if (!committed && failed !== pending) {
         const timeout = Math.max(1, deadline - Date.now())
         await Promise.race([
           page.waitForEvent("framenavigated", { predicate: (f) => f === main, timeout }),
@@ -105,7 +111,7 @@ export const around = async <A>(
     actedAt.set(page, Date.now())
     page.off("request", onRequest)
     page.off("requestfinished", onDone)
-    page.off("requestfailed", onDone)
+    page.off("requestfailed", onFailed)
     page.off("framenavigated", onNavigated)
   }
 }
