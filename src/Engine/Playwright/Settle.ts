@@ -8,6 +8,8 @@ import type { Frame, Page, Request } from "playwright-core"
 export interface Settled {
   /** The page's URL and title after the action, when the action moved the page (new document or new route). */
   readonly navigated?: { readonly url: string; readonly title: string }
+  /** The URL the action's navigation is still waiting on (the site has not answered it yet). */
+  readonly pending?: string
 }
 
 export interface SettleOptions {
@@ -36,6 +38,9 @@ const domQuiet = ({ quietMs, maxMs }: { quietMs: number; maxMs: number }) =>
   })
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** By name: playwright-core is loaded with the first connection, not with this module. */
+const isTimeout = (error: unknown) => error instanceof Error && error.name === "TimeoutError"
 
 /** When an act on each page last ended: what it did (a field filled) may still be changing the page. */
 const actedAt = new WeakMap<Page, number>()
@@ -74,7 +79,17 @@ export const around = async <A>(
   page.on("requestfailed", onFailed)
   page.on("framenavigated", onNavigated)
   try {
-    const result = await action()
+    let result: A
+    try {
+      result = await action()
+    } catch (error) {
+      // Playwright's click waits for the navigation it started to commit: a slow site (a form post answered after
+      // 25 s) ends that wait with a timeout although the click went. That is the navigation still pending, not a
+      // failed click (which must not be repeated).
+      const started = requested
+      if (started === undefined || committed || failed === started || !isTimeout(error)) throw error
+      return { result: undefined as A, pending: started.url() }
+    }
     const deadline = Date.now() + options.timeoutMs
     if (requested === undefined && !committed && options.graceMs > 0) {
       const graceEnd = Date.now() + options.graceMs
@@ -98,6 +113,9 @@ export const around = async <A>(
           page.waitForEvent("requestfailed", { predicate: (r) => r === pending, timeout })
         ]).catch(() => undefined)
       }
+      // The site has not answered yet (a slow form post): the page cannot be read until it does, and the click is
+      // done. The answer goes now; the page keeps waiting for the site, and later calls see where it lands.
+      if (!committed && failed !== pending) return { result, pending: pending.url() }
       await page.waitForLoadState("load", { timeout: Math.max(1, deadline - Date.now()) }).catch(() => undefined)
     }
     const dataEnd = Math.min(deadline, Date.now() + 5_000)
