@@ -8,7 +8,6 @@
  * `apply.cancel` and `browser.resume`. The result is the last line on stdout, an `apply.done` notification.
  */
 import { dirname } from "node:path"
-import { createInterface } from "node:readline"
 import { NodeClusterSocket } from "@effect/platform-node"
 import { Cause, Effect, Exit, Fiber, FiberSet, Layer, Option } from "effect"
 import { ClusterWorkflowEngine, SingleRunner } from "effect/cluster"
@@ -21,6 +20,7 @@ import * as SessionHost from "../Cluster/SessionHost.ts"
 import * as Store from "../Cluster/Store.ts"
 import type * as Config from "../Server/Config.ts"
 import * as JsonRpc from "../Server/JsonRpc.ts"
+import * as Lines from "../Server/Lines.ts"
 import * as Service from "../Server/Service.ts"
 import { Sessions } from "../Server/Sessions.ts"
 import * as Startup from "../Server/Startup.ts"
@@ -101,24 +101,39 @@ const handlerOf = Effect.gen(function* () {
   return handler
 })
 
-/** JSON-RPC on stdin for as long as the application runs; stdin closing does not end it. */
+/**
+ * JSON-RPC on stdin for as long as the application runs, read as the service reads it (Lines.ts): a line over the
+ * limit is refused while it arrives and reading goes on. Stdin closing does not end the application.
+ */
 const serveStdin = (handler: JsonRpc.Handler) =>
   Effect.gen(function* () {
     const running = yield* FiberSet.make()
     const runFork = yield* FiberSet.runtime(running)()
     const inFlight: JsonRpc.InFlight = new Map()
-    const input = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY })
-    yield* Effect.addFinalizer(() => Effect.sync(() => input.close()))
-    input.on("line", (line) => {
-      if (line.trim() === "") return
+    const lines = Lines.reader()
+    const serve = (line: Lines.Line) =>
       runFork(
-        JsonRpc.handleLine(handler, line, inFlight).pipe(
+        JsonRpc.answerLine(handler, line, inFlight).pipe(
           Effect.flatMap((out) =>
             out === undefined ? Effect.void : Effect.sync(() => process.stdout.write(`${out}\n`))
           )
         )
       )
-    })
+    const ondata = (chunk: Buffer) => {
+      for (const line of lines.push(chunk)) serve(line)
+    }
+    const onend = () => {
+      for (const line of lines.end()) serve(line)
+    }
+    process.stdin.on("data", ondata)
+    process.stdin.once("end", onend)
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        process.stdin.off("data", ondata)
+        process.stdin.off("end", onend)
+        process.stdin.pause()
+      })
+    )
   })
 
 type Outcome =

@@ -4,10 +4,11 @@
  * the application, a fleet's client), or as a request in the store that the process running the application
  * completes (on the embedded store, from another process).
  */
-import { Effect } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import { DurableDeferred, type WorkflowEngine } from "effect/workflow"
 import { TaskEvents } from "../Cluster/Events.ts"
 import { InvalidInput } from "../Errors/Page.ts"
+import { Questions } from "../Takeover/Questions.ts"
 import * as Runs from "./Runs.ts"
 import { personFor } from "./Workflow.ts"
 
@@ -91,3 +92,30 @@ export const requested = (
 }
 
 export type Requirements = TaskEvents | WorkflowEngine.WorkflowEngine
+
+/**
+ * The applications' waits as the service's `Questions`, where a workflow engine runs them (a runner): the HTTP resume
+ * route ends an application's wait with the person's answer (`switchyard resume <session> --submitted --url …`).
+ */
+export const questions = Layer.effect(
+  Questions,
+  Effect.gen(function* () {
+    const context = yield* Effect.context<Requirements>()
+    return Questions.of({
+      answer: (session, answer) =>
+        Effect.gen(function* () {
+          const wait = yield* waitOn(session)
+          if (wait === undefined) return Option.none()
+          const value =
+            answer === undefined
+              ? undefined
+              : yield* Schema.decodeUnknownEffect(Runs.Answer)(answer).pipe(
+                  Effect.mapError(
+                    () => new InvalidInput({ field: "answer", message: `the answer is "submitted" or "not-submitted"` })
+                  )
+                )
+          return Option.some<Record<string, unknown>>(yield* complete(wait, value))
+        }).pipe(Effect.provideContext(context))
+    })
+  })
+)

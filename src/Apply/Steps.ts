@@ -7,13 +7,13 @@
  */
 import { Effect } from "effect"
 import { StepFailed } from "../Errors/Service.ts"
+import * as HumanCheck from "../Takeover/HumanCheck.ts"
 import { type Profile, valueFor } from "./Profile.ts"
 import type { Driver, Facts, Field } from "./SessionDriver.ts"
 
 export type Platform = "greenhouse" | "lever" | "workday" | "other"
 
 const confirmation = /application (received|submitted)|thank you for applying|already applied/i
-const humanCheck = /captcha|verify you are human|characters in the image|not a robot/i
 const advance = /^(continue|next|save and continue|save & continue)$/i
 const submitButton = 'button[type="submit"], input[type="submit"]'
 
@@ -28,8 +28,11 @@ export const platformOf = (facts: Facts): Platform => {
 
 export const isConfirmation = (facts: Facts) => confirmation.test(facts.text) || confirmation.test(facts.title)
 
+/** The words the cascade hands a page to a person for (Takeover/HumanCheck.ts), in the page's title, headings or fields. */
 export const hasHumanCheck = (facts: Facts) =>
-  facts.fields.some((f) => humanCheck.test(`${f.label} ${f.name}`)) || facts.headings.some((h) => humanCheck.test(h))
+  HumanCheck.words.test(facts.title) ||
+  facts.fields.some((f) => HumanCheck.words.test(`${f.label} ${f.name}`)) ||
+  facts.headings.some((h) => HumanCheck.words.test(h))
 
 const selectorOf = (field: Field) =>
   field.id ? `[id="${field.id.replace(/"/g, '\\"')}"]` : `[name="${field.name.replace(/"/g, '\\"')}"]`

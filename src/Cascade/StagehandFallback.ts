@@ -73,7 +73,7 @@ export const make =
       yield* Events.emit({ event: "disabled", provider: "stagehand", reason })
       yield* Events.emit({
         event: "fallback",
-        from: "stagehand",
+        from: stagehand.map((l) => EngineId.label(idOf(l))).join(" → "),
         to: rest.levels.map((l) => EngineId.label(idOf(l))).join(" → "),
         reason
       })

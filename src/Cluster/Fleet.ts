@@ -1,7 +1,8 @@
 /**
  * The fleet's own bookkeeping in the shared store: each runner's heartbeat and browser cap, and which runner holds
- * each session. New sessions go to the live runner with the most free capacity; a full fleet answers `busy` with a
- * wait hint; a session whose runner stopped beating is given to another, which restores it from its saved state.
+ * each session. New sessions go to the live runner with the most free browsers (a hibernated session holds none); a
+ * full fleet answers `busy` with a wait hint; a session whose runner stopped beating is given to another, which
+ * restores it from its saved state.
  * (The cluster knows runners too, but not their browser caps, and it must never move a session by itself.)
  */
 import { Clock, Context, Effect, Layer, Option, Schedule, Semaphore } from "effect"
@@ -25,8 +26,12 @@ export interface RunnerRow {
   readonly name: string
   readonly address: string
   readonly capacity: number
+  /** Browsers the runner held (or was opening) when it last beat; a hibernated session holds none. */
   readonly open: number
+  /** Sessions the fleet gave it, hibernated ones too. */
   readonly assigned: number
+  /** Sessions given to it since it last beat: their browsers are not in `open` yet. */
+  readonly placed: number
   readonly live: boolean
   readonly heartbeatAgoMs: number
 }
@@ -67,8 +72,10 @@ export const readRunners = (failoverAfterMs: number) =>
       open_sessions: number
       heartbeat_ms: number | string | bigint
       assigned: number | string | bigint
+      placed: number | string | bigint
     }>`SELECT r.name, r.address, r.capacity, r.open_sessions, r.heartbeat_ms,
-         (SELECT count(*) FROM fleet_sessions s WHERE s.runner = r.name) AS assigned
+         (SELECT count(*) FROM fleet_sessions s WHERE s.runner = r.name) AS assigned,
+         (SELECT count(*) FROM fleet_sessions s WHERE s.runner = r.name AND s.assigned_ms >= r.heartbeat_ms) AS placed
        FROM fleet_runners r ORDER BY r.name`
     return rows.map(
       (r): RunnerRow => ({
@@ -77,6 +84,7 @@ export const readRunners = (failoverAfterMs: number) =>
         capacity: Number(r.capacity),
         open: Number(r.open_sessions),
         assigned: Number(r.assigned),
+        placed: Number(r.placed),
         live: now - Number(r.heartbeat_ms) <= failoverAfterMs,
         heartbeatAgoMs: now - Number(r.heartbeat_ms)
       })
@@ -119,10 +127,14 @@ export const make = Effect.fnUntraced(function* (options: FleetOptions, openSess
       return Option.some({ runner, live: all.some((r) => r.name === runner && r.live) })
     }).pipe(Effect.orDie)
 
-  /** The live runner with the most free browsers (this one on a tie, so a session starts where it was asked for). */
+  /**
+   * The live runner with the most free browsers (this one on a tie, so a session starts where it was asked for): its
+   * cap less the browsers it reported and the sessions placed on it since. A session it hibernated (its page saved,
+   * its browser closed) holds none; it gets one again when it is called, the runner hibernating an idle one if it must.
+   */
   const choose = Effect.gen(function* () {
     const live = (yield* runners).filter((r) => r.live)
-    const free = (r: RunnerRow) => r.capacity - Math.max(r.assigned, r.open)
+    const free = (r: RunnerRow) => r.capacity - (r.open + r.placed)
     const best = live
       .filter((r) => free(r) > 0)
       .sort((a, b) => free(b) - free(a) || Number(b.name === options.self) - Number(a.name === options.self))[0]

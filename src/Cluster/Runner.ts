@@ -121,7 +121,7 @@ export const layer = <E, R>(
           heartbeatMs: Math.max(250, Math.floor(options.failoverAfterMs / 4)),
           failoverAfterMs: options.failoverAfterMs
         },
-        sessions.list.pipe(Effect.map((list) => list.length))
+        sessions.browsers
       )
     })
   )

@@ -396,10 +396,9 @@ const headerLines = (headers: Record<string, string>) =>
 
 /**
  * Chromium flags that send every request through the proxy: loopback too (Chromium bypasses proxies for loopback
- * unless told `<-loopback>`), and WebRTC without UDP that would go around it.
+ * unless told `<-loopback>`). WebRTC's UDP is kept off by the profile's preference (LocalChromium.ts): no switch does it.
  */
 export const chromiumArgs = (proxyUrl: string): ReadonlyArray<string> => [
   `--proxy-server=${proxyUrl}`,
-  "--proxy-bypass-list=<-loopback>",
-  "--force-webrtc-ip-handling-policy=disable_non_proxied_udp"
+  "--proxy-bypass-list=<-loopback>"
 ]

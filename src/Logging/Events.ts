@@ -82,10 +82,11 @@ export const EngineDisconnected = Schema.Struct({
   reason: Schema.String
 })
 
+/** The session's client changed: `from`/`to` are engine labels (`stagehand:dom`), `from` is `none` at first. */
 export const EngineSwitch = Schema.Struct({
   event: Schema.tag("engine_switch"),
-  from: Schema.Union([EngineKind, Schema.Literal("none")]),
-  to: EngineKind,
+  from: Schema.String,
+  to: Schema.String,
   reason: Schema.String,
   durationMs: Schema.Number,
   success: Schema.Boolean,

@@ -152,17 +152,19 @@ const serve = (flags: Command.Command.Config.Infer<typeof serveFlags>) =>
       )
       return yield* Startup.serveWhileBuilding(build, serveOn)
     }
-    const [Store, Runner, ApplyWorkflow, ApplyMethods, JsonRpc, { Sessions: SessionsTag }] = yield* Effect.all(
-      [
-        load(() => import("../Cluster/Store.ts")),
-        load(() => import("../Cluster/Runner.ts")),
-        load(() => import("../Apply/Workflow.ts")),
-        load(() => import("../Apply/Methods.ts")),
-        load(() => import("../Server/JsonRpc.ts")),
-        load(() => import("../Server/Sessions.ts"))
-      ],
-      { concurrency: "unbounded" }
-    )
+    const [Store, Runner, ApplyWorkflow, ApplyMethods, ApplyResume, JsonRpc, { Sessions: SessionsTag }] =
+      yield* Effect.all(
+        [
+          load(() => import("../Cluster/Store.ts")),
+          load(() => import("../Cluster/Runner.ts")),
+          load(() => import("../Apply/Workflow.ts")),
+          load(() => import("../Apply/Methods.ts")),
+          load(() => import("../Apply/Resume.ts")),
+          load(() => import("../Server/JsonRpc.ts")),
+          load(() => import("../Server/Sessions.ts"))
+        ],
+        { concurrency: "unbounded" }
+      )
     const store = Store.fromEnv()
     const runner = yield* Runner.fromEnv(store, process.env, Option.getOrUndefined(flags.runner), listening)
     process.stderr.write(
@@ -183,7 +185,11 @@ const serve = (flags: Command.Command.Config.Infer<typeof serveFlags>) =>
               )
           )
         )
-    yield* Startup.run(fleetSurface).pipe(Effect.provide(Runner.layer(config, runner, ApplyWorkflow.layer)))
+    // A person's answer to an application's question may come through the runner's HTTP resume route.
+    const runnerLayer = ApplyResume.questions.pipe(
+      Layer.provideMerge(Runner.layer(config, runner, ApplyWorkflow.layer))
+    )
+    yield* Startup.run(fleetSurface).pipe(Effect.provide(runnerLayer))
   }).pipe(Effect.scoped)
 
 const serveCommand = Command.make("serve", serveFlags, serve).pipe(

@@ -118,12 +118,13 @@ export const make = (options: {
   const protocol = (spec: EngineSpec, reason: string, live: LiveBrowser) =>
     Effect.gen(function* () {
       const started = yield* Clock.currentTimeMillis
-      const from: EngineId.EngineKind | "none" = (yield* Ref.get(state)).engine?.id.kind ?? "none"
+      const current = (yield* Ref.get(state)).engine
+      const from = current === undefined ? "none" : EngineId.label(current.id)
       const record = (pageState: PageState, success: boolean, failedStep?: string) =>
         Effect.gen(function* () {
           const entry: SwitchRecord = {
             from,
-            to: spec.id.kind,
+            to: EngineId.label(spec.id),
             reason,
             pageState,
             durationMs: (yield* Clock.currentTimeMillis) - started,
@@ -154,7 +155,7 @@ export const make = (options: {
           step: "verify_browser",
           retryable: false,
           engine: spec.id.kind,
-          message: `the browser stopped answering during a switch from ${from} to ${spec.id.kind}`
+          message: `the browser stopped answering during a switch from ${from} to ${EngineId.label(spec.id)}`
         })
       }
       const connectAndVerify = Effect.gen(function* () {

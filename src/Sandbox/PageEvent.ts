@@ -55,9 +55,11 @@ export const downloaded = (download: Download): PageEvent => ({
   message:
     download.state === "completed"
       ? `downloaded ${download.name} (${download.bytes} bytes) to ${download.path}`
-      : download.error !== undefined
-        ? download.error.message
-        : `the download of ${download.name} was cancelled`,
+      : download.state === "in_progress"
+        ? `downloading ${download.name} (${download.bytes} bytes so far); a later answer reports when it ends`
+        : download.error !== undefined
+          ? download.error.message
+          : `the download of ${download.name} was cancelled`,
   download
 })
 

@@ -95,9 +95,19 @@ export const capture = (
 const SameSite = Schema.Literals(["Strict", "Lax", "None"])
 const isSameSite = Schema.is(SameSite)
 
-/** A saved cookie as CDP sets it; undefined when it lacks what a cookie needs. */
+/** A partitioned cookie's partition (CHIPS: the top-level site it was set under), as CDP reports it. */
+export const partitionOf = (key: unknown): Protocol.Network.CookiePartitionKey | undefined => {
+  if (typeof key !== "object" || key === null) return undefined
+  const { topLevelSite, hasCrossSiteAncestor } = key as Record<string, unknown>
+  return typeof topLevelSite === "string" && topLevelSite !== ""
+    ? { topLevelSite, hasCrossSiteAncestor: hasCrossSiteAncestor === true }
+    : undefined
+}
+
+/** A saved cookie as CDP sets it (a partitioned one in its partition); undefined when it lacks what a cookie needs. */
 export const cookieParam = (cookie: Record<string, unknown>): Protocol.Network.CookieParam | undefined => {
-  const { name, value, domain, path, expires, httpOnly, secure, sameSite } = cookie
+  const { name, value, domain, path, expires, httpOnly, secure, sameSite, partitionKey } = cookie
+  const partition = partitionOf(partitionKey)
   if (typeof name !== "string" || typeof value !== "string" || typeof domain !== "string" || domain === "")
     return undefined
   return {
@@ -109,7 +119,8 @@ export const cookieParam = (cookie: Record<string, unknown>): Protocol.Network.C
     ...(typeof expires === "number" && expires > 0 ? { expires } : {}),
     ...(httpOnly === true ? { httpOnly: true } : {}),
     ...(secure === true ? { secure: true } : {}),
-    ...(isSameSite(sameSite) ? { sameSite } : {})
+    ...(isSameSite(sameSite) ? { sameSite } : {}),
+    ...(partition === undefined ? {} : { partitionKey: partition })
   }
 }
 

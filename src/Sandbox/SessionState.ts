@@ -46,10 +46,10 @@ export interface LiveEngine {
   readonly scope: Scope.Closeable
 }
 
-/** One run of the switch protocol, as `history` reports it. */
+/** One run of the switch protocol, as `history` reports it: engines by their labels (`stagehand:cua`). */
 export interface SwitchRecord {
-  readonly from: EngineId.EngineKind | "none"
-  readonly to: EngineId.EngineKind
+  readonly from: string
+  readonly to: string
   readonly reason: string
   readonly pageState: PageState
   readonly durationMs: number

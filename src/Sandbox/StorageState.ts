@@ -9,6 +9,7 @@ import { evaluateOn, navigateOn } from "../Cdp/Session.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import type { Cookie, OriginStorage, StorageState } from "../Store/StorageStates.ts"
 import type { OnPage } from "./Sandbox.ts"
+import { partitionOf } from "./SavedPage.ts"
 
 /** Storage of more origins than this is not put back (each takes a load of the active tab). */
 const maxOrigins = 20
@@ -33,6 +34,7 @@ export const setCookies = (page: OnPage, list: ReadonlyArray<Partial<Cookie> & {
         ...(c.secure === undefined ? {} : { secure: c.secure }),
         ...(c.httpOnly === undefined ? {} : { httpOnly: c.httpOnly }),
         ...(c.sameSite === undefined ? {} : { sameSite: c.sameSite as "Strict" | "Lax" | "None" }),
+        ...(partitionOf(c.partitionKey) === undefined ? {} : { partitionKey: partitionOf(c.partitionKey)! }),
         ...(c.session === true || c.expires === undefined || c.expires <= 0 ? {} : { expires: c.expires })
       }))
     })

@@ -209,6 +209,27 @@ const idOf = (line: string): Id => {
 }
 
 /**
+ * The answer to one line a stdio reader handed over (Lines.ts): a request's, or the refusal of a line over the limit
+ * (never read whole) or not in UTF-8 (which cannot be read); undefined for a notification or a blank line.
+ */
+export const answerLine = (
+  handler: Handler,
+  line: Lines.Line,
+  inFlight: InFlight
+): Effect.Effect<string | undefined> => {
+  if (line._tag === "Line")
+    return line.text.trim() === "" ? Effect.void.pipe(Effect.as(undefined)) : handleLine(handler, line.text, inFlight)
+  const error =
+    line._tag === "TooLong"
+      ? {
+          code: ErrorCode.invalidRequest,
+          message: `Invalid Request: a line of ${line.bytes} bytes is over the limit of ${Lines.maxLineBytes} bytes and was refused`
+        }
+      : { code: ErrorCode.parseError, message: "Parse error: the line is not UTF-8" }
+  return Effect.succeed(JSON.stringify(response(null, { error })))
+}
+
+/**
  * Serves stdin until it closes or `stop` completes; then `shutdown` runs (calls in flight answer `shutting_down`)
  * and the answers still owed are written before it returns.
  */
@@ -221,19 +242,8 @@ export const serveStdio = (handler: Handler, stop: Effect.Effect<void>, shutdown
     const write = (out: string | undefined) =>
       out === undefined ? Effect.void : Effect.sync(() => process.stdout.write(`${out}\n`))
     const serve = (line: Lines.Line) => {
-      if (line._tag === "Line") {
-        if (line.text.trim() !== "") run(handleLine(handler, line.text, inFlight).pipe(Effect.flatMap(write)))
-        return
-      }
-      // A line over the limit was never read whole, and a line not in UTF-8 cannot be read: each is answered.
-      const error =
-        line._tag === "TooLong"
-          ? {
-              code: ErrorCode.invalidRequest,
-              message: `Invalid Request: a line of ${line.bytes} bytes is over the limit of ${Lines.maxLineBytes} bytes and was refused`
-            }
-          : { code: ErrorCode.parseError, message: "Parse error: the line is not UTF-8" }
-      run(write(JSON.stringify(response(null, { error }))))
+      if (line._tag !== "Line" || line.text.trim() !== "")
+        run(answerLine(handler, line, inFlight).pipe(Effect.flatMap(write)))
     }
     const ondata = (chunk: Buffer) => {
       for (const line of lines.push(chunk)) serve(line)

@@ -100,6 +100,8 @@ export class Sessions extends Context.Service<
     /** The tabs, dialog and downloads of a session open in this process, read without a call (nothing drained). */
     readonly page: (session?: string) => Effect.Effect<Option.Option<PageView>>
     readonly list: Effect.Effect<ReadonlyArray<SessionStatus>>
+    /** Browsers the sessions hold or are opening now: a hibernated session holds none. */
+    readonly browsers: Effect.Effect<number>
     /** Stops taking calls; calls in flight answer `shutting_down`. */
     readonly shutdown: Effect.Effect<void>
   }
@@ -483,6 +485,7 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
       return live === undefined ? Effect.succeedNone : Effect.map(live.sandbox.page, Option.some)
     },
     list: Effect.suspend(() => Effect.forEach([...sessions.keys()], (name) => status(name))),
+    browsers: Effect.sync(() => sessions.size + [...opening.keys()].filter((name) => !sessions.has(name)).length),
     shutdown: Deferred.succeed(stopping, undefined).pipe(Effect.asVoid)
   })
 })

@@ -75,6 +75,7 @@ export const pending = (built: Deferred.Deferred<Built>): Sessions["Service"] =>
     isOpen: (session) => ready?.sessions.isOpen(session) ?? false,
     page: (session) => on((s) => s.page(session)),
     list: on((s) => s.list),
+    browsers: on((s) => s.browsers),
     shutdown: on((s) => s.shutdown)
   }
 }

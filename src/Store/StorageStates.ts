@@ -21,6 +21,8 @@ export interface Cookie {
   readonly secure: boolean
   readonly session: boolean
   readonly sameSite?: string
+  /** A partitioned cookie's partition (CHIPS), as CDP reports it: it is put back in it. */
+  readonly partitionKey?: { readonly topLevelSite: string; readonly hasCrossSiteAncestor: boolean }
 }
 
 export interface OriginStorage {

@@ -5,11 +5,15 @@
 import { Effect } from "effect"
 import * as Session from "../Cdp/Session.ts"
 
-/** Read in the page: a known CAPTCHA widget, or words asking for one in the title, headings, labels or fields. */
+/** Words that ask a person to prove they are one: in a page's title, headings, labels or fields. */
+export const words =
+  /captcha|verify (that )?you are (a )?human|prove you are (a )?human|human verification|not a robot|characters (in|from) the image/i
+
+/** Read in the page: a known CAPTCHA widget, or `words` in the title, headings, labels or fields. */
 const expression = `(() => {
   const widgets = 'iframe[src*="recaptcha"], iframe[src*="hcaptcha"], iframe[src*="challenges.cloudflare.com"], iframe[src*="arkoselabs"], iframe[src*="funcaptcha"], iframe[title*="captcha" i], .g-recaptcha, .h-captcha, .cf-turnstile, [data-sitekey]'
   if (document.querySelector(widgets)) return true
-  const words = /captcha|verify (that )?you are (a )?human|prove you are (a )?human|human verification|not a robot|characters (in|from) the image/i
+  const words = new RegExp(${JSON.stringify(words.source)}, "i")
   const named = Array.from(document.querySelectorAll("h1, h2, h3, legend, label, button, input, textarea, [role=heading]"), (e) =>
     [e.textContent, e.getAttribute("aria-label"), e.getAttribute("placeholder"), e.getAttribute("name"), e.id].join(" ")
   )

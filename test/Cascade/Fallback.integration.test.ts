@@ -105,8 +105,8 @@ describe("engines in turn on one browser", () => {
       assert.deepStrictEqual(
         history.map((h) => [h.from, h.to, h.success]),
         [
-          ["playwright", "stagehand", true],
-          ["stagehand", "magnitude", true],
+          ["playwright", "stagehand:dom", true],
+          ["stagehand:dom", "magnitude", true],
           ["magnitude", "playwright", true]
         ]
       )
@@ -160,7 +160,7 @@ describe("Router fallback", () => {
       assert.strictEqual((yield* sandbox.status).browserPid, browserPid)
       const history = yield* sandbox.history
       assert.lengthOf(history, 1)
-      assert.deepInclude(history[0]!, { from: "stagehand", to: "playwright", success: true })
+      assert.deepInclude(history[0]!, { from: "stagehand:dom", to: "playwright", success: true })
       assert.strictEqual(history[0]!.pageState.url, url)
       assert.lengthOf(llm.requests, 2, "one model request per Stagehand attempt: no hidden retries")
     })

@@ -24,12 +24,14 @@ export interface RunOptions {
   readonly durationMs: number
   /** Faults beyond one of each kind. */
   readonly extraFaults: number
+  /** Tool calls answered before the final SIGTERM, at least (the run goes on past `durationMs` for them, bounded). */
+  readonly minCalls: number
 }
 
 export interface Fault {
   readonly kind: Faults.FaultKind
   readonly session: string
-  /** Planned time from the start of the run. */
+  /** Planned time from the start of the faults' clock (every session at work). */
   readonly atMs: number
   injected?: boolean
   detail?: string
@@ -49,6 +51,8 @@ export interface RunReport {
   /** Periods the log root could not be written, with a margin for writes queued around them. */
   readonly logWindows: ReadonlyArray<{ readonly from: number; readonly to: number; readonly how: string }>
   readonly canaries: ReadonlyArray<string>
+  /** When every session had had a call of its work answered: the faults' clock starts there. */
+  readonly warmAt: number
   readonly sigtermAt: number | undefined
   /** Calls (probes aside) still waiting for an answer when SIGTERM was sent. */
   readonly inFlightAtSigterm: ReadonlyArray<string>
@@ -142,8 +146,21 @@ export const run = async (options: RunOptions): Promise<RunReport> => {
     return service.send(line, id).then((answer) => {
       call.answer = answer
       call.answeredAt = now()
+      if (method !== "browser.status" && method !== "browserStatus") answeredOn(session)
       return answer
     })
+  }
+
+  // The faults' clock starts once every session has had a call of its work answered (the service built, its browsers
+  // up), however long that takes on a loaded machine: a fault aimed at a browser then finds one.
+  const working = new Set<string>()
+  let allWorking = () => {}
+  const warm = new Promise<void>((resolve) => {
+    allWorking = resolve
+  })
+  const answeredOn = (session: string) => {
+    working.add(session)
+    if (working.size === sessions.length) allWorking()
   }
 
   type Step = readonly [method: string, params: Record<string, unknown>]
@@ -300,9 +317,9 @@ export const run = async (options: RunOptions): Promise<RunReport> => {
   }
 
   const faults = plan(random, sessions, options.durationMs, options.extraFaults)
-  const scheduler = async () => {
+  const scheduler = async (from: number) => {
     for (const fault of faults) {
-      await sleep(fault.atMs - now())
+      await sleep(from + fault.atMs - now())
       await inject(fault)
     }
   }
@@ -310,8 +327,17 @@ export const run = async (options: RunOptions): Promise<RunReport> => {
   const rngs = sessions.map(() => random.fork())
   const workers = sessions.map((session, i) => worker(session, rngs[i]!))
   const probing = prober()
-  await scheduler()
-  await sleep(options.durationMs - now())
+  // Bounded only so that a service that never answers still ends the run (the invariants then say why).
+  await Promise.race([warm, sleep(120_000)])
+  const from = now()
+  await scheduler(from)
+  await sleep(from + options.durationMs - now())
+  // A loaded machine answers fewer calls in the same time: the run goes on (bounded) until enough work was answered
+  // for the log invariants to say something.
+  const answeredWork = () =>
+    calls.filter((c) => c.answer !== undefined && c.method !== "browser.status" && c.method !== "browserStatus").length
+  const enoughBy = now() + 120_000
+  while (answeredWork() < options.minCalls && now() < enoughBy) await sleep(100)
 
   // SIGTERM while workers' calls are in flight.
   const workerCalls = () => calls.filter((c) => c.answer === undefined && c.method !== "browser.status")
@@ -329,6 +355,7 @@ export const run = async (options: RunOptions): Promise<RunReport> => {
     faults,
     logWindows,
     canaries: Object.values(canary),
+    warmAt: from,
     sigtermAt,
     inFlightAtSigterm,
     exit,

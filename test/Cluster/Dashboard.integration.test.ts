@@ -105,7 +105,7 @@ describe.skipIf(Postgres.binDir() === undefined)("the fleet's dashboard", () => 
         }
         // Switches per run and their latency: the fallback's switch on the model's runner, a person's on the other.
         assert.match(section("engine switches per run:"), /\w+\s+[1-9]\d*\s/)
-        assert.match(section("average switch latency:"), /stagehand\s+\S+\s+\d+\s+\d+/)
+        assert.match(section("average switch latency:"), /stagehand:dom\s+\S+\s+\d+\s+\d+/)
         if (vnc) assert.match(section("average switch latency:"), /playwright\s+human\s+\d+\s+1\b/)
         // Success per platform and engine counts the failed attempts too: Stagehand's misses, the Playwright miss.
         const success = table(section("success rate per platform and engine"))

@@ -16,6 +16,7 @@ import * as Session from "../../src/Cdp/Session.ts"
 import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
 import * as Isolated from "../../src/Engine/Isolated.ts"
+import * as MagnitudeErrors from "../../src/Engine/Magnitude/Errors.ts"
 import * as MagnitudeEngine from "../../src/Engine/MagnitudeEngine.ts"
 import type { SwitchyardError } from "../../src/Errors.ts"
 import * as LlmServer from "../fixtures/LlmServer.ts"
@@ -674,4 +675,24 @@ describe("MagnitudeEngine in a plain Node process", () => {
       }),
     { timeout: 60_000 }
   )
+})
+
+describe("Magnitude worker failures", () => {
+  const at: MagnitudeErrors.Attempt = { action: "click Submit", timeoutMs: 1_000, sideEffect: "possible" }
+  it("a worker that crashed because the browser connection dropped is cdp_closed; one that stopped is not_initialized", () => {
+    const crashed = MagnitudeErrors.workerStopped(
+      {
+        name: "WorkerExited",
+        message: "the engine worker crashed: Target page, context or browser has been closed",
+        dead: true
+      },
+      at
+    )
+    assert.deepInclude(crashed, { _tag: "CdpClosed", type: "cdp_closed", retryable: true, sideEffect: "possible" })
+    const stopped = MagnitudeErrors.workerStopped(
+      { name: "WorkerExited", message: "the engine worker stopped", dead: true },
+      at
+    )
+    assert.strictEqual(stopped._tag, "NotInitialized")
+  })
 })

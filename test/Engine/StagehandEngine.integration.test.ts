@@ -600,6 +600,18 @@ describe("Stagehand errors", () => {
       [named("CuaModelRequiredError", "needs a CUA model"), "NotConfigured"],
       [named("StagehandInvalidArgumentError", "instruction required"), "InvalidInput"],
       [{ name: "WorkerExited", message: "the engine worker stopped", dead: true }, "NotInitialized"],
+      // The worker crashed because the browser connection dropped under Stagehand: the connection is what went.
+      [
+        {
+          name: "WorkerExited",
+          message: "the engine worker crashed: CDP connection closed: socket-close",
+          dead: true,
+          cause: named("CdpConnectionClosedError", "CDP connection closed: socket-close")
+        },
+        "CdpClosed",
+        { retryable: true }
+      ],
+      [{ name: "WorkerExited", message: "the engine worker crashed: WebSocket is not open", dead: true }, "CdpClosed"],
       [new Error("something else"), "ActionFailed"]
     ]
     for (const [cause, tag, fields] of cases) {

@@ -359,6 +359,33 @@ describe("Redact.value", () => {
     )
   })
 
+  it("leaves XPaths and selectors as written: they are not URLs", () => {
+    const selectors = [
+      "//*[@id='x']",
+      "//a[contains(@href,'?token=1')]",
+      "/html/body/div[2]/form/input[@name='q']",
+      "(//button[normalize-space()='Apply'])[2]",
+      "//input[@id='q#1']",
+      "//div[@class='card']//button",
+      "//label[text()='Email']/following-sibling::input"
+    ]
+    for (const selector of selectors) {
+      assert.deepStrictEqual(
+        r.value({ selector, action: { selector, method: "click" }, url: selector }),
+        { selector, action: { selector, method: "click" }, url: selector },
+        selector
+      )
+      assert.strictEqual(r.url(selector), selector)
+    }
+    // A URL with a query still loses its values, in a selector-like key or not.
+    assert.deepStrictEqual(r.value({ selector: "/search?tags[]=a&q=secret", link: "//cdn.x.com/a.js?v=3" }), {
+      selector: "/search?tags[]=[redacted:query]&q=[redacted:query]",
+      link: "//cdn.x.com/a.js?v=[redacted:query]"
+    })
+    assert.strictEqual(r.url("//user:pw@x.com/a"), "//[redacted:userinfo]@x.com/a")
+    assert.strictEqual(r.url("http://[::1]:8080/a?t=1"), "http://[::1]:8080/a?t=[redacted:query]")
+  })
+
   it("copies deeply, handles cycles, depth, binary, errors, maps, sets and odd values", () => {
     const shared = { n: 1 }
     const cyclic: Record<string, unknown> = { name: "root", shared, again: shared }

@@ -1,7 +1,8 @@
 /**
  * `switchyard resume <session>` against a running `serve --http` service, as a person types it in another terminal:
  * a session a person took over (VNC takeover, started by an MCP client's `browser_handoff`) is handed back to
- * automation; a wrong token is refused with the service's own answer.
+ * automation; a wrong token is refused with the service's own answer; an answer (`--submitted`) for a session that
+ * has no question waiting is refused, not dropped, and the person keeps the browser.
  */
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -50,6 +51,15 @@ describe("switchyard resume against a service", () => {
         const refused = yield* Effect.promise(() => resumeCli(["desk", "--url", base, "--token", "wrong"]))
         assert.strictEqual(refused.code, 1)
         assert.match(refused.stderr, /answered 401/)
+
+        // The person answers a question nobody asked on this service: refused, saying so; they keep the browser.
+        const answered = yield* Effect.promise(() =>
+          resumeCli(["desk", "--submitted", "--url", base, "--token", "sesame"])
+        )
+        assert.strictEqual(answered.code, 1, answered.stdout)
+        assert.match(answered.stderr, /answered 409: .*no question waits for an answer on session \\"desk\\"/)
+        const still = yield* call("browser_extract", {})
+        assert.isTrue(still.isError, "the takeover goes on")
 
         const resumed = yield* Effect.promise(() => resumeCli(["desk", "--url", base, "--token", "sesame"]))
         assert.strictEqual(resumed.code, 0, resumed.stderr)

@@ -9,10 +9,12 @@ import * as Engines from "../../src/Cascade/Engines.ts"
 import type { EngineSpec } from "../../src/Engine/EngineSpec.ts"
 import * as Isolated from "../../src/Engine/Isolated.ts"
 import * as PlaywrightEngine from "../../src/Engine/PlaywrightEngine.ts"
+import * as Events from "../../src/Logging/Events.ts"
 import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
 import { Sandbox } from "../../src/Sandbox/Sandbox.ts"
 import * as LlmServer from "../fixtures/LlmServer.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
+import * as ProbeEngine from "../support/ProbeEngine.ts"
 import { isAlive } from "../support/Processes.ts"
 import { waitFor } from "../support/Wait.ts"
 
@@ -83,6 +85,30 @@ describe("engine switch", () => {
       assert.isTrue(isAlive(browserPid!))
       const history = yield* sb.history
       assert.strictEqual(history.length, 1)
+    })
+  )
+
+  it.live("a switch between two modes of one engine names both modes, in its event and in the history", () =>
+    Effect.gen(function* () {
+      const site = yield* SiteServer.start
+      const sb = yield* makeSandbox
+      const log = ProbeEngine.makeLog()
+      const mode = (m: "dom" | "cua"): EngineSpec => ({
+        id: { kind: "stagehand", mode: m },
+        capabilities: ProbeEngine.capabilities,
+        layer: ProbeEngine.layer(log, m)
+      })
+      const { events, sink } = Events.memory()
+      yield* sb
+        .use(mode("dom"), (e) => e.navigate(site.url("/forms.html")))
+        .pipe(Effect.provideService(Events.Events, sink))
+      yield* sb.use(mode("cua"), (e) => e.pageState()).pipe(Effect.provideService(Events.Events, sink))
+      const switches = events.flatMap((e) => (e.event === "engine_switch" ? [[e.from, e.to]] : []))
+      assert.deepStrictEqual(switches, [["stagehand:dom", "stagehand:cua"]])
+      assert.deepStrictEqual(
+        (yield* sb.history).map((h) => [h.from, h.to]),
+        switches
+      )
     })
   )
 

@@ -16,6 +16,11 @@ describe("MCP progress", () => {
     Effect.gen(function* () {
       const site = yield* slowSite(6_000)
       const client = yield* stdioClient({ SWITCHYARD_MCP_PROGRESS_MS: "1000" })
+      // MCP answers before the service is built, and loading its modules (the service's, then an engine's with the
+      // first browser) holds the service's event loop, so no heartbeat goes out meanwhile, for as long as a loaded
+      // machine makes it: the timed call comes once the service and its browser are up.
+      const warm = yield* Effect.promise(() => client.callTool({ name: "browser_snapshot", arguments: {} }))
+      assert.isNotTrue(warm.isError, JSON.stringify(warm))
       const seen: Array<Progress> = []
       const answer = yield* Effect.promise(() =>
         client.callTool({ name: "browser_navigate", arguments: { url: site.url } }, undefined, {

@@ -3,15 +3,20 @@
  * every request with the cookies it carried): after its tab's renderer crashes, after its browser is killed, and
  * after it was hibernated to free a browser for another session. A call running when the tab or browser goes ends at
  * once with `cdp_closed`; the next call finds the page at its URL with its HttpOnly cookie, localStorage and
- * sessionStorage, the cookie already on the page's first request, and its answer says the page was restored.
+ * sessionStorage, the cookie already on the page's first request, and its answer says the page was restored. A
+ * partitioned cookie (CHIPS: an embedded chat widget's) comes back in its partition: the widget keeps it, and its
+ * site does not see it when visited directly.
  */
 
-import { readFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { descendants } from "../Chaos/Descendants.ts"
+import * as RecordingSite from "../fixtures/RecordingSite.ts"
 import { type Service, startService, stopServices } from "../support/Service.ts"
 import { waitFor } from "../support/Wait.ts"
 
@@ -178,6 +183,80 @@ describe("a session's page comes back whole", () => {
         assert.deepInclude(status as object, { active: false, hibernated: true })
         yield* restored(service, requests, requests.length, "first", "hibernation")
         assert.isTrue(yield* Effect.promise(() => waitFor(() => service.unanswered() === 0)))
+      }),
+    120_000
+  )
+
+  it.live(
+    "a hibernated page's embedded widget keeps its partitioned cookie, still in its partition",
+    () =>
+      Effect.gen(function* () {
+        // A shop on 127.0.0.1 embeds a chat widget served from another site (localhost), which keeps its visitor
+        // in a partitioned cookie (CHIPS), as third-party widgets must now that third-party cookies are blocked.
+        const widget = yield* RecordingSite.start({
+          "/widget": (_req, res) =>
+            res
+              .writeHead(200, {
+                "content-type": "text/html",
+                "set-cookie": "visitor=v-81f3; Secure; SameSite=None; Partitioned; Path=/; Max-Age=3600"
+              })
+              .end("<p>How can we help?</p>"),
+          "/": "<title>widget home</title>"
+        })
+        const widgetOrigin = widget.origin.replace("127.0.0.1", "localhost")
+        const shop = yield* RecordingSite.start({
+          "/": `<title>shop</title><h1>Shop</h1><iframe title="Chat" src="${widgetOrigin}/widget"></iframe>`
+        })
+        const widgetCookies = () => widget.to("/widget").map((r) => r.cookie)
+        const dir = mkdtempSync(join(tmpdir(), "switchyard-chips-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+        const service = startService({
+          SWITCHYARD_MAX_BROWSERS: "1",
+          SWITCHYARD_QUEUE: "0",
+          SWITCHYARD_STORE: join(dir, "store.db"),
+          SWITCHYARD_STORAGE_KEY: "correct horse battery staple"
+        })
+        for (let i = 0; i < 2; i++) {
+          const opened = yield* call(service, "browser.navigate", { url: shop.url("/"), session: "shopper" })
+          assert.isDefined(opened.result, JSON.stringify(opened.error))
+        }
+        assert.isTrue(yield* Effect.promise(() => waitFor(() => widgetCookies().length === 2)))
+        assert.deepStrictEqual(widgetCookies(), ["", "visitor=v-81f3"], "the widget keeps its visitor")
+
+        // Another session takes the only browser: the shopper's page is saved and its browser closed.
+        const other = yield* call(service, "browser.navigate", { url: shop.url("/"), session: "other" })
+        assert.isDefined(other.result, JSON.stringify(other.error))
+        const mark = widget.to("/widget").length
+        const back = yield* call(service, "browser.extract", { session: "shopper" })
+        assert.isDefined(back.result, JSON.stringify(back.error))
+        assert.isTrue(yield* Effect.promise(() => waitFor(() => widget.to("/widget").length > mark)))
+        assert.strictEqual(
+          widget.to("/widget")[mark]!.cookie,
+          "visitor=v-81f3",
+          "the restored widget knows its visitor"
+        )
+        // Still partitioned: the widget's site opened directly (first party) does not get the shop's cookie.
+        const direct = yield* call(service, "browser.navigate", { url: `${widgetOrigin}/`, session: "shopper" })
+        assert.isDefined(direct.result, JSON.stringify(direct.error))
+        assert.strictEqual(widget.to("/").at(-1)?.cookie, "")
+
+        // Saved as a named state and started from by a later session: the same, in its partition.
+        yield* call(service, "browser.navigate", { url: shop.url("/"), session: "shopper" })
+        const saved = yield* call(service, "browser.storage", { action: "save", name: "shop", session: "shopper" })
+        assert.isDefined(saved.result, JSON.stringify(saved.error))
+        yield* call(service, "browser.close", { session: "shopper" })
+        yield* call(service, "browser.close", { session: "other" })
+        const before = widget.to("/widget").length
+        const later = yield* call(service, "browser.navigate", {
+          url: shop.url("/"),
+          session: "later",
+          storageState: "shop"
+        })
+        assert.isDefined(later.result, JSON.stringify(later.error))
+        assert.isTrue(yield* Effect.promise(() => waitFor(() => widget.to("/widget").length > before)))
+        assert.strictEqual(widget.to("/widget")[before]!.cookie, "visitor=v-81f3")
+        yield* call(service, "browser.navigate", { url: `${widgetOrigin}/`, session: "later" })
+        assert.strictEqual(widget.to("/").at(-1)?.cookie, "")
       }),
     120_000
   )

@@ -6,7 +6,7 @@ import { Deferred, Duration, Effect, type Scope, Semaphore } from "effect"
 import { CdpClosed, NotInitialized, Timeout } from "../../Errors/Engine.ts"
 import type { SwitchyardError } from "../../Errors.ts"
 import * as Isolated from "../Isolated.ts"
-import { type Attempt, engine, startError, toEngineError } from "./Errors.ts"
+import { type Attempt, engine, startError, toEngineError, workerStopped } from "./Errors.ts"
 import type { Init, Outcome, Started } from "./Protocol.ts"
 
 const entry = Isolated.sibling("./Worker", import.meta.url)
@@ -82,15 +82,7 @@ export const connect = (
             })
           }
           const outcome = yield* worker.call<Outcome<A>>(method, ...args).pipe(
-            Effect.mapError(
-              (failure): SwitchyardError =>
-                new NotInitialized({
-                  engine,
-                  action: at.action,
-                  cause: Isolated.causeOf(failure),
-                  message: `${at.action}: the magnitude worker stopped: ${failure.message}`
-                })
-            ),
+            Effect.mapError((failure) => workerStopped(failure, at)),
             Effect.raceFirst(
               Deferred.await(gone).pipe(Effect.flatMap((reason) => Effect.fail(closedError(at, reason))))
             ),

@@ -139,6 +139,29 @@ export const toEngineError = (problem: Problem, at: Attempt, provider: string): 
   }
 }
 
+/**
+ * The worker stopped under a call: one that crashed because the browser connection dropped under magnitude-core lost
+ * the connection (`cdp_closed`, retryable); otherwise it must be started again (`not_initialized`).
+ */
+export const workerStopped = (failure: Isolated.WorkerFailure, at: Attempt): SwitchyardError => {
+  const cause = Isolated.causeOf(failure)
+  const text = summarize(failure.message)
+  return closed.test(failure.message)
+    ? new CdpClosed({
+        engine,
+        action: at.action,
+        sideEffect: at.sideEffect,
+        cause,
+        message: `the browser connection closed during ${at.action}, and the magnitude worker with it: ${text}`
+      })
+    : new NotInitialized({
+        engine,
+        action: at.action,
+        cause,
+        message: `${at.action}: the magnitude worker stopped: ${text}`
+      })
+}
+
 /** The worker itself failed to start. */
 export const startError = (failure: Isolated.WorkerFailure, endpoint: string): SwitchyardError => {
   const message = summarize(failure.message)

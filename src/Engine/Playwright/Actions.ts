@@ -230,7 +230,12 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
   const settle = { graceMs, timeoutMs: actionTimeoutMs }
   const done = (text: string, settled: Settle.Settled, shown?: ActTarget): ActResult => ({
     success: true,
-    description: settled.navigated === undefined ? text : `${text}; now on ${settled.navigated.url}`,
+    description:
+      settled.navigated !== undefined
+        ? `${text}; now on ${settled.navigated.url}`
+        : settled.pending !== undefined
+          ? `${text}; the page is waiting for ${settled.pending} to answer (browser.wait_for sees where it lands)`
+          : text,
     action,
     ...(settled.navigated === undefined ? {} : { navigated: settled.navigated }),
     ...(shown === undefined ? {} : { target: shown })

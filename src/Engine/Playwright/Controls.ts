@@ -104,8 +104,10 @@ export const point = (a: Acting) =>
       Settle.around(page, () => retargeted(a, perform), a.settle)
     )
     const role = a.described?.role ?? before?.role ?? ""
-    // A click on a checkbox answers with the state it left; a click that navigated has no target left to read.
-    if (method === "hover" || settled.navigated !== undefined || !(aim?.toggle || toggles.includes(role))) {
+    // A click on a checkbox answers with the state it left; a click that navigated (or is waiting on the site) has no
+    // target left to read.
+    const away = settled.navigated !== undefined || settled.pending !== undefined
+    if (method === "hover" || away || !(aim?.toggle || toggles.includes(role))) {
       return a.done(a.past(a.target, ""), settled, { ...identity(a, before) })
     }
     // The click is done: a box gone from the page since (a list re-rendered) leaves the answer without its state.

@@ -4,6 +4,7 @@
  * sends real key events (keydown, input, keyup) that frameworks and search-as-you-type widgets listen to.
  */
 import type { Locator, Page } from "playwright-core"
+import { actedWithin } from "./Settle.ts"
 
 const where = new WeakMap<Page, { x: number; y: number }>()
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -148,6 +149,32 @@ export class Disabled extends Error {
 /** How long a cover that is animating away (a picker fading out, a banner sliding off) is waited out. */
 export const coverWaitMs = 2_000
 
+/**
+ * A disabled target right after an act (within `recentActMs`) may be one the page is enabling — a form checks a field
+ * a moment after typing stops — so it is waited for up to `enablingWaitMs`; otherwise it is refused at once.
+ */
+export const recentActMs = 3_000
+export const enablingWaitMs = 1_500
+
+/** Runs in the page: resolves once the element is enabled (the rule of `uncover`), or after `ms`. */
+const enabledWithin = (el: Element, ms: number) =>
+  new Promise<void>((resolve) => {
+    const enabled = () => !el.matches(":disabled") && el.closest('[aria-disabled="true"]') === null
+    if (enabled()) return resolve()
+    const observer = new MutationObserver(() => enabled() && done())
+    const timer = setTimeout(done, ms)
+    observer.observe(el.ownerDocument, {
+      subtree: true,
+      attributes: true,
+      attributeFilter: ["disabled", "aria-disabled"]
+    })
+    function done() {
+      observer.disconnect()
+      clearTimeout(timer)
+      resolve()
+    }
+  })
+
 /** Where the pointer went: the element's centre, a part of it that shows, or its own label's box. */
 export interface Aim {
   readonly via: "centre" | "visible" | "label"
@@ -163,8 +190,9 @@ export interface Aim {
 
 /**
  * Scrolls the target into view (out from under sticky bars) and moves the mouse in steps from where it was to where a
- * person would point at it (`uncover`). A disabled target fails with Disabled when `enabled` is asked for; a cover
- * animating away is waited out (up to `coverWaitMs`); one that stays fails with Covered.
+ * person would point at it (`uncover`). A disabled target fails with Disabled when `enabled` is asked for (right
+ * after an act, once it has had `enablingWaitMs` to be enabled); a cover animating away is waited out (up to
+ * `coverWaitMs`); one that stays fails with Covered.
  */
 export const approach = async (
   page: Page,
@@ -174,6 +202,10 @@ export const approach = async (
 ): Promise<Aim | undefined> => {
   const look = () => locator.evaluate(uncover, undefined, { timeout })
   let seen = await look()
+  if (options.enabled === true && seen.disabled && actedWithin(page, recentActMs)) {
+    await locator.evaluate(enabledWithin, enablingWaitMs, { timeout: enablingWaitMs + timeout })
+    seen = await look()
+  }
   if (options.enabled === true && seen.disabled) throw new Disabled(options.target)
   const deadline = Date.now() + coverWaitMs
   while (seen.cover !== null) {

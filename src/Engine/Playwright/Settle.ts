@@ -8,6 +8,8 @@ import type { Frame, Page, Request } from "playwright-core"
 export interface Settled {
   /** The page's URL and title after the action, when the action moved the page (new document or new route). */
   readonly navigated?: { readonly url: string; readonly title: string }
+  /** The URL the action's navigation is still waiting on (the site has not answered it yet). */
+  readonly pending?: string
 }
 
 export interface SettleOptions {
@@ -37,6 +39,15 @@ const domQuiet = ({ quietMs, maxMs }: { quietMs: number; maxMs: number }) =>
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** By name: playwright-core is loaded with the first connection, not with this module. */
+const isTimeout = (error: unknown) => error instanceof Error && error.name === "TimeoutError"
+
+/** When an act on each page last ended: what it did (a field filled) may still be changing the page. */
+const actedAt = new WeakMap<Page, number>()
+
+/** Whether an act on `page` ended less than `ms` ago (a form may still be enabling its button after it). */
+export const actedWithin = (page: Page, ms: number) => Date.now() - (actedAt.get(page) ?? Number.NEGATIVE_INFINITY) < ms
+
 /** Runs `action` and waits for what it started to settle; a failed action fails as it did. */
 export const around = async <A>(
   page: Page,
@@ -53,16 +64,32 @@ export const around = async <A>(
     if (request.isNavigationRequest() && request.frame() === main) requested = request
     else if (["fetch", "xhr"].includes(request.resourceType())) pending.add(request)
   }
+  // A navigation that failed (or turned into a download) before the action returned is not waited for again.
+  let failed: Request | undefined
   const onDone = (request: Request) => void pending.delete(request)
+  const onFailed = (request: Request) => {
+    if (request === requested) failed = request
+    onDone(request)
+  }
   const onNavigated = (frame: Frame) => {
     if (frame === main) committed = true
   }
   page.on("request", onRequest)
   page.on("requestfinished", onDone)
-  page.on("requestfailed", onDone)
+  page.on("requestfailed", onFailed)
   page.on("framenavigated", onNavigated)
   try {
-    const result = await action()
+    let result: A
+    try {
+      result = await action()
+    } catch (error) {
+      // Playwright's click waits for the navigation it started to commit: a slow site (a form post answered after
+      // 25 s) ends that wait with a timeout although the click went. That is the navigation still pending, not a
+      // failed click (which must not be repeated).
+      const started = requested
+      if (started === undefined || committed || failed === started || !isTimeout(error)) throw error
+      return { result: undefined as A, pending: started.url() }
+    }
     const deadline = Date.now() + options.timeoutMs
     if (requested === undefined && !committed && options.graceMs > 0) {
       const graceEnd = Date.now() + options.graceMs
@@ -79,13 +106,16 @@ export const around = async <A>(
     // A document navigation: wait for its commit (it may still fail or turn into a download), then its load.
     if (requested !== undefined) {
       const pending = requested
-      if (!committed) {
+      if (!committed && failed !== pending) {
         const timeout = Math.max(1, deadline - Date.now())
         await Promise.race([
           page.waitForEvent("framenavigated", { predicate: (f) => f === main, timeout }),
           page.waitForEvent("requestfailed", { predicate: (r) => r === pending, timeout })
         ]).catch(() => undefined)
       }
+      // The site has not answered yet (a slow form post): the page cannot be read until it does, and the click is
+      // done. The answer goes now; the page keeps waiting for the site, and later calls see where it lands.
+      if (!committed && failed !== pending) return { result, pending: pending.url() }
       await page.waitForLoadState("load", { timeout: Math.max(1, deadline - Date.now()) }).catch(() => undefined)
     }
     const dataEnd = Math.min(deadline, Date.now() + 5_000)
@@ -96,9 +126,10 @@ export const around = async <A>(
     const title = await page.title().catch(() => "")
     return committed || url !== before ? { result, navigated: { url, title } } : { result }
   } finally {
+    actedAt.set(page, Date.now())
     page.off("request", onRequest)
     page.off("requestfinished", onDone)
-    page.off("requestfailed", onDone)
+    page.off("requestfailed", onFailed)
     page.off("framenavigated", onNavigated)
   }
 }

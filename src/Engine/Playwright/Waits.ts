@@ -7,9 +7,8 @@ import { Effect } from "effect"
 import { ActionFailed, ElementNotFound } from "../../Errors/Page.ts"
 import * as AccessibilityTree from "../AccessibilityTree.ts"
 import type { WaitCondition, WaitResult } from "../Engine.ts"
-import * as Actions from "./Actions.ts"
 import type { Child } from "./Elements.ts"
-import { engine } from "./Errors.ts"
+import { attempt, engine } from "./Errors.ts"
 import { normalize } from "./Outline.ts"
 import type { SessionPage } from "./Page.ts"
 
@@ -40,7 +39,10 @@ export const waitFor = (sp: SessionPage, condition: WaitCondition) =>
     }
     const deadline = started + condition.timeoutMs
     for (;;) {
-      const elements = yield* Actions.readElements(sp, "wait_for")
+      // A page waiting on a slow site (a form post not answered yet) cannot be read until the answer comes: the read
+      // may take up to the wait's own time.
+      const readMs = Math.max(sp.limits.actionTimeoutMs, deadline - Date.now())
+      const elements = yield* attempt(sp.at("wait_for", "none", readMs), () => sp.elements.read(readMs))
       const text = textOf(sp.elements.latest()?.tree ?? [])
       if ("target" in condition) {
         const choice = AccessibilityTree.choose(AccessibilityTree.rank(elements, "any", condition.target))

@@ -147,6 +147,15 @@ const classify = (failure: unknown, at: Attempt, cause: unknown): SwitchyardErro
   const { name, message, status, lastError, dead } = read(failure)
   const base = { engine, action: at.action, cause }
   if (name === "AI_RetryError" && lastError !== undefined) return classify(lastError, at, cause)
+  // A worker that crashed because the browser connection dropped under Stagehand lost the connection, not its setup.
+  const lostConnection = name === "CdpConnectionClosedError" || closed.test(message)
+  if (dead && (lostConnection || read((failure as { cause?: unknown }).cause).name === "CdpConnectionClosedError")) {
+    return new CdpClosed({
+      ...base,
+      sideEffect: at.sideEffect,
+      message: `the browser connection closed during ${at.action}, and the Stagehand worker with it: ${message}`
+    })
+  }
   if (dead) {
     return new NotInitialized({
       ...base,
@@ -164,7 +173,7 @@ const classify = (failure: unknown, at: Attempt, cause: unknown): SwitchyardErro
   if (llmTransport.has(name) || status !== undefined) return llm(status, message, at, cause)
   // node-fetch (under the Anthropic and openai@4 SDKs): an unreadable body, or no connection at all.
   if (name === "FetchError") return llm(/invalid json/i.test(message) ? 200 : undefined, message, at, cause)
-  if (name === "CdpConnectionClosedError" || closed.test(message)) {
+  if (lostConnection) {
     return new CdpClosed({
       ...base,
       sideEffect: at.sideEffect,

@@ -4,6 +4,17 @@
  */
 import type { Marking, Replacer } from "./Marking.ts"
 
+/**
+ * An XPath (`//*[@id='x']`, `(//button)[2]`, `//label/following-sibling::input`) starts like a path or a
+ * protocol-relative URL but is none: what precedes its first `?` or `#` has a predicate (`[@`, `[2]`, `[text()`), an
+ * axis, a wildcard step or a parenthesised path. A URL's query (`?tags[]=a`) comes before any bracket of it.
+ */
+export const isXPath = (s: string) => {
+  if (!/^\(*\//.test(s)) return false
+  const head = s.split(/[?#]/, 1)[0]!
+  return /^\(+\/|\[\s*(?:@|\d+\s*\]|[a-z-]+\s*\()|::|\/\*/i.test(head)
+}
+
 export interface UrlRedaction {
   /** One URL's parameters and userinfo (the patterns are applied by the caller). */
   readonly structure: (u: string) => string
@@ -31,6 +42,7 @@ export const make = ({ mark, isMarker }: Marking, keep: ReadonlySet<string>): Ur
       .join("&")
 
   const urlStructure = (u: string) => {
+    if (isXPath(u)) return u
     const hash = u.indexOf("#")
     const beforeHash = hash < 0 ? u : u.slice(0, hash)
     const q = beforeHash.indexOf("?")

@@ -12,6 +12,8 @@ import { Effect, Option, Redacted, Schedule } from "effect"
 import * as Address from "../../Egress/Address.ts"
 import { NotConfigured } from "../../Errors/Engine.ts"
 import { InvalidInput } from "../../Errors/Page.ts"
+import type { SwitchyardError } from "../../Errors.ts"
+import { Questions } from "../../Takeover/Questions.ts"
 import { Takeovers } from "../../Takeover/Takeovers.ts"
 import { type Client, type McpOptions, makeServer, runner } from "../Mcp.ts"
 import { refuse, Sessions } from "../Sessions.ts"
@@ -127,6 +129,7 @@ export const serveHttp = (options: HttpOptions & { readonly maxBodyBytes: number
     yield* checkHttpOptions(options)
     const sessions = yield* Sessions
     const takeovers = yield* Effect.serviceOption(Takeovers)
+    const questions = yield* Effect.serviceOption(Questions)
     const { run, drain } = yield* runner
     const allowed = allowedHostsOf(options)
     /** Live MCP sessions by id, least recently used first (a request moves its session to the end). */
@@ -169,13 +172,28 @@ export const serveHttp = (options: HttpOptions & { readonly maxBodyBytes: number
 
     /**
      * `POST /sessions/<name>/resume` ends that session's takeover; `POST /resume` ends the one takeover open (or names
-     * the sessions a person holds, when there are several). Neither opens a session, so neither starts a display.
+     * the sessions a person holds, when there are several). Neither opens a session, so neither starts a display. A
+     * body `{answer}` answers the question a workflow's wait on the named session asks (a job application's "was it
+     * submitted?"); with no such wait it is refused, never dropped, and the takeover goes on.
      */
-    const resumeOver = (named: string | undefined) =>
+    const resumeOver = (named: string | undefined, answer: string | undefined) =>
       Effect.gen(function* () {
+        const conflict = (error: SwitchyardError, extra: Record<string, unknown> = {}) => ({
+          status: 409,
+          body: { ...refuse(error, {}), ...extra }
+        })
+        if (named !== undefined && Option.isSome(questions)) {
+          const asked = yield* Effect.result(questions.value.answer(named, answer))
+          if (asked._tag === "Failure") return conflict(asked.failure, { session: named })
+          if (Option.isSome(asked.success)) return { status: 200, body: { ...asked.success.value, session: named } }
+        }
+        if (answer !== undefined) {
+          const message = `no question waits for an answer on session "${named ?? ""}" here, so "${answer}" was not taken and nothing was resumed: --submitted and --not-submitted answer a job application's question on its submit, which \`switchyard resume\` finds in the application's store (--store FILE, or DATABASE_URL for a fleet); resume without an answer to end a person's takeover`
+          return conflict(new InvalidInput({ field: "answer", message }), named === undefined ? {} : { session: named })
+        }
         if (Option.isNone(takeovers)) {
           const message = "no person can take over on this service (start it with SWITCHYARD_HUMAN=on)"
-          return { status: 409, body: refuse(new NotConfigured({ engine: "human", action: "resume", message }), {}) }
+          return conflict(new NotConfigured({ engine: "human", action: "resume", message }))
         }
         const held = (yield* takeovers.value.held).map((t) => t.session)
         const session = named ?? (held.length === 1 ? held[0] : undefined)
@@ -186,11 +204,24 @@ export const serveHttp = (options: HttpOptions & { readonly maxBodyBytes: number
               : held.length === 0
                 ? "no person holds a session: nothing to resume"
                 : `a person holds ${held.length} sessions (${held.join(", ")}): POST /sessions/<name>/resume names one`
-          return { status: 409, body: { ...refuse(new InvalidInput({ field: "session", message }), {}), held } }
+          return conflict(new InvalidInput({ field: "session", message }), { held })
         }
-        const answer = yield* sessions.call(session, "browser.resume", {})
-        return { status: answer.ok ? 200 : 409, body: { ...answer, session } }
+        const resumed = yield* sessions.call(session, "browser.resume", {})
+        return { status: resumed.ok ? 200 : 409, body: { ...resumed, session } }
       })
+
+    /** The answer a resume's body carries (`{"answer": "submitted"}`); an empty body carries none. */
+    const answerIn = (body: unknown): string | undefined | InvalidInput => {
+      if (body === undefined) return undefined
+      const answer = typeof body === "object" && body !== null ? (body as { answer?: unknown }).answer : body
+      if (answer === undefined || answer === null) return undefined
+      return answer === "submitted" || answer === "not-submitted"
+        ? answer
+        : new InvalidInput({
+            field: "answer",
+            message: `a resume's body is {"answer": "submitted" | "not-submitted"} or empty, not ${JSON.stringify(body).slice(0, 100)}`
+          })
+    }
 
     const handle = async (req: IncomingMessage, res: ServerResponse) => {
       if (!hostAllowed(req, allowed)) {
@@ -218,8 +249,19 @@ export const serveHttp = (options: HttpOptions & { readonly maxBodyBytes: number
       if (resume) {
         // The person's "done" button: ends a takeover without an MCP client.
         if (req.method !== "POST") return jsonError(res, 405, -32600, "POST to resume")
+        let sent: unknown
+        try {
+          sent = await readBody(req, options.maxBodyBytes)
+        } catch (error) {
+          return jsonError(res, 400, -32700, `Parse error: ${(error as Error).message}`)
+        }
+        const answer = answerIn(sent)
+        if (answer instanceof InvalidInput) {
+          res.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify(refuse(answer, {})))
+          return
+        }
         const { status, body } = await run(
-          resumeOver(resume[1] === undefined ? undefined : decodeURIComponent(resume[1])),
+          resumeOver(resume[1] === undefined ? undefined : decodeURIComponent(resume[1]), answer),
           new AbortController().signal
         )
         res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body))

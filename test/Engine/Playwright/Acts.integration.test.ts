@@ -169,6 +169,20 @@ for (const input of document.querySelectorAll("input")) input.addEventListener("
 </form>`
   ),
   page(
+    "enabling",
+    `<title>Newsletter</title>${recordScript}
+<label for="email">Email</label><input id="email" type="email">
+<button id="join" disabled onclick="record({ joined: email.value })">Join the list</button>
+<script>
+// As form libraries do: the address is checked a moment after typing stops, then the button is enabled.
+let check
+email.addEventListener("input", () => {
+  clearTimeout(check)
+  check = setTimeout(() => { join.disabled = !/@/.test(email.value) }, 700)
+})
+</script>`
+  ),
+  page(
     "partly-covered",
     `<title>Checkout</title>${recordScript}
 <style>body{margin:0}#go{position:absolute;top:100px;left:40px;width:240px;height:44px}
@@ -488,6 +502,22 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
             assert.include(error.message, "disabled", instruction)
           }
           assert.deepStrictEqual(yield* recorded("disabled"), [])
+        })
+      )
+
+      it.effect("a control the page is enabling after the last act is waited for a moment, then clicked once", () =>
+        Effect.gen(function* () {
+          yield* open("enabling")
+          yield* act('fill "Email" with "ada@example.com"')
+          yield* act('click "Join the list"')
+          assert.deepStrictEqual(yield* recorded("enabling"), [{ joined: "ada@example.com" }])
+          // A value the page does not accept leaves the button disabled: refused, saying so, nothing clicked.
+          yield* open("enabling")
+          yield* act('fill "Email" with "ada"')
+          const error = yield* fails('click "Join the list"')
+          expectType(error, "action_failed")
+          assert.include(error.message, "disabled")
+          assert.deepStrictEqual(yield* recorded("enabling"), [{ joined: "ada@example.com" }])
         })
       )
 

@@ -29,6 +29,10 @@ const attachment =
     res.end(body)
   }
 
+/** How many times the slow export was asked for: the site's own record of how many clicks reached it. */
+let slowExports = 0
+const slowCsv = "name,stage\nAda Lovelace,offer\n"
+
 export const patterns = [
   pattern({
     name: "downloads-content-disposition",
@@ -107,6 +111,47 @@ function exportCsv() {
       assert.equal(read.state.url, agent.url("/documents.html"))
       assert.equal(read.state.tabs.length, 1)
       removeAll(read)
+    }
+  }),
+  pattern({
+    name: "downloads-slow-export-clicked-once",
+    class: "downloads",
+    pages: {
+      "/reports.html": `<!doctype html><title>Reports</title><a href="files/pipeline.csv">Export pipeline</a>`,
+      "/files/pipeline.csv": (req, res) => {
+        // An export the site builds while it streams: its first line at once, the rest 20 s later.
+        slowExports++
+        res.writeHead(200, {
+          "content-type": "text/csv",
+          "content-disposition": 'attachment; filename="pipeline.csv"',
+          "content-length": Buffer.byteLength(slowCsv)
+        })
+        const [head, ...rest] = slowCsv.split(/(?<=\n)/)
+        res.write(head)
+        const later = setTimeout(() => res.end(rest.join("")), 20_000)
+        req.on("close", () => clearTimeout(later))
+      }
+    },
+    run: async (agent) => {
+      const before = slowExports
+      await agent.ok("browser.navigate", { url: agent.url("/reports.html") })
+      const clicked = await agent.ok("browser.act", { instruction: 'click "Export pipeline"' })
+      assert.equal(slowExports - before, 1, "the site was asked for the export once")
+      // The answer says the download is under way; a later answer says it finished.
+      const [started] = downloadsOf(clicked)
+      assert.ok(started, JSON.stringify(clicked.pageEvents))
+      assert.equal(started.name, "pipeline.csv")
+      assert.equal(started.state, "in_progress")
+      let finished: Record<string, any> | undefined
+      while (finished === undefined) {
+        const status = await agent.ok("browser.status", {})
+        const listed = (status.state.downloads ?? []) as Array<Record<string, any>>
+        finished = [...downloadsOf(status), ...listed].find((d) => d.name === "pipeline.csv" && d.state === "completed")
+        if (finished === undefined) await new Promise((resolve) => setTimeout(resolve, 500))
+      }
+      assert.equal(readFileSync(finished.path, "utf8"), slowCsv)
+      assert.equal(slowExports - before, 1, "the site was asked for the export once")
+      rmSync(finished.path, { force: true })
     }
   }),
   pattern({

@@ -2,7 +2,39 @@
 import assert from "node:assert/strict"
 import { pattern } from "../Pattern.ts"
 
+/** The applications the slow site received: its own record of how many times the form reached it. */
+const slowPosts: Array<string> = []
+
 export const patterns = [
+  pattern({
+    name: "form-post-slow-server-sent-once",
+    class: "navigation",
+    pages: {
+      "/apply.html": `<!doctype html><title>Apply</title>
+<form method="post" action="submit"><label>Email <input name="email"></label><button>Send application</button></form>`,
+      "/submit": async (_req, res, body) => {
+        // A site that takes 25 s to answer a post (it files the application first).
+        slowPosts.push(new URLSearchParams(body).get("email") ?? "")
+        await new Promise((r) => setTimeout(r, 25_000))
+        res
+          .writeHead(200, { "content-type": "text/html" })
+          .end("<!doctype html><title>Application received</title><h1>Thank you</h1>")
+      }
+    },
+    run: async (agent) => {
+      const before = slowPosts.length
+      await agent.ok("browser.navigate", { url: agent.url("/apply.html") })
+      await agent.ok("browser.act", { instruction: 'fill "Email" with "ada@example.com"' })
+      const sent = await agent.call("browser.act", { instruction: 'click "Send application"' })
+      assert.deepEqual(slowPosts.slice(before), ["ada@example.com"], "the site received the application once")
+      assert.ok(sent.ok, `the click went: ${JSON.stringify(sent.error)}`)
+      // The page waiting on the site's answer is left to get it: the confirmation comes on the same page.
+      const thanked = await agent.call("browser.wait_for", { text: "Thank you", timeoutMs: 45_000 })
+      assert.ok(thanked.ok, JSON.stringify(thanked.error))
+      assert.equal(thanked.state.title, "Application received")
+      assert.deepEqual(slowPosts.slice(before), ["ada@example.com"], "the site received the application once")
+    }
+  }),
   pattern({
     name: "spa-route-change",
     class: "navigation",
