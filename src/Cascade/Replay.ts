@@ -50,6 +50,9 @@ export interface ReplayCall {
 export interface Replayed<A> extends Routed<A> {
   /** The answer came from the replay level (its `state.level` says `replay`). */
   readonly replayed: boolean
+  /** The engine that served the call, when another is connected now (what it did was identified on the model-free
+   * level afterwards): the answer's state names the one that served. */
+  readonly servedBy?: { readonly engine: EngineId.EngineKind; readonly mode: EngineId.EngineMode | null }
 }
 
 /** The model-free level replays run on. */
@@ -232,12 +235,10 @@ export const make = Effect.fnUntraced(function* (options: ReplayOptions) {
     tool: Key["tool"],
     instruction: string,
     value: unknown,
-    costMs: number
+    costMs: number,
+    resolvedBy: string
   ) =>
     Effect.gen(function* () {
-      const status = yield* sandbox.status
-      const resolvedBy =
-        status.engine === null ? "unknown" : EngineId.label({ kind: status.engine, mode: status.mode ?? undefined })
       const actions = actionsOf(tool, value)
       const notKept = (reason: string) =>
         Events.emit({
@@ -350,12 +351,13 @@ export const make = Effect.fnUntraced(function* (options: ReplayOptions) {
       const started = yield* Clock.currentTimeMillis
       const routed = yield* cascade
       const costMs = (yield* Clock.currentTimeMillis) - started
-      if (Result.isSuccess(routed.outcome)) {
-        yield* record(place, tool, instruction, routed.outcome.success, costMs).pipe(
-          Effect.catchCause((cause) => Effect.logWarning(`replay: not kept: ${cause}`))
-        )
-      }
-      return { ...routed, replayed: false }
+      if (Result.isFailure(routed.outcome)) return { ...routed, replayed: false }
+      const { engine, mode } = yield* sandbox.status
+      const resolvedBy = engine === null ? "unknown" : EngineId.label({ kind: engine, mode: mode ?? undefined })
+      yield* record(place, tool, instruction, routed.outcome.success, costMs, resolvedBy).pipe(
+        Effect.catchCause((cause) => Effect.logWarning(`replay: not kept: ${cause}`))
+      )
+      return { ...routed, replayed: false, ...(engine === null ? {} : { servedBy: { engine, mode } }) }
     })
 
   return Replay.of({ around })

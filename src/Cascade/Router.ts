@@ -22,7 +22,7 @@ import { Cascade } from "./Cascade.ts"
 import { Engines } from "./Engines.ts"
 import * as HandoffTools from "./HandoffTools.ts"
 import { type CascadeConfig, cascadeFor, defaultPolicy, handsToPerson, type Policy, platformOf } from "./Policy.ts"
-import { Replay } from "./Replay.ts"
+import { Replay, type Replayed } from "./Replay.ts"
 import * as StagehandFallback from "./StagehandFallback.ts"
 import * as StateBlock from "./StateBlock.ts"
 import * as Tool from "./Tool.ts"
@@ -165,10 +165,11 @@ export class Router extends Context.Service<
             | { ok: true; result: unknown; resources?: ReadonlyArray<Tool.Resource> }
             | { ok: false; error: StateBlock.ToolError },
           message?: string,
-          replayed = false
+          replayed = false,
+          servedBy?: Replayed<unknown>["servedBy"]
         ) =>
           Effect.gen(function* () {
-            const status = yield* sandbox.status
+            const status = { ...(yield* sandbox.status), ...servedBy }
             const block = yield* states.block(step.stagehandDisabled, status, config)
             // A replayed answer says so: its level is the replay level, in front of the cascade.
             const state: StateBlock.StateBlock = replayed ? { ...block, level: "replay" } : block
@@ -429,13 +430,13 @@ export class Router extends Context.Service<
                 })
               )
             )
-            const { outcome, message, replayed } = yield* scoped(
+            const { outcome, message, replayed, servedBy } = yield* scoped(
               Option.isSome(replay)
                 ? replay.value.around({ tool: tool.name, args: bound.args }, routed)
-                : routed.pipe(Effect.map((r) => ({ ...r, replayed: false })))
+                : routed.pipe(Effect.map((r): Replayed<unknown> => ({ ...r, replayed: false })))
             )
             if (outcome._tag === "Success") {
-              return yield* answer(base, step, used, succeeded(tool, outcome.success), message, replayed)
+              return yield* answer(base, step, used, succeeded(tool, outcome.success), message, replayed, servedBy)
             }
             // The act did what it was asked and the page answered with a dialog: that is its outcome, not a failure.
             if (bound.isAct && outcome.failure instanceof DialogOpen && outcome.failure.openedByCall) {
