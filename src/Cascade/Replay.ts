@@ -14,6 +14,8 @@ import { Egress } from "../Egress/Egress.ts"
 import * as AccessibilityTree from "../Engine/AccessibilityTree.ts"
 import type { Action, Engine } from "../Engine/Engine.ts"
 import * as EngineId from "../Engine/EngineId.ts"
+import * as Instruction from "../Engine/Instruction.ts"
+import * as Elements from "../Engine/Playwright/Elements.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
 import * as Secrets from "../Logging/Secrets.ts"
@@ -82,6 +84,33 @@ const consequential =
 const isDestructive = (step: Step, navigated: boolean) =>
   pointing.has(step.method.toLowerCase()) &&
   (navigated || consequential.test(step.target.name) || step.target.role === "menuitem")
+
+/** Two selectors for one element as a level writes them: `xpath=/html/body` and `/html/body` alike. */
+const sameSelector = (a: string, b: string) => {
+  const bare = (s: string) => s.trim().replace(/^xpath=/i, "")
+  return bare(a) === bare(b)
+}
+
+/**
+ * The method a grammar sentence asks for, whatever the level did: `check "I agree"` is kept as a check, which leaves
+ * a ticked box ticked, not as the click a model made, which would untick it on a replay.
+ */
+const askedMethod = (instruction: string, method: string) => {
+  const parsed = Instruction.parse(instruction)
+  if (Result.isFailure(parsed)) return method
+  const ins = parsed.success
+  switch (ins.kind) {
+    case "check":
+      return ins.checked ? "check" : "uncheck"
+    case "select":
+      return "selectOption"
+    case "fill":
+    case "type":
+      return ins.kind
+    default:
+      return method
+  }
+}
 
 /** A call the replay level serves: an act by sentence, or an observe of something. */
 const servedCall = (call: ReplayCall): { readonly tool: Key["tool"]; readonly instruction: string } | undefined => {
@@ -229,16 +258,29 @@ export const make = Effect.fnUntraced(function* (options: ReplayOptions) {
     return action === undefined ? [] : [action]
   }
 
-  /** Keeps what the cascade resolved, when its targets can be named so that a new page load finds them again. */
+  /** The element a selector names, as the element model names it; none when the model-free level cannot tell. */
+  const identify = (selectors: ReadonlyArray<string>) =>
+    onPlaywright((engine) =>
+      engine.identify === undefined
+        ? Effect.succeed(selectors.map(() => Option.none<AccessibilityTree.Element>()))
+        : Effect.forEach(selectors, (selector) => engine.identify!(selector))
+    ).pipe(Effect.orElseSucceed(() => selectors.map(() => Option.none<AccessibilityTree.Element>())))
+
+  /**
+   * Keeps what the cascade resolved, when its targets can be named so that a new page load finds them again: each is
+   * identified on the page now, or was identified before the act (`before`: a target learned because it went with
+   * the navigation its act started).
+   */
   const record = (
     place: { readonly site: string; readonly route: string },
     tool: Key["tool"],
     instruction: string,
     value: unknown,
-    costMs: number,
-    resolvedBy: string
+    by: { readonly costMs: number; readonly resolvedBy: string },
+    before?: { readonly selector: string; readonly element: Option.Option<AccessibilityTree.Element> }
   ) =>
     Effect.gen(function* () {
+      const { resolvedBy } = by
       const actions = actionsOf(tool, value)
       const notKept = (reason: string) =>
         Events.emit({
@@ -258,28 +300,45 @@ export const make = Effect.fnUntraced(function* (options: ReplayOptions) {
         )
       const unfit = actions.find((a) => !replayable.has(a.method.toLowerCase()))
       if (unfit !== undefined && tool === "act") return yield* notKept(`${unfit.method} acts are not replayed`)
-      const identified = yield* onPlaywright((engine) =>
-        engine.identify === undefined
-          ? Effect.succeed([] as ReadonlyArray<Option.Option<AccessibilityTree.Element>>)
-          : Effect.forEach(actions, (a) => engine.identify!(a.selector))
-      ).pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<Option.Option<AccessibilityTree.Element>>))
-      const elements = identified.flatMap((o) => (Option.isSome(o) && o.value.name !== "" ? [o.value] : []))
-      if (elements.length !== actions.length || elements.length === 0)
-        return yield* notKept(
-          "the element acted on is not one the page names now (it went with a navigation, or has no name)"
-        )
+      const learned = (selector: string) =>
+        before !== undefined && Option.isSome(before.element) && sameSelector(before.selector, selector)
+          ? before.element
+          : undefined
+      const now = yield* identify(actions.map((a) => a.selector))
+      const identified = actions.map((a, i) => learned(a.selector) ?? now[i]!)
       const kept = Keys.keep(
         place,
         tool,
         instruction,
         actions.map((a) => Secrets.scrubDeep([...a.arguments]))
       )
-      const navigated = tool === "act" && (value as { readonly navigated?: unknown }).navigated !== undefined
+      const keep = (resolution: Resolution) => store.record(kept.key, resolution, by)
+      const elements = identified.flatMap((o) => (Option.isSome(o) && o.value.name !== "" ? [o.value] : []))
+      if (elements.length !== actions.length) {
+        const [only] = actions
+        // A selector of the level's own (an XPath) that names nothing now: its element went with a navigation.
+        if (tool !== "act" || only === undefined || Elements.refOf(only.selector) !== undefined)
+          return yield* notKept("the element acted on has no name the page gives it")
+        const saved = yield* Effect.result(keep({ steps: [], destructive: false, learning: only.selector }))
+        return yield* notKept(
+          Result.isFailure(saved)
+            ? saved.failure.message
+            : "the element acted on went with the navigation it started: it is identified before the act next time"
+        )
+      }
+      // An act that moved the page on (its target learned because it went with the navigation) costs to repeat.
+      const navigated =
+        tool === "act" &&
+        ((value as { readonly navigated?: unknown }).navigated !== undefined ||
+          actions.some((a) => learned(a.selector) !== undefined))
       const steps = elements.map(
-        (e, i): Step => ({ target: targetOf(e), method: actions[i]!.method, arguments: kept.args[i]! })
+        (e, i): Step => ({
+          target: targetOf(e),
+          method: tool === "act" ? askedMethod(instruction, actions[i]!.method) : actions[i]!.method,
+          arguments: kept.args[i]!
+        })
       )
-      const resolution: Resolution = { steps, destructive: steps.some((s) => isDestructive(s, navigated)) }
-      const saved = yield* Effect.result(store.record(kept.key, resolution, { resolvedBy, costMs }))
+      const saved = yield* Effect.result(keep({ steps, destructive: steps.some((s) => isDestructive(s, navigated)) }))
       if (Result.isFailure(saved)) return yield* notKept(saved.failure.message)
       yield* Events.emit({
         event: "replay",
@@ -304,7 +363,22 @@ export const make = Effect.fnUntraced(function* (options: ReplayOptions) {
       const keys = Keys.candidates(place, tool, instruction)
       const found = yield* find(keys)
       const event = { site: place.site, route: place.route }
-      if (found.entry !== undefined && found.key !== undefined) {
+      let before: { readonly selector: string; readonly element: Option.Option<AccessibilityTree.Element> } | undefined
+      const learning = found.entry?.resolution.learning
+      if (found.entry !== undefined && found.key !== undefined && learning !== undefined) {
+        // Its target went with a navigation last time: named on the page now, before the cascade acts on it.
+        const [element] = yield* identify([learning])
+        before = { selector: learning, element: element! }
+        yield* quietly(store.miss(found.key, "absent"), undefined)
+        yield* Events.emit({
+          event: "replay",
+          outcome: "miss",
+          reason: "learning: the target went with a navigation last time; it is named before the cascade acts",
+          entry: found.entry.id,
+          ...event,
+          ...(Option.isSome(element!) ? { target: AccessibilityTree.describeIn(element!.value) } : {})
+        })
+      } else if (found.entry !== undefined && found.key !== undefined) {
         const started = yield* Clock.currentTimeMillis
         const tried = yield* replay(found.entry, tool, instruction)
         const replayMs = (yield* Clock.currentTimeMillis) - started
@@ -354,7 +428,7 @@ export const make = Effect.fnUntraced(function* (options: ReplayOptions) {
       if (Result.isFailure(routed.outcome)) return { ...routed, replayed: false }
       const { engine, mode } = yield* sandbox.status
       const resolvedBy = engine === null ? "unknown" : EngineId.label({ kind: engine, mode: mode ?? undefined })
-      yield* record(place, tool, instruction, routed.outcome.success, costMs, resolvedBy).pipe(
+      yield* record(place, tool, instruction, routed.outcome.success, { costMs, resolvedBy }, before).pipe(
         Effect.catchCause((cause) => Effect.logWarning(`replay: not kept: ${cause}`))
       )
       return { ...routed, replayed: false, ...(engine === null ? {} : { servedBy: { engine, mode } }) }

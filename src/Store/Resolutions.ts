@@ -51,6 +51,12 @@ export interface Resolution {
   readonly steps: ReadonlyArray<Step>
   /** The act submits, pays, deletes or sends: replayed only on the same role, name and context (as every act is). */
   readonly destructive: boolean
+  /**
+   * Nothing to replay yet (`steps` is empty): the act's target went with the navigation it started, so the next
+   * time the element this selector names is identified before the cascade acts, and kept if the act names it again.
+   * Only ever read to identify an element, never acted through.
+   */
+  readonly learning?: string
 }
 
 export interface Entry {

@@ -83,8 +83,7 @@ const session = (options: {
         })
       })
     return {
-      call: (tool: string, args: unknown) =>
-        router.call(tool, args).pipe(Effect.provideService(Events.Events, sink)),
+      call: (tool: string, args: unknown) => router.call(tool, args).pipe(Effect.provideService(Events.Events, sink)),
       page,
       events,
       close: Scope.close(scope, Exit.void)
@@ -147,7 +146,10 @@ describe("the replay level", () => {
         assert.strictEqual(model.counts().act, asked, "no model request for a replayed act")
         const written = yield* second.page(record)
         assert.deepStrictEqual(
-          written.filter((w) => w.field !== "name" || w.value === "Grace Hopper").map((w) => w.field).at(-1),
+          written
+            .filter((w) => w.field !== "name" || w.value === "Grace Hopper")
+            .map((w) => w.field)
+            .at(-1),
           "relocate"
         )
         const values = yield* second.page(() =>
@@ -156,16 +158,214 @@ describe("the replay level", () => {
         assert.deepStrictEqual(values, ["Grace Hopper", "grace@example.com", "555 0199", "Data"])
         assert.isTrue(yield* second.page(() => (document.getElementById("relocate") as HTMLInputElement).checked))
         // Each field got only its own value: nothing was typed anywhere else.
-        assert.deepStrictEqual(
-          [...new Set(written.map((w) => w.field))].sort(),
-          ["email", "name", "phone", "relocate", "team"]
-        )
+        assert.deepStrictEqual([...new Set(written.map((w) => w.field))].sort(), [
+          "email",
+          "name",
+          "phone",
+          "relocate",
+          "team"
+        ])
         const hit = replays(second).find((e) => e.event === "replay" && e.outcome === "hit")
-        assert.strictEqual(hit?.event === "replay" ? hit.target : "", 'textbox "Full name" in group "Contact" in form "Apply"')
+        assert.strictEqual(
+          hit?.event === "replay" ? hit.target : "",
+          'textbox "Full name" in group "Contact" in form "Apply"'
+        )
         const stats = yield* store.stats()
         assert.strictEqual(stats.hits, 5)
         assert.strictEqual(stats.entries, 5)
         yield* second.close
+      }),
+    120_000
+  )
+
+  it.live(
+    "a changed form misses where it changed, the cascade repairs it and keeps the repair, and no other field is written",
+    () =>
+      Effect.gen(function* () {
+        const site = yield* SiteServer.start
+        const model = yield* ScriptedModel.start
+        const store = yield* Resolutions.make({ location: { kind: "embedded", file: yield* storeFile } })
+        const who = { name: "Ada Lovelace", email: "ada@example.com", phone: "555 0100" }
+
+        const first = yield* session({ model, store })
+        yield* apply(first, site.url("/replay/apply.html?v=1"), who)
+        ok(yield* first.call("browser.act", { instruction: 'click "Send application"' }))
+        yield* first.close
+
+        // The form changed: "Phone" is "Mobile phone", the button sits in a review section, a required Postcode is
+        // new, and a referee's "Email" field sits beside the applicant's.
+        const changed = site.url("/replay/apply.html?v=2")
+        const second = yield* session({ model, store })
+        const asked = model.counts().act
+        const answers = yield* apply(second, changed, who)
+        answers.push(ok(yield* second.call("browser.act", { instruction: 'fill "Postcode" with "NW1 6XE"' })))
+        answers.push(ok(yield* second.call("browser.act", { instruction: 'click "Send application"' })))
+        assert.deepStrictEqual(
+          answers.map((a) => a.state.level),
+          ["replay", "replay", 0, "replay", "replay", 0, 0]
+        )
+        assert.strictEqual(model.counts().act - asked, 3, "the model was asked for what changed, and only that")
+        const misses = replays(second).flatMap((e) => (e.event === "replay" && e.outcome === "miss" ? [e.reason] : []))
+        assert.deepStrictEqual(misses, [
+          'no textbox "Phone" in group "Contact" in form "Apply" on the page',
+          "nothing kept for this instruction on this page",
+          'no button "Send application" in form "Apply" on the page'
+        ])
+        const written = yield* second.page(record)
+        assert.deepStrictEqual(
+          [...new Set(written.map((w) => w.field))].sort(),
+          ["email", "name", "phone", "postcode", "relocate", "send", "team"],
+          "the referee's Email was never written"
+        )
+        assert.strictEqual(
+          yield* second.page(() => document.getElementById("status")!.textContent),
+          "Received Ada Lovelace"
+        )
+        yield* second.close
+
+        // The repairs were kept: the changed form now replays whole.
+        const third = yield* session({ model, store })
+        const before = model.counts().act
+        const again = yield* apply(third, changed, {
+          name: "Grace Hopper",
+          email: "grace@example.com",
+          phone: "555 0199"
+        })
+        again.push(ok(yield* third.call("browser.act", { instruction: 'fill "Postcode" with "SW1A 1AA"' })))
+        again.push(ok(yield* third.call("browser.act", { instruction: 'click "Send application"' })))
+        assert.deepStrictEqual(
+          again.map((a) => a.state.level),
+          ["replay", "replay", "replay", "replay", "replay", "replay", "replay"]
+        )
+        assert.strictEqual(model.counts().act, before)
+        const values = yield* third.page(() =>
+          ["name", "email", "phone", "postcode", "referee-email"].map(
+            (id) => (document.getElementById(id) as HTMLInputElement).value
+          )
+        )
+        assert.deepStrictEqual(values, ["Grace Hopper", "grace@example.com", "555 0199", "SW1A 1AA", ""])
+        yield* third.close
+      }),
+    180_000
+  )
+
+  it.live(
+    "a click whose target goes with the navigation it starts is named before the act the next time, then replayed",
+    () =>
+      Effect.gen(function* () {
+        const site = yield* SiteServer.start
+        const model = yield* ScriptedModel.start
+        const store = yield* Resolutions.make({ location: { kind: "embedded", file: yield* storeFile } })
+        const url = site.url("/replay/apply.html?v=1")
+        const levels: Array<ToolAnswer["state"]["level"]> = []
+        const kept: Array<string> = []
+        for (let run = 0; run < 3; run++) {
+          const s = yield* session({ model, store })
+          ok(yield* s.call("browser.navigate", { url }))
+          const answer = ok(yield* s.call("browser.act", { instruction: 'click "Continue"' }))
+          levels.push(answer.state.level)
+          assert.strictEqual(answer.state.title, "Done")
+          kept.push(
+            replays(s)
+              .flatMap((e) => (e.event === "replay" && e.outcome !== "miss" ? [e.outcome] : []))
+              .join()
+          )
+          yield* s.close
+        }
+        assert.deepStrictEqual(levels, [0, 0, "replay"])
+        assert.deepStrictEqual(kept, ["not_recorded", "recorded", "hit"])
+        assert.strictEqual(model.counts().act, 2)
+        const [entry] = yield* store.list()
+        assert.deepStrictEqual(
+          entry?.resolution.steps.map((step) => step.target.name),
+          ["Continue"]
+        )
+        assert.isTrue(entry?.resolution.destructive, "a click that navigated is kept as one that costs to repeat")
+      }),
+    120_000
+  )
+
+  it.live(
+    "two sites never share what is kept",
+    () =>
+      Effect.gen(function* () {
+        const one = yield* SiteServer.start
+        const other = yield* SiteServer.start
+        const model = yield* ScriptedModel.start
+        const store = yield* Resolutions.make({ location: { kind: "embedded", file: yield* storeFile } })
+        const first = yield* session({ model, store })
+        ok(yield* first.call("browser.navigate", { url: one.url("/replay/apply.html") }))
+        ok(yield* first.call("browser.act", { instruction: 'fill "Email" with "ada@example.com"' }))
+        ok(yield* first.call("browser.navigate", { url: other.url("/replay/apply.html") }))
+        const elsewhere = ok(yield* first.call("browser.act", { instruction: 'fill "Email" with "ada@example.com"' }))
+        assert.strictEqual(elsewhere.state.level, 0, "the same page on another site is resolved by the cascade")
+        assert.strictEqual(model.counts().act, 2)
+        assert.deepStrictEqual((yield* store.list()).map((e) => e.key.site).sort(), [one.origin, other.origin].sort())
+        assert.lengthOf(yield* store.list(other.origin), 1)
+        assert.strictEqual(yield* store.clear(one.origin), 1)
+        assert.deepStrictEqual(
+          (yield* store.list()).map((e) => e.key.site),
+          [other.origin]
+        )
+        yield* first.close
+      }),
+    120_000
+  )
+
+  it.live(
+    "a secret is replayed as its reference and never kept",
+    () =>
+      Effect.gen(function* () {
+        const site = yield* SiteServer.start
+        const model = yield* ScriptedModel.start
+        const file = yield* storeFile
+        const store = yield* Resolutions.make({ location: { kind: "embedded", file } })
+        Secrets.register({ REPLAY_TEST_EMAIL: "hidden-4711@example.com" })
+        const instruction = 'fill "Email" with "{{secret:REPLAY_TEST_EMAIL}}"'
+        for (let run = 0; run < 2; run++) {
+          const s = yield* session({ model, store, policy: modelFree })
+          ok(yield* s.call("browser.navigate", { url: site.url("/replay/apply.html") }))
+          const answer = ok(yield* s.call("browser.act", { instruction }))
+          assert.strictEqual(answer.state.level, run === 0 ? 0 : "replay")
+          assert.strictEqual(
+            yield* s.page(() => (document.getElementById("email") as HTMLInputElement).value),
+            "hidden-4711@example.com"
+          )
+          yield* s.close
+        }
+        const [entry] = yield* store.list()
+        assert.deepStrictEqual(entry?.resolution.steps[0]?.arguments, ["{{value:1}}"])
+        assert.notInclude(JSON.stringify(yield* store.list()), "hidden-4711")
+        for (const suffix of ["", "-wal"]) {
+          const bytes = (() => {
+            try {
+              return readFileSync(`${file}${suffix}`, "latin1")
+            } catch {
+              return ""
+            }
+          })()
+          assert.notInclude(bytes, "hidden-4711", `the store file${suffix} holds no secret`)
+        }
+      }),
+    120_000
+  )
+
+  it.live(
+    "turned off, nothing is replayed or kept",
+    () =>
+      Effect.gen(function* () {
+        const site = yield* SiteServer.start
+        const model = yield* ScriptedModel.start
+        const store = yield* Resolutions.make({ location: { kind: "embedded", file: yield* storeFile } })
+        for (let run = 0; run < 2; run++) {
+          const s = yield* session({ model, store, policy: modelFree, enabled: false })
+          ok(yield* s.call("browser.navigate", { url: site.url("/replay/apply.html") }))
+          const answer = ok(yield* s.call("browser.act", { instruction: 'fill "Email" with "ada@example.com"' }))
+          assert.strictEqual(answer.state.level, 0)
+          assert.lengthOf(replays(s), 0)
+          yield* s.close
+        }
+        assert.strictEqual((yield* store.stats()).entries, 0)
       }),
     120_000
   )
