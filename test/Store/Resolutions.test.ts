@@ -1,13 +1,21 @@
-/** The kept resolutions in the embedded store: per site, expiring on virtual time, counted, listed and cleared. */
+/**
+ * The kept resolutions, in the embedded store and on PostgreSQL alike: per site, expiring on virtual time, counted,
+ * listed and cleared.
+ */
+import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Effect, Exit, Redacted, Scope } from "effect"
 import { TestClock } from "effect/testing"
+import * as Postgres from "../../src/Cluster/Postgres.ts"
 import * as Resolutions from "../../src/Store/Resolutions.ts"
 
-const store = (ttlMs?: number) =>
+/** A store of its own for one test. */
+type Open = (ttlMs?: number) => Effect.Effect<Resolutions.Resolutions["Service"], never, Scope.Scope>
+
+const embedded: Open = (ttlMs) =>
   Effect.gen(function* () {
     const dir = yield* Effect.acquireRelease(
       Effect.sync(() => mkdtempSync(join(tmpdir(), "switchyard-resolutions-"))),
@@ -15,6 +23,18 @@ const store = (ttlMs?: number) =>
     )
     return yield* Resolutions.make({
       location: { kind: "embedded", file: join(dir, "store.db") },
+      ...(ttlMs === undefined ? {} : { ttlMs })
+    })
+  })
+
+/** One PostgreSQL for the file, a fresh database in it for each test. */
+const pg = { scope: undefined as Scope.Closeable | undefined, url: "", databases: 0 }
+const postgres: Open = (ttlMs) =>
+  Effect.gen(function* () {
+    const name = `resolutions_${++pg.databases}`
+    execFileSync("psql", [pg.url, "-q", "-c", `CREATE DATABASE ${name}`])
+    return yield* Resolutions.make({
+      location: { kind: "postgres", url: Redacted.make(pg.url.replace(/\/postgres$/, `/${name}`)) },
       ...(ttlMs === undefined ? {} : { ttlMs })
     })
   })
@@ -37,7 +57,7 @@ const resolution: Resolutions.Resolution = {
   destructive: false
 }
 
-describe("Resolutions", () => {
+const suite = (store: Open) => {
   it.effect("an entry lives for its time to live after it was kept or last replayed, then is gone", () =>
     Effect.gen(function* () {
       const kept = yield* store(60_000)
@@ -127,6 +147,10 @@ describe("Resolutions", () => {
       assert.lengthOf(yield* kept.list(), 0)
     })
   )
+}
+
+describe("Resolutions in the embedded store", () => {
+  suite(embedded)
 
   it.effect("a store that cannot be opened fails with a typed, retryable error naming it", () =>
     Effect.gen(function* () {
@@ -146,4 +170,16 @@ describe("Resolutions", () => {
       assert.strictEqual((yield* Effect.flip(kept.stats())).type, "step_failed")
     })
   )
+})
+
+describe.skipIf(Postgres.binDir() === undefined)("Resolutions on PostgreSQL", () => {
+  beforeAll(async () => {
+    const scope = await Effect.runPromise(Scope.make())
+    pg.scope = scope
+    pg.url = Redacted.value((await Effect.runPromise(Scope.provide(Postgres.start, scope))).url)
+  }, 60_000)
+  afterAll(async () => {
+    if (pg.scope !== undefined) await Effect.runPromise(Scope.close(pg.scope, Exit.void))
+  })
+  suite(postgres)
 })
