@@ -1,7 +1,7 @@
 /**
  * Switchyard's command line: `serve` (the default: MCP on stdio, `--http` for Streamable HTTP, `--jsonrpc` for the
- * line-delimited JSON-RPC sidecar), `status` (what this machine and configuration can run) and `demo` (a short task
- * on a bundled page through the cascade).
+ * line-delimited JSON-RPC sidecar), `status` (what this machine and configuration can run), `demo` (a short task
+ * on a bundled page through the cascade), `cache` (the replay level's kept resolutions) and the workflows.
  */
 import { setFlagsFromString } from "node:v8"
 import * as NodeServices from "@effect/platform-node/NodeServices"
@@ -206,13 +206,52 @@ const statusCommand = Command.make("status", { ...common, store: storeFlag }, (f
     ])
     const machine = yield* Status.report(config)
     // The fleet (with DATABASE_URL) or the embedded store: runners, sessions and the dashboard's questions.
-    const store = yield* Dashboard.report(Store.fromEnv(process.env, Option.getOrUndefined(flags.store)))
-    yield* Console.log(`${machine}${store}`)
+    const location = Store.fromEnv(process.env, Option.getOrUndefined(flags.store))
+    const store = yield* Dashboard.report(location)
+    const replay = yield* ReplayReport().pipe(Effect.flatMap((r) => r.status(location, config.replay.enabled)))
+    yield* Console.log(`${machine}${store}${replay}`)
   })
 ).pipe(
   Command.withDescription(
     "Show what this machine and configuration can run (browser, engines, log root, services) and, from the store, the fleet and the step and engine dashboard"
   )
+)
+
+const ReplayReport = () => load(() => import("../Cascade/Replay/Report.ts"))
+
+const cacheFlags = {
+  store: storeFlag,
+  site: Flag.String("site").pipe(
+    Flag.optional,
+    Flag.withDescription("One site: its origin (https://jobs.example.com) or its host name (any port and scheme)")
+  )
+}
+
+/** The store the service keeps its resolutions in, as `status` finds it. */
+const cacheStore = (flags: { readonly store: Option.Option<string> }) =>
+  load(() => import("../Store/Location.ts")).pipe(
+    Effect.map((Location) => Location.fromEnv(process.env, Option.getOrUndefined(flags.store)))
+  )
+
+const cacheList = Command.make("list", cacheFlags, (flags) =>
+  Effect.all([cacheStore(flags), ReplayReport()]).pipe(
+    Effect.flatMap(([location, Report]) => Report.list(location, Option.getOrUndefined(flags.site))),
+    Effect.flatMap((text) => Console.log(text))
+  )
+).pipe(Command.withDescription("The resolutions the replay level keeps: site, route, instruction, target, hits"))
+
+const cacheClear = Command.make("clear", cacheFlags, (flags) =>
+  Effect.all([cacheStore(flags), ReplayReport()]).pipe(
+    Effect.flatMap(([location, Report]) => Report.clear(location, Option.getOrUndefined(flags.site))),
+    Effect.flatMap((text) => Console.log(text))
+  )
+).pipe(Command.withDescription("Forget the kept resolutions (and their counts) of one site, or of every site"))
+
+const cacheCommand = Command.make("cache").pipe(
+  Command.withDescription(
+    "The replay level's kept resolutions: list them, or clear them (SWITCHYARD_REPLAY=off turns replay off)"
+  ),
+  Command.withSubcommands([cacheList, cacheClear])
 )
 
 const takeoverList = Command.make("list", common, (flags) =>
@@ -391,6 +430,7 @@ const root = Command.make("switchyard", serveFlags, serve).pipe(
     resumeCommand,
     clusterCommand,
     takeoverCommand,
+    cacheCommand,
     Scenarios.scenarios,
     Scenarios.analyze
   ])

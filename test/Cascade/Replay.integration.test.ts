@@ -134,7 +134,8 @@ describe("the replay level", () => {
         assert.strictEqual(asked, 5)
         assert.deepStrictEqual(
           replays(first).map((e) => e.event === "replay" && e.outcome),
-          ["miss", "recorded", "miss", "recorded", "miss", "recorded", "miss", "recorded", "miss", "recorded"]
+          ["miss", "recorded", "miss", "recorded", "miss", "recorded", "miss", "recorded", "miss", "recorded"],
+          JSON.stringify(replays(first))
         )
 
         const second = yield* session({ model, store })
