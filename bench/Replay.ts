@@ -4,7 +4,7 @@
  * acts replayed, pass^k; per act and per scenario, wall time against the first run. A form that changed between the
  * runs (a renamed field, a moved button, a new required field, a second field of the same name) is in the suite.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { Effect } from "effect"
@@ -39,6 +39,8 @@ export interface ReplayResult {
     readonly passFirst: boolean
     readonly passSecond: boolean
   }>
+  /** Why acts of the second run were not replayed, and why what the first resolved was not kept: reason → count. */
+  readonly notReplayed: Readonly<Record<string, number>>
   /** The changed form in the second run: its page's values read back, with nothing written to a wrong field. */
   readonly changedForm: {
     readonly passed: boolean
@@ -92,6 +94,22 @@ const keepOnly = (store: Resolutions.Resolutions["Service"]): Resolutions.Resolu
   ...store,
   lookup: () => Effect.succeed({ _tag: "absent" })
 })
+
+/** The replay level's misses and what it did not keep, from a run's attempt logs, by reason (a site's own words cut). */
+const reasons = (logDir: string) => {
+  const counted: Record<string, number> = {}
+  for (const file of readdirSync(logDir, { recursive: true, encoding: "utf8" })) {
+    if (!file.endsWith(".jsonl")) continue
+    for (const line of readFileSync(join(logDir, file), "utf8").split("\n")) {
+      if (!line.includes('"event":"replay"')) continue
+      const event = JSON.parse(line) as { outcome?: string; reason?: string }
+      if (event.outcome !== "miss" && event.outcome !== "not_recorded") continue
+      const reason = `${event.outcome}: ${(event.reason ?? "").replace(/"[^"]*"/g, '"…"').slice(0, 90)}`
+      counted[reason] = (counted[reason] ?? 0) + 1
+    }
+  }
+  return counted
+}
 
 const total = (counts: Readonly<Record<string, number>>) => Object.values(counts).reduce((a, b) => a + b, 0)
 
@@ -163,6 +181,7 @@ export const run = (options: { readonly k: number }) =>
         replayed: Stats.summarize(second.acts.filter((a) => a.level === "replay").map((a) => a.durationMs))
       },
       perScenario,
+      notReplayed: reasons(join(dir, "second")),
       changedForm: {
         passed: changed?.passAll ?? false,
         replayed: perScenario.find((s) => s.name === "changing-form")?.replayed ?? "",
@@ -191,6 +210,12 @@ export const section = (r: ReplayResult) => {
       (s) =>
         `| ${s.name} | ${s.firstMs} ms | ${s.secondMs} ms | ${s.replayed} | ${s.passFirst ? "yes" : "no"} / ${s.passSecond ? "yes" : "no"} |`
     ),
+    "",
+    "Not replayed in the second run, by reason (a miss goes on to the cascade at once):",
+    "",
+    ...Object.entries(r.notReplayed)
+      .sort((a, b) => b[1] - a[1])
+      .map(([reason, n]) => `- ${n} × ${reason}`),
     "",
     `Changed form (renamed field, moved button, new required field, a second "Email"): ${r.changedForm.passed ? "passed" : "FAILED"}, ${r.changedForm.replayed} acts replayed, the rest repaired by the cascade${r.changedForm.failures.length > 0 ? `; ${r.changedForm.failures.join("; ")}` : ""}.`
   ].join("\n")
