@@ -41,6 +41,8 @@ export interface ReplayResult {
   }>
   /** Why acts of the second run were not replayed, and why what the first resolved was not kept: reason → count. */
   readonly notReplayed: Readonly<Record<string, number>>
+  /** Why what the first run resolved was not kept: reason → count. */
+  readonly notKept: Readonly<Record<string, number>>
   /** The changed form in the second run: its page's values read back, with nothing written to a wrong field. */
   readonly changedForm: {
     readonly passed: boolean
@@ -182,6 +184,9 @@ export const run = (options: { readonly k: number }) =>
       },
       perScenario,
       notReplayed: reasons(join(dir, "second")),
+      notKept: Object.fromEntries(
+        Object.entries(reasons(join(dir, "first"))).filter(([reason]) => reason.startsWith("not_recorded"))
+      ),
       changedForm: {
         passed: changed?.passAll ?? false,
         replayed: perScenario.find((s) => s.name === "changing-form")?.replayed ?? "",
@@ -214,6 +219,12 @@ export const section = (r: ReplayResult) => {
     "Not replayed in the second run, by reason (a miss goes on to the cascade at once):",
     "",
     ...Object.entries(r.notReplayed)
+      .sort((a, b) => b[1] - a[1])
+      .map(([reason, n]) => `- ${n} × ${reason}`),
+    "",
+    "Not kept in the first run, by reason:",
+    "",
+    ...Object.entries(r.notKept)
       .sort((a, b) => b[1] - a[1])
       .map(([reason, n]) => `- ${n} × ${reason}`),
     "",
