@@ -3,7 +3,8 @@
  * the same site and route shape is replayed by the model-free engine — its target found again by the same role, name
  * and context, acted on, and checked as every act is — before any model is asked. A target not found or not one, or a
  * failed check, goes on to the cascade at once (no retry spent on the replay); what the cascade then resolves is kept
- * for next time. Keys and placeholders are `Replay/Key.ts`; the kept entries are the store's (`Store/Resolutions.ts`).
+ * for next time. Keys and placeholders are `Replay/Key.ts`, targets and methods `Replay/Target.ts`; the kept entries
+ * are the store's (`Store/Resolutions.ts`).
  *
  * Safe by construction: nothing is acted on through a reference or selector that was kept, only on the one element
  * that is now what the kept target was (a submit, pay, delete or send included); a replay that may have acted and
@@ -14,25 +15,26 @@ import { Egress } from "../Egress/Egress.ts"
 import * as AccessibilityTree from "../Engine/AccessibilityTree.ts"
 import type { Action, Engine } from "../Engine/Engine.ts"
 import * as EngineId from "../Engine/EngineId.ts"
-import * as Instruction from "../Engine/Instruction.ts"
 import * as Elements from "../Engine/Playwright/Elements.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
 import * as Secrets from "../Logging/Secrets.ts"
 import { Sandbox } from "../Sandbox/Sandbox.ts"
-import {
-  type Entry,
-  idOf,
-  type Key,
-  type Resolution,
-  type Resolutions,
-  type Step,
-  type Target
-} from "../Store/Resolutions.ts"
+import { type Entry, idOf, type Key, type Resolution, type Resolutions, type Step } from "../Store/Resolutions.ts"
 import { policing } from "./Cascade.ts"
 import { Engines } from "./Engines.ts"
 import type { Level } from "./Policy.ts"
 import * as Keys from "./Replay/Key.ts"
+import {
+  askedMethod,
+  describeTarget,
+  isDestructive,
+  isTarget,
+  pointing,
+  replayable,
+  sameSelector,
+  targetOf
+} from "./Replay/Target.ts"
 import type { Routed } from "./StagehandFallback.ts"
 
 export interface ReplayOptions {
@@ -60,58 +62,6 @@ export interface Replayed<A> extends Routed<A> {
 /** The model-free level replays run on. */
 const playwright: Level = { engine: "playwright", retryCount: 0, timeoutPerAttemptMs: 15_000 }
 
-/** Methods a kept resolution may replay: acts on one element the page shows (not files, keys alone or scrolls). */
-const replayable = new Set([
-  "click",
-  "doubleclick",
-  "fill",
-  "type",
-  "press",
-  "check",
-  "uncheck",
-  "selectoption",
-  "selectoptionfromdropdown",
-  "hover"
-])
-/** Methods whose failure after the act began may have done something: never followed by the cascade. */
-const pointing = new Set(["click", "doubleclick", "press"])
-
-/** Words of a control that submits, pays, deletes or sends. */
-const consequential =
-  /\b(submit|send|pay|purchase|buy|order|checkout|check out|delete|remove|apply|confirm|place|sign up|register|transfer|donate|book|publish|post|finish|complete)\b/i
-
-/** What an act that would be repeated at a cost looks like: a click on such a control, or one that navigated. */
-const isDestructive = (step: Step, navigated: boolean) =>
-  pointing.has(step.method.toLowerCase()) &&
-  (navigated || consequential.test(step.target.name) || step.target.role === "menuitem")
-
-/** Two selectors for one element as a level writes them: `xpath=/html/body` and `/html/body` alike. */
-const sameSelector = (a: string, b: string) => {
-  const bare = (s: string) => s.trim().replace(/^xpath=/i, "")
-  return bare(a) === bare(b)
-}
-
-/**
- * The method a grammar sentence asks for, whatever the level did: `check "I agree"` is kept as a check, which leaves
- * a ticked box ticked, not as the click a model made, which would untick it on a replay.
- */
-const askedMethod = (instruction: string, method: string) => {
-  const parsed = Instruction.parse(instruction)
-  if (Result.isFailure(parsed)) return method
-  const ins = parsed.success
-  switch (ins.kind) {
-    case "check":
-      return ins.checked ? "check" : "uncheck"
-    case "select":
-      return "selectOption"
-    case "fill":
-    case "type":
-      return ins.kind
-    default:
-      return method
-  }
-}
-
 /** A call the replay level serves: an act by sentence, or an observe of something. */
 const servedCall = (call: ReplayCall): { readonly tool: Key["tool"]; readonly instruction: string } | undefined => {
   const args = call.args as { readonly instruction?: unknown }
@@ -120,31 +70,6 @@ const servedCall = (call: ReplayCall): { readonly tool: Key["tool"]; readonly in
   if (call.tool === "browser.act") return { tool: "act", instruction: args.instruction }
   if (call.tool === "browser.observe") return { tool: "observe", instruction: args.instruction }
   return undefined
-}
-
-/** The target as `elements` lists it, and as it is kept. */
-const targetOf = (e: AccessibilityTree.Element): Target => ({
-  role: e.role,
-  name: e.name,
-  around: (e.around ?? []).map((a) => ({ kind: a.kind, name: a.name })),
-  ...(e.frame === undefined ? {} : { frame: e.frame })
-})
-
-const describeTarget = (t: Target) =>
-  AccessibilityTree.describeIn({ role: t.role, name: t.name, context: AccessibilityTree.contextOf(t.around) })
-
-const same = (a: string, b: string) => AccessibilityTree.normalize(a) === AccessibilityTree.normalize(b)
-
-/** Whether an element is the kept target: the same role, name, context and frame. */
-const isTarget = (target: Target) => (e: AccessibilityTree.Element) => {
-  const around = e.around ?? []
-  return (
-    e.role === target.role &&
-    same(e.name, target.name) &&
-    around.length === target.around.length &&
-    around.every((a, i) => a.kind === target.around[i]!.kind && same(a.name, target.around[i]!.name)) &&
-    same(e.frame ?? "", target.frame ?? "")
-  )
 }
 
 /** What a replay came to. */

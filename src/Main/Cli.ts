@@ -14,6 +14,7 @@ import * as Config from "../Server/Config.ts"
 import { defaults } from "../Server/Defaults.ts"
 import type { Sessions } from "../Server/Sessions.ts"
 import * as Startup from "../Server/Startup.ts"
+import * as Cache from "./Cache.ts"
 
 // Each command loads what it runs when it runs: the service reads its first request without loading the scenario
 // runner, the other surfaces or the engines' SDKs.
@@ -189,12 +190,7 @@ const serveCommand = Command.make("serve", serveFlags, serve).pipe(
   Command.withDescription("Run the service (default): MCP on stdio, --http for Streamable HTTP, --jsonrpc for JSON-RPC")
 )
 
-const storeFlag = Flag.String("store").pipe(
-  Flag.optional,
-  Flag.withDescription(
-    "Embedded store file (SWITCHYARD_STORE; default ~/.switchyard/store.db); DATABASE_URL selects PostgreSQL"
-  )
-)
+const storeFlag = Cache.storeFlag
 
 const statusCommand = Command.make("status", { ...common, store: storeFlag }, (flags) =>
   Effect.gen(function* () {
@@ -218,41 +214,6 @@ const statusCommand = Command.make("status", { ...common, store: storeFlag }, (f
 )
 
 const ReplayReport = () => load(() => import("../Cascade/Replay/Report.ts"))
-
-const cacheFlags = {
-  store: storeFlag,
-  site: Flag.String("site").pipe(
-    Flag.optional,
-    Flag.withDescription("One site: its origin (https://jobs.example.com) or its host name (any port and scheme)")
-  )
-}
-
-/** The store the service keeps its resolutions in, as `status` finds it. */
-const cacheStore = (flags: { readonly store: Option.Option<string> }) =>
-  load(() => import("../Store/Location.ts")).pipe(
-    Effect.map((Location) => Location.fromEnv(process.env, Option.getOrUndefined(flags.store)))
-  )
-
-const cacheList = Command.make("list", cacheFlags, (flags) =>
-  Effect.all([cacheStore(flags), ReplayReport()]).pipe(
-    Effect.flatMap(([location, Report]) => Report.list(location, Option.getOrUndefined(flags.site))),
-    Effect.flatMap((text) => Console.log(text))
-  )
-).pipe(Command.withDescription("The resolutions the replay level keeps: site, route, instruction, target, hits"))
-
-const cacheClear = Command.make("clear", cacheFlags, (flags) =>
-  Effect.all([cacheStore(flags), ReplayReport()]).pipe(
-    Effect.flatMap(([location, Report]) => Report.clear(location, Option.getOrUndefined(flags.site))),
-    Effect.flatMap((text) => Console.log(text))
-  )
-).pipe(Command.withDescription("Forget the kept resolutions (and their counts) of one site, or of every site"))
-
-const cacheCommand = Command.make("cache").pipe(
-  Command.withDescription(
-    "The replay level's kept resolutions: list them, or clear them (SWITCHYARD_REPLAY=off turns replay off)"
-  ),
-  Command.withSubcommands([cacheList, cacheClear])
-)
 
 const takeoverList = Command.make("list", common, (flags) =>
   Effect.all([resolveConfig(flags), load(() => import("../Takeover/Takeovers.ts"))]).pipe(
@@ -430,7 +391,7 @@ const root = Command.make("switchyard", serveFlags, serve).pipe(
     resumeCommand,
     clusterCommand,
     takeoverCommand,
-    cacheCommand,
+    Cache.cache,
     Scenarios.scenarios,
     Scenarios.analyze
   ])
