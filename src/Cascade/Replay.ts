@@ -184,12 +184,19 @@ export const make = Effect.fnUntraced(function* (options: ReplayOptions) {
   }
 
   /** The element a selector names, as the element model names it; none when the model-free level cannot tell. */
-  const identify = (selectors: ReadonlyArray<string>) =>
-    onPlaywright((engine) =>
+  const identify = (selectors: ReadonlyArray<string>) => {
+    const unknown = () => selectors.map(() => Option.none<AccessibilityTree.Element>())
+    return onPlaywright((engine) =>
       engine.identify === undefined
-        ? Effect.succeed(selectors.map(() => Option.none<AccessibilityTree.Element>()))
+        ? Effect.succeed(unknown())
         : Effect.forEach(selectors, (selector) => engine.identify!(selector))
-    ).pipe(Effect.orElseSucceed(() => selectors.map(() => Option.none<AccessibilityTree.Element>())))
+    ).pipe(
+      // A page that does not answer keeps the call waiting no longer than a replay would.
+      Effect.timeoutOption(timeoutMs),
+      Effect.map((found) => Option.getOrElse(found, unknown)),
+      Effect.orElseSucceed(unknown)
+    )
+  }
 
   /**
    * Keeps what the cascade resolved, when its targets can be named so that a new page load finds them again: each is

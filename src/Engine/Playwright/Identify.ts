@@ -35,7 +35,7 @@ export const identify = (sp: SessionPage, selector: string): Effect.Effect<Optio
     const locator = sp.page.locator(toSelector(selector))
     if ((yield* attempt(sp.at(label), () => locator.count())) !== 1) return Option.none<PageElement>()
     return yield* Effect.acquireUseRelease(
-      attempt(sp.at(label), () => locator.elementHandle({ timeout: 1_000 })),
+      attempt(sp.at(label), () => locator.elementHandle({ timeout: 3_000 })),
       (handle) =>
         handle === null
           ? Effect.succeed(Option.none<PageElement>())
@@ -72,7 +72,8 @@ export const identify = (sp: SessionPage, selector: string): Effect.Effect<Optio
                             (el instanceof HTMLInputElement &&
                               Array.from(el.labels ?? []).some((l) => l.contains(node))))),
                       [handle, holds] as const,
-                      { timeout: 1_000 }
+                      // A busy machine answers slowly: a slow answer is not a different element.
+                      { timeout: 3_000 }
                     )
                     .catch(() => false)
                 )
