@@ -5,6 +5,7 @@
  * it is now and matched to the element that is it, holds it, or is the control its label names.
  */
 import { Effect, Option } from "effect"
+import type { ElementHandle } from "playwright-core"
 import { isInteractive, type Element as PageElement } from "../AccessibilityTree.ts"
 import { toSelector } from "./Actions.ts"
 import * as Elements from "./Elements.ts"
@@ -27,15 +28,64 @@ const area = (e: PageElement) => (e.box === undefined ? Number.POSITIVE_INFINITY
  * empty), smallest first so a control wins over the card around it. At most this many are asked. */
 const maxAsked = 300
 
+/**
+ * The one element a plain XPath (`/html/body/wd-text-field[1]//input[1]`, `/` and `//` steps with a tag and an
+ * optional position) names in the composed tree, where an open shadow root's children are its host's; null when it
+ * names none or several. Runs in the page.
+ */
+const composedXPath = (xpath: string): Element | null => {
+  const steps = [...xpath.matchAll(/(\/\/?)([A-Za-z*][\w.:-]*)(?:\[(\d+)\])?/g)].map((m) => ({
+    deep: m[1] === "//",
+    tag: m[2]!.toLowerCase(),
+    at: m[3] === undefined ? undefined : Number(m[3])
+  }))
+  if (
+    steps.length === 0 ||
+    steps.map((s) => `${s.deep ? "//" : "/"}${s.tag}${s.at === undefined ? "" : `[${s.at}]`}`).join("") !==
+      xpath.toLowerCase()
+  )
+    return null
+  const children = (node: Document | Element): ReadonlyArray<Element> => [
+    ...Array.from(node.children),
+    ...("shadowRoot" in node && node.shadowRoot !== null ? Array.from(node.shadowRoot.children) : [])
+  ]
+  const descendants = (node: Document | Element): ReadonlyArray<Element> =>
+    children(node).flatMap((child) => [child, ...descendants(child)])
+  let current: ReadonlyArray<Document | Element> = [document]
+  for (const step of steps) {
+    const next = new Set<Element>()
+    for (const node of current) {
+      const matching = (step.deep ? descendants(node) : children(node)).filter(
+        (e) => step.tag === "*" || e.localName === step.tag
+      )
+      const chosen = step.at === undefined ? matching : matching.slice(step.at - 1, step.at)
+      for (const e of chosen) next.add(e)
+    }
+    current = [...next]
+    if (current.length === 0) return null
+  }
+  return current.length === 1 ? (current[0] as Element) : null
+}
+
 export const identify = (sp: SessionPage, selector: string): Effect.Effect<Option.Option<PageElement>, never> =>
   Effect.gen(function* () {
     const label = `identify ${selector}`
     const ref = Elements.refOf(selector)
     if (ref !== undefined) return Option.fromNullishOr(sp.elements.described(ref))
     const locator = sp.page.locator(toSelector(selector))
-    if ((yield* attempt(sp.at(label), () => locator.count())) !== 1) return Option.none<PageElement>()
+    const count = yield* attempt(sp.at(label), () => locator.count())
+    // An XPath through open shadow roots (as Stagehand writes one) names nothing to the browser's XPath: it is walked
+    // over the page as composed, shadow roots' children counted as their host's.
+    const composed = count === 0 && toSelector(selector).startsWith("xpath=")
+    if (count !== 1 && !composed) return Option.none<PageElement>()
     return yield* Effect.acquireUseRelease(
-      attempt(sp.at(label), () => locator.elementHandle({ timeout: 3_000 })),
+      composed
+        ? attempt(sp.at(label), () =>
+            sp.page
+              .evaluateHandle(composedXPath, toSelector(selector).slice("xpath=".length))
+              .then((h): ElementHandle | null => h.asElement())
+          )
+        : attempt(sp.at(label), (): Promise<ElementHandle | null> => locator.elementHandle({ timeout: 3_000 })),
       (handle) =>
         handle === null
           ? Effect.succeed(Option.none<PageElement>())
