@@ -255,7 +255,9 @@ export const make = Effect.fnUntraced(function* (options: ReplayOptions) {
         return yield* notKept(
           Result.isFailure(saved)
             ? saved.failure.message
-            : "the element acted on went with the navigation it started: it is identified before the act next time"
+            : (value as { readonly navigated?: unknown }).navigated !== undefined
+              ? "the element acted on went with the navigation it started: it is identified before the act next time"
+              : "the element acted on is not on the page after the act: it is identified before the act next time"
         )
       }
       // An act that moved the page on (its target learned because it went with the navigation) costs to repeat.

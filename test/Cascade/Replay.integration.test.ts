@@ -314,6 +314,30 @@ describe("the replay level", () => {
   )
 
   it.live(
+    "a field in an open shadow root that the model found is kept and replayed without it",
+    () =>
+      Effect.gen(function* () {
+        const site = yield* SiteServer.start
+        const model = yield* ScriptedModel.start
+        const store = yield* Resolutions.make({ location: { kind: "embedded", file: yield* storeFile } })
+        const url = site.url("/replay/shadow.html")
+        for (const [run, name] of ["Ada", "Grace"].entries()) {
+          const s = yield* session({ model, store })
+          ok(yield* s.call("browser.navigate", { url }))
+          const answer = ok(yield* s.call("browser.act", { instruction: `fill "Last Name" with "${name}"` }))
+          assert.strictEqual(answer.state.level, run === 0 ? 0 : "replay", JSON.stringify(replays(s)))
+          const values = yield* s.page(() =>
+            ["first", "last"].map((id) => (document.getElementById(id) as unknown as { value: string }).value)
+          )
+          assert.deepStrictEqual(values, ["", name], "only the Last Name field holds the value")
+          yield* s.close
+        }
+        assert.strictEqual(model.counts().act, 1, "the second session asked no model")
+      }),
+    120_000
+  )
+
+  it.live(
     "a secret is replayed as its reference and never kept",
     () =>
       Effect.gen(function* () {
