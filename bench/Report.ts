@@ -6,6 +6,7 @@ import type { HibernateResult } from "./Hibernate.ts"
 import type { MemoryResult } from "./Memory.ts"
 import { labels, type OverheadResult, variants } from "./Overhead.ts"
 import * as Peers from "./Peers.ts"
+import * as Replay from "./Replay.ts"
 import { cloudFigures, type SessionsResult } from "./Sessions.ts"
 import type * as Stats from "./Stats.ts"
 import type { SwitchResult } from "./Switch.ts"
@@ -37,6 +38,7 @@ export interface Results {
   readonly web?: WebResult
   readonly peers?: Peers.PeersResult
   readonly density?: DensityResult
+  readonly replay?: Replay.ReplayResult
   readonly targets: ReadonlyArray<Target>
 }
 
@@ -500,6 +502,7 @@ export const sections = (r: Results): Array<string> => {
       )}\n\nUSS counts the pages only these processes hold; PSS also splits the pages they share with other processes (other Chromiums on the machine included), RSS counts shared pages in full. Within ${d.budgetGiB} GiB at the largest level's PSS per working session: ${d.sessionsInBudget} sessions (the configured cap is what bounds them first).`
     )
   }
+  if (r.replay) out.push(Replay.section(r.replay))
   return out
 }
 

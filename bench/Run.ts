@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: every figure measured side by side in one run on local fixture pages, printed as tables and
  * written to bench/results.json and bench/RESULTS.md. `--quick` runs a few iterations of each (a smoke test);
- * `--only overhead,switch,cold,crash,hibernate,sessions,memory,web,peers,density` runs some of them; `--report` rewrites RESULTS.md from
+ * `--only overhead,switch,cold,crash,hibernate,sessions,memory,web,peers,density,replay` runs some of them; `--report` rewrites RESULTS.md from
  * results.json without measuring.
  */
 import { execFileSync } from "node:child_process"
@@ -22,6 +22,7 @@ import * as Hibernate from "./Hibernate.ts"
 import * as Memory from "./Memory.ts"
 import * as Overhead from "./Overhead.ts"
 import * as Peers from "./Peers.ts"
+import * as Replay from "./Replay.ts"
 import * as Report from "./Report.ts"
 import * as Sessions from "./Sessions.ts"
 import * as Switch from "./Switch.ts"
@@ -56,7 +57,8 @@ const counts = quick
       peerRounds: 5,
       peerSpawns: 2,
       densityLevels: [1, 4],
-      densitySequences: 2
+      densitySequences: 2,
+      replayK: 1
     }
   : {
       overhead: 50,
@@ -74,7 +76,8 @@ const counts = quick
       peerRounds: 30,
       peerSpawns: 5,
       densityLevels: [1, 4, 8],
-      densitySequences: 4
+      densitySequences: 4,
+      replayK: 3
     }
 const checkpoints = [100, 250, 500, 1_000, 2_000, 3_000, 4_000, 5_000].filter((n) => n <= counts.calls)
 
@@ -104,7 +107,7 @@ const part = <A, E>(name: string, self: Effect.Effect<A, E>) =>
 
 const program = Effect.gen(function* () {
   log(
-    `switchyard bench: iterations — overhead ${counts.overhead} (+${counts.warmup} warm-up) per variant, switch ${counts.switchRounds} rounds × 16 pairs, cold start ${counts.coldStarts} × 2, crash ${counts.crashes}, hibernate ${counts.hibernations} × 2, sessions ${counts.sessionRounds} rounds × (1, 2, 4, 8) sessions × ${counts.sequences} sequences per level, memory ${counts.calls} calls (+ ${counts.gcCalls} with forced GCs), peers ${counts.peerRounds} rounds × 3 servers (+ ${counts.peerSpawns} spawns each), density (${counts.densityLevels.join(", ")}) sessions × ${counts.densitySequences} sequences`
+    `switchyard bench: iterations — overhead ${counts.overhead} (+${counts.warmup} warm-up) per variant, switch ${counts.switchRounds} rounds × 16 pairs, cold start ${counts.coldStarts} × 2, crash ${counts.crashes}, hibernate ${counts.hibernations} × 2, sessions ${counts.sessionRounds} rounds × (1, 2, 4, 8) sessions × ${counts.sequences} sequences per level, memory ${counts.calls} calls (+ ${counts.gcCalls} with forced GCs), peers ${counts.peerRounds} rounds × 3 servers (+ ${counts.peerSpawns} spawns each), density (${counts.densityLevels.join(", ")}) sessions × ${counts.densitySequences} sequences, replay the suite twice × k ${counts.replayK}`
   )
   const overhead = yield* part("overhead", Overhead.run({ iterations: counts.overhead, warmup: counts.warmup }))
   const switching = yield* part("switch", Switch.run({ rounds: counts.switchRounds }))
@@ -131,7 +134,8 @@ const program = Effect.gen(function* () {
     "density",
     Density.run({ levels: counts.densityLevels, sequences: counts.densitySequences })
   )
-  return { overhead, switching, coldStart, crash, hibernate, sessions, memory, web, peers, density }
+  const replay = yield* part("replay", Replay.run({ k: counts.replayK }))
+  return { overhead, switching, coldStart, crash, hibernate, sessions, memory, web, peers, density, replay }
 })
 
 const main = Effect.gen(function* () {
@@ -161,7 +165,8 @@ const main = Effect.gen(function* () {
       "web pattern rounds": counts.webRounds,
       "peer rounds": counts.peerRounds,
       "peer spawns for initialize": counts.peerSpawns,
-      "density sequences per session": counts.densitySequences
+      "density sequences per session": counts.densitySequences,
+      "replay: runs of each scenario per suite run (k)": counts.replayK
     },
     ...(measured.overhead ? { overhead: measured.overhead } : {}),
     ...(measured.switching ? { switch: measured.switching } : {}),
@@ -172,7 +177,8 @@ const main = Effect.gen(function* () {
     ...(measured.memory ? { memory: measured.memory } : {}),
     ...(measured.web ? { web: measured.web } : {}),
     ...(measured.peers ? { peers: measured.peers } : {}),
-    ...(measured.density ? { density: measured.density } : {})
+    ...(measured.density ? { density: measured.density } : {}),
+    ...(measured.replay ? { replay: measured.replay } : {})
   }
   const results: Report.Results = { ...base, targets: Report.targets(base) }
   const notes = Findings.notes(results)

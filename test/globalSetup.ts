@@ -16,6 +16,8 @@ export default function setup() {
   process.env.SWITCHYARD_TEST_RUN_DIR = root
   // Every service a test starts runs only the browsers it uses, unless the test asks for browsers started ahead.
   process.env.SWITCHYARD_WARM_BROWSERS ??= "0"
+  // A service a test starts replays nothing kept by another test: the replay level is turned on by its own tests.
+  process.env.SWITCHYARD_REPLAY ??= "off"
   return async () => {
     let left = processesMatching(root)
     for (let i = 0; i < 30 && left.length > 0; i++) {

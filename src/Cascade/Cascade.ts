@@ -330,7 +330,7 @@ const escalate = (config: CascadeConfig, index: number, failure: SwitchyardError
  * URL asked for — and the browser's error page names it (a TLS failure, a refused tunnel) when the main frame
  * committed one during the attempt.
  */
-const policing =
+export const policing =
   (sandbox: Sandbox["Service"], egress: Option.Option<Egress["Service"]>) =>
   <A>(
     action: string,

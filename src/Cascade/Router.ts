@@ -22,6 +22,7 @@ import { Cascade } from "./Cascade.ts"
 import { Engines } from "./Engines.ts"
 import * as HandoffTools from "./HandoffTools.ts"
 import { type CascadeConfig, cascadeFor, defaultPolicy, handsToPerson, type Policy, platformOf } from "./Policy.ts"
+import { Replay, type Replayed } from "./Replay.ts"
 import * as StagehandFallback from "./StagehandFallback.ts"
 import * as StateBlock from "./StateBlock.ts"
 import * as Tool from "./Tool.ts"
@@ -134,6 +135,7 @@ export class Router extends Context.Service<
         const states = StateBlock.make({ sandbox, engines, takeover: handoff.active, features })
         const route = StagehandFallback.make(options, (level) => states.usable(level).pipe(Effect.map(Option.isSome)))
         const storage = yield* Effect.serviceOption(StorageStates)
+        const replay = yield* Effect.serviceOption(Replay)
         const session: Tool.Session = { sandbox, handoff, storage }
         // Which URLs a tool that opens one (`browser.navigate`) may open: the session's egress policy.
         const egress = Option.getOrUndefined(yield* Effect.serviceOption(Egress))
@@ -162,11 +164,15 @@ export class Router extends Context.Service<
           outcome:
             | { ok: true; result: unknown; resources?: ReadonlyArray<Tool.Resource> }
             | { ok: false; error: StateBlock.ToolError },
-          message?: string
+          message?: string,
+          replayed = false,
+          servedBy?: Replayed<unknown>["servedBy"]
         ) =>
           Effect.gen(function* () {
-            const status = yield* sandbox.status
-            const state = yield* states.block(step.stagehandDisabled, status, config)
+            const status = { ...(yield* sandbox.status), ...servedBy }
+            const block = yield* states.block(step.stagehandDisabled, status, config)
+            // A replayed answer says so: its level is the replay level, in front of the cascade.
+            const state: StateBlock.StateBlock = replayed ? { ...block, level: "replay" } : block
             const pageEvents = yield* sandbox.events
             if (state.url !== null) lastUrl = state.url
             // A page that echoes a configured secret does not hand it back: the answer carries its reference.
@@ -412,22 +418,25 @@ export class Router extends Context.Service<
                         chosen > 0 || setInputDirectly(result) ? Effect.succeed(result) : noChooser(tool.name)
                       )
                     )
-            const { outcome, message } = yield* scoped(
-              route(tool.name, used, step, (levels) =>
-                choosing(
-                  cascade.call({
-                    config: levels,
-                    action: tool.name,
-                    isAct: bound.isAct,
-                    modelFree: Secrets.refersToSecret(bound.args),
-                    run: bound.run,
-                    levelIndex: (level) => used.levels.indexOf(level)
-                  })
-                )
+            const routed = route(tool.name, used, step, (levels) =>
+              choosing(
+                cascade.call({
+                  config: levels,
+                  action: tool.name,
+                  isAct: bound.isAct,
+                  modelFree: Secrets.refersToSecret(bound.args),
+                  run: bound.run,
+                  levelIndex: (level) => used.levels.indexOf(level)
+                })
               )
             )
+            const { outcome, message, replayed, servedBy } = yield* scoped(
+              Option.isSome(replay)
+                ? replay.value.around({ tool: tool.name, args: bound.args }, routed)
+                : routed.pipe(Effect.map((r): Replayed<unknown> => ({ ...r, replayed: false })))
+            )
             if (outcome._tag === "Success") {
-              return yield* answer(base, step, used, succeeded(tool, outcome.success), message)
+              return yield* answer(base, step, used, succeeded(tool, outcome.success), message, replayed, servedBy)
             }
             // The act did what it was asked and the page answered with a dialog: that is its outcome, not a failure.
             if (bound.isAct && outcome.failure instanceof DialogOpen && outcome.failure.openedByCall) {
@@ -437,7 +446,7 @@ export class Router extends Context.Service<
                 description: `done; the page then opened a ${opened.type} dialog ${JSON.stringify(opened.message.slice(0, 200))}: answer it with browser.dialog (accept: true or false)`,
                 dialog: opened
               }
-              return yield* answer(base, step, used, { ok: true, result }, message)
+              return yield* answer(base, step, used, { ok: true, result }, message, replayed)
             }
             const error = yield* states.explain(
               outcome.failure,
@@ -445,7 +454,7 @@ export class Router extends Context.Service<
               step.stagehandDisabled,
               cascadeFor(policy, lastUrl)
             )
-            return yield* answer(base, step, used, { ok: false, error }, message)
+            return yield* answer(base, step, used, { ok: false, error }, message, replayed)
           })
 
         return Router.of({

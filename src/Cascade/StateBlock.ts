@@ -16,7 +16,8 @@ import { type ToolName, toolNames, tools } from "./Tools.ts"
 /** What every answer carries: enough for an LLM to see where it is and what it can do next. */
 export interface StateBlock {
   readonly engine: string | null
-  readonly level: number | null
+  /** The cascade level that served the call, or `replay`: a kept resolution replayed in front of the cascade. */
+  readonly level: number | "replay" | null
   readonly disabled: ReadonlyArray<string>
   readonly url: string | null
   readonly title: string | null

@@ -8,6 +8,7 @@ import { Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import type { StoreOptions } from "../Store/Location.ts"
+import * as Resolutions from "../Store/Resolutions.ts"
 import * as Sqlite from "../Store/Sqlite.ts"
 
 export { describe, fromEnv, type StoreOptions } from "../Store/Location.ts"
@@ -24,8 +25,8 @@ export const layer = (options: StoreOptions): Layer.Layer<SqlClient.SqlClient, S
 
 /**
  * The step and engine events (seed 001 §10's `task_events`, so its dashboard queries run as written on PostgreSQL),
- * each session's saved page state and the fleet's runners and placements. Created when missing; the cluster creates
- * its own tables itself. Runners starting together on a fresh PostgreSQL would race: two `CREATE TABLE IF NOT EXISTS`
+ * each session's saved page state, the fleet's runners and placements, and the replay level's kept resolutions.
+ * Created when missing; the cluster creates its own tables itself. Runners starting together on a fresh PostgreSQL would race: two `CREATE TABLE IF NOT EXISTS`
  * of one table at once fail with a unique violation in the catalog, so the creation runs in one transaction holding an
  * advisory lock, and the second runner finds the tables made.
  */
@@ -68,6 +69,8 @@ const migrate = Effect.gen(function* () {
       session TEXT PRIMARY KEY,
       runner TEXT NOT NULL,
       assigned_ms BIGINT NOT NULL)`
+    // The replay level's kept resolutions, shared by every runner.
+    yield* Resolutions.tables(sql)
   })
   yield* sql.withTransaction(create)
 })

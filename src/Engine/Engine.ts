@@ -2,7 +2,7 @@
  * The automation engine contract. An engine is a Layer built inside a Sandbox lease: building it connects a client
  * to the session's running browser, releasing it disconnects that client and never stops the browser.
  */
-import { Context, type Effect, Schema } from "effect"
+import { Context, type Effect, type Option, Schema } from "effect"
 import { ElementRef } from "../Errors/Page.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import type { Element as PageElement } from "./AccessibilityTree.ts"
@@ -159,6 +159,9 @@ export class Engine extends Context.Service<
     readonly waitFor?: (condition: WaitCondition) => Effect.Effect<WaitResult, SwitchyardError>
     /** The page's elements as a person names them, with their references, read now (engines with `references`). */
     readonly elements?: () => Effect.Effect<ReadonlyArray<PageElement>, SwitchyardError>
+    /** Which of the page's elements a selector (XPath, CSS) or reference names, as `elements` names it; none when
+     * it names no element, several, or one the element model does not list (engines with `references`). */
+    readonly identify?: (selector: string) => Effect.Effect<Option.Option<PageElement>>
     /** Runs JavaScript in the page or one of its frames and answers its JSON value (engines with `references`). */
     readonly evaluate?: (expression: string, frame?: string) => Effect.Effect<EvaluateResult, SwitchyardError>
     /** Whether the engine's client is still connected; checked before each operation. */

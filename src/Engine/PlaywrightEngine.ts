@@ -3,7 +3,7 @@
  * (Playwright/Actions.ts), a small instruction grammar resolved through the accessibility tree
  * (Playwright/Instructions.ts), and page facts; its failures are mapped in Playwright/Errors.ts.
  */
-import { DateTime, Effect, Layer } from "effect"
+import { DateTime, Effect, Layer, Option } from "effect"
 import type { Page } from "playwright-core"
 import type { SwitchyardError } from "../Errors.ts"
 import * as AccessibilityTree from "./AccessibilityTree.ts"
@@ -26,6 +26,7 @@ import * as Labels from "./Playwright/Elements/Labels.ts"
 import * as Elements from "./Playwright/Elements.ts"
 import { attempt, engine } from "./Playwright/Errors.ts"
 import * as Evaluate from "./Playwright/Evaluate.ts"
+import * as Identify from "./Playwright/Identify.ts"
 import * as Instructions from "./Playwright/Instructions.ts"
 import * as SessionPage from "./Playwright/Page.ts"
 import * as Snapshot from "./Playwright/Snapshot.ts"
@@ -228,6 +229,9 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
       sp.ensureConnected("wait_for").pipe(Effect.andThen(Waits.waitFor(sp, condition))),
 
     elements: () => sp.ensureConnected("fill_form").pipe(Effect.andThen(Actions.readElements(sp, "fill_form"))),
+
+    identify: (selector: string) =>
+      sp.connected() ? Identify.identify(sp, selector) : Effect.succeed(Option.none<AccessibilityTree.Element>()),
 
     evaluate: (expression: string, frame?: string) =>
       sp.ensureConnected("evaluate").pipe(Effect.andThen(Evaluate.evaluate(sp, expression, frame))),

@@ -135,6 +135,27 @@ export const HumanTakeover = Schema.Struct({
   reason: Schema.String
 })
 
+/**
+ * The replay level: a kept resolution replayed (`hit`), not replayed and why (`miss`: none kept, expired, its target
+ * not found or not one, its check failed), or what a level resolved kept for next time (`recorded`, or
+ * `not_recorded` and why). `target` is the element as a person names it; instructions' values are never logged.
+ */
+export const Replay = Schema.Struct({
+  event: Schema.tag("replay"),
+  outcome: Schema.Literals(["hit", "miss", "recorded", "not_recorded"]),
+  reason: Schema.optionalKey(Schema.String),
+  /** The kept entry's id (`switchyard cache list` shows it). */
+  entry: Schema.String,
+  site: Schema.String,
+  route: Schema.String,
+  target: Schema.optionalKey(Schema.String),
+  /** The level that resolved what was kept, on `recorded`. */
+  resolvedBy: Schema.optionalKey(Schema.String),
+  durationMs: Schema.optionalKey(Schema.Number),
+  /** On a hit: what the level that resolved it took, less what the replay took. */
+  savedMs: Schema.optionalKey(Schema.Number)
+})
+
 /** Attempt lifecycle (seed 003) and engine events (seed 001 §10): what `emit` takes. */
 export const EngineEvent = Schema.Union([
   Start,
@@ -149,7 +170,8 @@ export const EngineEvent = Schema.Union([
   EngineFailure,
   CascadeEscalation,
   LevelSkipped,
-  HumanTakeover
+  HumanTakeover,
+  Replay
 ]).pipe(Schema.toTaggedUnion("event"))
 export type EngineEvent = typeof EngineEvent.Type
 
@@ -202,6 +224,7 @@ export const Stamped = Schema.Union([
   stamped(CascadeEscalation),
   stamped(LevelSkipped),
   stamped(HumanTakeover),
+  stamped(Replay),
   stamped(ScenarioStep)
 ]).pipe(Schema.toTaggedUnion("event"))
 export type Stamped = typeof Stamped.Type

@@ -1,7 +1,7 @@
 /**
  * Switchyard's command line: `serve` (the default: MCP on stdio, `--http` for Streamable HTTP, `--jsonrpc` for the
- * line-delimited JSON-RPC sidecar), `status` (what this machine and configuration can run) and `demo` (a short task
- * on a bundled page through the cascade).
+ * line-delimited JSON-RPC sidecar), `status` (what this machine and configuration can run), `demo` (a short task
+ * on a bundled page through the cascade), `cache` (the replay level's kept resolutions) and the workflows.
  */
 import { setFlagsFromString } from "node:v8"
 import * as NodeServices from "@effect/platform-node/NodeServices"
@@ -14,6 +14,7 @@ import * as Config from "../Server/Config.ts"
 import { defaults } from "../Server/Defaults.ts"
 import type { Sessions } from "../Server/Sessions.ts"
 import * as Startup from "../Server/Startup.ts"
+import * as Cache from "./Cache.ts"
 import * as Presenter from "./Presenter.ts"
 
 // Each command loads what it runs when it runs: the service reads its first request without loading the scenario
@@ -196,12 +197,7 @@ const serveCommand = Command.make("serve", serveFlags, serve).pipe(
   Command.withDescription("Run the service (default): MCP on stdio, --http for Streamable HTTP, --jsonrpc for JSON-RPC")
 )
 
-const storeFlag = Flag.String("store").pipe(
-  Flag.optional,
-  Flag.withDescription(
-    "Embedded store file (SWITCHYARD_STORE; default ~/.switchyard/store.db); DATABASE_URL selects PostgreSQL"
-  )
-)
+const storeFlag = Cache.storeFlag
 
 const statusCommand = Command.make("status", { ...common, store: storeFlag }, (flags) =>
   Effect.gen(function* () {
@@ -213,14 +209,18 @@ const statusCommand = Command.make("status", { ...common, store: storeFlag }, (f
     ])
     const machine = yield* Status.report(config)
     // The fleet (with DATABASE_URL) or the embedded store: runners, sessions and the dashboard's questions.
-    const store = yield* Dashboard.report(Store.fromEnv(process.env, Option.getOrUndefined(flags.store)))
-    yield* Console.log(`${machine}${store}`)
+    const location = Store.fromEnv(process.env, Option.getOrUndefined(flags.store))
+    const store = yield* Dashboard.report(location)
+    const replay = yield* ReplayReport().pipe(Effect.flatMap((r) => r.status(location, config.replay.enabled)))
+    yield* Console.log(`${machine}${store}${replay}`)
   })
 ).pipe(
   Command.withDescription(
     "Show what this machine and configuration can run (browser, engines, log root, services) and, from the store, the fleet and the step and engine dashboard"
   )
 )
+
+const ReplayReport = () => load(() => import("../Cascade/Replay/Report.ts"))
 
 const takeoverList = Command.make("list", common, (flags) =>
   Effect.all([resolveConfig(flags), load(() => import("../Takeover/Takeovers.ts"))]).pipe(
@@ -398,6 +398,7 @@ const root = Command.make("switchyard", serveFlags, serve).pipe(
     resumeCommand,
     clusterCommand,
     takeoverCommand,
+    Cache.cache,
     Scenarios.scenarios,
     Scenarios.analyze
   ])

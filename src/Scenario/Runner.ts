@@ -40,6 +40,10 @@ export interface RunSuiteOptions extends RunOptions {
   readonly print?: boolean | ((table: string) => void)
   /** Fixture sites directory; default `scenarios/sites/`. */
   readonly sitesRoot?: string
+  /** The fixture sites, when the caller serves them (on the same origins across suites); default served here. */
+  readonly sites?: Sites.Sites
+  /** The scripted model to answer with, when the caller counts its requests; default one started for the suite. */
+  readonly scripted?: ScriptedModel.ScriptedModel
 }
 
 export class RunError extends Data.TaggedError("RunError")<{ readonly message: string }> {}
@@ -73,8 +77,10 @@ export const runSuite = (options: RunSuiteOptions): Effect.Effect<SuiteReport, S
     const results = new Map<string, Array<RunResult>>()
     yield* Effect.scoped(
       Effect.gen(function* () {
-        const sites = yield* Sites.start(options.sitesRoot)
-        const scripted = usesScripted(scenarios, options.model) ? yield* ScriptedModel.start : undefined
+        const sites = options.sites ?? (yield* Sites.start(options.sitesRoot))
+        const scripted = !usesScripted(scenarios, options.model)
+          ? undefined
+          : (options.scripted ?? (yield* ScriptedModel.start))
         const ctx: RunContext = { runId, sites, scripted, options }
         const logging = SessionStack.attemptLog(logDir, { screenshots: options.screenshots ?? true }).pipe(
           Layer.merge(SystemLog.layer({ root: logDir, stderr: false }))

@@ -267,6 +267,12 @@ export const ServiceConfig = Config.all({
     /** The state every new session starts from. */
     state: optional("storage.state", ["SWITCHYARD_STORAGE_STATE"], text)
   }),
+  /** The replay level: what a level resolved is kept in the store and replayed without a model next time. */
+  replay: Config.all({
+    enabled: setting("replay.enabled", ["SWITCHYARD_REPLAY"], onOff, defaults.replay.enabled),
+    /** How long a kept resolution lives after it was kept or last replayed. */
+    ttlMs: setting("replay.ttlMs", ["SWITCHYARD_REPLAY_TTL_MS"], whole(1), defaults.replay.ttlMs)
+  }),
   /** A JSON file of secrets (name → value) tools refer to as `{{secret:NAME}}`, besides `SWITCHYARD_SECRET_<NAME>`. */
   secretsFile: optional("secretsFile", ["SWITCHYARD_SECRETS_FILE"], text),
   /** OTLP/HTTP export of traces, metrics and logs, when a collector is named. */

@@ -11,8 +11,11 @@ import * as Screenshot from "../Engine/Screenshot.ts"
 import * as AttemptLog from "../Logging/AttemptLog.ts"
 import * as Limits from "../Sandbox/Limits.ts"
 import * as AdsPower from "../Sandbox/Provider/AdsPower.ts"
+import * as Resolutions from "../Store/Resolutions.ts"
 
 export const defaults = {
+  /** Kept resolutions are replayed before any model is asked; one unused for 14 days is dropped. */
+  replay: { enabled: true, ttlMs: Resolutions.defaultTtlMs },
   /** `~/.switchyard/logs`. */
   logDir: AttemptLog.homeRoot,
   /** As root, Chromium runs as `nobody` with its sandbox; `noSandbox` only when configured. */

@@ -19,6 +19,7 @@ import * as CdpEndpoint from "../Sandbox/Provider/CdpEndpoint.ts"
 import * as LocalChromium from "../Sandbox/Provider/LocalChromium.ts"
 import * as WarmPool from "../Sandbox/Provider/WarmPool.ts"
 import * as Location from "../Store/Location.ts"
+import * as Resolutions from "../Store/Resolutions.ts"
 import * as StorageStates from "../Store/StorageStates.ts"
 import { make as makeTakeovers, Takeovers } from "../Takeover/Takeovers.ts"
 import type * as Config from "./Config.ts"
@@ -156,6 +157,8 @@ export const layer = <R = never>(
       const registry = yield* Reaper.register(root)
       // One store of named storage states for every session, opened on its first use.
       const storage = yield* StorageStates.make({ key: config.storage.key, location: Location.fromEnv() })
+      // One store of replayed resolutions for every session (and every runner of a fleet), opened on its first use.
+      const resolutions = yield* Resolutions.make({ location: Location.fromEnv(), ttlMs: config.replay.ttlMs })
       const policy = yield* policyOf(config)
       const sessions = config.sessions
       const idle = sessions.idleTimeoutMs
@@ -173,6 +176,7 @@ export const layer = <R = never>(
           screenshot: config.screenshot
         },
         storage,
+        replay: { enabled: config.replay.enabled, store: resolutions },
         sandbox: {
           idleTimeoutMs: idle === 0 ? null : idle,
           leaseTimeoutMs: sessions.leaseTimeoutMs,

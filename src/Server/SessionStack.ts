@@ -5,6 +5,7 @@
 import { Effect, Layer } from "effect"
 import { Cascade } from "../Cascade/Cascade.ts"
 import { Engines, type EnginesOptions } from "../Cascade/Engines.ts"
+import { Replay, type ReplayOptions } from "../Cascade/Replay.ts"
 import { Router, type RouterOptions } from "../Cascade/Router.ts"
 import * as Egress from "../Egress/Egress.ts"
 import * as HumanEngine from "../Engine/HumanEngine.ts"
@@ -45,6 +46,8 @@ export interface SessionStackOptions {
   readonly egress?: Egress.EgressOptions
   /** Where named storage states are kept (one store for every session of the service). */
   readonly storage?: StorageStates["Service"]
+  /** The replay level in front of the cascade, and the store its resolutions are kept in; none: no replay. */
+  readonly replay?: ReplayOptions
 }
 
 export type SessionStack = Router | Cascade | Sandbox | Engines
@@ -56,6 +59,7 @@ const stack = <E, R1, R2>(
 ) =>
   Router.layer(options.router).pipe(
     Layer.provide(options.storage === undefined ? Layer.empty : Layer.succeed(StorageStates, options.storage)),
+    Layer.provide(options.replay === undefined ? Layer.empty : Replay.layer(options.replay)),
     Layer.provideMerge(Cascade.layer),
     Layer.provideMerge(Sandbox.layer(options.sandbox)),
     Layer.provideMerge(engines),

@@ -33,12 +33,26 @@ type Rows = ReadonlyArray<never>
 
 const connect = (filename: string) =>
   Effect.gen(function* () {
-    mkdirSync(dirname(filename), { recursive: true })
-    const db = new DatabaseSync(filename)
-    yield* Effect.addFinalizer(() => Effect.sync(() => db.close()))
-    db.exec("PRAGMA journal_mode = WAL")
-    // A second process (a restarted service, a status query) may hold the file briefly: wait rather than fail.
-    db.exec("PRAGMA busy_timeout = 5000")
+    // A file that cannot be made or opened (its folder is a file, or not writable) is the store's failure, not a crash.
+    const db = yield* Effect.acquireRelease(
+      Effect.try({
+        try: () => {
+          mkdirSync(dirname(filename), { recursive: true })
+          const opened = new DatabaseSync(filename)
+          try {
+            opened.exec("PRAGMA journal_mode = WAL")
+            // A second process (a restarted service, a status query) may hold the file briefly: wait rather than fail.
+            opened.exec("PRAGMA busy_timeout = 5000")
+          } catch (cause) {
+            opened.close()
+            throw cause
+          }
+          return opened
+        },
+        catch: (cause) => failure(cause, `Failed to open ${filename}`, "connect")
+      }),
+      (opened) => Effect.sync(() => opened.close())
+    )
     const prepared = new Map<string, StatementSync>()
     const prepare = (sql: string) =>
       Effect.try({
@@ -99,5 +113,5 @@ export const make = (options: SqliteOptions) =>
   })
 
 /** `SqlClient` on a SQLite file. */
-export const layer = (options: SqliteOptions): Layer.Layer<SqlClient.SqlClient> =>
+export const layer = (options: SqliteOptions): Layer.Layer<SqlClient.SqlClient, SqlError> =>
   Layer.effect(SqlClient.SqlClient, make(options)).pipe(Layer.provide(Reactivity.layer))

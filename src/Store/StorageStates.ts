@@ -4,10 +4,11 @@
  * without a key nothing is saved or read back, and a state's contents never reach a log or a listing.
  */
 import { createCipheriv, createDecipheriv, randomBytes, scryptSync } from "node:crypto"
-import { Context, Effect, Layer, Option, Redacted, type Scope, SynchronizedRef } from "effect"
+import { Context, Effect, Layer, Redacted } from "effect"
 import type * as SqlClient from "effect/sql/SqlClient"
 import { InvalidInput } from "../Errors/Page.ts"
 import { PolicyRejected, StepFailed } from "../Errors/Service.ts"
+import * as Client from "./Client.ts"
 import { describe, type StoreOptions } from "./Location.ts"
 
 /** A cookie as the browser reports it (CDP `Network.Cookie`). */
@@ -91,27 +92,14 @@ const open = (key: Buffer, sealed: string): string | undefined => {
   }
 }
 
-/** The store's client, opened on first use (its driver is loaded then, not when the service starts). */
-const connect = (location: StoreOptions, scope: Scope.Scope) =>
-  Effect.gen(function* () {
-    const { SqlClient: Tag } = yield* Effect.promise(() => import("effect/sql/SqlClient"))
-    const layer =
-      location.kind === "postgres"
-        ? (yield* Effect.promise(() => import("@effect/sql-pg/PgClient"))).layer({
-            url: location.url,
-            applicationName: "switchyard"
-          })
-        : (yield* Effect.promise(() => import("./Sqlite.ts"))).layer({ filename: location.file })
-    const context = yield* Layer.buildWithScope(layer as Layer.Layer<SqlClient.SqlClient, unknown>, scope)
-    const sql = Context.get(context, Tag)
-    yield* sql`CREATE TABLE IF NOT EXISTS storage_states (
-      name TEXT PRIMARY KEY,
-      sealed TEXT NOT NULL,
-      cookies INTEGER NOT NULL,
-      origins INTEGER NOT NULL,
-      saved_at TEXT NOT NULL)`
-    return sql
-  })
+/** The table the states are kept in. */
+const migrate = (sql: SqlClient.SqlClient) =>
+  sql`CREATE TABLE IF NOT EXISTS storage_states (
+    name TEXT PRIMARY KEY,
+    sealed TEXT NOT NULL,
+    cookies INTEGER NOT NULL,
+    origins INTEGER NOT NULL,
+    saved_at TEXT NOT NULL)`
 
 export class StorageStates extends Context.Service<
   StorageStates,
@@ -140,7 +128,6 @@ export const make = Effect.fnUntraced(function* (options: StorageStatesOptions) 
   const scope = yield* Effect.scope
   const key =
     options.key === undefined ? undefined : scryptSync(Redacted.value(options.key), "switchyard storage states", 32)
-  const client = yield* SynchronizedRef.make<Option.Option<SqlClient.SqlClient>>(Option.none())
   const failed = (doing: string) => (cause: unknown) =>
     new StepFailed({
       step: "storage state",
@@ -148,11 +135,7 @@ export const make = Effect.fnUntraced(function* (options: StorageStatesOptions) 
       message: `cannot ${doing} in the store (${describe(options.location)}): ${cause instanceof Error ? cause.message.split("\n")[0] : String(cause)}`
     })
   /** The client, opened once; a failed open is tried again on the next use. */
-  const sql = SynchronizedRef.modifyEffect(client, (known) =>
-    Option.isSome(known)
-      ? Effect.succeed([known.value, known] as const)
-      : connect(options.location, scope).pipe(Effect.map((opened) => [opened, Option.some(opened)] as const))
-  ).pipe(Effect.mapError(failed("open the store")))
+  const sql = (yield* Client.lazy(options.location, scope, migrate)).pipe(Effect.mapError(failed("open the store")))
 
   const save = (name: string, state: StorageState) =>
     Effect.gen(function* () {

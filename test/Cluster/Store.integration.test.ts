@@ -42,6 +42,8 @@ describe.skipIf(Postgres.binDir() === undefined)("store schema on PostgreSQL", (
         assert.deepStrictEqual(tables.trim().split("\n"), [
           "fleet_runners",
           "fleet_sessions",
+          "replay_counts",
+          "replay_entries",
           "session_state",
           "task_events"
         ])

@@ -105,10 +105,13 @@ describe("Config.resolve", () => {
           OPENAI_API_KEY: "sk-native",
           SWITCHYARD_OPENAI_BASE_URL: "http://127.0.0.1:9/v1",
           OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318",
-          OTEL_SERVICE_NAME: "sy"
+          OTEL_SERVICE_NAME: "sy",
+          SWITCHYARD_REPLAY: "off",
+          SWITCHYARD_REPLAY_TTL_MS: "3600000"
         }
       })
       assert.strictEqual(config.logDir, "/claw")
+      assert.deepStrictEqual(config.replay, { enabled: false, ttlMs: 3_600_000 })
       assert.deepInclude(config.browser, { chromePath: "/usr/bin/chromium", profileDir: "/profile", provider: "local" })
       assert.deepInclude(config.sessions, { idleTimeoutMs: 0, maxPendingPerSession: 8, leaseTimeoutMs: 1000 })
       assert.strictEqual(config.cascade, "/policy.json")
@@ -194,7 +197,8 @@ describe("Config.resolve", () => {
         "SWITCHYARD_FALLBACK",
         "SWITCHYARD_PRIVATE_NETWORKS",
         "SWITCHYARD_SCREENSHOTS",
-        "SWITCHYARD_HUMAN"
+        "SWITCHYARD_HUMAN",
+        "SWITCHYARD_REPLAY"
       ]) {
         assert.strictEqual(yield* failure({ env: { [name]: "maybe" } }), `configuration ${name}: "maybe" is not on/off`)
       }
@@ -210,7 +214,8 @@ describe("Config.resolve", () => {
         "SWITCHYARD_IDLE_TIMEOUT_MS",
         "SWITCHYARD_LEASE_TIMEOUT_MS",
         "SWITCHYARD_MAX_ARGUMENT_BYTES",
-        "SWITCHYARD_HUMAN_TIMEOUT_MS"
+        "SWITCHYARD_HUMAN_TIMEOUT_MS",
+        "SWITCHYARD_REPLAY_TTL_MS"
       ]) {
         assert.strictEqual(yield* failure({ env: { [name]: "x" } }), `configuration ${name}: "x" is not a whole number`)
         assert.strictEqual(

@@ -11,6 +11,8 @@ export interface StepResult {
   readonly calls: number
   readonly ok: boolean
   readonly engine: string | null
+  /** The cascade level that answered the last call, or `replay` (the replay level, in front of the cascade). */
+  readonly level?: number | "replay" | null
   readonly errorType?: string
   readonly message?: string
   readonly durationMs: number

@@ -4,6 +4,7 @@
  */
 import { Clock, Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
 import type { EnginesOptions } from "../../Cascade/Engines.ts"
+import type { ReplayOptions } from "../../Cascade/Replay.ts"
 import { Router, type ToolAnswer } from "../../Cascade/Router.ts"
 import type * as Model from "../../Engine/Model.ts"
 import * as Artifacts from "../../Logging/Artifacts.ts"
@@ -32,6 +33,8 @@ export interface RunOptions {
   readonly engines?: Omit<EnginesOptions, "model">
   /** Longest one run of one scenario may take, steps and checks included; default 120 s. */
   readonly scenarioTimeoutMs?: number
+  /** The replay level and its store; default none (every run resolves its acts afresh). */
+  readonly replay?: ReplayOptions
 }
 
 export interface RunContext {
@@ -142,7 +145,8 @@ const stack = (scenario: Suite.LoadedScenario, ctx: RunContext) => {
     browser: LocalChromium.layer({
       headless: options.headless ?? true,
       ...(options.executablePath === undefined ? {} : { executablePath: options.executablePath })
-    })
+    }),
+    ...(options.replay === undefined ? {} : { replay: options.replay })
   })
 }
 
@@ -194,6 +198,7 @@ export const runOnce = (scenario: Suite.LoadedScenario, repeat: number, ctx: Run
           calls,
           ok: done.ok,
           engine: done.state.engine,
+          level: done.state.level,
           ...(done.error === undefined ? {} : { errorType: done.error.type, message: done.error.message }),
           durationMs: (yield* Clock.currentTimeMillis) - stepStarted
         })

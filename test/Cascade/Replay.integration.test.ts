@@ -1,0 +1,397 @@
+/**
+ * The replay level on a real Chromium, with Stagehand (DOM mode) answered by the scripted model and the Playwright
+ * level behind it: a second session on the same form replays what the model resolved without asking it, a changed
+ * form misses and is repaired by the cascade without a wrong field written (the page's own record), two sites never
+ * share what is kept, and a secret is never kept.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { chromium } from "playwright-core"
+import { defaultCascade, type Policy } from "../../src/Cascade/Policy.ts"
+import { Router, type ToolAnswer } from "../../src/Cascade/Router.ts"
+import * as Events from "../../src/Logging/Events.ts"
+import * as Secrets from "../../src/Logging/Secrets.ts"
+import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
+import { Sandbox } from "../../src/Sandbox/Sandbox.ts"
+import * as ScriptedModel from "../../src/Scenario/ScriptedModel.ts"
+import * as SessionStack from "../../src/Server/SessionStack.ts"
+import * as Resolutions from "../../src/Store/Resolutions.ts"
+import * as SiteServer from "../fixtures/SiteServer.ts"
+
+const modelFirst: Policy = {
+  default: {
+    ...defaultCascade,
+    levels: [
+      { engine: "stagehand", mode: "dom", retryCount: 0, timeoutPerAttemptMs: 20_000 },
+      { engine: "playwright", retryCount: 0, timeoutPerAttemptMs: 15_000 }
+    ]
+  }
+}
+
+const modelFree: Policy = {
+  default: { ...defaultCascade, levels: [{ engine: "playwright", retryCount: 0, timeoutPerAttemptMs: 15_000 }] }
+}
+
+/** A store file of the test's own. */
+const storeFile = Effect.acquireRelease(
+  Effect.sync(() => mkdtempSync(join(tmpdir(), "switchyard-replay-"))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+).pipe(Effect.map((dir) => join(dir, "store.db")))
+
+interface Session {
+  readonly call: (tool: string, args: unknown) => Effect.Effect<ToolAnswer>
+  readonly page: <A>(read: () => A) => Effect.Effect<A>
+  readonly events: ReadonlyArray<Events.Stamped>
+  readonly close: Effect.Effect<void>
+}
+
+/** A fresh session (its own browser) on the shared store: what a second worker, or a later day, would be. */
+const session = (options: {
+  readonly model: ScriptedModel.ScriptedModel
+  readonly store: Resolutions.Resolutions["Service"]
+  readonly policy?: Policy
+  readonly enabled?: boolean
+}) =>
+  Effect.gen(function* () {
+    const scope = yield* Scope.make()
+    const built = yield* Layer.buildWithScope(
+      SessionStack.layer({
+        router: { policy: options.policy ?? modelFirst },
+        sandbox: { idleTimeoutMs: null },
+        engines: { model: options.model.modelConfig(7), stagehand: { domSettleTimeoutMs: 100 } },
+        browser: LocalChromium.layer(),
+        replay: { enabled: options.enabled ?? true, store: options.store }
+      }),
+      scope
+    )
+    const router = Context.get(built, Router)
+    const sandbox = Context.get(built, Sandbox)
+    const { events, sink } = Events.memory()
+    const page = <A>(read: () => A) =>
+      Effect.gen(function* () {
+        const { wsEndpoint } = yield* sandbox.status
+        return yield* Effect.promise(async () => {
+          const browser = await chromium.connectOverCDP(wsEndpoint!)
+          try {
+            return await browser.contexts()[0]!.pages()[0]!.evaluate(read)
+          } finally {
+            await browser.close()
+          }
+        })
+      })
+    return {
+      call: (tool: string, args: unknown) => router.call(tool, args).pipe(Effect.provideService(Events.Events, sink)),
+      page,
+      events,
+      close: Scope.close(scope, Exit.void)
+    } satisfies Session
+  })
+
+const ok = (answer: ToolAnswer) => {
+  assert.isTrue(answer.ok, JSON.stringify(answer.error))
+  return answer
+}
+
+type Written = ReadonlyArray<{ readonly field: string; readonly value: string | boolean }>
+const record = () => (window as unknown as { record: Written }).record
+const replays = (s: Session) => s.events.filter((e) => e.event === "replay")
+
+/** The form filled as an applicant would. */
+const apply = (s: Session, url: string, who: { name: string; email: string; phone: string }) =>
+  Effect.gen(function* () {
+    ok(yield* s.call("browser.navigate", { url }))
+    return [
+      ok(yield* s.call("browser.act", { instruction: `fill "Full name" with "${who.name}"` })),
+      ok(yield* s.call("browser.act", { instruction: `fill "Email" with "${who.email}"` })),
+      ok(yield* s.call("browser.act", { instruction: `fill "Phone" with "${who.phone}"` })),
+      ok(yield* s.call("browser.act", { instruction: 'select "Data" in "Team"' })),
+      ok(yield* s.call("browser.act", { instruction: 'check "Willing to relocate"' }))
+    ]
+  })
+
+describe("the replay level", () => {
+  it.live(
+    "a second session replays what the model resolved, with the next applicant's values and no model request",
+    () =>
+      Effect.gen(function* () {
+        const site = yield* SiteServer.start
+        const model = yield* ScriptedModel.start
+        const store = yield* Resolutions.make({ location: { kind: "embedded", file: yield* storeFile } })
+        const url = site.url("/replay/apply.html?v=1")
+
+        const first = yield* session({ model, store })
+        const answered = yield* apply(first, url, { name: "Ada Lovelace", email: "ada@example.com", phone: "555 0100" })
+        yield* first.close
+        assert.deepStrictEqual(
+          answered.map((a) => a.state.level),
+          [0, 0, 0, 0, 0],
+          "the model's level served the first application"
+        )
+        const asked = model.counts().act
+        assert.strictEqual(asked, 5)
+        assert.deepStrictEqual(
+          replays(first).map((e) => e.event === "replay" && e.outcome),
+          ["miss", "recorded", "miss", "recorded", "miss", "recorded", "miss", "recorded", "miss", "recorded"],
+          JSON.stringify(replays(first))
+        )
+
+        const second = yield* session({ model, store })
+        const again = yield* apply(second, url, { name: "Grace Hopper", email: "grace@example.com", phone: "555 0199" })
+        assert.deepStrictEqual(
+          again.map((a) => a.state.level),
+          ["replay", "replay", "replay", "replay", "replay"]
+        )
+        assert.strictEqual(model.counts().act, asked, "no model request for a replayed act")
+        const written = yield* second.page(record)
+        assert.deepStrictEqual(
+          written
+            .filter((w) => w.field !== "name" || w.value === "Grace Hopper")
+            .map((w) => w.field)
+            .at(-1),
+          "relocate"
+        )
+        const values = yield* second.page(() =>
+          ["name", "email", "phone", "team"].map((id) => (document.getElementById(id) as HTMLInputElement).value)
+        )
+        assert.deepStrictEqual(values, ["Grace Hopper", "grace@example.com", "555 0199", "Data"])
+        assert.isTrue(yield* second.page(() => (document.getElementById("relocate") as HTMLInputElement).checked))
+        // Each field got only its own value: nothing was typed anywhere else.
+        assert.deepStrictEqual([...new Set(written.map((w) => w.field))].sort(), [
+          "email",
+          "name",
+          "phone",
+          "relocate",
+          "team"
+        ])
+        const hit = replays(second).find((e) => e.event === "replay" && e.outcome === "hit")
+        assert.strictEqual(
+          hit?.event === "replay" ? hit.target : "",
+          'textbox "Full name" in group "Contact" in form "Apply"'
+        )
+        const stats = yield* store.stats()
+        assert.strictEqual(stats.hits, 5)
+        assert.strictEqual(stats.entries, 5)
+        yield* second.close
+      }),
+    120_000
+  )
+
+  it.live(
+    "a changed form misses where it changed, the cascade repairs it and keeps the repair, and no other field is written",
+    () =>
+      Effect.gen(function* () {
+        const site = yield* SiteServer.start
+        const model = yield* ScriptedModel.start
+        const store = yield* Resolutions.make({ location: { kind: "embedded", file: yield* storeFile } })
+        const who = { name: "Ada Lovelace", email: "ada@example.com", phone: "555 0100" }
+
+        const first = yield* session({ model, store })
+        yield* apply(first, site.url("/replay/apply.html?v=1"), who)
+        ok(yield* first.call("browser.act", { instruction: 'click "Send application"' }))
+        yield* first.close
+
+        // The form changed: "Phone" is "Mobile phone", the button sits in a review section, a required Postcode is
+        // new, and a referee's "Email" field sits beside the applicant's.
+        const changed = site.url("/replay/apply.html?v=2")
+        const second = yield* session({ model, store })
+        const asked = model.counts().act
+        const answers = yield* apply(second, changed, who)
+        answers.push(ok(yield* second.call("browser.act", { instruction: 'fill "Postcode" with "NW1 6XE"' })))
+        answers.push(ok(yield* second.call("browser.act", { instruction: 'click "Send application"' })))
+        assert.deepStrictEqual(
+          answers.map((a) => a.state.level),
+          ["replay", "replay", 0, "replay", "replay", 0, 0]
+        )
+        assert.strictEqual(model.counts().act - asked, 3, "the model was asked for what changed, and only that")
+        const misses = replays(second).flatMap((e) => (e.event === "replay" && e.outcome === "miss" ? [e.reason] : []))
+        assert.deepStrictEqual(misses, [
+          'no textbox "Phone" in group "Contact" in form "Apply" on the page',
+          "nothing kept for this instruction on this page",
+          'no button "Send application" in form "Apply" on the page'
+        ])
+        const written = yield* second.page(record)
+        assert.deepStrictEqual(
+          [...new Set(written.map((w) => w.field))].sort(),
+          ["email", "name", "phone", "postcode", "relocate", "send", "team"],
+          "the referee's Email was never written"
+        )
+        assert.strictEqual(
+          yield* second.page(() => document.getElementById("status")!.textContent),
+          "Received Ada Lovelace"
+        )
+        yield* second.close
+
+        // The repairs were kept: the changed form now replays whole.
+        const third = yield* session({ model, store })
+        const before = model.counts().act
+        const again = yield* apply(third, changed, {
+          name: "Grace Hopper",
+          email: "grace@example.com",
+          phone: "555 0199"
+        })
+        again.push(ok(yield* third.call("browser.act", { instruction: 'fill "Postcode" with "SW1A 1AA"' })))
+        again.push(ok(yield* third.call("browser.act", { instruction: 'click "Send application"' })))
+        assert.deepStrictEqual(
+          again.map((a) => a.state.level),
+          ["replay", "replay", "replay", "replay", "replay", "replay", "replay"]
+        )
+        assert.strictEqual(model.counts().act, before)
+        const values = yield* third.page(() =>
+          ["name", "email", "phone", "postcode", "referee-email"].map(
+            (id) => (document.getElementById(id) as HTMLInputElement).value
+          )
+        )
+        assert.deepStrictEqual(values, ["Grace Hopper", "grace@example.com", "555 0199", "SW1A 1AA", ""])
+        yield* third.close
+      }),
+    180_000
+  )
+
+  it.live(
+    "a click whose target goes with the navigation it starts is named before the act the next time, then replayed",
+    () =>
+      Effect.gen(function* () {
+        const site = yield* SiteServer.start
+        const model = yield* ScriptedModel.start
+        const store = yield* Resolutions.make({ location: { kind: "embedded", file: yield* storeFile } })
+        const url = site.url("/replay/apply.html?v=1")
+        const levels: Array<ToolAnswer["state"]["level"]> = []
+        const kept: Array<string> = []
+        for (let run = 0; run < 3; run++) {
+          const s = yield* session({ model, store })
+          ok(yield* s.call("browser.navigate", { url }))
+          const answer = ok(yield* s.call("browser.act", { instruction: 'click "Continue"' }))
+          levels.push(answer.state.level)
+          assert.strictEqual(answer.state.title, "Done")
+          kept.push(
+            replays(s)
+              .flatMap((e) => (e.event === "replay" && e.outcome !== "miss" ? [e.outcome] : []))
+              .join()
+          )
+          yield* s.close
+        }
+        assert.deepStrictEqual(levels, [0, 0, "replay"])
+        assert.deepStrictEqual(kept, ["not_recorded", "recorded", "hit"])
+        assert.strictEqual(model.counts().act, 2)
+        const [entry] = yield* store.list()
+        assert.deepStrictEqual(
+          entry?.resolution.steps.map((step) => step.target.name),
+          ["Continue"]
+        )
+        assert.isTrue(entry?.resolution.destructive, "a click that navigated is kept as one that costs to repeat")
+      }),
+    120_000
+  )
+
+  it.live(
+    "two sites never share what is kept",
+    () =>
+      Effect.gen(function* () {
+        const one = yield* SiteServer.start
+        const other = yield* SiteServer.start
+        const model = yield* ScriptedModel.start
+        const store = yield* Resolutions.make({ location: { kind: "embedded", file: yield* storeFile } })
+        const first = yield* session({ model, store })
+        ok(yield* first.call("browser.navigate", { url: one.url("/replay/apply.html") }))
+        ok(yield* first.call("browser.act", { instruction: 'fill "Email" with "ada@example.com"' }))
+        ok(yield* first.call("browser.navigate", { url: other.url("/replay/apply.html") }))
+        const elsewhere = ok(yield* first.call("browser.act", { instruction: 'fill "Email" with "ada@example.com"' }))
+        assert.strictEqual(elsewhere.state.level, 0, "the same page on another site is resolved by the cascade")
+        assert.strictEqual(model.counts().act, 2)
+        assert.deepStrictEqual((yield* store.list()).map((e) => e.key.site).sort(), [one.origin, other.origin].sort())
+        assert.lengthOf(yield* store.list(other.origin), 1)
+        assert.strictEqual(yield* store.clear(one.origin), 1)
+        assert.deepStrictEqual(
+          (yield* store.list()).map((e) => e.key.site),
+          [other.origin]
+        )
+        yield* first.close
+      }),
+    120_000
+  )
+
+  it.live(
+    "a field in an open shadow root that the model found is kept and replayed without it",
+    () =>
+      Effect.gen(function* () {
+        const site = yield* SiteServer.start
+        const model = yield* ScriptedModel.start
+        const store = yield* Resolutions.make({ location: { kind: "embedded", file: yield* storeFile } })
+        const url = site.url("/replay/shadow.html")
+        for (const [run, name] of ["Ada", "Grace"].entries()) {
+          const s = yield* session({ model, store })
+          ok(yield* s.call("browser.navigate", { url }))
+          const answer = ok(yield* s.call("browser.act", { instruction: `fill "Last Name" with "${name}"` }))
+          assert.strictEqual(answer.state.level, run === 0 ? 0 : "replay", JSON.stringify(replays(s)))
+          const values = yield* s.page(() =>
+            ["first", "last"].map((id) => (document.getElementById(id) as unknown as { value: string }).value)
+          )
+          assert.deepStrictEqual(values, ["", name], "only the Last Name field holds the value")
+          yield* s.close
+        }
+        assert.strictEqual(model.counts().act, 1, "the second session asked no model")
+      }),
+    120_000
+  )
+
+  it.live(
+    "a secret is replayed as its reference and never kept",
+    () =>
+      Effect.gen(function* () {
+        const site = yield* SiteServer.start
+        const model = yield* ScriptedModel.start
+        const file = yield* storeFile
+        const store = yield* Resolutions.make({ location: { kind: "embedded", file } })
+        Secrets.register({ REPLAY_TEST_EMAIL: "hidden-4711@example.com" })
+        const instruction = 'fill "Email" with "{{secret:REPLAY_TEST_EMAIL}}"'
+        for (let run = 0; run < 2; run++) {
+          const s = yield* session({ model, store, policy: modelFree })
+          ok(yield* s.call("browser.navigate", { url: site.url("/replay/apply.html") }))
+          const answer = ok(yield* s.call("browser.act", { instruction }))
+          assert.strictEqual(answer.state.level, run === 0 ? 0 : "replay")
+          assert.strictEqual(
+            yield* s.page(() => (document.getElementById("email") as HTMLInputElement).value),
+            "hidden-4711@example.com"
+          )
+          yield* s.close
+        }
+        const [entry] = yield* store.list()
+        assert.deepStrictEqual(entry?.resolution.steps[0]?.arguments, ["{{value:1}}"])
+        assert.notInclude(JSON.stringify(yield* store.list()), "hidden-4711")
+        for (const suffix of ["", "-wal"]) {
+          const bytes = (() => {
+            try {
+              return readFileSync(`${file}${suffix}`, "latin1")
+            } catch {
+              return ""
+            }
+          })()
+          assert.notInclude(bytes, "hidden-4711", `the store file${suffix} holds no secret`)
+        }
+      }),
+    120_000
+  )
+
+  it.live(
+    "turned off, nothing is replayed or kept",
+    () =>
+      Effect.gen(function* () {
+        const site = yield* SiteServer.start
+        const model = yield* ScriptedModel.start
+        const store = yield* Resolutions.make({ location: { kind: "embedded", file: yield* storeFile } })
+        for (let run = 0; run < 2; run++) {
+          const s = yield* session({ model, store, policy: modelFree, enabled: false })
+          ok(yield* s.call("browser.navigate", { url: site.url("/replay/apply.html") }))
+          const answer = ok(yield* s.call("browser.act", { instruction: 'fill "Email" with "ada@example.com"' }))
+          assert.strictEqual(answer.state.level, 0)
+          assert.lengthOf(replays(s), 0)
+          yield* s.close
+        }
+        assert.strictEqual((yield* store.stats()).entries, 0)
+      }),
+    120_000
+  )
+})
