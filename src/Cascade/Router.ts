@@ -31,9 +31,10 @@ import * as UrlPolicy from "./UrlPolicy.ts"
 export type { StateBlock, ToolError } from "./StateBlock.ts"
 export type { CallMeta } from "./Tool.ts"
 
-export interface ToolAnswer {
+/** A call's answer; `Result` is the tool's result type when the call named its tool (`Tools.ResultOf`). */
+export interface ToolAnswer<Result = unknown> {
   readonly ok: boolean
-  readonly result?: unknown
+  readonly result?: Result
   readonly error?: StateBlock.ToolError
   /** Guidance for the agent: the retry and fallback messages of seed 000. */
   readonly message?: string
@@ -70,19 +71,6 @@ interface StepState extends StagehandFallback.Flags {
 /** Groups identical calls in logs without writing their values. */
 const hashArgs = (args: unknown) => createHash("sha256").update(JSON.stringify(args)).digest("hex").slice(0, 16)
 
-/** Tools that need no logged-in page: a storage state is not put into the browser for them. */
-const withoutState = new Set([
-  "browser.status",
-  "browser.close",
-  "browser.handoff",
-  "browser.resume",
-  "browser.dialog",
-  "browser.tabs",
-  "browser.console",
-  "browser.network",
-  "browser.storage"
-])
-
 /** Traces kept for retry/disable state; the oldest are dropped past this, so a long-lived service stays bounded. */
 const maxTraces = 2_000
 
@@ -112,7 +100,15 @@ const noChooser = (action: string) =>
 export class Router extends Context.Service<
   Router,
   {
-    readonly call: (tool: string, args: unknown, meta?: Tool.CallMeta) => Effect.Effect<ToolAnswer>
+    /**
+     * Runs a tool. Named by a literal (`"browser.navigate"`), its arguments and its answer's result take the tool's
+     * types, as `Toolkit.handle` does; named by a string known only at run time, they are `unknown`.
+     */
+    readonly call: <Name extends string>(
+      tool: Name,
+      args: Tools.ArgsOf<Name>,
+      meta?: Tool.CallMeta
+    ) => Effect.Effect<ToolAnswer<Tools.ResultOf<Name>>>
     /** The state block alone, for status surfaces. */
     readonly state: (meta?: Tool.CallMeta) => Effect.Effect<StateBlock.StateBlock>
     /** Whether a person holds the browser now: automation calls are then answered at once, without waiting. */
@@ -234,7 +230,7 @@ export class Router extends Context.Service<
         // is active) and the downloads are sent when they change, an empty dialog or disabled list not at all.
         const sent = new Map<string, string>()
         const changedOnly = (toolName: string, answer: ToolAnswer): ToolAnswer => {
-          const status = Option.exists(Tools.find(toolName), (tool) => tool.name === "browser.status")
+          const status = Option.exists(Tools.find(toolName), (tool) => tool.fullState)
           const { tools, tabs, downloads, dialog, disabled, ...always } = answer.state
           const keys = {
             tools: tools === undefined ? undefined : JSON.stringify(tools),
@@ -344,7 +340,7 @@ export class Router extends Context.Service<
               })
             }
             const bound = decoded.success
-            if (!withoutState.has(tool.name)) {
+            if (tool.needsStorageState) {
               const started = yield* Effect.result(
                 startFrom(meta.storageState ?? options.storageState, meta.storageState !== undefined)
               )
@@ -449,7 +445,8 @@ export class Router extends Context.Service<
           })
 
         return Router.of({
-          call,
+          // The answer's result is what the named tool's handler returned (its result Schema's type).
+          call: call as Router["Service"]["call"],
           occupied: handoff.active.pipe(Effect.map(Option.isSome)),
           state: (meta = {}) =>
             Effect.gen(function* () {

@@ -11,6 +11,7 @@ import * as Instruction from "../Engine/Instruction.ts"
 import * as Screenshot from "../Engine/Screenshot.ts"
 import { SideEffect } from "../Errors/Fields.ts"
 import { Dialog, InvalidInput } from "../Errors/Page.ts"
+import { idleStatus } from "../Sandbox/SessionState.ts"
 import { handedOff } from "./HandoffTools.ts"
 import * as PageTools from "./PageTools.ts"
 import * as Tool from "./Tool.ts"
@@ -161,6 +162,7 @@ const quote = (text: string) => JSON.stringify(text)
 
 export const tools = [
   Tool.make("browser.navigate", {
+    changesPage: true,
     title: "Open a URL",
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     description: "Open a URL in the session's browser. Use first, or to go to a known address.",
@@ -169,6 +171,7 @@ export const tools = [
     onEngine: { run: (engine, { url }) => engine.navigate(url), opens: ({ url }) => url }
   }),
   Tool.make("browser.act", {
+    changesPage: true,
     title: "Act on the page",
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     description:
@@ -332,6 +335,10 @@ export const tools = [
   }),
   ...PageTools.onPage,
   Tool.make("browser.status", {
+    outsideLane: true,
+    whenNotOpen: idleStatus,
+    needsStorageState: false,
+    fullState: true,
     title: "Session status",
     annotations: { readOnlyHint: true, openWorldHint: false },
     description:
@@ -346,6 +353,7 @@ export const tools = [
       )
   }),
   Tool.make("browser.tabs", {
+    needsStorageState: false,
     title: "List, switch or close tabs",
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     description:
@@ -373,6 +381,7 @@ export const tools = [
     }
   }),
   Tool.make("browser.dialog", {
+    needsStorageState: false,
     title: "Answer a page dialog",
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     description:
@@ -389,6 +398,10 @@ export const tools = [
         .pipe(Effect.map((answered) => ({ answered, accepted: accept })))
   }),
   Tool.make("browser.close", {
+    outsideLane: true,
+    whenNotOpen: { status: "ok" },
+    closesSession: true,
+    needsStorageState: false,
     title: "Close the browser",
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     description: "Close the session's browser. The next browser call starts a fresh one.",
@@ -397,6 +410,8 @@ export const tools = [
     onSession: ({ sandbox }) => sandbox.close.pipe(Effect.as({ status: "ok" as const }))
   }),
   Tool.make("browser.handoff", {
+    outsideLane: true,
+    needsStorageState: false,
     title: "Hand over to a person",
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
     description:
@@ -407,6 +422,8 @@ export const tools = [
     onSession: ({ handoff }, { reason }) => handoff.handoff(reason)
   }),
   Tool.make("browser.resume", {
+    outsideLane: true,
+    needsStorageState: false,
     title: "Resume automation",
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     description:
@@ -424,6 +441,12 @@ export const tools = [
 ] as const
 
 export type ToolName = (typeof tools)[number]["name"]
+/** The tools by name: what a typed call reads its tool's argument and result types from. */
+export type ByName = { readonly [T in (typeof tools)[number] as T["name"]]: T }
+/** What a call of the tool named `Name` takes (its arguments as sent); a name only known at run time takes anything. */
+export type ArgsOf<Name extends string> = Name extends ToolName ? ByName[Name]["args"]["Encoded"] : unknown
+/** What a successful call of the tool named `Name` returns; a name only known at run time returns `unknown`. */
+export type ResultOf<Name extends string> = Name extends ToolName ? ByName[Name]["result"]["Type"] : unknown
 export const toolNames: ReadonlyArray<ToolName> = tools.map((tool) => tool.name)
 
 /** Both spellings of each name: `browser.navigate` and `browser_navigate`. */

@@ -21,7 +21,7 @@
 import { Clock, Context, Deferred, Effect, Exit, Layer, Option, Schedule, Scope, Semaphore } from "effect"
 import type { CallMeta, ToolAnswer, ToolError } from "../Cascade/Router.ts"
 import { Router } from "../Cascade/Router.ts"
-import { toolNames } from "../Cascade/Tools.ts"
+import * as Tools from "../Cascade/Tools.ts"
 import { Busy, SessionClosed, ShuttingDown } from "../Errors/Service.ts"
 import { type SwitchyardError, toErrorInfo } from "../Errors.ts"
 import { idleStatus, type PageView, Sandbox, type SandboxStatus } from "../Sandbox/Sandbox.ts"
@@ -77,9 +77,6 @@ interface Hibernated {
 /** Hibernated pages kept at most; past it the oldest is dropped (its session then starts afresh). */
 const maxHibernated = 1_000
 
-/** Tools answered outside a session's queue, by their canonical names (the surfaces resolve either spelling). */
-const outsideLane = new Set(["browser.status", "browser.close", "browser.resume", "browser.handoff"])
-
 export class Sessions extends Context.Service<
   Sessions,
   {
@@ -127,7 +124,7 @@ export const sessionless = (
       tabs: [],
       dialog: null,
       downloads: [],
-      tools: { available: toolNames, masked: {} }
+      tools: { available: Tools.toolNames, masked: {} }
     }
   }
 }
@@ -346,9 +343,10 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
   /** Runs a call whose turn has come: status and close of a session not open answer without opening it. */
   const run = (name: string, tool: string, args: unknown, meta: CallMeta) =>
     Effect.gen(function* () {
-      if (!sessions.has(name) && !opening.has(name)) {
-        if (tool === "browser.status") return sessionless({ ok: true, result: idleStatus }, meta)
-        if (tool === "browser.close") return sessionless({ ok: true, result: { status: "ok" } }, meta)
+      const found = Tools.find(tool)
+      const idle = Option.isSome(found) ? found.value.whenNotOpen : undefined
+      if (idle !== undefined && !sessions.has(name) && !opening.has(name)) {
+        return sessionless({ ok: true, result: idle }, meta)
       }
       const live = yield* sessionFor(name)
       live.lastUsed = yield* Clock.currentTimeMillis
@@ -368,7 +366,7 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
         )
       )
       // Closing the browser ends the session, so its slot is free at once.
-      if (tool === "browser.close" && answer.ok) yield* closeSession(name)
+      if (answer.ok && Option.exists(found, (t) => t.closesSession)) yield* closeSession(name)
       else live.lastUsed = yield* Clock.currentTimeMillis
       return answer
     })
@@ -389,7 +387,7 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
       }
       // Calls that must answer while a long call holds the session take no turn: a status read, a close (which stops
       // that call), and a person's takeover and hand-back (the long call may be the one waiting for the person).
-      if (outsideLane.has(tool)) return run(name, tool, args, meta)
+      if (Option.exists(Tools.find(tool), (t) => t.outsideLane)) return run(name, tool, args, meta)
       const turn = enter(name)
       const live = sessions.get(name)
       // While a person holds the browser, automation calls are refused at once rather than after the queue.
