@@ -8,6 +8,7 @@ import { Engines } from "switchyard/Engines"
 import * as LocalChromium from "switchyard/LocalChromium"
 import { Router } from "switchyard/Router"
 import { Sandbox } from "switchyard/Sandbox"
+import type { ArgsOf } from "switchyard/Tools"
 
 export class JobPageError extends Data.TaggedError("JobPageError")<{
   readonly type: string
@@ -22,13 +23,16 @@ export class JobPage extends Context.Service<
     JobPage,
     Effect.gen(function* () {
       const router = yield* Router
-      /** Every Switchyard answer is ok with a result, or carries a typed error (`type`, `message`, `retryable`). */
-      const call = (tool: string, args: unknown) =>
+      /**
+       * Every Switchyard answer is ok with a result, or carries a typed error (`type`, `message`, `retryable`). A tool
+       * named by a literal takes its own argument type, and its result comes with the tool's result type.
+       */
+      const call = <Name extends string>(tool: Name, args: ArgsOf<Name>) =>
         router
           .call(tool, args)
           .pipe(
             Effect.flatMap((answer) =>
-              answer.ok
+              answer.ok && answer.result !== undefined
                 ? Effect.succeed(answer.result)
                 : Effect.fail(
                     new JobPageError({ type: answer.error?.type ?? "unknown", message: answer.error?.message ?? "" })
@@ -38,7 +42,11 @@ export class JobPage extends Context.Service<
       return JobPage.of({
         fields: (url) =>
           Effect.gen(function* () {
-            yield* call("browser.navigate", { url })
+            // `opened` is typed `{url, title, status}`: the navigate tool's result.
+            const opened = yield* call("browser.navigate", { url })
+            if (opened.status !== null && opened.status >= 400) {
+              return yield* new JobPageError({ type: "http_error", message: `${opened.url} answered ${opened.status}` })
+            }
             const facts = (yield* call("browser.extract", { instruction: "the form's fields" })) as {
               readonly fields: ReadonlyArray<{ readonly label: string }>
             }
