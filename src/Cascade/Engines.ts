@@ -3,7 +3,7 @@
  * here (no model credentials, no person to take over) so the cascade skips it without a network call.
  */
 import { Context, Effect, Layer } from "effect"
-import * as EngineId from "../Engine/EngineId.ts"
+import * as EngineId from "../EngineId.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import * as MagnitudeEngine from "../Engine/MagnitudeEngine.ts"
 import * as Model from "../Engine/Model.ts"

@@ -3,7 +3,7 @@
  * there and the call goes to the fallback levels with what is left of its time budget. Other calls run the cascade.
  */
 import { Clock, Effect, type Result } from "effect"
-import * as EngineId from "../Engine/EngineId.ts"
+import * as EngineId from "../EngineId.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
 import { type CascadeConfig, idOf, type Level } from "./Policy.ts"

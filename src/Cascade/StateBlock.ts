@@ -3,7 +3,7 @@
  * page, and which tools work now. Mask, don't remove: every tool stays listed, a masked one with the reason.
  */
 import { Effect, Option } from "effect"
-import * as EngineId from "../Engine/EngineId.ts"
+import * as EngineId from "../EngineId.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import { type ErrorInfo, type SwitchyardError, toErrorInfo } from "../Errors.ts"
 import type { Download, OpenDialog, Sandbox, SandboxStatus, Tab } from "../Sandbox/Sandbox.ts"

@@ -5,7 +5,7 @@
  */
 import { Effect, Option, Schema } from "effect"
 import { Action, ActTarget } from "../Engine/Engine.ts"
-import { EngineKind, EngineMode } from "../Engine/EngineId.ts"
+import { EngineKind, EngineMode } from "../EngineId.ts"
 import * as FormFill from "../Engine/FormFill.ts"
 import * as Instruction from "../Engine/Instruction.ts"
 import * as Screenshot from "../Engine/Screenshot.ts"

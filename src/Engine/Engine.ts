@@ -6,9 +6,9 @@ import { Context, type Effect, Schema } from "effect"
 import { ElementRef } from "../Errors/Page.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import type { Element as PageElement } from "./AccessibilityTree.ts"
-import type { EngineKind } from "./EngineId.ts"
+import type { EngineKind } from "../EngineId.ts"
 
-export type { EngineKind } from "./EngineId.ts"
+export type { EngineKind } from "../EngineId.ts"
 
 /** A concrete page action in Stagehand's observe-result shape, so one engine's observe can drive another's act. */
 export const Action = Schema.Struct({

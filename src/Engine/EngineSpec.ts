@@ -6,7 +6,7 @@ import type { Effect, Layer } from "effect"
 import type { SwitchyardError } from "../Errors.ts"
 import type { BrowserSession } from "./BrowserSession.ts"
 import type { Capabilities, Engine } from "./Engine.ts"
-import type { EngineId } from "./EngineId.ts"
+import type { EngineId } from "../EngineId.ts"
 
 export interface EngineSpec {
   readonly id: EngineId

@@ -4,7 +4,7 @@
  * and what readers of an attempt log decode its lines with.
  */
 import { Context, Effect, type Option, Schema, Struct } from "effect"
-import { EngineKind, EngineMode } from "../Engine/EngineId.ts"
+import { EngineKind, EngineMode } from "../EngineId.ts"
 
 /** Which tool call an event belongs to: set by the Router for the duration of a call. */
 export interface CallContext {

@@ -5,7 +5,7 @@
 import { Clock, Context, Effect, Exit, Layer, Option, Ref, Scope } from "effect"
 import { BrowserSession } from "../Engine/BrowserSession.ts"
 import { Engine, type PageState } from "../Engine/Engine.ts"
-import * as EngineId from "../Engine/EngineId.ts"
+import * as EngineId from "../EngineId.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import * as Isolated from "../Engine/Isolated.ts"
 import * as Page from "../Engine/PageState.ts"
