@@ -4,7 +4,7 @@
  * the cascade, session tools on the session) and answers every call, success or error, with the state block.
  */
 import { createHash } from "node:crypto"
-import { Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import { Egress } from "../Egress/Egress.ts"
 import * as Screenshot from "../Engine/Screenshot.ts"
 import { Unsupported } from "../Errors/Engine.ts"
@@ -178,20 +178,21 @@ export class Router extends Context.Service<
           })
 
         /** One system-log line per call; failures also reach stderr as a one-line summary. */
-        const logCall = (tool: string, started: number, answer: ToolAnswer) => {
-          const line = JSON.stringify({
-            event: "tool_call",
-            tool,
-            traceId: answer.traceId,
-            ...(answer.stepId === undefined ? {} : { stepId: answer.stepId }),
-            attemptId: answer.attemptId,
-            ok: answer.ok,
-            engine: answer.state.engine,
-            durationMs: Date.now() - started,
-            ...(answer.error ? { errorType: answer.error.type, reason: answer.error.message } : {})
+        const logCall = (tool: string, started: number, answer: ToolAnswer) =>
+          Effect.gen(function* () {
+            const line = JSON.stringify({
+              event: "tool_call",
+              tool,
+              traceId: answer.traceId,
+              ...(answer.stepId === undefined ? {} : { stepId: answer.stepId }),
+              attemptId: answer.attemptId,
+              ok: answer.ok,
+              engine: answer.state.engine,
+              durationMs: (yield* Clock.currentTimeMillis) - started,
+              ...(answer.error ? { errorType: answer.error.type, reason: answer.error.message } : {})
+            })
+            return yield* answer.ok ? Effect.logInfo(line) : Effect.logWarning(line)
           })
-          return answer.ok ? Effect.logInfo(line) : Effect.logWarning(line)
-        }
 
         /** The levels whose engine the call means something to (element references: the engine that made them). */
         const tried = (config: CascadeConfig, bound: Tool.Bound & { readonly _tag: "engine" }) =>
@@ -218,12 +219,11 @@ export class Router extends Context.Service<
               }
 
         const call = (toolName: string, rawArgs: unknown, meta: Tool.CallMeta = {}) =>
-          Effect.suspend(() => {
-            const started = Date.now()
-            return callUnlogged(toolName, rawArgs, meta).pipe(
-              Effect.tap((answer) => logCall(toolName, started, answer)),
-              Effect.map((answer) => changedOnly(toolName, answer))
-            )
+          Effect.gen(function* () {
+            const started = yield* Clock.currentTimeMillis
+            const answer = yield* callUnlogged(toolName, rawArgs, meta)
+            yield* logCall(toolName, started, answer)
+            return changedOnly(toolName, answer)
           })
 
         // What rarely changes would be most of every answer's text: the tool list, the tabs (which there are, which

@@ -3,7 +3,7 @@
  * Sandbox and the Cascade emit through the `Events` reference (which logs by default; the attempt log listens to it),
  * and what readers of an attempt log decode its lines with.
  */
-import { Context, Effect, type Option, Schema, Struct } from "effect"
+import { Clock, Context, Effect, type Option, Schema, Struct } from "effect"
 import { EngineKind, EngineMode } from "../EngineId.ts"
 
 /** Which tool call an event belongs to: set by the Router for the duration of a call. */
@@ -232,7 +232,7 @@ export const emit = (event: EngineEvent) =>
     const call: Partial<CallContext> = (yield* CurrentCall) ?? {}
     const { flags, attempts: _, toolArgs, ...ids } = call
     const stampedEvent: Stamped = {
-      ts: new Date().toISOString(),
+      ts: new Date(yield* Clock.currentTimeMillis).toISOString(),
       ...ids,
       ...(flags ? { retryUsed: flags.stagehandRetryUsed, stagehandDisabled: flags.stagehandDisabled } : {}),
       ...(event.event === "start" && toolArgs !== undefined ? { toolArgs } : {}),

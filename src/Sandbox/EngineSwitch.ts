@@ -102,6 +102,7 @@ export const make = (options: {
         ? yield* engine.engine.pageState().pipe(Effect.timeoutOption(3_000), Effect.orElseSucceed(Option.none))
         : Option.none<PageState>()
       if (Option.isSome(fromEngine)) return fromEngine.value
+      const now = new Date(yield* Clock.currentTimeMillis).toISOString()
       return yield* Page.capture(sessionOf(live)).pipe(
         Effect.orElseSucceed(
           (): PageState => ({
@@ -109,7 +110,7 @@ export const make = (options: {
             title: "",
             scrollX: 0,
             scrollY: 0,
-            timestamp: new Date().toISOString()
+            timestamp: now
           })
         )
       )
@@ -129,7 +130,7 @@ export const make = (options: {
             durationMs: (yield* Clock.currentTimeMillis) - started,
             success,
             ...(failedStep === undefined ? {} : { failedStep }),
-            timestamp: new Date().toISOString()
+            timestamp: new Date(yield* Clock.currentTimeMillis).toISOString()
           }
           yield* Ref.update(state, (s) => ({ ...s, history: [...s.history, entry] }))
           yield* Telemetry.recordSwitch(entry.from, entry.to, success, entry.durationMs)
