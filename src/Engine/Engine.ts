@@ -6,7 +6,7 @@ import { Context, type Effect, Schema } from "effect"
 import { ElementRef } from "../Errors/Page.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import type { Element as PageElement } from "./AccessibilityTree.ts"
-import type { EngineKind } from "../EngineId.ts"
+import type { EngineKind, EngineMode } from "../EngineId.ts"
 
 export type { EngineKind } from "../EngineId.ts"
 
@@ -141,7 +141,7 @@ export class Engine extends Context.Service<
   {
     readonly kind: EngineKind
     /** The engine's mode (`dom` or `cua` for Stagehand); absent when an engine has one mode. */
-    readonly mode?: string
+    readonly mode?: EngineMode
     readonly capabilities: Capabilities
     readonly navigate: (url: string) => Effect.Effect<NavigateResult, SwitchyardError>
     readonly act: (input: string | Action) => Effect.Effect<ActResult, SwitchyardError>
