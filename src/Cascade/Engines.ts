@@ -3,13 +3,13 @@
  * here (no model credentials, no person to take over) so the cascade skips it without a network call.
  */
 import { Context, Effect, Layer } from "effect"
-import * as EngineId from "../EngineId.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import * as MagnitudeEngine from "../Engine/MagnitudeEngine.ts"
 import * as Model from "../Engine/Model.ts"
 import * as PlaywrightEngine from "../Engine/PlaywrightEngine.ts"
 import type { StagehandEngineOptions } from "../Engine/Stagehand/Options.ts"
 import * as StagehandEngine from "../Engine/StagehandEngine.ts"
+import * as EngineId from "../EngineId.ts"
 import { NotConfigured } from "../Errors/Engine.ts"
 import { idOf, type Level } from "./Policy.ts"
 

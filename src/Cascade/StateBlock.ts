@@ -3,8 +3,8 @@
  * page, and which tools work now. Mask, don't remove: every tool stays listed, a masked one with the reason.
  */
 import { Effect, Option } from "effect"
-import * as EngineId from "../EngineId.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
+import * as EngineId from "../EngineId.ts"
 import { type ErrorInfo, type SwitchyardError, toErrorInfo } from "../Errors.ts"
 import type { Download, OpenDialog, Sandbox, SandboxStatus, Tab } from "../Sandbox/Sandbox.ts"
 import type { Takeover } from "../Takeover/Handoff.ts"

@@ -5,10 +5,10 @@
  */
 import { Effect, Option, Schema } from "effect"
 import { Action, ActTarget } from "../Engine/Engine.ts"
-import { EngineKind, EngineMode } from "../EngineId.ts"
 import * as FormFill from "../Engine/FormFill.ts"
 import * as Instruction from "../Engine/Instruction.ts"
 import * as Screenshot from "../Engine/Screenshot.ts"
+import { EngineKind, EngineMode } from "../EngineId.ts"
 import { SideEffect } from "../Errors/Fields.ts"
 import { Dialog, InvalidInput } from "../Errors/Page.ts"
 import { idleStatus } from "../Sandbox/SessionState.ts"

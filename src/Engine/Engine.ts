@@ -3,10 +3,10 @@
  * to the session's running browser, releasing it disconnects that client and never stops the browser.
  */
 import { Context, type Effect, Schema } from "effect"
+import type { EngineKind, EngineMode } from "../EngineId.ts"
 import { ElementRef } from "../Errors/Page.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import type { Element as PageElement } from "./AccessibilityTree.ts"
-import type { EngineKind, EngineMode } from "../EngineId.ts"
 
 export type { EngineKind } from "../EngineId.ts"
 
