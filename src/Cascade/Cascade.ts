@@ -421,8 +421,8 @@ export class Cascade extends Context.Service<
         })
 
       return Cascade.of({
-        call: <A>(call: CascadeCall<A>) =>
-          run<A>(
+        call: Effect.fn("Cascade.call")(function* <A>(call: CascadeCall<A>) {
+          return yield* run<A>(
             call.config,
             {
               attempt: ({ level }) =>
@@ -438,6 +438,7 @@ export class Cascade extends Context.Service<
             },
             call
           )
+        })
       })
     })
   ).pipe(Layer.provide(Breaker.layer))

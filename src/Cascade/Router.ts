@@ -218,13 +218,12 @@ export class Router extends Context.Service<
                 }))
               }
 
-        const call = (toolName: string, rawArgs: unknown, meta: Tool.CallMeta = {}) =>
-          Effect.gen(function* () {
-            const started = yield* Clock.currentTimeMillis
-            const answer = yield* callUnlogged(toolName, rawArgs, meta)
-            yield* logCall(toolName, started, answer)
-            return changedOnly(toolName, answer)
-          })
+        const call = Effect.fn("Router.call")(function* (toolName: string, rawArgs: unknown, meta: Tool.CallMeta = {}) {
+          const started = yield* Clock.currentTimeMillis
+          const answer = yield* callUnlogged(toolName, rawArgs, meta)
+          yield* logCall(toolName, started, answer)
+          return changedOnly(toolName, answer)
+        })
 
         // What rarely changes would be most of every answer's text: the tool list, the tabs (which there are, which
         // is active) and the downloads are sent when they change, an empty dialog or disabled list not at all.
@@ -448,15 +447,14 @@ export class Router extends Context.Service<
           // The answer's result is what the named tool's handler returned (its result Schema's type).
           call: call as Router["Service"]["call"],
           occupied: handoff.active.pipe(Effect.map(Option.isSome)),
-          state: (meta = {}) =>
-            Effect.gen(function* () {
-              const step = meta.traceId ? steps.get(stepKey(meta.traceId, meta.stepId)) : undefined
-              return yield* states.block(
-                step?.stagehandDisabled ?? false,
-                yield* sandbox.status,
-                cascadeFor(policy, lastUrl)
-              )
-            })
+          state: Effect.fn("Router.state")(function* (meta: Tool.CallMeta = {}) {
+            const step = meta.traceId ? steps.get(stepKey(meta.traceId, meta.stepId)) : undefined
+            return yield* states.block(
+              step?.stagehandDisabled ?? false,
+              yield* sandbox.status,
+              cascadeFor(policy, lastUrl)
+            )
+          })
         })
       })
     )

@@ -364,8 +364,11 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     })
   }
 
-  const use = <A, E>(spec: EngineSpec, f: (engine: Engine["Service"]) => Effect.Effect<A, E>) =>
-    lease
+  const use = Effect.fn("Sandbox.use")(function* <A, E>(
+    spec: EngineSpec,
+    f: (engine: Engine["Service"]) => Effect.Effect<A, E>
+  ) {
+    return yield* lease
       .run(
         Effect.scoped(
           Effect.gen(function* () {
@@ -457,9 +460,10 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
         spec
       )
       .pipe(remember)
+  })
 
-  const switchTo = (spec: EngineSpec, reason: string) =>
-    lease
+  const switchTo = Effect.fn("Sandbox.switchTo")(function* (spec: EngineSpec, reason: string) {
+    return yield* lease
       .run(
         Effect.gen(function* () {
           const live = yield* life.ensure
@@ -472,6 +476,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
         spec
       )
       .pipe(remember)
+  })
 
   const forceRelease = lease.interruptHolder.pipe(Effect.andThen(engines.disconnect("released")))
 
@@ -541,8 +546,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
 
   const captures = yield* Captures.make(screenshot)
 
-  const onPage = <A>(work: (page: OnPage) => Effect.Effect<A, SwitchyardError>) =>
-    lease
+  const onPage = Effect.fn("Sandbox.onPage")(function* <A>(work: (page: OnPage) => Effect.Effect<A, SwitchyardError>) {
+    return yield* lease
       .run(
         Effect.gen(function* () {
           const live = yield* life.ensure.pipe(Effect.flatMap(tabs.sync))
@@ -566,6 +571,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
         "automation"
       )
       .pipe(remember)
+  })
 
   /** A tab as answers name it: nothing for the active one, its index for another, its id for one since closed. */
   const shown = <A extends { readonly tab: string }>(s: SessionState.SessionState, item: A): Shown<A> => {
@@ -596,29 +602,40 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       ])
     }),
     tabs: onTabs(Effect.succeed),
-    switchTab: (ref) => onTabs((live) => tabs.switchTo(live, ref)),
-    closeTab: (ref) => onTabs((live) => tabs.close(live, ref)),
+    switchTab: Effect.fn("Sandbox.switchTab")(function* (ref: Tabs.TabRef) {
+      return yield* onTabs((live) => tabs.switchTo(live, ref))
+    }),
+    closeTab: Effect.fn("Sandbox.closeTab")(function* (ref?: Tabs.TabRef) {
+      return yield* onTabs((live) => tabs.close(live, ref))
+    }),
     openDialog,
-    answerDialog: ({ accept, promptText }) =>
-      Effect.gen(function* () {
-        const { browser } = yield* Ref.get(state)
-        const dialog = browser === undefined ? Option.none() : yield* browser.link.dialog(browser.targetId)
-        if (browser === undefined || Option.isNone(dialog)) {
-          return yield* new InvalidInput({ field: "dialog", message: "no dialog is open on the page" })
-        }
-        yield* browser.link.answerDialog(browser.targetId, accept, promptText)
-        yield* note([PageEvent.dialogAnswered(dialog.value, accept, "agent")])
-        // What the answer led to (a submission, a navigation) shows in the state block of this answer.
-        yield* Effect.sleep(100)
-        yield* track(browser)
-        yield* tabs.list(browser)
-        return dialog.value
-      }),
-    chooseFiles: (files, self) =>
-      Effect.gen(function* () {
-        const live = yield* life.ensure
-        return yield* live.link.chooseFiles(live.targetId, yield* life.readable(live, files), self)
-      }),
+    answerDialog: Effect.fn("Sandbox.answerDialog")(function* ({
+      accept,
+      promptText
+    }: {
+      readonly accept: boolean
+      readonly promptText?: string
+    }) {
+      const { browser } = yield* Ref.get(state)
+      const dialog = browser === undefined ? Option.none() : yield* browser.link.dialog(browser.targetId)
+      if (browser === undefined || Option.isNone(dialog)) {
+        return yield* new InvalidInput({ field: "dialog", message: "no dialog is open on the page" })
+      }
+      yield* browser.link.answerDialog(browser.targetId, accept, promptText)
+      yield* note([PageEvent.dialogAnswered(dialog.value, accept, "agent")])
+      // What the answer led to (a submission, a navigation) shows in the state block of this answer.
+      yield* Effect.sleep(100)
+      yield* track(browser)
+      yield* tabs.list(browser)
+      return dialog.value
+    }),
+    chooseFiles: Effect.fn("Sandbox.chooseFiles")(function* <A, E>(
+      files: ReadonlyArray<string>,
+      self: Effect.Effect<A, E>
+    ) {
+      const live = yield* life.ensure
+      return yield* live.link.chooseFiles(live.targetId, yield* life.readable(live, files), self)
+    }),
     pageState: onBrowser(
       (live): Effect.Effect<PageState, SwitchyardError> => Page.capture(SessionState.sessionOf(live)),
       Effect.fail(new BrowserUnavailable({ message: "no browser is running in this session" }))
@@ -661,35 +678,32 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     }),
     history: Ref.get(state).pipe(Effect.map((s) => s.history)),
     onPage,
-    console: (query) =>
-      Effect.gen(function* () {
-        const s = yield* Ref.get(state)
-        if (s.browser === undefined) return { messages: [], last: 0 }
-        // Without a `since`, what the active tab's page did since it loaded.
-        const answer = yield* s.browser.link.console(
-          query.since === undefined ? { ...query, page: s.browser.targetId } : query
-        )
-        return { ...answer, messages: answer.messages.map((m) => shown(s, m)) }
-      }),
-    network: (query) =>
-      Effect.gen(function* () {
-        const s = yield* Ref.get(state)
-        if (s.browser === undefined) return { requests: [], last: 0 }
-        const answer = yield* s.browser.link.network(
-          query.since === undefined ? { ...query, page: s.browser.targetId } : query
-        )
-        return { ...answer, requests: answer.requests.map((r) => shown(s, r)) }
-      }),
-    request: (seq) =>
-      Effect.gen(function* () {
-        const s = yield* Ref.get(state)
-        if (s.browser === undefined) return undefined
-        const details = yield* s.browser.link.request(seq)
-        return details === undefined ? undefined : shown(s, details)
-      }),
+    console: Effect.fn("Sandbox.console")(function* (query: Console.Query) {
+      const s = yield* Ref.get(state)
+      if (s.browser === undefined) return { messages: [], last: 0 }
+      // Without a `since`, what the active tab's page did since it loaded.
+      const answer = yield* s.browser.link.console(
+        query.since === undefined ? { ...query, page: s.browser.targetId } : query
+      )
+      return { ...answer, messages: answer.messages.map((m) => shown(s, m)) }
+    }),
+    network: Effect.fn("Sandbox.network")(function* (query: Network.Query) {
+      const s = yield* Ref.get(state)
+      if (s.browser === undefined) return { requests: [], last: 0 }
+      const answer = yield* s.browser.link.network(
+        query.since === undefined ? { ...query, page: s.browser.targetId } : query
+      )
+      return { ...answer, requests: answer.requests.map((r) => shown(s, r)) }
+    }),
+    request: Effect.fn("Sandbox.request")(function* (seq: number) {
+      const s = yield* Ref.get(state)
+      if (s.browser === undefined) return undefined
+      const details = yield* s.browser.link.request(seq)
+      return details === undefined ? undefined : shown(s, details)
+    }),
     saved: savedNow,
-    restore: (page, reason) =>
-      lease
+    restore: Effect.fn("Sandbox.restore")(function* (page: SavedPage.SavedPage, reason: SavedPage.RestoreReason) {
+      yield* lease
         .run(
           Effect.gen(function* () {
             const live = yield* life.ensure
@@ -699,7 +713,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
             yield* idle.touch
           })
         )
-        .pipe(remember),
+        .pipe(remember)
+    }),
     forceRelease,
     close
   })

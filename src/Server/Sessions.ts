@@ -371,23 +371,21 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
       return answer
     })
 
-  const call = (session: unknown, tool: string, args: unknown, meta: CallMeta = {}) =>
-    Effect.suspend(() => {
+  const call = Effect.fn("Sessions.call")(
+    function* (session: unknown, tool: string, args: unknown, meta: CallMeta = {}) {
       if (Deferred.isDoneUnsafe(stopping))
-        return Effect.succeed(refuse(new ShuttingDown({ message: "the service is shutting down" }), meta))
-      if (!isSessionName(session)) return Effect.fail(invalidName(session))
+        return refuse(new ShuttingDown({ message: "the service is shutting down" }), meta)
+      if (!isSessionName(session)) return yield* invalidName(session)
       const name = session ?? defaultSession
       const pending = pendingOn(name)
       if (pending >= options.maxPendingPerSession) {
-        return Effect.fail(
-          new Busy({
-            message: `session "${name}" already has ${pending} calls waiting (the limit is ${options.maxPendingPerSession}); calls on one session run one at a time`
-          })
-        )
+        return yield* new Busy({
+          message: `session "${name}" already has ${pending} calls waiting (the limit is ${options.maxPendingPerSession}); calls on one session run one at a time`
+        })
       }
       // Calls that must answer while a long call holds the session take no turn: a status read, a close (which stops
       // that call), and a person's takeover and hand-back (the long call may be the one waiting for the person).
-      if (Option.exists(Tools.find(tool), (t) => t.outsideLane)) return run(name, tool, args, meta)
+      if (Option.exists(Tools.find(tool), (t) => t.outsideLane)) return yield* run(name, tool, args, meta)
       const turn = enter(name)
       const live = sessions.get(name)
       // While a person holds the browser, automation calls are refused at once rather than after the queue.
@@ -406,20 +404,22 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
         ),
         Effect.ensuring(Effect.sync(() => leave(name, turn)))
       )
-      return person.pipe(
+      return yield* person.pipe(
         Effect.flatMap((occupied) =>
           occupied ? Effect.sync(() => leave(name, turn)).pipe(Effect.andThen(run(name, tool, args, meta))) : inLane
         )
       )
-    }).pipe(Effect.catch((error: SwitchyardError) => Effect.succeed(refuse(error, meta))))
+    },
+    (self, _session, _tool, _args, meta = {}) =>
+      self.pipe(Effect.catch((error: SwitchyardError) => Effect.succeed(refuse(error, meta))))
+  )
 
-  const status = (session?: string) =>
-    Effect.gen(function* () {
-      const name = session ?? defaultSession
-      const live = sessions.get(name)
-      if (live) return { session: name, ...(yield* live.sandbox.status) }
-      return { session: name, ...idleStatus, ...(hibernated.has(name) ? { hibernated: true as const } : {}) }
-    })
+  const status = Effect.fn("Sessions.status")(function* (session?: string) {
+    const name = session ?? defaultSession
+    const live = sessions.get(name)
+    if (live) return { session: name, ...(yield* live.sandbox.status) }
+    return { session: name, ...idleStatus, ...(hibernated.has(name) ? { hibernated: true as const } : {}) }
+  })
 
   // Named sessions left unused give their slot back.
   if (options.idleTimeoutMs !== null) {
@@ -444,34 +444,31 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
   )
 
   /** Closing forgets a hibernated page too: the session starts afresh. */
-  const close = (session?: string) =>
-    Effect.gen(function* () {
-      const name = session ?? defaultSession
-      const saving = hibernating.get(name)
-      if (saving !== undefined) yield* Deferred.await(saving)
-      hibernated.delete(name)
-      yield* closeSession(name)
-    })
+  const close = Effect.fn("Sessions.close")(function* (session?: string) {
+    const name = session ?? defaultSession
+    const saving = hibernating.get(name)
+    if (saving !== undefined) yield* Deferred.await(saving)
+    hibernated.delete(name)
+    yield* closeSession(name)
+  })
 
   return Sessions.of({
     call,
     status,
     close,
-    hibernate: (session) =>
-      Effect.suspend(() => {
-        const live = sessions.get(session ?? defaultSession)
-        return live === undefined ? Effect.void : hibernateLive(live, true)
-      }),
-    restore: (session, page) =>
-      Effect.gen(function* () {
-        const name = session ?? defaultSession
-        const saving = hibernating.get(name)
-        if (saving !== undefined) yield* Deferred.await(saving)
-        // Opening a session hibernated here brings back its own page.
-        const fresh = !sessions.has(name) && !opening.has(name) && hibernated.has(name)
-        const live = yield* sessionFor(name)
-        if (!fresh) yield* live.sandbox.restore(page, "failover")
-      }),
+    hibernate: Effect.fn("Sessions.hibernate")(function* (session?: string) {
+      const live = sessions.get(session ?? defaultSession)
+      if (live !== undefined) yield* hibernateLive(live, true)
+    }),
+    restore: Effect.fn("Sessions.restore")(function* (session: string | undefined, page: SavedPage) {
+      const name = session ?? defaultSession
+      const saving = hibernating.get(name)
+      if (saving !== undefined) yield* Deferred.await(saving)
+      // Opening a session hibernated here brings back its own page.
+      const fresh = !sessions.has(name) && !opening.has(name) && hibernated.has(name)
+      const live = yield* sessionFor(name)
+      if (!fresh) yield* live.sandbox.restore(page, "failover")
+    }),
     isOpen: (session) => {
       const name = session ?? defaultSession
       return sessions.has(name) || opening.has(name) || hibernated.has(name) || hibernating.has(name)
