@@ -7,9 +7,8 @@
 import { Clock, Context, Effect, Exit, FiberHandle, Layer, Option, Ref, Schedule } from "effect"
 import type * as CdpConnection from "../Cdp/Connection.ts"
 import type { PageRun } from "../Cdp/Session.ts"
-import type { Action, Engine, PageState } from "../Engine/Engine.ts"
+import type { Engine, PageState } from "../Engine/Engine.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
-import * as Instruction from "../Engine/Instruction.ts"
 import * as Isolated from "../Engine/Isolated.ts"
 import * as Page from "../Engine/PageState.ts"
 import { BrowserUnavailable } from "../Errors/Browser.ts"
@@ -69,23 +68,6 @@ export interface OnPage {
 export type Shown<A extends { readonly tab: string }> = Omit<A, "tab"> & { readonly tab?: number | string }
 
 /** How a refused call is told to answer the dialog first. */
-/** Acts that only type, hover, scroll or set files: they leave the document where it is (typing no line break, which
- * could send a form). A click, a key press, a choice in a select or a box may start a navigation. */
-const staysOnPage = (input: string | Action) => {
-  if (typeof input === "string") {
-    // A sentence in the instruction grammar says what it does; anything else may do anything.
-    const parsed = Instruction.parse(input)
-    if (parsed._tag === "Failure") return false
-    const ins = parsed.success
-    if (ins.kind === "fill") return !/[\r\n]/.test(ins.value)
-    if (ins.kind === "type") return !/[\r\n]/.test(ins.text)
-    return ins.kind === "hover" || ins.kind === "upload" || ins.kind === "scroll"
-  }
-  const method = input.method.toLowerCase()
-  if (method === "type") return !input.arguments.some((a) => /[\r\n]/.test(String(a)))
-  return ["fill", "hover", "scrollintoview", "scrollto", "setinputfiles", "upload"].includes(method)
-}
-
 const dialogHint = (dialog: Dialogs.OpenDialog) =>
   `a ${dialog.type} dialog is open on the page: ${JSON.stringify(dialog.message.slice(0, 200))}; answer it with browser.dialog {"accept": true} or {"accept": false}${dialog.type === "prompt" ? ' (with "promptText" to type an answer)' : ""} before anything else`
 
@@ -337,33 +319,6 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       Effect.onInterrupt(() => Ref.update(state, (s) => ({ ...s, suspect: true })))
     )
 
-  /**
-   * The engine as a call sees it: what may navigate (navigate, act) or reads the page's pixels (a screenshot, any call
-   * of a vision engine) first waits for the attempt screenshot in flight — a capture cut by a navigation would hang
-   * on its frame; reads (extract, observe, page state) and acts that only type, hover, scroll or set files run beside
-   * it (the mask hides what they type). Whatever may change the page tells the captures so.
-   */
-  const guarded = (spec: EngineSpec, engine: Engine["Service"]): Effect.Effect<Engine["Service"]> => {
-    if (spec.capabilities.vision) return Effect.as(Effect.andThen(captures.settled, captures.changed), engine)
-    return Effect.succeed({
-      ...engine,
-      navigate: (url) => Effect.andThen(captures.settled, Effect.andThen(captures.changed, engine.navigate(url))),
-      act: (input) =>
-        Effect.andThen(
-          staysOnPage(input) ? captures.changed : Effect.andThen(captures.settled, captures.changed),
-          engine.act(input)
-        ),
-      screenshot: (options) => Effect.andThen(captures.settled, engine.screenshot(options)),
-      // The agent's script may do anything a click may.
-      ...(engine.evaluate === undefined
-        ? {}
-        : {
-            evaluate: (expression: string, frame?: string) =>
-              Effect.andThen(captures.settled, Effect.andThen(captures.changed, engine.evaluate!(expression, frame)))
-          })
-    })
-  }
-
   const use = Effect.fn("Sandbox.use")(function* <A, E>(
     spec: EngineSpec,
     f: (engine: Engine["Service"]) => Effect.Effect<A, E>
@@ -389,28 +344,9 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
               yield* live.link.claimDownloads
               const mark = yield* live.link.downloadMark
               const loads = yield* live.link.loadMark
-              const engine = yield* guarded(spec, connected.engine)
+              const engine = yield* Captures.guard(captures, spec, connected.engine)
               // A page that runs past a limit ends the call; a reload loop is left for about:blank so it stops.
-              const runaway = limits.breach.pipe(
-                Effect.tapError((breach) =>
-                  breach.limit === "navigations"
-                    ? SessionState.pageOf(live)((cdp, sessionId) =>
-                        // With its scripts off the page cannot start the next reload while it is being left (a reload
-                        // already under way can otherwise win over the navigation away).
-                        cdp
-                          .send("Emulation.setScriptExecutionDisabled", { value: true }, sessionId)
-                          .pipe(
-                            Effect.andThen(cdp.send("Page.navigate", { url: "about:blank" }, sessionId)),
-                            Effect.ensuring(
-                              cdp
-                                .send("Emulation.setScriptExecutionDisabled", { value: false }, sessionId)
-                                .pipe(Effect.ignore)
-                            )
-                          )
-                      ).pipe(Effect.timeout(5_000), Effect.ignore)
-                    : Effect.void
-                )
-              )
+              const runaway = Limits.breachOn(limits, SessionState.pageOf(live))
               // A dialog blocks every engine: the call ends at once and the answer reports the dialog.
               const dialogOpened = person
                 ? Effect.never
