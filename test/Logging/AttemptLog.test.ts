@@ -55,7 +55,7 @@ const callEvents = (traceId: string, n: number, fail: boolean) =>
       attemptId: `${traceId}#${n}`,
       action: "browser.act",
       toolArgsHash: "0123456789abcdef",
-      flags: { stagehandRetryUsed: n > 1, stagehandDisabled: false }
+      flags: Effect.succeed({ stagehandRetryUsed: n > 1, stagehandDisabled: false })
     })
   )
 
