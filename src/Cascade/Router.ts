@@ -8,7 +8,7 @@ import { Cache, Clock, Context, Data, Effect, Layer, Option, Ref } from "effect"
 import { Egress } from "../Egress/Egress.ts"
 import * as Screenshot from "../Engine/Screenshot.ts"
 import { Unsupported } from "../Errors/Engine.ts"
-import { ActionFailed, DialogOpen, InvalidInput } from "../Errors/Page.ts"
+import { DialogOpen, InvalidInput } from "../Errors/Page.ts"
 import { PolicyRejected } from "../Errors/Service.ts"
 import { type SwitchyardError, toErrorInfo } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
@@ -89,27 +89,6 @@ const hashArgs = (args: unknown) => createHash("sha256").update(JSON.stringify(a
 const maxTraces = 2_000
 
 const stepKey = (traceId: string, stepId: string | undefined) => `${traceId}\u0000${stepId ?? ""}`
-
-/** An act that put files into a file input itself (the model-free level), rather than clicking something; for a
- * form, one of its fields that did. */
-const setInputDirectly = (result: unknown): boolean =>
-  typeof result === "object" &&
-  result !== null &&
-  (("action" in result && /^setinputfiles$/i.test((result as { action?: { method?: string } }).action?.method ?? "")) ||
-    ("fields" in result &&
-      Array.isArray((result as { fields?: unknown }).fields) &&
-      (result as { fields: ReadonlyArray<unknown> }).fields.some(setInputDirectly)))
-
-/** A click that named files but opened no file chooser: the files went nowhere, and the agent must not think so. */
-const noChooser = (action: string) =>
-  Effect.fail(
-    new ActionFailed({
-      action,
-      sideEffect: "possible",
-      message:
-        "the click opened no file chooser, so no file was chosen; name the file input itself, or the button or drop zone that opens it"
-    })
-  )
 
 export class Router extends Context.Service<
   Router,
@@ -238,34 +217,12 @@ export class Router extends Context.Service<
           return yield* changedOnly(toolName, answer)
         })
 
-        // What rarely changes would be most of every answer's text: the tool list, the tabs (which there are, which
-        // is active) and the downloads are sent when they change, an empty dialog or disabled list not at all.
-        const sent = yield* Ref.make<Readonly<Record<string, string>>>({})
+        // Answers carry what rarely changes only when it changed since the session's previous answer.
+        const sent = yield* Ref.make<StateBlock.Sent>({})
         const changedOnly = (toolName: string, answer: ToolAnswer) =>
-          Ref.modify(sent, (before): [ToolAnswer, Readonly<Record<string, string>>] => {
-            const after: Record<string, string> = { ...before }
-            const status = Option.exists(Tools.find(toolName), (tool) => tool.fullState)
-            const { tools, tabs, downloads, dialog, disabled, ...always } = answer.state
-            const keys = {
-              tools: tools === undefined ? undefined : JSON.stringify(tools),
-              tabs: tabs === undefined ? undefined : JSON.stringify(tabs.map((t) => [t.id, t.active])),
-              downloads: downloads === undefined ? undefined : JSON.stringify(downloads)
-            }
-            const fresh = (key: keyof typeof keys) => {
-              const now = keys[key]
-              if (now === undefined) return false
-              const changed = status || before[key] !== now
-              after[key] = now
-              return changed
-            }
-            const state: StateBlock.AnswerState = {
-              ...always,
-              ...(disabled !== undefined && (status || disabled.length > 0) ? { disabled } : {}),
-              ...(dialog !== undefined && (status || dialog !== null) ? { dialog } : {}),
-              ...(fresh("tabs") ? { tabs } : {}),
-              ...(fresh("downloads") ? { downloads } : {}),
-              ...(fresh("tools") ? { tools } : {})
-            }
+          Ref.modify(sent, (before): [ToolAnswer, StateBlock.Sent] => {
+            const full = Option.exists(Tools.find(toolName), (tool) => tool.fullState)
+            const [state, after] = StateBlock.changedOnly(answer.state, before, full)
             return [{ ...answer, state }, after]
           })
 
@@ -432,7 +389,9 @@ export class Router extends Context.Service<
                       .chooseFiles(files, self)
                       .pipe(
                         Effect.flatMap(([result, chosen]) =>
-                          chosen > 0 || setInputDirectly(result) ? Effect.succeed(result) : noChooser(tool.name)
+                          chosen > 0 || Files.setInputDirectly(result)
+                            ? Effect.succeed(result)
+                            : Files.noChooser(tool.name)
                         )
                       )
               const { outcome, message } = yield* scoped(
