@@ -149,12 +149,12 @@ const Filled = Schema.Struct({
 
 /** The files an act names: an `upload … to …` sentence, or a `setInputFiles` action's arguments. */
 const filesOfAct = (
-  args: typeof OnReference.Type | { readonly instruction: string } | { readonly action: Action }
+  args: typeof OnReference.Type | { readonly instruction: Instruction.Said } | { readonly action: Action }
 ): ReadonlyArray<string> => {
   const action = "ref" in args ? actionOf(args) : "action" in args ? args.action : undefined
   if (action !== undefined) return /^(setinputfiles|upload)$/i.test(action.method) ? action.arguments : []
   if (!("instruction" in args)) return []
-  const parsed = Instruction.parse(args.instruction)
+  const parsed = args.instruction.parsed
   return parsed._tag === "Success" && parsed.success.kind === "upload" ? parsed.success.files : []
 }
 
@@ -178,8 +178,11 @@ export const tools = [
       "Do one thing on the current page: click, type, select, check, press a key, scroll. Give one action per call, act on an element reference from browser.observe or browser.extract ({ref, method, arguments}), or replay an action from browser.observe.",
     args: Schema.Union([
       Schema.Struct({
-        instruction: text(
-          'One action in plain words: click "Submit", fill "Email" with "a@b.c", press Enter, scroll down; name where a target sits when several share its name: click "Apply" in "Data Engineer".'
+        // Parsed here, once: the engines and the Sandbox read the parse.
+        instruction: Instruction.wordsFrom(
+          text(
+            'One action in plain words: click "Submit", fill "Email" with "a@b.c", press Enter, scroll down; name where a target sits when several share its name: click "Apply" in "Data Engineer".'
+          )
         )
       }),
       Schema.Struct({

@@ -7,6 +7,7 @@ import type { EngineKind, EngineMode } from "../EngineId.ts"
 import { ElementRef } from "../Errors/Page.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import type { Element as PageElement } from "./AccessibilityTree.ts"
+import type * as Instruction from "./Instruction.ts"
 
 export type { EngineKind } from "../EngineId.ts"
 
@@ -144,7 +145,8 @@ export class Engine extends Context.Service<
     readonly mode?: EngineMode
     readonly capabilities: Capabilities
     readonly navigate: (url: string) => Effect.Effect<NavigateResult, SwitchyardError>
-    readonly act: (input: string | Action) => Effect.Effect<ActResult, SwitchyardError>
+    /** One action: an instruction's words (parsed once where they came in, or as written) or an exact Action. */
+    readonly act: (input: Instruction.Words | Action) => Effect.Effect<ActResult, SwitchyardError>
     readonly extract: (
       instruction: string,
       jsonSchema?: unknown,
