@@ -1,8 +1,9 @@
 /**
  * One browser session and its single automation client (seeds 001, 002), as one service over its parts: Lease,
- * BrowserLife, EngineSwitch, Tabs, Idle and Loss, sharing one SessionState in a Ref; the page model (tabs, dialogs,
- * file choosers, downloads) and the saved page (SavedPage) are kept for every engine level alike. Longer than most
- * modules: it is where a call meets the browser, and the parts' order around a call is read here in one place.
+ * BrowserLife, EngineSwitch, Tabs, Idle and Loss, sharing one SessionState in a Ref; Tracking (where the page is, its
+ * saved state), Captures (screenshots around an engine's calls), PageRecords (console, network) and Limits. The page
+ * model (tabs, dialogs, file choosers, downloads) and the saved page are kept for every engine level alike. Longer
+ * than most modules: it is where a call meets the browser, and the parts' order around a call is read here in one place.
  */
 import { Clock, Context, Effect, Exit, FiberHandle, Layer, Option, Ref, Schedule } from "effect"
 import type * as CdpConnection from "../Cdp/Connection.ts"
@@ -30,14 +31,18 @@ import * as Dialogs from "./PageLink/Dialogs.ts"
 import type { Download } from "./PageLink/Downloads.ts"
 import type * as Network from "./PageLink/Network.ts"
 import type { MainFrame } from "./PageLink.ts"
-import * as SavedPage from "./SavedPage.ts"
+import type { Shown } from "./PageRecords.ts"
+import * as PageRecords from "./PageRecords.ts"
+import type * as SavedPage from "./SavedPage.ts"
 import * as SessionState from "./SessionState.ts"
 import * as Snapshot from "./Snapshot.ts"
 import * as Tabs from "./Tabs.ts"
+import * as Tracking from "./Tracking.ts"
 
 export type { PageEvent, Tab } from "./PageEvent.ts"
 export type { DialogMode, DialogPolicy, OpenDialog } from "./PageLink/Dialogs.ts"
 export type { Download } from "./PageLink/Downloads.ts"
+export type { Shown } from "./PageRecords.ts"
 export { idleStatus, type SandboxStatus, type SwitchRecord } from "./SessionState.ts"
 export type { TabRef } from "./Tabs.ts"
 
@@ -63,9 +68,6 @@ export interface OnPage {
   /** Runs commands on a session attached to another tab of the session. */
   readonly runOn: (targetId: string) => PageRun
 }
-
-/** A console message or request as answers show it: `tab` (its index) only when it came from another tab. */
-export type Shown<A extends { readonly tab: string }> = Omit<A, "tab"> & { readonly tab?: number | string }
 
 /** How a refused call is told to answer the dialog first. */
 const dialogHint = (dialog: Dialogs.OpenDialog) =>
@@ -208,6 +210,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     sessionScope: yield* Effect.scope
   })
   const limits = yield* Limits.make(options.limits)
+  const records = PageRecords.make(state)
   const tabs = Tabs.make({ state, engines })
   const life = yield* BrowserLife.make({
     state,
@@ -230,44 +233,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     closeIdle: lease.run(stopBrowser)
   })
 
-  /** Where the page is when a call ends, as the page says it: what answers report and what a relaunch restores. */
-  const track = (live: SessionState.LiveBrowser) =>
-    Effect.gen(function* () {
-      // A page behind a dialog answers nothing: its announced location stands.
-      const blocked = Option.isSome(yield* live.link.dialog(live.targetId))
-      const page = blocked ? yield* live.link.location(live.targetId) : yield* live.link.current(live.targetId)
-      if (Option.isNone(page)) return
-      const before = (yield* Ref.getAndUpdate(state, (s) => ({ ...s, lastLocation: page.value }))).lastLocation
-      // A page that went elsewhere by itself (a redirect, a script) is not the one earlier frames show.
-      if (before?.url !== page.value.url) yield* captures.changed
-      // Read beside the answer (the latest read wins): the call does not wait for it.
-      yield* FiberHandle.run(saving, keepSaved(live, page.value.url, !blocked))
-    })
-
-  /**
-   * The page's cookies and storage as the call left them, kept for a crash's relaunch (bounded: a busy page keeps
-   * the storage read before). A page behind a dialog cannot be read: its storage stays as it was.
-   */
-  const keepSaved = (live: SessionState.LiveBrowser, url: string, storage: boolean) =>
-    Effect.gen(function* () {
-      const { saved: previous } = yield* Ref.get(state)
-      // A page that cannot be read (crashed, closed, behind a dialog) keeps the storage read before.
-      const readable = storage && Option.isNone(yield* live.link.fate(live.targetId))
-      const read = yield* live.link
-        .run(live.targetId, (cdp, sessionId) => SavedPage.capture(cdp, sessionId, { url, storage: readable, previous }))
-        .pipe(Effect.timeoutOption(2_000))
-      if (Option.isSome(read)) yield* Ref.update(state, (s) => ({ ...s, saved: read.value }))
-    }).pipe(Effect.ignore)
-
-  /** The page's state now (read afresh when the browser answers, else as the last call left it). */
-  const savedNow = Effect.gen(function* () {
-    const { browser, lastLocation } = yield* Ref.get(state)
-    if (browser !== undefined && lastLocation !== undefined) {
-      const blocked = Option.isSome(yield* browser.link.dialog(browser.targetId))
-      yield* keepSaved(browser, lastLocation.url, !blocked)
-    }
-    return Option.fromNullishOr((yield* Ref.get(state)).saved)
-  })
+  // Where the page is when a call ends, and its cookies and storage kept for a relaunch.
+  const { track, savedNow } = Tracking.make({ state, saving, changed: Effect.suspend(() => captures.changed) })
 
   const note = (events: ReadonlyArray<PageEvent.PageEvent>) =>
     events.length === 0 ? Effect.void : Ref.update(state, (s) => ({ ...s, events: [...s.events, ...events] }))
@@ -509,13 +476,6 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       .pipe(remember)
   })
 
-  /** A tab as answers name it: nothing for the active one, its index for another, its id for one since closed. */
-  const shown = <A extends { readonly tab: string }>(s: SessionState.SessionState, item: A): Shown<A> => {
-    const { tab, ...rest } = item
-    if (tab === s.browser?.targetId) return rest
-    return { ...rest, tab: s.tabs.list.find((t) => t.id === tab)?.index ?? tab }
-  }
-
   return Sandbox.of({
     use,
     switchTo,
@@ -614,29 +574,9 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     }),
     history: Ref.get(state).pipe(Effect.map((s) => s.history)),
     onPage,
-    console: Effect.fn("Sandbox.console")(function* (query: Console.Query) {
-      const s = yield* Ref.get(state)
-      if (s.browser === undefined) return { messages: [], last: 0 }
-      // Without a `since`, what the active tab's page did since it loaded.
-      const answer = yield* s.browser.link.console(
-        query.since === undefined ? { ...query, page: s.browser.targetId } : query
-      )
-      return { ...answer, messages: answer.messages.map((m) => shown(s, m)) }
-    }),
-    network: Effect.fn("Sandbox.network")(function* (query: Network.Query) {
-      const s = yield* Ref.get(state)
-      if (s.browser === undefined) return { requests: [], last: 0 }
-      const answer = yield* s.browser.link.network(
-        query.since === undefined ? { ...query, page: s.browser.targetId } : query
-      )
-      return { ...answer, requests: answer.requests.map((r) => shown(s, r)) }
-    }),
-    request: Effect.fn("Sandbox.request")(function* (seq: number) {
-      const s = yield* Ref.get(state)
-      if (s.browser === undefined) return undefined
-      const details = yield* s.browser.link.request(seq)
-      return details === undefined ? undefined : shown(s, details)
-    }),
+    console: records.console,
+    network: records.network,
+    request: records.request,
     saved: savedNow,
     restore: Effect.fn("Sandbox.restore")(function* (page: SavedPage.SavedPage, reason: SavedPage.RestoreReason) {
       yield* lease
