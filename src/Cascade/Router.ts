@@ -1,7 +1,8 @@
 /**
- * The single entry point for `browser.*` tool calls (seeds 000, 003, 004): validates arguments, names the call
- * (traceId, stepId, attemptId), dispatches it to its tool's handler (engine tools through the Stagehand policy and
- * the cascade, session tools on the session) and answers every call, success or error, with the state block.
+ * The single entry point for `browser.*` tool calls (seeds 000, 003, 004): names the call (traceId, stepId,
+ * attemptId), passes it through named checks (a known tool, offered, arguments that decode, no person or dialog in the
+ * way, an allowed URL, confined files), dispatches it to its tool's handler (engine tools through the Stagehand policy
+ * and the cascade, session tools on the session) and answers every call, success or error, with the state block.
  */
 import { createHash } from "node:crypto"
 import { Cache, Clock, Context, Data, Effect, Layer, Option, Ref } from "effect"

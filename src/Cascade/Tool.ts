@@ -114,7 +114,6 @@ export type Bound =
       readonly run: (session: Session) => Effect.Effect<unknown, SwitchyardError>
     }
 
-/** A tool as surfaces and the Router see it, whatever its argument and result types. */
 /** Hints for clients (MCP tool annotations): what a call may do to the page and the world. */
 export interface Annotations {
   /** The call only reads: it does not change the page. */
@@ -127,6 +126,7 @@ export interface Annotations {
   readonly openWorldHint?: boolean
 }
 
+/** A tool as surfaces and the Router see it, whatever its argument and result types. */
 export interface Any {
   /** The name, dotted (`browser.navigate`): seed 002's spelling, kept on JSON-RPC. */
   readonly name: string
