@@ -1,7 +1,8 @@
 /**
  * The agent-facing tools, each declared once: stable name, what it is for (the text an LLM reads), argument and
  * result Schemas, and what it does. The list never changes at runtime (mask, don't remove); which engine can serve
- * a call is decided per call. Adding a tool is adding one `Tool.make` to `tools` below.
+ * a call is decided per call. Adding a tool is adding one `Tool.make` to `tools` below. (Long: each record carries
+ * its own Schemas and the text an LLM reads.)
  */
 import { Effect, Option, Schema } from "effect"
 import { Action, ActTarget } from "../Engine/Engine.ts"
