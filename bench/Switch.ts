@@ -62,7 +62,7 @@ export const run = (options: { readonly rounds: number }) =>
     const site = yield* SiteServer.start
     const llm = yield* LlmServer.start()
     const url = site.url("/forms.html")
-    const registry = Engines.make({
+    const registry = yield* Engines.make({
       model: {
         model: "openai/gpt-4.1-mini",
         apiKeys: { openai: Redacted.make("dummy") },

@@ -4,7 +4,7 @@
  * members are declared by level in `Errors/`: the page, an engine, the browser, the service.
  */
 import { Schema } from "effect"
-import type { EngineKind } from "./Engine/EngineId.ts"
+import type { EngineKind } from "./EngineId.ts"
 import { BrowserError } from "./Errors/Browser.ts"
 import { EngineFailure } from "./Errors/Engine.ts"
 import type { SideEffect } from "./Errors/Fields.ts"

@@ -1,6 +1,7 @@
 /**
  * The source tree's shape, checked: every module imports only downward (Errors and Logging at the bottom, the CLI
- * at the top) and no file imports itself back through others. A new engineer can trust the folder order.
+ * at the top), never sideways into another folder of its rank, and no file imports itself back through others —
+ * counting a dynamic `import()` as an import. A new engineer can trust the folder order.
  */
 import { readdirSync, readFileSync } from "node:fs"
 import { dirname, join, relative, resolve } from "node:path"
@@ -11,11 +12,11 @@ const src = join(root, "src")
 
 /** Lower ranks are imported by higher ones, never the other way. */
 const ranks: ReadonlyArray<readonly [RegExp, number]> = [
-  [/^Engine\/EngineId\.ts$/, 0],
-  [/^Errors(\.ts|\/)/, 0],
+  [/^EngineId\.ts$/, 0],
+  [/^Errors(\.ts|\/)/, 0.5],
   [/^Logging\//, 1],
   [/^Store\//, 1],
-  [/^Cdp\//, 2],
+  [/^Cdp\//, 1.5],
   [/^Egress\//, 2],
   [/^Takeover\//, 2],
   [/^Engine\//, 3],
@@ -34,16 +35,26 @@ const sources = (readdirSync(src, { recursive: true, encoding: "utf8" }) as Arra
   f.endsWith(".ts")
 )
 
-/** Each source file's imports of other source files (static `import … from` and `export … from`). */
+/** Static `import … from` and `export … from`, and dynamic `import("…")`, of a relative path. */
+const importPatterns = [
+  /^(?:import|export)\s[^;]*?\sfrom\s+"(\.{1,2}\/[^"]+)"/gms,
+  /\bimport\(\s*"(\.{1,2}\/[^"]+)"\s*\)/g
+]
+
+/** Each source file's imports of other source files. */
 const graph = new Map(
   sources.map((file) => {
     const text = readFileSync(join(src, file), "utf8")
-    const targets = [...text.matchAll(/^(?:import|export)\s[^;]*?\sfrom\s+"(\.{1,2}\/[^"]+)"/gms)].map((m) =>
-      relative(src, resolve(src, dirname(file), m[1]!))
+    const targets = importPatterns.flatMap((pattern) =>
+      [...text.matchAll(pattern)].map((m) => relative(src, resolve(src, dirname(file), m[1]!)))
     )
-    return [file, targets] as const
+    return [file, [...new Set(targets)]] as const
   })
 )
+
+/** The concept a file belongs to: its folder (`Cascade`), or a file at the top of `src` with its folder (`Errors.ts`
+ * and `Errors/` are both `Errors`). */
+const folderOf = (file: string) => file.split("/")[0]!.replace(/\.ts$/, "")
 
 describe("source layout", () => {
   it("every file has a layer", () => {
@@ -58,6 +69,17 @@ describe("source layout", () => {
       targets.filter((t) => (rankOf(t) ?? 0) > (rankOf(file) ?? 0)).map((t) => `${file} → ${t}`)
     )
     assert.deepStrictEqual(upward, [])
+  })
+
+  it("no import reaches sideways into another folder of the same layer", () => {
+    const sideways = [...graph].flatMap(([file, targets]) =>
+      targets.filter((t) => folderOf(t) !== folderOf(file) && rankOf(t) === rankOf(file)).map((t) => `${file} → ${t}`)
+    )
+    assert.deepStrictEqual(sideways, [])
+  })
+
+  it("a dynamic import() is seen as an import", () => {
+    assert.include(graph.get("Main/Cli.ts") ?? [], "Server/Mcp.ts")
   })
 
   it("no import cycles", () => {

@@ -13,7 +13,7 @@
  * unlock a sick one.
  */
 import { Clock, Context, Effect, Layer, Option, Ref } from "effect"
-import * as EngineId from "../Engine/EngineId.ts"
+import * as EngineId from "../EngineId.ts"
 import { EngineCoolingDown } from "../Errors/Engine.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import type { CascadeConfig } from "./Policy.ts"

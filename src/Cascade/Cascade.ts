@@ -18,8 +18,8 @@
 import { Cause, Context, Data, Effect, Exit, Layer, Option, Ref, Schedule } from "effect"
 import { Egress, rejection, unreachable } from "../Egress/Egress.ts"
 import type { Engine } from "../Engine/Engine.ts"
-import type { EngineKind } from "../Engine/EngineId.ts"
-import * as EngineId from "../Engine/EngineId.ts"
+import type { EngineKind } from "../EngineId.ts"
+import * as EngineId from "../EngineId.ts"
 import { EngineCoolingDown, NotConfigured, Timeout } from "../Errors/Engine.ts"
 import { DialogOpen, NavigationFailed } from "../Errors/Page.ts"
 import { HumanTimeout, PolicyRejected } from "../Errors/Service.ts"
@@ -93,8 +93,8 @@ const limited =
 /** Attempt ids numbered per call, so a call that runs the cascade twice (Stagehand, then the fallback) never reuses one. */
 const attemptIds = Effect.gen(function* () {
   const call = yield* Events.CurrentCall
-  const counter = call?.attempts ?? { n: 0 }
-  return () => `${call?.attemptId ?? "call"}.${++counter.n}`
+  const counter = call?.attempts ?? (yield* Ref.make(0))
+  return Ref.updateAndGet(counter, (n) => n + 1).pipe(Effect.map((n) => `${call?.attemptId ?? "call"}.${n}`))
 })
 
 /**
@@ -108,7 +108,7 @@ const runLevel = <A>(
   level: Level,
   index: number,
   position: Ref.Ref<Position>,
-  nextId: () => string
+  nextId: Effect.Effect<string>
 ): Effect.Effect<A, SwitchyardError | Halt> => {
   /** How a failed attempt ends: retried if retryable (the error), this level given up (Settled), or the call (Halt). */
   const judge = (error: SwitchyardError, before: Option.Option<string>) =>
@@ -135,7 +135,7 @@ const runLevel = <A>(
 
   const once = Effect.gen(function* () {
     const { attempt: retried } = yield* Schedule.CurrentMetadata
-    const at: AttemptRef = { id: nextId(), level, index, attempt: retried + 1 }
+    const at: AttemptRef = { id: yield* nextId, level, index, attempt: retried + 1 }
     yield* Ref.set(position, { index, attempt: at.attempt })
     // The page before the attempt, read only when it can decide something: an act, or a level with retries left.
     const before =
@@ -421,8 +421,8 @@ export class Cascade extends Context.Service<
         })
 
       return Cascade.of({
-        call: <A>(call: CascadeCall<A>) =>
-          run<A>(
+        call: Effect.fn("Cascade.call")(function* <A>(call: CascadeCall<A>) {
+          return yield* run<A>(
             call.config,
             {
               attempt: ({ level }) =>
@@ -438,6 +438,7 @@ export class Cascade extends Context.Service<
             },
             call
           )
+        })
       })
     })
   ).pipe(Layer.provide(Breaker.layer))

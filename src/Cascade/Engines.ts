@@ -3,13 +3,13 @@
  * here (no model credentials, no person to take over) so the cascade skips it without a network call.
  */
 import { Context, Effect, Layer } from "effect"
-import * as EngineId from "../Engine/EngineId.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import * as MagnitudeEngine from "../Engine/MagnitudeEngine.ts"
 import * as Model from "../Engine/Model.ts"
 import * as PlaywrightEngine from "../Engine/PlaywrightEngine.ts"
 import type { StagehandEngineOptions } from "../Engine/Stagehand/Options.ts"
 import * as StagehandEngine from "../Engine/StagehandEngine.ts"
+import * as EngineId from "../EngineId.ts"
 import { NotConfigured } from "../Errors/Engine.ts"
 import { idOf, type Level } from "./Policy.ts"
 
@@ -25,7 +25,16 @@ export interface EnginesOptions {
   readonly human?: EngineSpec
 }
 
-export const make = (options: EnginesOptions = {}): { readonly specFor: Engines["Service"]["specFor"] } => {
+/** Every level a policy may name, by its label: each resolved once, on first use. */
+const levels: ReadonlyArray<Level> = [
+  { engine: "playwright", retryCount: 0, timeoutPerAttemptMs: 0 },
+  { engine: "stagehand", mode: "dom", retryCount: 0, timeoutPerAttemptMs: 0 },
+  { engine: "stagehand", mode: "cua", retryCount: 0, timeoutPerAttemptMs: 0 },
+  { engine: "magnitude", retryCount: 0, timeoutPerAttemptMs: 0 },
+  { engine: "human", retryCount: 0, timeoutPerAttemptMs: 0 }
+]
+
+export const make = Effect.fnUntraced(function* (options: EnginesOptions = {}) {
   const model = options.model ?? {}
   const playwright: EngineSpec = {
     id: { kind: "playwright" },
@@ -39,8 +48,6 @@ export const make = (options: EnginesOptions = {}): { readonly specFor: Engines[
     cua: StagehandEngine.layer({ ...options.stagehand, mode: "cua", model })
   }
   const magnitude = MagnitudeEngine.layer({ ...options.magnitude, model })
-  // Credentials and models do not change while the service runs: resolve each level once.
-  const resolved = new Map<string, Effect.Effect<EngineSpec, NotConfigured>>()
   const specFor = (level: Level): Effect.Effect<EngineSpec, NotConfigured> => {
     switch (level.engine) {
       case "playwright":
@@ -75,23 +82,18 @@ export const make = (options: EnginesOptions = {}): { readonly specFor: Engines[
             )
     }
   }
+  // Credentials and models do not change while the service runs: each level is resolved once, when first asked for.
+  const resolved = new Map<string, Effect.Effect<EngineSpec, NotConfigured>>()
+  for (const level of levels) resolved.set(EngineId.label(idOf(level)), yield* Effect.cached(specFor(level)))
   return {
-    specFor: (level) => {
-      const key = EngineId.label(idOf(level))
-      let cached = resolved.get(key)
-      if (cached === undefined) {
-        cached = Effect.runSync(Effect.cached(specFor(level)))
-        resolved.set(key, cached)
-      }
-      return cached
-    }
+    specFor: (level: Level) => resolved.get(EngineId.label(idOf(level))) ?? specFor(level)
   }
-}
+})
 
 /** Declared after `make`, which its layer statics call while the class is being defined. */
 export class Engines extends Context.Service<
   Engines,
   { readonly specFor: (level: Level) => Effect.Effect<EngineSpec, NotConfigured> }
 >()("switchyard/Engines") {
-  static readonly layer = (options: EnginesOptions = {}) => Layer.succeed(Engines, make(options))
+  static readonly layer = (options: EnginesOptions = {}) => Layer.effect(Engines, make(options))
 }

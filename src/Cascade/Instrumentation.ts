@@ -4,7 +4,7 @@
  * from outside), `engine_operation`/`engine_failure`, telemetry, a span, and the caller's hooks (artifacts, breakers).
  */
 import { Cause, Clock, Effect, Exit, Option } from "effect"
-import * as EngineId from "../Engine/EngineId.ts"
+import * as EngineId from "../EngineId.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import * as Artifacts from "../Logging/Artifacts.ts"
 import * as Events from "../Logging/Events.ts"

@@ -205,6 +205,7 @@ export const reading = [
 /** On the session's page without an engine: what it logged and fetched, its PDF, its viewport, states and cookies. */
 export const onPage = [
   Tool.make("browser.console", {
+    needsStorageState: false,
     title: "Console messages",
     annotations: { readOnlyHint: true, openWorldHint: false },
     description:
@@ -247,6 +248,7 @@ export const onPage = [
       })
   }),
   Tool.make("browser.network", {
+    needsStorageState: false,
     title: "Network requests",
     annotations: { readOnlyHint: true, openWorldHint: false },
     description:
@@ -363,6 +365,7 @@ export const onPage = [
       )
   }),
   Tool.make("browser.storage", {
+    needsStorageState: false,
     title: "Save or load a logged-in state",
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     description:

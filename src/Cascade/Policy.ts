@@ -4,7 +4,7 @@
  */
 import { readFile } from "node:fs/promises"
 import { Effect, Schema } from "effect"
-import { type EngineId, EngineKind, EngineMode } from "../Engine/EngineId.ts"
+import { type EngineId, EngineKind, EngineMode } from "../EngineId.ts"
 import { InvalidInput } from "../Errors/Page.ts"
 
 export const Platform = Schema.Literals(["linkedin", "greenhouse", "lever", "workday", "unknown"])

@@ -1,16 +1,17 @@
 /**
- * The single entry point for `browser.*` tool calls (seeds 000, 003, 004): validates arguments, names the call
- * (traceId, stepId, attemptId), dispatches it to its tool's handler (engine tools through the Stagehand policy and
- * the cascade, session tools on the session) and answers every call, success or error, with the state block.
+ * The single entry point for `browser.*` tool calls (seeds 000, 003, 004): names the call (traceId, stepId,
+ * attemptId), passes it through named checks (a known tool, offered, arguments that decode, no person or dialog in the
+ * way, an allowed URL, confined files), dispatches it to its tool's handler (engine tools through the Stagehand policy
+ * and the cascade, session tools on the session) and answers every call, success or error, with the state block.
  */
 import { createHash } from "node:crypto"
-import { Context, Effect, Layer, Option } from "effect"
+import { Cache, Clock, Context, Data, Effect, Layer, Option, Ref } from "effect"
 import { Egress } from "../Egress/Egress.ts"
 import * as Screenshot from "../Engine/Screenshot.ts"
 import { Unsupported } from "../Errors/Engine.ts"
-import { ActionFailed, DialogOpen, InvalidInput } from "../Errors/Page.ts"
+import { DialogOpen, InvalidInput } from "../Errors/Page.ts"
 import { PolicyRejected } from "../Errors/Service.ts"
-import { toErrorInfo } from "../Errors.ts"
+import { type SwitchyardError, toErrorInfo } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
 import * as Secrets from "../Logging/Secrets.ts"
 import * as Files from "../Sandbox/Files.ts"
@@ -32,9 +33,10 @@ import * as UrlPolicy from "./UrlPolicy.ts"
 export type { StateBlock, ToolError } from "./StateBlock.ts"
 export type { CallMeta } from "./Tool.ts"
 
-export interface ToolAnswer {
+/** A call's answer; `Result` is the tool's result type when the call named its tool (`Tools.ResultOf`). */
+export interface ToolAnswer<Result = unknown> {
   readonly ok: boolean
-  readonly result?: unknown
+  readonly result?: Result
   readonly error?: StateBlock.ToolError
   /** Guidance for the agent: the retry and fallback messages of seed 000. */
   readonly message?: string
@@ -63,57 +65,45 @@ export interface RouterOptions extends StagehandFallback.StagehandFallbackOption
   readonly screenshot?: Screenshot.Limits
 }
 
-/** Per request or step: Stagehand's flags and the calls made, which number the attempts. */
-interface StepState extends StagehandFallback.Flags {
-  attempts: number
+/** Per request or step: Stagehand's flags, and the calls made, which number the attempts. */
+interface StepState {
+  readonly flags: Ref.Ref<StagehandFallback.Flags>
+  readonly calls: Ref.Ref<number>
 }
+
+/** A check refused the call: the answer carries `error`. */
+class Refused extends Data.TaggedError("Refused")<{ readonly error: StateBlock.ToolError }> {}
+
+/** A check's failure as the refusal the answer carries. */
+const refusing = <A, E extends SwitchyardError>(self: Effect.Effect<A, E>) =>
+  Effect.mapError(self, (error) => new Refused({ error: toErrorInfo(error) }))
+
+const badArguments = (tool: Tool.Any, message: string) =>
+  new Refused({
+    error: { type: "invalid_input", retryable: false, action: tool.name, field: "arguments", message }
+  })
 
 /** Groups identical calls in logs without writing their values. */
 const hashArgs = (args: unknown) => createHash("sha256").update(JSON.stringify(args)).digest("hex").slice(0, 16)
 
-/** Tools that need no logged-in page: a storage state is not put into the browser for them. */
-const withoutState = new Set([
-  "browser.status",
-  "browser.close",
-  "browser.handoff",
-  "browser.resume",
-  "browser.dialog",
-  "browser.tabs",
-  "browser.console",
-  "browser.network",
-  "browser.storage"
-])
-
-/** Traces kept for retry/disable state; the oldest are dropped past this, so a long-lived service stays bounded. */
+/** Traces kept for retry/disable state; the least recently used are dropped past this, so a long-lived service stays
+ * bounded. */
 const maxTraces = 2_000
 
 const stepKey = (traceId: string, stepId: string | undefined) => `${traceId}\u0000${stepId ?? ""}`
 
-/** An act that put files into a file input itself (the model-free level), rather than clicking something; for a
- * form, one of its fields that did. */
-const setInputDirectly = (result: unknown): boolean =>
-  typeof result === "object" &&
-  result !== null &&
-  (("action" in result && /^setinputfiles$/i.test((result as { action?: { method?: string } }).action?.method ?? "")) ||
-    ("fields" in result &&
-      Array.isArray((result as { fields?: unknown }).fields) &&
-      (result as { fields: ReadonlyArray<unknown> }).fields.some(setInputDirectly)))
-
-/** A click that named files but opened no file chooser: the files went nowhere, and the agent must not think so. */
-const noChooser = (action: string) =>
-  Effect.fail(
-    new ActionFailed({
-      action,
-      sideEffect: "possible",
-      message:
-        "the click opened no file chooser, so no file was chosen; name the file input itself, or the button or drop zone that opens it"
-    })
-  )
-
 export class Router extends Context.Service<
   Router,
   {
-    readonly call: (tool: string, args: unknown, meta?: Tool.CallMeta) => Effect.Effect<ToolAnswer>
+    /**
+     * Runs a tool. Named by a literal (`"browser.navigate"`), its arguments and its answer's result take the tool's
+     * types, as `Toolkit.handle` does; named by a string known only at run time, they are `unknown`.
+     */
+    readonly call: <Name extends string>(
+      tool: Name,
+      args: Tools.ArgsOf<Name>,
+      meta?: Tool.CallMeta
+    ) => Effect.Effect<ToolAnswer<Tools.ResultOf<Name>>>
     /** The state block alone, for status surfaces. */
     readonly state: (meta?: Tool.CallMeta) => Effect.Effect<StateBlock.StateBlock>
     /** Whether a person holds the browser now: automation calls are then answered at once, without waiting. */
@@ -128,8 +118,10 @@ export class Router extends Context.Service<
         const cascade = yield* Cascade
         const engines = yield* Engines
         const policy = options.policy ?? defaultPolicy
+        /** The page the session's last answer was on: it picks the cascade for calls that open none. */
+        const lastUrl = yield* Ref.make<string | undefined>(undefined)
         const handoff = yield* HandoffTools.make({
-          allowed: Effect.sync(() => handsToPerson(cascadeFor(policy, lastUrl), "agent_request"))
+          allowed: Ref.get(lastUrl).pipe(Effect.map((url) => handsToPerson(cascadeFor(policy, url), "agent_request")))
         })
         const features: Tool.Features = { ...Tool.defaultFeatures, ...options.features }
         const states = StateBlock.make({ sandbox, engines, takeover: handoff.active, features })
@@ -143,19 +135,15 @@ export class Router extends Context.Service<
         const maxArgumentBytes = options.maxArgumentBytes ?? 256 * 1024
         const uploadRoots = options.uploadRoots ?? [process.cwd()]
         const screenshotLimits = options.screenshot ?? Screenshot.defaults
-        const steps = new Map<string, StepState>()
-        let lastUrl: string | undefined
-
-        const stepOf = (traceId: string, stepId: string | undefined) => {
-          const key = stepKey(traceId, stepId)
-          let state = steps.get(key)
-          if (state === undefined) {
-            state = { stagehandRetryUsed: false, stagehandDisabled: false, attempts: 0 }
-            steps.set(key, state)
-            if (steps.size > maxTraces) steps.delete(steps.keys().next().value!)
-          }
-          return state
-        }
+        const steps = yield* Cache.make({
+          capacity: maxTraces,
+          lookup: (_key: string) =>
+            Effect.all({
+              flags: Ref.make<StagehandFallback.Flags>({ stagehandRetryUsed: false, stagehandDisabled: false }),
+              calls: Ref.make(0)
+            })
+        })
+        const cascadeNow = Ref.get(lastUrl).pipe(Effect.map((url) => cascadeFor(policy, url)))
 
         const answer = (
           base: { traceId: string; stepId: string | undefined; attemptId: string },
@@ -170,11 +158,12 @@ export class Router extends Context.Service<
         ) =>
           Effect.gen(function* () {
             const status = { ...(yield* sandbox.status), ...servedBy }
-            const block = yield* states.block(step.stagehandDisabled, status, config)
+            const { stagehandDisabled } = yield* Ref.get(step.flags)
+            const block = yield* states.block(stagehandDisabled, status, config)
             // A replayed answer says so: its level is the replay level, in front of the cascade.
             const state: StateBlock.StateBlock = replayed ? { ...block, level: "replay" } : block
             const pageEvents = yield* sandbox.events
-            if (state.url !== null) lastUrl = state.url
+            if (state.url !== null) yield* Ref.set(lastUrl, state.url)
             // A page that echoes a configured secret does not hand it back: the answer carries its reference.
             return Secrets.scrubDeep({
               ...outcome,
@@ -188,20 +177,21 @@ export class Router extends Context.Service<
           })
 
         /** One system-log line per call; failures also reach stderr as a one-line summary. */
-        const logCall = (tool: string, started: number, answer: ToolAnswer) => {
-          const line = JSON.stringify({
-            event: "tool_call",
-            tool,
-            traceId: answer.traceId,
-            ...(answer.stepId === undefined ? {} : { stepId: answer.stepId }),
-            attemptId: answer.attemptId,
-            ok: answer.ok,
-            engine: answer.state.engine,
-            durationMs: Date.now() - started,
-            ...(answer.error ? { errorType: answer.error.type, reason: answer.error.message } : {})
+        const logCall = (tool: string, started: number, answer: ToolAnswer) =>
+          Effect.gen(function* () {
+            const line = JSON.stringify({
+              event: "tool_call",
+              tool,
+              traceId: answer.traceId,
+              ...(answer.stepId === undefined ? {} : { stepId: answer.stepId }),
+              attemptId: answer.attemptId,
+              ok: answer.ok,
+              engine: answer.state.engine,
+              durationMs: (yield* Clock.currentTimeMillis) - started,
+              ...(answer.error ? { errorType: answer.error.type, reason: answer.error.message } : {})
+            })
+            return yield* answer.ok ? Effect.logInfo(line) : Effect.logWarning(line)
           })
-          return answer.ok ? Effect.logInfo(line) : Effect.logWarning(line)
-        }
 
         /** The levels whose engine the call means something to (element references: the engine that made them). */
         const tried = (config: CascadeConfig, bound: Tool.Bound & { readonly _tag: "engine" }) =>
@@ -227,46 +217,26 @@ export class Router extends Context.Service<
                 }))
               }
 
-        const call = (toolName: string, rawArgs: unknown, meta: Tool.CallMeta = {}) =>
-          Effect.suspend(() => {
-            const started = Date.now()
-            return callUnlogged(toolName, rawArgs, meta).pipe(
-              Effect.tap((answer) => logCall(toolName, started, answer)),
-              Effect.map((answer) => changedOnly(toolName, answer))
-            )
+        const call = Effect.fn("Router.call")(function* (toolName: string, rawArgs: unknown, meta: Tool.CallMeta = {}) {
+          const started = yield* Clock.currentTimeMillis
+          const answer = yield* callUnlogged(toolName, rawArgs, meta)
+          yield* logCall(toolName, started, answer)
+          return yield* changedOnly(toolName, answer)
+        })
+
+        // Answers carry what rarely changes only when it changed since the session's previous answer.
+        const sent = yield* Ref.make<StateBlock.Sent>({})
+        const changedOnly = (toolName: string, answer: ToolAnswer) =>
+          Ref.modify(sent, (before): [ToolAnswer, StateBlock.Sent] => {
+            const full = Option.exists(Tools.find(toolName), (tool) => tool.fullState)
+            const [state, after] = StateBlock.changedOnly(answer.state, before, full)
+            return [{ ...answer, state }, after]
           })
 
-        // What rarely changes would be most of every answer's text: the tool list, the tabs (which there are, which
-        // is active) and the downloads are sent when they change, an empty dialog or disabled list not at all.
-        const sent = new Map<string, string>()
-        const changedOnly = (toolName: string, answer: ToolAnswer): ToolAnswer => {
-          const status = Option.exists(Tools.find(toolName), (tool) => tool.name === "browser.status")
-          const { tools, tabs, downloads, dialog, disabled, ...always } = answer.state
-          const keys = {
-            tools: tools === undefined ? undefined : JSON.stringify(tools),
-            tabs: tabs === undefined ? undefined : JSON.stringify(tabs.map((t) => [t.id, t.active])),
-            downloads: downloads === undefined ? undefined : JSON.stringify(downloads)
-          }
-          const fresh = (key: keyof typeof keys) => {
-            const now = keys[key]
-            if (now === undefined) return false
-            const changed = status || sent.get(key) !== now
-            sent.set(key, now)
-            return changed
-          }
-          const state: StateBlock.AnswerState = {
-            ...always,
-            ...(disabled !== undefined && (status || disabled.length > 0) ? { disabled } : {}),
-            ...(dialog !== undefined && (status || dialog !== null) ? { dialog } : {}),
-            ...(fresh("tabs") ? { tabs } : {}),
-            ...(fresh("downloads") ? { downloads } : {}),
-            ...(fresh("tools") ? { tools } : {})
-          }
-          return { ...answer, state }
-        }
-
         /** The storage state put into the session's browser, and which browser (its endpoint) got it. */
-        let stateIn: { readonly name: string; readonly browser: string | null } | undefined
+        const stateIn = yield* Ref.make<{ readonly name: string; readonly browser: string | null } | undefined>(
+          undefined
+        )
 
         /**
          * A session that starts from a saved state gets it before its first call, and again in a browser started
@@ -276,11 +246,12 @@ export class Router extends Context.Service<
           Effect.gen(function* () {
             if (wanted === undefined) return
             const browser = (yield* sandbox.status).wsEndpoint
-            if (stateIn !== undefined && browser !== null && stateIn.browser === browser) {
-              if (named && stateIn.name !== wanted) {
+            const given = yield* Ref.get(stateIn)
+            if (given !== undefined && browser !== null && given.browser === browser) {
+              if (named && given.name !== wanted) {
                 return yield* new InvalidInput({
                   field: "storageState",
-                  message: `this session started from the storage state ${JSON.stringify(stateIn.name)}; storageState applies to a session's first call: load another with browser.storage {"action": "load", "name": ${JSON.stringify(wanted)}}`
+                  message: `this session started from the storage state ${JSON.stringify(given.name)}; storageState applies to a session's first call: load another with browser.storage {"action": "load", "name": ${JSON.stringify(wanted)}}`
                 })
               }
               return
@@ -290,7 +261,7 @@ export class Router extends Context.Service<
             }
             const { state } = yield* storage.value.load(wanted)
             yield* sandbox.onPage((page) => StorageState.apply(page, state))
-            stateIn = { name: wanted, browser: (yield* sandbox.status).wsEndpoint }
+            yield* Ref.set(stateIn, { name: wanted, browser: (yield* sandbox.status).wsEndpoint })
           })
 
         /** A success as answered: the result, and the resources it made when it made some. */
@@ -303,172 +274,180 @@ export class Router extends Context.Service<
           }
         }
 
-        const callUnlogged = (toolName: string, rawArgs: unknown, meta: Tool.CallMeta) =>
+        // The checks a call passes before it runs, in order; each refuses it with the error its answer carries.
+
+        const known = (toolName: string) =>
+          Option.match(Tools.find(toolName), {
+            onNone: () =>
+              Effect.fail(
+                new Refused({
+                  error: {
+                    type: "invalid_input",
+                    retryable: false,
+                    field: "tool",
+                    message: `unknown tool "${toolName}"; the tools are ${Tools.toolNames.join(", ")}`
+                  }
+                })
+              ),
+            onSome: Effect.succeed
+          })
+
+        /** The operator turned the tool on. */
+        const offered = (tool: Tool.Any) => {
+          const off = tool.offered(features)
+          return off === undefined
+            ? Effect.void
+            : refusing(Effect.fail(new PolicyRejected({ action: tool.name, message: off })))
+        }
+
+        /** The arguments fit the limit and decode with the tool's Schema. */
+        const decoded = (tool: Tool.Any, rawArgs: unknown) => {
+          const size = Buffer.byteLength(JSON.stringify(rawArgs ?? {}) ?? "")
+          if (size > maxArgumentBytes) {
+            return Effect.fail(
+              badArguments(tool, `arguments for ${tool.name} are ${size} bytes; the limit is ${maxArgumentBytes}`)
+            )
+          }
+          return tool
+            .decode(rawArgs)
+            .pipe(Effect.mapError((error) => badArguments(tool, `bad arguments for ${tool.name}: ${error.message}`)))
+        }
+
+        /** A tool that works on a logged-in page gets the session's storage state first. */
+        const stateGiven = (tool: Tool.Any, meta: Tool.CallMeta) =>
+          tool.needsStorageState
+            ? refusing(startFrom(meta.storageState ?? options.storageState, meta.storageState !== undefined))
+            : Effect.void
+
+        /**
+         * Engine work needs no person holding the browser, a URL the policy allows, no open dialog (every engine would
+         * wait behind it) and files under the upload roots: it gets the files confined, when it names some.
+         */
+        const engineMay = (tool: Tool.Any, bound: Tool.Bound & { readonly _tag: "engine" }) =>
+          Effect.gen(function* () {
+            const person = yield* handoff.active
+            if (Option.isSome(person)) return yield* refusing(Effect.fail(Handoff.inControl(person.value, tool.name)))
+            if (bound.opens !== undefined) yield* refusing(UrlPolicy.check(bound.opens, urlPolicy, egress?.resolve))
+            const dialog = yield* sandbox.openDialog
+            if (Option.isSome(dialog)) return yield* refusing(Effect.fail(dialogError(dialog.value, false)))
+            return bound.files.length > 0 ? yield* refusing(Files.confine(uploadRoots, bound.files)) : undefined
+          })
+
+        /** The call's ids (its attempt numbered in its request or step) and the cascade for the page it starts on. */
+        const begin = (meta: Tool.CallMeta) =>
           Effect.gen(function* () {
             const traceId = meta.traceId ?? crypto.randomUUID()
-            const step = stepOf(traceId, meta.stepId)
-            step.attempts++
+            const step = yield* Cache.get(steps, stepKey(traceId, meta.stepId))
+            const n = yield* Ref.updateAndGet(step.calls, (calls) => calls + 1)
             const base = {
               traceId,
               stepId: meta.stepId,
-              attemptId: `${traceId}${meta.stepId ? `/${meta.stepId}` : ""}#${step.attempts}`
+              attemptId: `${traceId}${meta.stepId ? `/${meta.stepId}` : ""}#${n}`
             }
-            const config = cascadeFor(policy, lastUrl)
+            return { traceId, step, base, config: yield* cascadeNow }
+          })
+
+        const callUnlogged = (toolName: string, rawArgs: unknown, meta: Tool.CallMeta) =>
+          Effect.gen(function* () {
+            const { traceId, step, base, config } = yield* begin(meta)
             const fail = (error: StateBlock.ToolError) => answer(base, step, config, { ok: false, error })
-            const found = Tools.find(toolName)
-            if (Option.isNone(found)) {
-              return yield* fail({
-                type: "invalid_input",
-                retryable: false,
-                field: "tool",
-                message: `unknown tool "${toolName}"; the tools are ${Tools.toolNames.join(", ")}`
-              })
-            }
-            const tool = found.value
-            const off = tool.offered(features)
-            if (off !== undefined) {
-              return yield* fail(toErrorInfo(new PolicyRejected({ action: tool.name, message: off })))
-            }
-            const size = Buffer.byteLength(JSON.stringify(rawArgs ?? {}) ?? "")
-            if (size > maxArgumentBytes) {
-              return yield* fail({
-                type: "invalid_input",
-                retryable: false,
-                action: tool.name,
-                field: "arguments",
-                message: `arguments for ${tool.name} are ${size} bytes; the limit is ${maxArgumentBytes}`
-              })
-            }
-            const decoded = yield* Effect.result(tool.decode(rawArgs))
-            if (decoded._tag === "Failure") {
-              return yield* fail({
-                type: "invalid_input",
-                retryable: false,
-                action: tool.name,
-                field: "arguments",
-                message: `bad arguments for ${tool.name}: ${decoded.failure.message}`
-              })
-            }
-            const bound = decoded.success
-            if (!withoutState.has(tool.name)) {
-              const started = yield* Effect.result(
-                startFrom(meta.storageState ?? options.storageState, meta.storageState !== undefined)
-              )
-              if (started._tag === "Failure") return yield* fail(toErrorInfo(started.failure))
-            }
-            const person = yield* handoff.active
-            if (Option.isSome(person) && bound._tag === "engine") {
-              return yield* fail(toErrorInfo(Handoff.inControl(person.value, tool.name)))
-            }
-            if (bound._tag === "engine" && bound.opens !== undefined) {
-              const allowed = yield* Effect.result(UrlPolicy.check(bound.opens, urlPolicy, egress?.resolve))
-              if (allowed._tag === "Failure") return yield* fail(toErrorInfo(allowed.failure))
-            }
-            // Every engine would wait behind an open dialog: refused at once, saying how to answer it.
-            const dialog = bound._tag === "engine" ? yield* sandbox.openDialog : Option.none()
-            if (Option.isSome(dialog)) return yield* fail(toErrorInfo(dialogError(dialog.value, false)))
-            const files =
-              bound._tag === "engine" && bound.files.length > 0
-                ? yield* Effect.result(Files.confine(uploadRoots, bound.files))
-                : undefined
-            if (files?._tag === "Failure") return yield* fail(toErrorInfo(files.failure))
-            const scoped = <A, E>(self: Effect.Effect<A, E>) =>
-              self.pipe(
-                Effect.provideService(Screenshot.CurrentLimits, screenshotLimits),
-                Effect.provideService(Events.CurrentCall, {
-                  traceId,
-                  attemptId: base.attemptId,
-                  action: tool.name,
-                  toolArgsHash: hashArgs(bound.args),
-                  platform: meta.platform ?? platformOf(bound._tag === "engine" ? (bound.opens ?? lastUrl) : lastUrl),
-                  toolArgs: bound.args,
-                  attempts: { n: 0 },
-                  flags: step,
-                  ...(meta.stepId === undefined ? {} : { stepId: meta.stepId })
-                }),
-                Effect.withSpan(`Router.${tool.name}`, {
-                  attributes: { traceId, stepId: meta.stepId, attemptId: base.attemptId }
-                })
-              )
-            if (bound._tag === "session") {
-              const outcome = yield* Effect.result(scoped(bound.run(session)))
-              return yield* outcome._tag === "Success"
-                ? answer(base, step, config, succeeded(tool, outcome.success))
-                : fail(toErrorInfo(outcome.failure))
-            }
-            const used = waiting(yield* tried(cascadeFor(policy, bound.opens ?? lastUrl), bound), bound.waitsMs)
-            if (used.levels.length === 0) {
-              return yield* fail(
-                toErrorInfo(
-                  new Unsupported({
+            return yield* Effect.gen(function* () {
+              const tool = yield* known(toolName)
+              yield* offered(tool)
+              const bound = yield* decoded(tool, rawArgs)
+              yield* stateGiven(tool, meta)
+              const files = bound._tag === "engine" ? yield* engineMay(tool, bound) : undefined
+              const url = yield* Ref.get(lastUrl)
+              const scoped = <A, E>(self: Effect.Effect<A, E>) =>
+                Effect.flatMap(Ref.make(0), (attempts) =>
+                  self.pipe(
+                    Effect.provideService(Screenshot.CurrentLimits, screenshotLimits),
+                    Effect.provideService(Events.CurrentCall, {
+                      traceId,
+                      attemptId: base.attemptId,
+                      action: tool.name,
+                      toolArgsHash: hashArgs(bound.args),
+                      platform: meta.platform ?? platformOf(bound._tag === "engine" ? (bound.opens ?? url) : url),
+                      toolArgs: bound.args,
+                      attempts,
+                      flags: Ref.get(step.flags),
+                      ...(meta.stepId === undefined ? {} : { stepId: meta.stepId })
+                    }),
+                    Effect.withSpan(`Router.${tool.name}`, {
+                      attributes: { traceId, stepId: meta.stepId, attemptId: base.attemptId }
+                    })
+                  )
+                )
+              if (bound._tag === "session") {
+                const outcome = yield* Effect.result(scoped(bound.run(session)))
+                return yield* outcome._tag === "Success"
+                  ? answer(base, step, config, succeeded(tool, outcome.success))
+                  : fail(toErrorInfo(outcome.failure))
+              }
+              const used = waiting(yield* tried(cascadeFor(policy, bound.opens ?? url), bound), bound.waitsMs)
+              if (used.levels.length === 0) {
+                return yield* refusing(Effect.fail(new Unsupported({ action: tool.name, message: bound.untried })))
+              }
+              // Named files answer any file chooser the call's click opens, whichever engine clicks.
+              const choosing = <E>(self: Effect.Effect<unknown, E>) =>
+                files === undefined
+                  ? self
+                  : sandbox
+                      .chooseFiles(files, self)
+                      .pipe(
+                        Effect.flatMap(([result, chosen]) =>
+                          chosen > 0 || Files.setInputDirectly(result)
+                            ? Effect.succeed(result)
+                            : Files.noChooser(tool.name)
+                        )
+                      )
+              const routed = route(tool.name, used, step.flags, (levels) =>
+                choosing(
+                  cascade.call({
+                    config: levels,
                     action: tool.name,
-                    message: bound.untried
+                    isAct: bound.isAct,
+                    modelFree: Secrets.refersToSecret(bound.args),
+                    run: bound.run,
+                    levelIndex: (level) => used.levels.indexOf(level)
                   })
                 )
               )
-            }
-            // Named files answer any file chooser the call's click opens, whichever engine clicks.
-            const choosing = <E>(self: Effect.Effect<unknown, E>) =>
-              files === undefined
-                ? self
-                : sandbox
-                    .chooseFiles(files.success, self)
-                    .pipe(
-                      Effect.flatMap(([result, chosen]) =>
-                        chosen > 0 || setInputDirectly(result) ? Effect.succeed(result) : noChooser(tool.name)
-                      )
-                    )
-            const routed = route(tool.name, used, step, (levels) =>
-              choosing(
-                cascade.call({
-                  config: levels,
-                  action: tool.name,
-                  isAct: bound.isAct,
-                  modelFree: Secrets.refersToSecret(bound.args),
-                  run: bound.run,
-                  levelIndex: (level) => used.levels.indexOf(level)
-                })
+              const { outcome, message, replayed, servedBy } = yield* scoped(
+                Option.isSome(replay)
+                  ? replay.value.around({ tool: tool.name, args: bound.args }, routed)
+                  : routed.pipe(Effect.map((r): Replayed<unknown> => ({ ...r, replayed: false })))
               )
-            )
-            const { outcome, message, replayed, servedBy } = yield* scoped(
-              Option.isSome(replay)
-                ? replay.value.around({ tool: tool.name, args: bound.args }, routed)
-                : routed.pipe(Effect.map((r): Replayed<unknown> => ({ ...r, replayed: false })))
-            )
-            if (outcome._tag === "Success") {
-              return yield* answer(base, step, used, succeeded(tool, outcome.success), message, replayed, servedBy)
-            }
-            // The act did what it was asked and the page answered with a dialog: that is its outcome, not a failure.
-            if (bound.isAct && outcome.failure instanceof DialogOpen && outcome.failure.openedByCall) {
-              const opened = outcome.failure.dialog
-              const result = {
-                success: true as const,
-                description: `done; the page then opened a ${opened.type} dialog ${JSON.stringify(opened.message.slice(0, 200))}: answer it with browser.dialog (accept: true or false)`,
-                dialog: opened
+              if (outcome._tag === "Success") {
+                return yield* answer(base, step, used, succeeded(tool, outcome.success), message, replayed, servedBy)
               }
-              return yield* answer(base, step, used, { ok: true, result }, message, replayed)
-            }
-            const error = yield* states.explain(
-              outcome.failure,
-              bound,
-              step.stagehandDisabled,
-              cascadeFor(policy, lastUrl)
-            )
-            return yield* answer(base, step, used, { ok: false, error }, message, replayed)
+              // The act did what it was asked and the page answered with a dialog: that is its outcome, not a failure.
+              if (bound.isAct && outcome.failure instanceof DialogOpen && outcome.failure.openedByCall) {
+                const opened = outcome.failure.dialog
+                const result = {
+                  success: true as const,
+                  description: `done; the page then opened a ${opened.type} dialog ${JSON.stringify(opened.message.slice(0, 200))}: answer it with browser.dialog (accept: true or false)`,
+                  dialog: opened
+                }
+                return yield* answer(base, step, used, { ok: true, result }, message, replayed)
+              }
+              const { stagehandDisabled } = yield* Ref.get(step.flags)
+              const error = yield* states.explain(outcome.failure, bound, stagehandDisabled, yield* cascadeNow)
+              return yield* answer(base, step, used, { ok: false, error }, message, replayed)
+            }).pipe(Effect.catchTag("Refused", (refused) => fail(refused.error)))
           })
 
         return Router.of({
-          call,
+          // The answer's result is what the named tool's handler returned (its result Schema's type).
+          call: call as Router["Service"]["call"],
           occupied: handoff.active.pipe(Effect.map(Option.isSome)),
-          state: (meta = {}) =>
-            Effect.gen(function* () {
-              const step = meta.traceId ? steps.get(stepKey(meta.traceId, meta.stepId)) : undefined
-              return yield* states.block(
-                step?.stagehandDisabled ?? false,
-                yield* sandbox.status,
-                cascadeFor(policy, lastUrl)
-              )
-            })
+          state: Effect.fn("Router.state")(function* (meta: Tool.CallMeta = {}) {
+            const step = meta.traceId
+              ? yield* Cache.getOption(steps, stepKey(meta.traceId, meta.stepId))
+              : Option.none()
+            const disabled = Option.isSome(step) && (yield* Ref.get(step.value.flags)).stagehandDisabled
+            return yield* states.block(disabled, yield* sandbox.status, yield* cascadeNow)
+          })
         })
       })
     )

@@ -2,16 +2,16 @@
  * Seed 000's policy around the Stagehand levels: Stagehand gets one retry per request or step, then it is disabled
  * there and the call goes to the fallback levels with what is left of its time budget. Other calls run the cascade.
  */
-import { Clock, Effect, type Result } from "effect"
-import * as EngineId from "../Engine/EngineId.ts"
+import { Clock, Effect, Ref, type Result } from "effect"
+import * as EngineId from "../EngineId.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
 import { type CascadeConfig, idOf, type Level } from "./Policy.ts"
 
 /** Stagehand's state for one request or step; the attempt log reads it when it stamps each event. */
 export interface Flags {
-  stagehandRetryUsed: boolean
-  stagehandDisabled: boolean
+  readonly stagehandRetryUsed: boolean
+  readonly stagehandDisabled: boolean
 }
 
 export interface StagehandFallbackOptions {
@@ -39,7 +39,7 @@ export const make =
   <A>(
     action: string,
     config: CascadeConfig,
-    flags: Flags,
+    flags: Ref.Ref<Flags>,
     run: (config: CascadeConfig) => Effect.Effect<A, SwitchyardError>
   ): Effect.Effect<Routed<A>> =>
     Effect.gen(function* () {
@@ -48,7 +48,7 @@ export const make =
       const rest = { ...config, levels: config.levels.filter((l) => l.engine !== "stagehand") }
       const stagehandUsable = (yield* Effect.forEach(stagehand, usable)).some((ok) => ok)
       const fallbackConfig = rest.levels.length > 0 ? rest : config
-      if (flags.stagehandDisabled || !stagehandUsable || stagehand.length === 0) {
+      if ((yield* Ref.get(flags)).stagehandDisabled || !stagehandUsable || stagehand.length === 0) {
         return { outcome: yield* Effect.result(run(fallbackConfig)), message: undefined }
       }
       const first = yield* Effect.result(run({ ...config, levels: stagehand }))
@@ -63,12 +63,12 @@ export const make =
         first.failure.retryable &&
         first.failure.type !== "engine_cooling_down" &&
         (options.retryOn === undefined || options.retryOn.includes(first.failure.type))
-      if (earnsRetry && !flags.stagehandRetryUsed) {
-        flags.stagehandRetryUsed = true
+      if (earnsRetry && !(yield* Ref.get(flags)).stagehandRetryUsed) {
+        yield* Ref.update(flags, (f) => ({ ...f, stagehandRetryUsed: true }))
         yield* logFallback(action, 1, reason, "retry")
         return { outcome: first, message: `Stagehand failed: ${reason}. Try Stagehand once more.` }
       }
-      flags.stagehandDisabled = true
+      yield* Ref.update(flags, (f) => ({ ...f, stagehandDisabled: true }))
       yield* logFallback(action, 2, reason, "webview")
       yield* Events.emit({ event: "disabled", provider: "stagehand", reason })
       yield* Events.emit({

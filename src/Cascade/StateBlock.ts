@@ -3,8 +3,8 @@
  * page, and which tools work now. Mask, don't remove: every tool stays listed, a masked one with the reason.
  */
 import { Effect, Option } from "effect"
-import * as EngineId from "../Engine/EngineId.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
+import * as EngineId from "../EngineId.ts"
 import { type ErrorInfo, type SwitchyardError, toErrorInfo } from "../Errors.ts"
 import type { Download, OpenDialog, Sandbox, SandboxStatus, Tab } from "../Sandbox/Sandbox.ts"
 import type { Takeover } from "../Takeover/Handoff.ts"
@@ -147,4 +147,40 @@ export const make = (session: {
     })
 
   return { usable, block, explain }
+}
+
+/** What the session's answers last carried of what rarely changes (tools, tabs, downloads), by key. */
+export type Sent = Readonly<Record<string, string>>
+
+/**
+ * What rarely changes would be most of every answer's text: the tool list, the tabs (which there are, which is
+ * active) and the downloads are sent when they change since `before`, an empty dialog or disabled list not at all;
+ * `full` (browser.status) sends it all. Returns the state to send and what has now been sent.
+ */
+export const changedOnly = (state: AnswerState, before: Sent, full: boolean): readonly [AnswerState, Sent] => {
+  const after: Record<string, string> = { ...before }
+  const { tools, tabs, downloads, dialog, disabled, ...always } = state
+  const keys = {
+    tools: tools === undefined ? undefined : JSON.stringify(tools),
+    tabs: tabs === undefined ? undefined : JSON.stringify(tabs.map((t) => [t.id, t.active])),
+    downloads: downloads === undefined ? undefined : JSON.stringify(downloads)
+  }
+  const fresh = (key: keyof typeof keys) => {
+    const now = keys[key]
+    if (now === undefined) return false
+    const changed = full || before[key] !== now
+    after[key] = now
+    return changed
+  }
+  return [
+    {
+      ...always,
+      ...(disabled !== undefined && (full || disabled.length > 0) ? { disabled } : {}),
+      ...(dialog !== undefined && (full || dialog !== null) ? { dialog } : {}),
+      ...(fresh("tabs") ? { tabs } : {}),
+      ...(fresh("downloads") ? { downloads } : {}),
+      ...(fresh("tools") ? { tools } : {})
+    },
+    after
+  ]
 }

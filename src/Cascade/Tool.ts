@@ -114,7 +114,6 @@ export type Bound =
       readonly run: (session: Session) => Effect.Effect<unknown, SwitchyardError>
     }
 
-/** A tool as surfaces and the Router see it, whatever its argument and result types. */
 /** Hints for clients (MCP tool annotations): what a call may do to the page and the world. */
 export interface Annotations {
   /** The call only reads: it does not change the page. */
@@ -127,6 +126,7 @@ export interface Annotations {
   readonly openWorldHint?: boolean
 }
 
+/** A tool as surfaces and the Router see it, whatever its argument and result types. */
 export interface Any {
   /** The name, dotted (`browser.navigate`): seed 002's spelling, kept on JSON-RPC. */
   readonly name: string
@@ -149,6 +149,19 @@ export interface Any {
   /** Why the service does not offer the tool (a setting turned it off): every call is refused with it; undefined when
    * it does. */
   readonly offered: (features: Features) => string | undefined
+  /** Answered at once while a long call holds the session, not queued behind it (a status read, a close that stops
+   * that call, a person's takeover and hand-back, which the long call may be waiting for). */
+  readonly outsideLane: boolean
+  /** What the tool answers on a session that is not open, without opening one; undefined: the call opens it. */
+  readonly whenNotOpen: unknown
+  /** A successful call ends the session: its browser is closed and its slot is free. */
+  readonly closesSession: boolean
+  /** A successful call may leave the session on another page: the fleet saves the page after it. */
+  readonly changesPage: boolean
+  /** The call works on a logged-in page: the session's saved storage state is put into the browser before it. */
+  readonly needsStorageState: boolean
+  /** The answer carries the whole state block, not only what changed since the previous answer. */
+  readonly fullState: boolean
   /** The MCP `inputSchema`: one object, the tool's arguments plus the common ones. */
   readonly inputSchema: JsonSchema
   /** The MCP `outputSchema`: the answer as structured content, `{result, traceId, attemptId, stepId?, state}`. */
@@ -274,6 +287,13 @@ interface Declaration<Args extends Schema.ConstraintDecoder<unknown>, Result ext
   readonly produces?: (result: Result["Type"]) => Produced
   /** Why the service does not offer the tool with these settings; default: it always does. */
   readonly offered?: (features: Features) => string | undefined
+  /** See `Any`; each defaults to false (`needsStorageState` to true, `whenNotOpen` to opening the session). */
+  readonly outsideLane?: boolean
+  readonly whenNotOpen?: Result["Type"]
+  readonly closesSession?: boolean
+  readonly changesPage?: boolean
+  readonly needsStorageState?: boolean
+  readonly fullState?: boolean
 }
 
 /** Declares a tool; exactly one of `onEngine` and `onSession` says what it does. */
@@ -322,6 +342,12 @@ export const make = <
     offered: declaration.offered ?? (() => undefined),
     produces: (result) =>
       declaration.produces === undefined ? { result, resources: [] } : declaration.produces(result as Result["Type"]),
+    outsideLane: declaration.outsideLane ?? false,
+    whenNotOpen: declaration.whenNotOpen,
+    closesSession: declaration.closesSession ?? false,
+    changesPage: declaration.changesPage ?? false,
+    needsStorageState: declaration.needsStorageState ?? true,
+    fullState: declaration.fullState ?? false,
     inputSchema: inputSchemaOf(declaration.args),
     outputSchema: outputSchemaOf(declaration.result),
     decode: (raw) => decodeArgs(dropNulls(raw)).pipe(Effect.map(bind))

@@ -1,16 +1,18 @@
 /**
  * The agent-facing tools, each declared once: stable name, what it is for (the text an LLM reads), argument and
  * result Schemas, and what it does. The list never changes at runtime (mask, don't remove); which engine can serve
- * a call is decided per call. Adding a tool is adding one `Tool.make` to `tools` below.
+ * a call is decided per call. Adding a tool is adding one `Tool.make` to `tools` below. (Long: each record carries
+ * its own Schemas and the text an LLM reads.)
  */
 import { Effect, Option, Schema } from "effect"
 import { Action, ActTarget } from "../Engine/Engine.ts"
-import { EngineKind, EngineMode } from "../Engine/EngineId.ts"
 import * as FormFill from "../Engine/FormFill.ts"
 import * as Instruction from "../Engine/Instruction.ts"
 import * as Screenshot from "../Engine/Screenshot.ts"
+import { EngineKind, EngineMode } from "../EngineId.ts"
 import { SideEffect } from "../Errors/Fields.ts"
 import { Dialog, InvalidInput } from "../Errors/Page.ts"
+import { idleStatus } from "../Sandbox/SessionState.ts"
 import { handedOff } from "./HandoffTools.ts"
 import * as PageTools from "./PageTools.ts"
 import * as Tool from "./Tool.ts"
@@ -148,12 +150,12 @@ const Filled = Schema.Struct({
 
 /** The files an act names: an `upload … to …` sentence, or a `setInputFiles` action's arguments. */
 const filesOfAct = (
-  args: typeof OnReference.Type | { readonly instruction: string } | { readonly action: Action }
+  args: typeof OnReference.Type | { readonly instruction: Instruction.Said } | { readonly action: Action }
 ): ReadonlyArray<string> => {
   const action = "ref" in args ? actionOf(args) : "action" in args ? args.action : undefined
   if (action !== undefined) return /^(setinputfiles|upload)$/i.test(action.method) ? action.arguments : []
   if (!("instruction" in args)) return []
-  const parsed = Instruction.parse(args.instruction)
+  const parsed = args.instruction.parsed
   return parsed._tag === "Success" && parsed.success.kind === "upload" ? parsed.success.files : []
 }
 
@@ -161,6 +163,7 @@ const quote = (text: string) => JSON.stringify(text)
 
 export const tools = [
   Tool.make("browser.navigate", {
+    changesPage: true,
     title: "Open a URL",
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     description: "Open a URL in the session's browser. Use first, or to go to a known address.",
@@ -169,14 +172,18 @@ export const tools = [
     onEngine: { run: (engine, { url }) => engine.navigate(url), opens: ({ url }) => url }
   }),
   Tool.make("browser.act", {
+    changesPage: true,
     title: "Act on the page",
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     description:
       "Do one thing on the current page: click, type, select, check, press a key, scroll. Give one action per call, act on an element reference from browser.observe or browser.extract ({ref, method, arguments}), or replay an action from browser.observe.",
     args: Schema.Union([
       Schema.Struct({
-        instruction: text(
-          'One action in plain words: click "Submit", fill "Email" with "a@b.c", press Enter, scroll down; name where a target sits when several share its name: click "Apply" in "Data Engineer".'
+        // Parsed here, once: the engines and the Sandbox read the parse.
+        instruction: Instruction.wordsFrom(
+          text(
+            'One action in plain words: click "Submit", fill "Email" with "a@b.c", press Enter, scroll down; name where a target sits when several share its name: click "Apply" in "Data Engineer".'
+          )
         )
       }),
       Schema.Struct({
@@ -332,6 +339,10 @@ export const tools = [
   }),
   ...PageTools.onPage,
   Tool.make("browser.status", {
+    outsideLane: true,
+    whenNotOpen: idleStatus,
+    needsStorageState: false,
+    fullState: true,
     title: "Session status",
     annotations: { readOnlyHint: true, openWorldHint: false },
     description:
@@ -346,6 +357,7 @@ export const tools = [
       )
   }),
   Tool.make("browser.tabs", {
+    needsStorageState: false,
     title: "List, switch or close tabs",
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     description:
@@ -373,6 +385,7 @@ export const tools = [
     }
   }),
   Tool.make("browser.dialog", {
+    needsStorageState: false,
     title: "Answer a page dialog",
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     description:
@@ -389,6 +402,10 @@ export const tools = [
         .pipe(Effect.map((answered) => ({ answered, accepted: accept })))
   }),
   Tool.make("browser.close", {
+    outsideLane: true,
+    whenNotOpen: { status: "ok" },
+    closesSession: true,
+    needsStorageState: false,
     title: "Close the browser",
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     description: "Close the session's browser. The next browser call starts a fresh one.",
@@ -397,6 +414,8 @@ export const tools = [
     onSession: ({ sandbox }) => sandbox.close.pipe(Effect.as({ status: "ok" as const }))
   }),
   Tool.make("browser.handoff", {
+    outsideLane: true,
+    needsStorageState: false,
     title: "Hand over to a person",
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
     description:
@@ -407,6 +426,8 @@ export const tools = [
     onSession: ({ handoff }, { reason }) => handoff.handoff(reason)
   }),
   Tool.make("browser.resume", {
+    outsideLane: true,
+    needsStorageState: false,
     title: "Resume automation",
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     description:
@@ -424,6 +445,12 @@ export const tools = [
 ] as const
 
 export type ToolName = (typeof tools)[number]["name"]
+/** The tools by name: what a typed call reads its tool's argument and result types from. */
+export type ByName = { readonly [T in (typeof tools)[number] as T["name"]]: T }
+/** What a call of the tool named `Name` takes (its arguments as sent); a name only known at run time takes anything. */
+export type ArgsOf<Name extends string> = Name extends ToolName ? ByName[Name]["args"]["Encoded"] : unknown
+/** What a successful call of the tool named `Name` returns; a name only known at run time returns `unknown`. */
+export type ResultOf<Name extends string> = Name extends ToolName ? ByName[Name]["result"]["Type"] : unknown
 export const toolNames: ReadonlyArray<ToolName> = tools.map((tool) => tool.name)
 
 /** Both spellings of each name: `browser.navigate` and `browser_navigate`. */

@@ -7,7 +7,7 @@
  */
 import { Clock, Context, Duration, Effect, Layer, Option, Schedule } from "effect"
 import type { CallMeta, ToolAnswer } from "../Cascade/Router.ts"
-import { toolNames } from "../Cascade/Tools.ts"
+import * as Tools from "../Cascade/Tools.ts"
 import { SessionClosed, StepFailed } from "../Errors/Service.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import { idleStatus } from "../Sandbox/Sandbox.ts"
@@ -16,9 +16,6 @@ import { TaskEvents } from "./Events.ts"
 import { Fleet } from "./Fleet.ts"
 import { BrowserSession, entityId } from "./SessionEntity.ts"
 import * as SessionHost from "./SessionHost.ts"
-
-const canonical = (tool: string) => (toolNames.includes(tool as never) ? tool : tool.replace("_", "."))
-const idle = new Set(["browser.status", "browser.close"])
 
 export const layer = Layer.effectContext(
   Effect.gen(function* () {
@@ -71,8 +68,10 @@ export const layer = Layer.effectContext(
     const call = (session: unknown, tool: string, args: unknown, meta: CallMeta = {}) =>
       Effect.gen(function* () {
         const name = yield* sessionNameOf(session)
-        const canon = canonical(tool)
-        if (idle.has(canon) && Option.isNone(yield* fleet.owner(name))) return yield* local.call(name, tool, args, meta)
+        const found = Tools.find(tool)
+        const canon = Option.isSome(found) ? found.value.name : tool
+        const idle = Option.isSome(found) && found.value.whenNotOpen !== undefined
+        if (idle && Option.isNone(yield* fleet.owner(name))) return yield* local.call(name, tool, args, meta)
         const runner = yield* placed(name)
         const answer: ToolAnswer =
           runner === fleet.self
@@ -83,7 +82,7 @@ export const layer = Layer.effectContext(
                 canon,
                 client(entityId(runner, name)).Call({ session: name, tool, args, meta })
               )) as ToolAnswer)
-        if (canon === "browser.close" && answer.ok) {
+        if (answer.ok && Option.exists(found, (t) => t.closesSession)) {
           yield* fleet.release(name)
           known.delete(name)
         }

@@ -7,16 +7,12 @@
 
 import { Context, Effect, Layer, Option } from "effect"
 import type { CallMeta, ToolAnswer } from "../Cascade/Router.ts"
+import * as Tools from "../Cascade/Tools.ts"
 import { SessionClosed, StepFailed } from "../Errors/Service.ts"
 import { defaultSession, refuse, Sessions } from "../Server/Sessions.ts"
 import { TaskEvents } from "./Events.ts"
 import * as SavedState from "./SavedState.ts"
 import { SavedStates } from "./SavedState.ts"
-
-/** Tools after which the page's state may differ. */
-const changing = new Set(["browser.navigate", "browser.act", "browser_navigate", "browser_act"])
-/** Tools that never open a session. */
-const idle = new Set(["browser.status", "browser.close", "browser_status", "browser_close"])
 
 export interface Host {
   readonly call: (session: string, tool: string, args: unknown, meta?: CallMeta) => Effect.Effect<ToolAnswer>
@@ -84,13 +80,15 @@ export const make = Effect.fnUntraced(function* (local: Sessions["Service"]) {
   const call = (session: unknown, tool: string, args: unknown, meta?: CallMeta) =>
     Effect.gen(function* () {
       const name = typeof session === "string" ? session : defaultSession
-      if (!idle.has(tool) && !local.isOpen(name)) {
+      const found = Tools.find(tool)
+      const opens = Option.isNone(found) || found.value.whenNotOpen === undefined
+      if (opens && !local.isOpen(name)) {
         const restored = yield* Effect.result(restore(name))
         if (restored._tag === "Failure") return refuse(restored.failure, meta ?? {})
       }
       const answer = yield* local.call(session, tool, args, meta)
-      if (answer.ok && changing.has(tool)) yield* save(name, answer.state.url)
-      if (answer.ok && (tool === "browser.close" || tool === "browser_close")) yield* saved.drop(name)
+      if (answer.ok && Option.exists(found, (t) => t.changesPage)) yield* save(name, answer.state.url)
+      if (answer.ok && Option.exists(found, (t) => t.closesSession)) yield* saved.drop(name)
       return answer
     })
 

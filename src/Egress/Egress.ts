@@ -5,7 +5,7 @@
  */
 import { Context, Effect, Layer, type Scope } from "effect"
 import type * as Connection from "../Cdp/Connection.ts"
-import type { EngineKind } from "../Engine/EngineId.ts"
+import type { EngineKind } from "../EngineId.ts"
 import type { CdpClosed } from "../Errors/Engine.ts"
 import { NavigationFailed } from "../Errors/Page.ts"
 import { PolicyRejected } from "../Errors/Service.ts"

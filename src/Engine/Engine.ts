@@ -3,12 +3,13 @@
  * to the session's running browser, releasing it disconnects that client and never stops the browser.
  */
 import { Context, type Effect, type Option, Schema } from "effect"
+import type { EngineKind, EngineMode } from "../EngineId.ts"
 import { ElementRef } from "../Errors/Page.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import type { Element as PageElement } from "./AccessibilityTree.ts"
-import type { EngineKind } from "./EngineId.ts"
+import type * as Instruction from "./Instruction.ts"
 
-export type { EngineKind } from "./EngineId.ts"
+export type { EngineKind } from "../EngineId.ts"
 
 /** A concrete page action in Stagehand's observe-result shape, so one engine's observe can drive another's act. */
 export const Action = Schema.Struct({
@@ -141,10 +142,11 @@ export class Engine extends Context.Service<
   {
     readonly kind: EngineKind
     /** The engine's mode (`dom` or `cua` for Stagehand); absent when an engine has one mode. */
-    readonly mode?: string
+    readonly mode?: EngineMode
     readonly capabilities: Capabilities
     readonly navigate: (url: string) => Effect.Effect<NavigateResult, SwitchyardError>
-    readonly act: (input: string | Action) => Effect.Effect<ActResult, SwitchyardError>
+    /** One action: an instruction's words (parsed once where they came in, or as written) or an exact Action. */
+    readonly act: (input: Instruction.Words | Action) => Effect.Effect<ActResult, SwitchyardError>
     readonly extract: (
       instruction: string,
       jsonSchema?: unknown,

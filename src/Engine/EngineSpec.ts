@@ -3,10 +3,10 @@
  * and masking), and the Layer that connects it to a `BrowserSession`.
  */
 import type { Effect, Layer } from "effect"
+import type { EngineId } from "../EngineId.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import type { BrowserSession } from "./BrowserSession.ts"
 import type { Capabilities, Engine } from "./Engine.ts"
-import type { EngineId } from "./EngineId.ts"
 
 export interface EngineSpec {
   readonly id: EngineId

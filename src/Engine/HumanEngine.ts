@@ -13,6 +13,7 @@ import { Handoff } from "../Takeover/Handoff.ts"
 import { BrowserSession } from "./BrowserSession.ts"
 import { type Action, type ActResult, type Capabilities, Engine, type ScreenshotOptions } from "./Engine.ts"
 import type { EngineSpec } from "./EngineSpec.ts"
+import * as Instruction from "./Instruction.ts"
 import { requireAbsoluteUrl } from "./Navigation.ts"
 import * as PageFacts from "./PageFacts.ts"
 import * as Page from "./PageState.ts"
@@ -151,7 +152,8 @@ export const make = Effect.fn("HumanEngine.make")(function* (options: HumanEngin
       return { url: state.url, title: state.title, status: null }
     }),
 
-    act: Effect.fn("HumanEngine.act")(function* (input: string | Action) {
+    act: Effect.fn("HumanEngine.act")(function* (given: Instruction.Words | Action) {
+      const input = Instruction.isWords(given) ? Instruction.textOf(given) : given
       const reason = typeof input === "string" ? input : describeAction(input)
       yield* ask(reason)
       return {

@@ -23,7 +23,7 @@
  * text beside the control — by the fuzzy-match rule in AccessibilityTree.ts (a close name is suggested, never acted
  * on), not selectors. To act on an element by its reference, `browser.act` takes `{ref}` instead of a sentence.
  */
-import { Result } from "effect"
+import { Result, Schema, SchemaTransformation } from "effect"
 import { InvalidInput } from "../Errors/Page.ts"
 
 type Sentence =
@@ -351,3 +351,42 @@ export const parse = (input: string): Result.Result<Instruction, InvalidInput> =
     )
   }
 }
+
+/**
+ * An instruction as the agent gave it, parsed once where it came in (`browser.act`): its words, which the engines that
+ * work through a model read, and the grammar's reading of them (or why there is none), which the model-free engine
+ * runs and the Sandbox reads to tell an act that stays on its page. Logs and answers show its words.
+ */
+export class Said {
+  readonly _tag = "Said"
+  readonly text: string
+  readonly parsed: Result.Result<Instruction, InvalidInput>
+  constructor(text: string) {
+    this.text = text
+    this.parsed = parse(text)
+  }
+  toJSON() {
+    return this.text
+  }
+}
+
+/** An instruction's words as a tool's argument: `text` (a string, described) on the wire, a `Said` once decoded. */
+export const wordsFrom = (text: Schema.String) =>
+  text.pipe(
+    Schema.decodeTo(
+      Schema.instanceOf(Said),
+      SchemaTransformation.transform({ decode: (words: string) => new Said(words), encode: (said: Said) => said.text })
+    )
+  )
+
+/** Words for an engine: parsed where they came in, or as written by the caller (a form's field, a test). */
+export type Words = string | Said
+
+export const isWords = (input: Words | object): input is Words => typeof input === "string" || input instanceof Said
+
+/** The words as written. */
+export const textOf = (words: Words): string => (typeof words === "string" ? words : words.text)
+
+/** The grammar's reading of the words: parsed where they came in, else now. */
+export const parsedOf = (words: Words): Result.Result<Instruction, InvalidInput> =>
+  typeof words === "string" ? parse(words) : words.parsed

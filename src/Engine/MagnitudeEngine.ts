@@ -10,6 +10,7 @@ import { InvalidInput } from "../Errors/Page.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import { BrowserSession } from "./BrowserSession.ts"
 import { type Action, type ActResult, type Capabilities, Engine, type ScreenshotOptions } from "./Engine.ts"
+import * as Instruction from "./Instruction.ts"
 import { clientFor } from "./Magnitude/Client.ts"
 import * as Connection from "./Magnitude/Connection.ts"
 import { type Attempt, engine } from "./Magnitude/Errors.ts"
@@ -95,7 +96,8 @@ export const make = Effect.fn("MagnitudeEngine.make")(function* (options: Magnit
       )
     }),
 
-    act: Effect.fn("MagnitudeEngine.act")(function* (input: string | Action) {
+    act: Effect.fn("MagnitudeEngine.act")(function* (given: Instruction.Words | Action) {
+      const input = Instruction.isWords(given) ? Instruction.textOf(given) : given
       if (typeof input !== "string") {
         const label = `${input.method} ${input.selector}`.trim()
         const wire: WireAction = { ...input, arguments: [...input.arguments] }

@@ -4,9 +4,9 @@
  */
 import { Effect } from "effect"
 import type { Frame, Page } from "playwright-core"
+import type { EngineKind } from "../EngineId.ts"
 import type { SideEffect } from "../Errors/Fields.ts"
 import { ActionFailed, InvalidInput, NavigationFailed } from "../Errors/Page.ts"
-import type { EngineKind } from "./EngineId.ts"
 
 export const requireAbsoluteUrl = (
   engine: EngineKind,

@@ -2,7 +2,7 @@
  * Engine-independent page state: read and restore the session page's URL, title and scroll through raw CDP, for
  * when no engine is connected or the connected one is too broken to answer.
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import * as CdpHttp from "../Cdp/Http.ts"
 import * as Session from "../Cdp/Session.ts"
 import type { EndpointUnreachable } from "../Errors/Browser.ts"
@@ -39,7 +39,7 @@ export const capture = (target: Target): Effect.Effect<PageState, EndpointUnreac
       title: page?.title ?? "",
       scrollX,
       scrollY,
-      timestamp: new Date().toISOString()
+      timestamp: new Date(yield* Clock.currentTimeMillis).toISOString()
     }
   })
 

@@ -151,11 +151,15 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
       return { url: page.url(), title, status: response?.status() ?? null }
     }),
 
-    act: Effect.fn("PlaywrightEngine.act")(function* (input: string | Action) {
-      yield* sp.ensureConnected(typeof input === "string" ? input : `${input.method} ${input.selector}`)
-      if (typeof input !== "string") return yield* Actions.run(sp, input)
-      const ins = yield* Effect.fromResult(Instruction.parse(input))
-      return yield* Instructions.run(sp, ins, input)
+    act: Effect.fn("PlaywrightEngine.act")(function* (input: Instruction.Words | Action) {
+      if (!Instruction.isWords(input)) {
+        yield* sp.ensureConnected(`${input.method} ${input.selector}`)
+        return yield* Actions.run(sp, input)
+      }
+      const text = Instruction.textOf(input)
+      yield* sp.ensureConnected(text)
+      const ins = yield* Effect.fromResult(Instruction.parsedOf(input))
+      return yield* Instructions.run(sp, ins, text)
     }),
 
     observe: Effect.fn("PlaywrightEngine.observe")(function* (instruction: string) {

@@ -3,10 +3,10 @@
  * accessibility tree (Stagehand/Dom.ts); `cua` mode drives a computer-use model from screenshots (Stagehand/Cua.ts).
  */
 import { Layer } from "effect"
+import type { EngineMode } from "../EngineId.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import type { BrowserSession } from "./BrowserSession.ts"
 import { type Capabilities, Engine } from "./Engine.ts"
-import type { EngineMode } from "./EngineId.ts"
 import * as Cua from "./Stagehand/Cua.ts"
 import * as Dom from "./Stagehand/Dom.ts"
 import type { StagehandEngineOptions } from "./Stagehand/Options.ts"

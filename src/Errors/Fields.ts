@@ -3,7 +3,7 @@
  * `action`) and, for errors that wrap a library's failure, that failure as `cause` (never sent to clients).
  */
 import { Schema } from "effect"
-import { EngineKind } from "../Engine/EngineId.ts"
+import { EngineKind } from "../EngineId.ts"
 
 /** Whether a failed call may already have changed the page (an `act` that may have clicked). */
 export const SideEffect = Schema.Literals(["none", "possible"])

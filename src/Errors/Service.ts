@@ -3,7 +3,7 @@
  * and a person holding the browser. None says anything about the page or an engine's health.
  */
 import { Schema } from "effect"
-import { EngineKind } from "../Engine/EngineId.ts"
+import { EngineKind } from "../EngineId.ts"
 import { context } from "./Fields.ts"
 import { ElementRef } from "./Page.ts"
 

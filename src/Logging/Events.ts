@@ -3,8 +3,8 @@
  * Sandbox and the Cascade emit through the `Events` reference (which logs by default; the attempt log listens to it),
  * and what readers of an attempt log decode its lines with.
  */
-import { Context, Effect, type Option, Schema, Struct } from "effect"
-import { EngineKind, EngineMode } from "../Engine/EngineId.ts"
+import { Clock, Context, Effect, type Option, type Ref, Schema, Struct } from "effect"
+import { EngineKind, EngineMode } from "../EngineId.ts"
 
 /** Which tool call an event belongs to: set by the Router for the duration of a call. */
 export interface CallContext {
@@ -18,9 +18,9 @@ export interface CallContext {
   /** The site's platform (`greenhouse`, `workday`, … or `unknown`): the dashboard groups engine results by it. */
   readonly platform?: string
   /** The Router's per-request/step state, read when each event is stamped. */
-  readonly flags?: { readonly stagehandRetryUsed: boolean; readonly stagehandDisabled: boolean }
+  readonly flags?: Effect.Effect<{ readonly stagehandRetryUsed: boolean; readonly stagehandDisabled: boolean }>
   /** Engine attempts made so far in this call, across every cascade run the call makes. */
-  readonly attempts?: { n: number }
+  readonly attempts?: Ref.Ref<number>
   /** The call's arguments (redacted when written), logged once, on each attempt's `start`. */
   readonly toolArgs?: unknown
 }
@@ -254,9 +254,10 @@ export const emit = (event: EngineEvent) =>
   Effect.gen(function* () {
     const sink = yield* Events
     const call: Partial<CallContext> = (yield* CurrentCall) ?? {}
-    const { flags, attempts: _, toolArgs, ...ids } = call
+    const { flags: readFlags, attempts: _, toolArgs, ...ids } = call
+    const flags = readFlags === undefined ? undefined : yield* readFlags
     const stampedEvent: Stamped = {
-      ts: new Date().toISOString(),
+      ts: new Date(yield* Clock.currentTimeMillis).toISOString(),
       ...ids,
       ...(flags ? { retryUsed: flags.stagehandRetryUsed, stagehandDisabled: flags.stagehandDisabled } : {}),
       ...(event.event === "start" && toolArgs !== undefined ? { toolArgs } : {}),

@@ -5,9 +5,12 @@
  *
  * An attempt after which nothing could have changed the page (a read: no navigate or act began since the frame was
  * asked for, and the page is at the same address) shares that frame instead of asking for another: it shows the page
- * as the attempt left it.
+ * as the attempt left it. `guard` puts an engine's calls in that order.
  */
 import { Deferred, Effect, Option, Scope } from "effect"
+import type { Action, Engine } from "../Engine/Engine.ts"
+import type { EngineSpec } from "../Engine/EngineSpec.ts"
+import * as Instruction from "../Engine/Instruction.ts"
 
 export interface Captures {
   /** Takes a screenshot now, right after the one running, or shares a frame of the unchanged page; hands it to
@@ -99,3 +102,51 @@ export const make = (shot: Effect.Effect<Option.Option<Uint8Array>>): Effect.Eff
     })
     return { start, settled, changed }
   })
+
+/** Acts that only type, hover, scroll or set files: they leave the document where it is (typing no line break, which
+ * could send a form). A click, a key press, a choice in a select or a box may start a navigation. */
+const staysOnPage = (input: Instruction.Words | Action) => {
+  if (Instruction.isWords(input)) {
+    // A sentence in the instruction grammar says what it does; anything else may do anything.
+    const parsed = Instruction.parsedOf(input)
+    if (parsed._tag === "Failure") return false
+    const ins = parsed.success
+    if (ins.kind === "fill") return !/[\r\n]/.test(ins.value)
+    if (ins.kind === "type") return !/[\r\n]/.test(ins.text)
+    return ins.kind === "hover" || ins.kind === "upload" || ins.kind === "scroll"
+  }
+  const method = input.method.toLowerCase()
+  if (method === "type") return !input.arguments.some((a) => /[\r\n]/.test(String(a)))
+  return ["fill", "hover", "scrollintoview", "scrollto", "setinputfiles", "upload"].includes(method)
+}
+
+/**
+ * The engine as a call sees it: what may navigate (navigate, act) or reads the page's pixels (a screenshot, any call
+ * of a vision engine) first waits for the attempt screenshot in flight — a capture cut by a navigation would hang
+ * on its frame; reads (extract, observe, page state) and acts that only type, hover, scroll or set files run beside
+ * it (the mask hides what they type). Whatever may change the page tells the captures so.
+ */
+export const guard = (
+  captures: Captures,
+  spec: EngineSpec,
+  engine: Engine["Service"]
+): Effect.Effect<Engine["Service"]> => {
+  if (spec.capabilities.vision) return Effect.as(Effect.andThen(captures.settled, captures.changed), engine)
+  return Effect.succeed({
+    ...engine,
+    navigate: (url) => Effect.andThen(captures.settled, Effect.andThen(captures.changed, engine.navigate(url))),
+    act: (input) =>
+      Effect.andThen(
+        staysOnPage(input) ? captures.changed : Effect.andThen(captures.settled, captures.changed),
+        engine.act(input)
+      ),
+    screenshot: (options) => Effect.andThen(captures.settled, engine.screenshot(options)),
+    // The agent's script may do anything a click may.
+    ...(engine.evaluate === undefined
+      ? {}
+      : {
+          evaluate: (expression: string, frame?: string) =>
+            Effect.andThen(captures.settled, Effect.andThen(captures.changed, engine.evaluate!(expression, frame)))
+        })
+  })
+}

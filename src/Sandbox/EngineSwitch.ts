@@ -5,10 +5,10 @@
 import { Clock, Context, Effect, Exit, Layer, Option, Ref, Scope } from "effect"
 import { BrowserSession } from "../Engine/BrowserSession.ts"
 import { Engine, type PageState } from "../Engine/Engine.ts"
-import * as EngineId from "../Engine/EngineId.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import * as Isolated from "../Engine/Isolated.ts"
 import * as Page from "../Engine/PageState.ts"
+import * as EngineId from "../EngineId.ts"
 import { SwitchFailed } from "../Errors/Browser.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
@@ -102,6 +102,7 @@ export const make = (options: {
         ? yield* engine.engine.pageState().pipe(Effect.timeoutOption(3_000), Effect.orElseSucceed(Option.none))
         : Option.none<PageState>()
       if (Option.isSome(fromEngine)) return fromEngine.value
+      const now = new Date(yield* Clock.currentTimeMillis).toISOString()
       return yield* Page.capture(sessionOf(live)).pipe(
         Effect.orElseSucceed(
           (): PageState => ({
@@ -109,7 +110,7 @@ export const make = (options: {
             title: "",
             scrollX: 0,
             scrollY: 0,
-            timestamp: new Date().toISOString()
+            timestamp: now
           })
         )
       )
@@ -130,7 +131,7 @@ export const make = (options: {
             durationMs: (yield* Clock.currentTimeMillis) - started,
             success,
             ...(failedStep === undefined ? {} : { failedStep }),
-            timestamp: new Date().toISOString()
+            timestamp: new Date(yield* Clock.currentTimeMillis).toISOString()
           }
           yield* Ref.update(state, (s) => ({ ...s, history: [...s.history, entry] }))
           yield* Telemetry.recordSwitch(entry.from, entry.to, success, entry.durationMs)

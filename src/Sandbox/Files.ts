@@ -1,13 +1,13 @@
 /**
  * Which local files a call may put into a page's file input: only files under the configured roots, judged on their
  * real paths, so neither `..` nor a symlink reaches outside them; and, for a browser running as another user, copies
- * it can read.
+ * it can read. A call that named files must have put them somewhere: a click that opened no chooser is a failure.
  */
 import { chown, copyFile, mkdtemp, realpath, stat } from "node:fs/promises"
 import { basename, isAbsolute, join, relative, resolve, sep } from "node:path"
 import { Effect } from "effect"
 import { BrowserUnavailable } from "../Errors/Browser.ts"
-import { InvalidInput } from "../Errors/Page.ts"
+import { ActionFailed, InvalidInput } from "../Errors/Page.ts"
 import { PolicyRejected } from "../Errors/Service.ts"
 
 /** Whether `path` is `root` or inside it (both real, absolute paths). */
@@ -78,3 +78,24 @@ export const copiesFor = (
     catch: (cause) =>
       new BrowserUnavailable({ message: `cannot give the browser's user a copy of ${files.join(", ")}`, cause })
   })
+
+/** An act that put files into a file input itself (the model-free level), rather than clicking something; for a
+ * form, one of its fields that did. */
+export const setInputDirectly = (result: unknown): boolean =>
+  typeof result === "object" &&
+  result !== null &&
+  (("action" in result && /^setinputfiles$/i.test((result as { action?: { method?: string } }).action?.method ?? "")) ||
+    ("fields" in result &&
+      Array.isArray((result as { fields?: unknown }).fields) &&
+      (result as { fields: ReadonlyArray<unknown> }).fields.some(setInputDirectly)))
+
+/** A click that named files but opened no file chooser: the files went nowhere, and the agent must not think so. */
+export const noChooser = (action: string) =>
+  Effect.fail(
+    new ActionFailed({
+      action,
+      sideEffect: "possible",
+      message:
+        "the click opened no file chooser, so no file was chosen; name the file input itself, or the button or drop zone that opens it"
+    })
+  )

@@ -8,6 +8,7 @@
  */
 import { Effect, PubSub, Ref, type Scope } from "effect"
 import type * as Connection from "../Cdp/Connection.ts"
+import type { PageRun } from "../Cdp/Session.ts"
 import { LimitExceeded } from "../Errors/Page.ts"
 
 export interface LimitsOptions {
@@ -30,6 +31,29 @@ export interface Limits {
   /** Fails when the page runs past a limit from now on; never completes otherwise. Raced against each call. */
   readonly breach: Effect.Effect<never, LimitExceeded>
 }
+
+/**
+ * The breach, raced against a call on `page`: a reload loop is left for about:blank so it stops. With its scripts off
+ * the page cannot start the next reload while it is being left (a reload already under way can otherwise win over the
+ * navigation away).
+ */
+export const breachOn = (limits: Limits, page: PageRun): Effect.Effect<never, LimitExceeded> =>
+  limits.breach.pipe(
+    Effect.tapError((breach) =>
+      breach.limit === "navigations"
+        ? page((cdp, sessionId) =>
+            cdp
+              .send("Emulation.setScriptExecutionDisabled", { value: true }, sessionId)
+              .pipe(
+                Effect.andThen(cdp.send("Page.navigate", { url: "about:blank" }, sessionId)),
+                Effect.ensuring(
+                  cdp.send("Emulation.setScriptExecutionDisabled", { value: false }, sessionId).pipe(Effect.ignore)
+                )
+              )
+          ).pipe(Effect.timeout(5_000), Effect.ignore)
+        : Effect.void
+    )
+  )
 
 export const make = Effect.fnUntraced(function* (options: LimitsOptions = {}) {
   const maxPages = options.maxPages ?? defaults.maxPages

@@ -1,15 +1,15 @@
 /**
  * One browser session and its single automation client (seeds 001, 002), as one service over its parts: Lease,
- * BrowserLife, EngineSwitch, Tabs, Idle and Loss, sharing one SessionState in a Ref; the page model (tabs, dialogs,
- * file choosers, downloads) and the saved page (SavedPage) are kept for every engine level alike. Longer than most
- * modules: it is where a call meets the browser, and the parts' order around a call is read here in one place.
+ * BrowserLife, EngineSwitch, Tabs, Idle and Loss, sharing one SessionState in a Ref; Tracking (where the page is, its
+ * saved state), Captures (screenshots around an engine's calls), PageRecords (console, network) and Limits. The page
+ * model (tabs, dialogs, file choosers, downloads) and the saved page are kept for every engine level alike. Longer
+ * than most modules: it is where a call meets the browser, and the parts' order around a call is read here in one place.
  */
 import { Clock, Context, Effect, Exit, FiberHandle, Layer, Option, Ref, Schedule } from "effect"
 import type * as CdpConnection from "../Cdp/Connection.ts"
 import type { PageRun } from "../Cdp/Session.ts"
-import type { Action, Engine, PageState } from "../Engine/Engine.ts"
+import type { Engine, PageState } from "../Engine/Engine.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
-import * as Instruction from "../Engine/Instruction.ts"
 import * as Isolated from "../Engine/Isolated.ts"
 import * as Page from "../Engine/PageState.ts"
 import { BrowserUnavailable } from "../Errors/Browser.ts"
@@ -31,14 +31,18 @@ import * as Dialogs from "./PageLink/Dialogs.ts"
 import type { Download } from "./PageLink/Downloads.ts"
 import type * as Network from "./PageLink/Network.ts"
 import type { MainFrame } from "./PageLink.ts"
-import * as SavedPage from "./SavedPage.ts"
+import type { Shown } from "./PageRecords.ts"
+import * as PageRecords from "./PageRecords.ts"
+import type * as SavedPage from "./SavedPage.ts"
 import * as SessionState from "./SessionState.ts"
 import * as Snapshot from "./Snapshot.ts"
 import * as Tabs from "./Tabs.ts"
+import * as Tracking from "./Tracking.ts"
 
 export type { PageEvent, Tab } from "./PageEvent.ts"
 export type { DialogMode, DialogPolicy, OpenDialog } from "./PageLink/Dialogs.ts"
 export type { Download } from "./PageLink/Downloads.ts"
+export type { Shown } from "./PageRecords.ts"
 export { idleStatus, type SandboxStatus, type SwitchRecord } from "./SessionState.ts"
 export type { TabRef } from "./Tabs.ts"
 
@@ -65,27 +69,7 @@ export interface OnPage {
   readonly runOn: (targetId: string) => PageRun
 }
 
-/** A console message or request as answers show it: `tab` (its index) only when it came from another tab. */
-export type Shown<A extends { readonly tab: string }> = Omit<A, "tab"> & { readonly tab?: number | string }
-
 /** How a refused call is told to answer the dialog first. */
-/** Acts that only type, hover, scroll or set files: they leave the document where it is (typing no line break, which
- * could send a form). A click, a key press, a choice in a select or a box may start a navigation. */
-const staysOnPage = (input: string | Action) => {
-  if (typeof input === "string") {
-    // A sentence in the instruction grammar says what it does; anything else may do anything.
-    const parsed = Instruction.parse(input)
-    if (parsed._tag === "Failure") return false
-    const ins = parsed.success
-    if (ins.kind === "fill") return !/[\r\n]/.test(ins.value)
-    if (ins.kind === "type") return !/[\r\n]/.test(ins.text)
-    return ins.kind === "hover" || ins.kind === "upload" || ins.kind === "scroll"
-  }
-  const method = input.method.toLowerCase()
-  if (method === "type") return !input.arguments.some((a) => /[\r\n]/.test(String(a)))
-  return ["fill", "hover", "scrollintoview", "scrollto", "setinputfiles", "upload"].includes(method)
-}
-
 const dialogHint = (dialog: Dialogs.OpenDialog) =>
   `a ${dialog.type} dialog is open on the page: ${JSON.stringify(dialog.message.slice(0, 200))}; answer it with browser.dialog {"accept": true} or {"accept": false}${dialog.type === "prompt" ? ' (with "promptText" to type an answer)' : ""} before anything else`
 
@@ -226,6 +210,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     sessionScope: yield* Effect.scope
   })
   const limits = yield* Limits.make(options.limits)
+  const records = PageRecords.make(state)
   const tabs = Tabs.make({ state, engines })
   const life = yield* BrowserLife.make({
     state,
@@ -250,44 +235,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     closeIdle: lease.run(stopBrowser)
   })
 
-  /** Where the page is when a call ends, as the page says it: what answers report and what a relaunch restores. */
-  const track = (live: SessionState.LiveBrowser) =>
-    Effect.gen(function* () {
-      // A page behind a dialog answers nothing: its announced location stands.
-      const blocked = Option.isSome(yield* live.link.dialog(live.targetId))
-      const page = blocked ? yield* live.link.location(live.targetId) : yield* live.link.current(live.targetId)
-      if (Option.isNone(page)) return
-      const before = (yield* Ref.getAndUpdate(state, (s) => ({ ...s, lastLocation: page.value }))).lastLocation
-      // A page that went elsewhere by itself (a redirect, a script) is not the one earlier frames show.
-      if (before?.url !== page.value.url) yield* captures.changed
-      // Read beside the answer (the latest read wins): the call does not wait for it.
-      yield* FiberHandle.run(saving, keepSaved(live, page.value.url, !blocked))
-    })
-
-  /**
-   * The page's cookies and storage as the call left them, kept for a crash's relaunch (bounded: a busy page keeps
-   * the storage read before). A page behind a dialog cannot be read: its storage stays as it was.
-   */
-  const keepSaved = (live: SessionState.LiveBrowser, url: string, storage: boolean) =>
-    Effect.gen(function* () {
-      const { saved: previous } = yield* Ref.get(state)
-      // A page that cannot be read (crashed, closed, behind a dialog) keeps the storage read before.
-      const readable = storage && Option.isNone(yield* live.link.fate(live.targetId))
-      const read = yield* live.link
-        .run(live.targetId, (cdp, sessionId) => SavedPage.capture(cdp, sessionId, { url, storage: readable, previous }))
-        .pipe(Effect.timeoutOption(2_000))
-      if (Option.isSome(read)) yield* Ref.update(state, (s) => ({ ...s, saved: read.value }))
-    }).pipe(Effect.ignore)
-
-  /** The page's state now (read afresh when the browser answers, else as the last call left it). */
-  const savedNow = Effect.gen(function* () {
-    const { browser, lastLocation } = yield* Ref.get(state)
-    if (browser !== undefined && lastLocation !== undefined) {
-      const blocked = Option.isSome(yield* browser.link.dialog(browser.targetId))
-      yield* keepSaved(browser, lastLocation.url, !blocked)
-    }
-    return Option.fromNullishOr((yield* Ref.get(state)).saved)
-  })
+  // Where the page is when a call ends, and its cookies and storage kept for a relaunch.
+  const { track, savedNow } = Tracking.make({ state, saving, changed: Effect.suspend(() => captures.changed) })
 
   const note = (events: ReadonlyArray<PageEvent.PageEvent>) =>
     events.length === 0 ? Effect.void : Ref.update(state, (s) => ({ ...s, events: [...s.events, ...events] }))
@@ -343,35 +292,11 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       Effect.onInterrupt(() => Ref.update(state, (s) => ({ ...s, suspect: true })))
     )
 
-  /**
-   * The engine as a call sees it: what may navigate (navigate, act) or reads the page's pixels (a screenshot, any call
-   * of a vision engine) first waits for the attempt screenshot in flight — a capture cut by a navigation would hang
-   * on its frame; reads (extract, observe, page state) and acts that only type, hover, scroll or set files run beside
-   * it (the mask hides what they type). Whatever may change the page tells the captures so.
-   */
-  const guarded = (spec: EngineSpec, engine: Engine["Service"]): Effect.Effect<Engine["Service"]> => {
-    if (spec.capabilities.vision) return Effect.as(Effect.andThen(captures.settled, captures.changed), engine)
-    return Effect.succeed({
-      ...engine,
-      navigate: (url) => Effect.andThen(captures.settled, Effect.andThen(captures.changed, engine.navigate(url))),
-      act: (input) =>
-        Effect.andThen(
-          staysOnPage(input) ? captures.changed : Effect.andThen(captures.settled, captures.changed),
-          engine.act(input)
-        ),
-      screenshot: (options) => Effect.andThen(captures.settled, engine.screenshot(options)),
-      // The agent's script may do anything a click may.
-      ...(engine.evaluate === undefined
-        ? {}
-        : {
-            evaluate: (expression: string, frame?: string) =>
-              Effect.andThen(captures.settled, Effect.andThen(captures.changed, engine.evaluate!(expression, frame)))
-          })
-    })
-  }
-
-  const use = <A, E>(spec: EngineSpec, f: (engine: Engine["Service"]) => Effect.Effect<A, E>) =>
-    lease
+  const use = Effect.fn("Sandbox.use")(function* <A, E>(
+    spec: EngineSpec,
+    f: (engine: Engine["Service"]) => Effect.Effect<A, E>
+  ) {
+    return yield* lease
       .run(
         Effect.scoped(
           Effect.gen(function* () {
@@ -392,28 +317,9 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
               yield* live.link.claimDownloads
               const mark = yield* live.link.downloadMark
               const loads = yield* live.link.loadMark
-              const engine = yield* guarded(spec, connected.engine)
+              const engine = yield* Captures.guard(captures, spec, connected.engine)
               // A page that runs past a limit ends the call; a reload loop is left for about:blank so it stops.
-              const runaway = limits.breach.pipe(
-                Effect.tapError((breach) =>
-                  breach.limit === "navigations"
-                    ? SessionState.pageOf(live)((cdp, sessionId) =>
-                        // With its scripts off the page cannot start the next reload while it is being left (a reload
-                        // already under way can otherwise win over the navigation away).
-                        cdp
-                          .send("Emulation.setScriptExecutionDisabled", { value: true }, sessionId)
-                          .pipe(
-                            Effect.andThen(cdp.send("Page.navigate", { url: "about:blank" }, sessionId)),
-                            Effect.ensuring(
-                              cdp
-                                .send("Emulation.setScriptExecutionDisabled", { value: false }, sessionId)
-                                .pipe(Effect.ignore)
-                            )
-                          )
-                      ).pipe(Effect.timeout(5_000), Effect.ignore)
-                    : Effect.void
-                )
-              )
+              const runaway = Limits.breachOn(limits, SessionState.pageOf(live))
               // A dialog blocks every engine: the call ends at once and the answer reports the dialog.
               const dialogOpened = person
                 ? Effect.never
@@ -463,9 +369,10 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
         spec
       )
       .pipe(remember)
+  })
 
-  const switchTo = (spec: EngineSpec, reason: string) =>
-    lease
+  const switchTo = Effect.fn("Sandbox.switchTo")(function* (spec: EngineSpec, reason: string) {
+    return yield* lease
       .run(
         Effect.gen(function* () {
           const live = yield* life.ensure
@@ -478,6 +385,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
         spec
       )
       .pipe(remember)
+  })
 
   const forceRelease = lease.interruptHolder.pipe(Effect.andThen(engines.disconnect("released")))
 
@@ -547,8 +455,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
 
   const captures = yield* Captures.make(screenshot)
 
-  const onPage = <A>(work: (page: OnPage) => Effect.Effect<A, SwitchyardError>) =>
-    lease
+  const onPage = Effect.fn("Sandbox.onPage")(function* <A>(work: (page: OnPage) => Effect.Effect<A, SwitchyardError>) {
+    return yield* lease
       .run(
         Effect.gen(function* () {
           const live = yield* life.ensure.pipe(Effect.flatMap(tabs.sync))
@@ -572,13 +480,7 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
         "automation"
       )
       .pipe(remember)
-
-  /** A tab as answers name it: nothing for the active one, its index for another, its id for one since closed. */
-  const shown = <A extends { readonly tab: string }>(s: SessionState.SessionState, item: A): Shown<A> => {
-    const { tab, ...rest } = item
-    if (tab === s.browser?.targetId) return rest
-    return { ...rest, tab: s.tabs.list.find((t) => t.id === tab)?.index ?? tab }
-  }
+  })
 
   return Sandbox.of({
     use,
@@ -602,29 +504,40 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       ])
     }),
     tabs: onTabs(Effect.succeed),
-    switchTab: (ref) => onTabs((live) => tabs.switchTo(live, ref)),
-    closeTab: (ref) => onTabs((live) => tabs.close(live, ref)),
+    switchTab: Effect.fn("Sandbox.switchTab")(function* (ref: Tabs.TabRef) {
+      return yield* onTabs((live) => tabs.switchTo(live, ref))
+    }),
+    closeTab: Effect.fn("Sandbox.closeTab")(function* (ref?: Tabs.TabRef) {
+      return yield* onTabs((live) => tabs.close(live, ref))
+    }),
     openDialog,
-    answerDialog: ({ accept, promptText }) =>
-      Effect.gen(function* () {
-        const { browser } = yield* Ref.get(state)
-        const dialog = browser === undefined ? Option.none() : yield* browser.link.dialog(browser.targetId)
-        if (browser === undefined || Option.isNone(dialog)) {
-          return yield* new InvalidInput({ field: "dialog", message: "no dialog is open on the page" })
-        }
-        yield* browser.link.answerDialog(browser.targetId, accept, promptText)
-        yield* note([PageEvent.dialogAnswered(dialog.value, accept, "agent")])
-        // What the answer led to (a submission, a navigation) shows in the state block of this answer.
-        yield* Effect.sleep(100)
-        yield* track(browser)
-        yield* tabs.list(browser)
-        return dialog.value
-      }),
-    chooseFiles: (files, self) =>
-      Effect.gen(function* () {
-        const live = yield* life.ensure
-        return yield* live.link.chooseFiles(live.targetId, yield* life.readable(live, files), self)
-      }),
+    answerDialog: Effect.fn("Sandbox.answerDialog")(function* ({
+      accept,
+      promptText
+    }: {
+      readonly accept: boolean
+      readonly promptText?: string
+    }) {
+      const { browser } = yield* Ref.get(state)
+      const dialog = browser === undefined ? Option.none() : yield* browser.link.dialog(browser.targetId)
+      if (browser === undefined || Option.isNone(dialog)) {
+        return yield* new InvalidInput({ field: "dialog", message: "no dialog is open on the page" })
+      }
+      yield* browser.link.answerDialog(browser.targetId, accept, promptText)
+      yield* note([PageEvent.dialogAnswered(dialog.value, accept, "agent")])
+      // What the answer led to (a submission, a navigation) shows in the state block of this answer.
+      yield* Effect.sleep(100)
+      yield* track(browser)
+      yield* tabs.list(browser)
+      return dialog.value
+    }),
+    chooseFiles: Effect.fn("Sandbox.chooseFiles")(function* <A, E>(
+      files: ReadonlyArray<string>,
+      self: Effect.Effect<A, E>
+    ) {
+      const live = yield* life.ensure
+      return yield* live.link.chooseFiles(live.targetId, yield* life.readable(live, files), self)
+    }),
     pageState: onBrowser(
       (live): Effect.Effect<PageState, SwitchyardError> => Page.capture(SessionState.sessionOf(live)),
       Effect.fail(new BrowserUnavailable({ message: "no browser is running in this session" }))
@@ -667,35 +580,12 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
     }),
     history: Ref.get(state).pipe(Effect.map((s) => s.history)),
     onPage,
-    console: (query) =>
-      Effect.gen(function* () {
-        const s = yield* Ref.get(state)
-        if (s.browser === undefined) return { messages: [], last: 0 }
-        // Without a `since`, what the active tab's page did since it loaded.
-        const answer = yield* s.browser.link.console(
-          query.since === undefined ? { ...query, page: s.browser.targetId } : query
-        )
-        return { ...answer, messages: answer.messages.map((m) => shown(s, m)) }
-      }),
-    network: (query) =>
-      Effect.gen(function* () {
-        const s = yield* Ref.get(state)
-        if (s.browser === undefined) return { requests: [], last: 0 }
-        const answer = yield* s.browser.link.network(
-          query.since === undefined ? { ...query, page: s.browser.targetId } : query
-        )
-        return { ...answer, requests: answer.requests.map((r) => shown(s, r)) }
-      }),
-    request: (seq) =>
-      Effect.gen(function* () {
-        const s = yield* Ref.get(state)
-        if (s.browser === undefined) return undefined
-        const details = yield* s.browser.link.request(seq)
-        return details === undefined ? undefined : shown(s, details)
-      }),
+    console: records.console,
+    network: records.network,
+    request: records.request,
     saved: savedNow,
-    restore: (page, reason) =>
-      lease
+    restore: Effect.fn("Sandbox.restore")(function* (page: SavedPage.SavedPage, reason: SavedPage.RestoreReason) {
+      yield* lease
         .run(
           Effect.gen(function* () {
             const live = yield* life.ensure
@@ -705,7 +595,8 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
             yield* idle.touch
           })
         )
-        .pipe(remember),
+        .pipe(remember)
+    }),
     forceRelease,
     close
   })

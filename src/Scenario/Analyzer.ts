@@ -5,7 +5,7 @@
 import { readdir, readFile, stat } from "node:fs/promises"
 import { basename, dirname, join, resolve } from "node:path"
 import { Data, Effect, Option, Schema } from "effect"
-import * as EngineId from "../Engine/EngineId.ts"
+import * as EngineId from "../EngineId.ts"
 import * as Events from "../Logging/Events.ts"
 import * as Redact from "../Logging/Redact.ts"
 import * as Summary from "../Logging/Summary.ts"

@@ -21,7 +21,7 @@
 import { Clock, Context, Deferred, Effect, Exit, Layer, Option, Schedule, Scope, Semaphore } from "effect"
 import type { CallMeta, ToolAnswer, ToolError } from "../Cascade/Router.ts"
 import { Router } from "../Cascade/Router.ts"
-import { toolNames } from "../Cascade/Tools.ts"
+import * as Tools from "../Cascade/Tools.ts"
 import { Busy, SessionClosed, ShuttingDown } from "../Errors/Service.ts"
 import { type SwitchyardError, toErrorInfo } from "../Errors.ts"
 import { idleStatus, type PageView, Sandbox, type SandboxStatus } from "../Sandbox/Sandbox.ts"
@@ -77,9 +77,6 @@ interface Hibernated {
 /** Hibernated pages kept at most; past it the oldest is dropped (its session then starts afresh). */
 const maxHibernated = 1_000
 
-/** Tools answered outside a session's queue, by their canonical names (the surfaces resolve either spelling). */
-const outsideLane = new Set(["browser.status", "browser.close", "browser.resume", "browser.handoff"])
-
 export class Sessions extends Context.Service<
   Sessions,
   {
@@ -129,7 +126,7 @@ export const sessionless = (
       tabs: [],
       dialog: null,
       downloads: [],
-      tools: { available: toolNames, masked: {} }
+      tools: { available: Tools.toolNames, masked: {} }
     }
   }
 }
@@ -348,9 +345,10 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
   /** Runs a call whose turn has come: status and close of a session not open answer without opening it. */
   const run = (name: string, tool: string, args: unknown, meta: CallMeta) =>
     Effect.gen(function* () {
-      if (!sessions.has(name) && !opening.has(name)) {
-        if (tool === "browser.status") return sessionless({ ok: true, result: idleStatus }, meta)
-        if (tool === "browser.close") return sessionless({ ok: true, result: { status: "ok" } }, meta)
+      const found = Tools.find(tool)
+      const idle = Option.isSome(found) ? found.value.whenNotOpen : undefined
+      if (idle !== undefined && !sessions.has(name) && !opening.has(name)) {
+        return sessionless({ ok: true, result: idle }, meta)
       }
       const live = yield* sessionFor(name)
       live.lastUsed = yield* Clock.currentTimeMillis
@@ -370,28 +368,26 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
         )
       )
       // Closing the browser ends the session, so its slot is free at once.
-      if (tool === "browser.close" && answer.ok) yield* closeSession(name)
+      if (answer.ok && Option.exists(found, (t) => t.closesSession)) yield* closeSession(name)
       else live.lastUsed = yield* Clock.currentTimeMillis
       return answer
     })
 
-  const call = (session: unknown, tool: string, args: unknown, meta: CallMeta = {}) =>
-    Effect.suspend(() => {
+  const call = Effect.fn("Sessions.call")(
+    function* (session: unknown, tool: string, args: unknown, meta: CallMeta = {}) {
       if (Deferred.isDoneUnsafe(stopping))
-        return Effect.succeed(refuse(new ShuttingDown({ message: "the service is shutting down" }), meta))
-      if (!isSessionName(session)) return Effect.fail(invalidName(session))
+        return refuse(new ShuttingDown({ message: "the service is shutting down" }), meta)
+      if (!isSessionName(session)) return yield* invalidName(session)
       const name = session ?? defaultSession
       const pending = pendingOn(name)
       if (pending >= options.maxPendingPerSession) {
-        return Effect.fail(
-          new Busy({
-            message: `session "${name}" already has ${pending} calls waiting (the limit is ${options.maxPendingPerSession}); calls on one session run one at a time`
-          })
-        )
+        return yield* new Busy({
+          message: `session "${name}" already has ${pending} calls waiting (the limit is ${options.maxPendingPerSession}); calls on one session run one at a time`
+        })
       }
       // Calls that must answer while a long call holds the session take no turn: a status read, a close (which stops
       // that call), and a person's takeover and hand-back (the long call may be the one waiting for the person).
-      if (outsideLane.has(tool)) return run(name, tool, args, meta)
+      if (Option.exists(Tools.find(tool), (t) => t.outsideLane)) return yield* run(name, tool, args, meta)
       const turn = enter(name)
       const live = sessions.get(name)
       // While a person holds the browser, automation calls are refused at once rather than after the queue.
@@ -410,20 +406,22 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
         ),
         Effect.ensuring(Effect.sync(() => leave(name, turn)))
       )
-      return person.pipe(
+      return yield* person.pipe(
         Effect.flatMap((occupied) =>
           occupied ? Effect.sync(() => leave(name, turn)).pipe(Effect.andThen(run(name, tool, args, meta))) : inLane
         )
       )
-    }).pipe(Effect.catch((error: SwitchyardError) => Effect.succeed(refuse(error, meta))))
+    },
+    (self, _session, _tool, _args, meta = {}) =>
+      self.pipe(Effect.catch((error: SwitchyardError) => Effect.succeed(refuse(error, meta))))
+  )
 
-  const status = (session?: string) =>
-    Effect.gen(function* () {
-      const name = session ?? defaultSession
-      const live = sessions.get(name)
-      if (live) return { session: name, ...(yield* live.sandbox.status) }
-      return { session: name, ...idleStatus, ...(hibernated.has(name) ? { hibernated: true as const } : {}) }
-    })
+  const status = Effect.fn("Sessions.status")(function* (session?: string) {
+    const name = session ?? defaultSession
+    const live = sessions.get(name)
+    if (live) return { session: name, ...(yield* live.sandbox.status) }
+    return { session: name, ...idleStatus, ...(hibernated.has(name) ? { hibernated: true as const } : {}) }
+  })
 
   // Named sessions left unused give their slot back.
   if (options.idleTimeoutMs !== null) {
@@ -448,34 +446,31 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
   )
 
   /** Closing forgets a hibernated page too: the session starts afresh. */
-  const close = (session?: string) =>
-    Effect.gen(function* () {
-      const name = session ?? defaultSession
-      const saving = hibernating.get(name)
-      if (saving !== undefined) yield* Deferred.await(saving)
-      hibernated.delete(name)
-      yield* closeSession(name)
-    })
+  const close = Effect.fn("Sessions.close")(function* (session?: string) {
+    const name = session ?? defaultSession
+    const saving = hibernating.get(name)
+    if (saving !== undefined) yield* Deferred.await(saving)
+    hibernated.delete(name)
+    yield* closeSession(name)
+  })
 
   return Sessions.of({
     call,
     status,
     close,
-    hibernate: (session) =>
-      Effect.suspend(() => {
-        const live = sessions.get(session ?? defaultSession)
-        return live === undefined ? Effect.void : hibernateLive(live, true)
-      }),
-    restore: (session, page) =>
-      Effect.gen(function* () {
-        const name = session ?? defaultSession
-        const saving = hibernating.get(name)
-        if (saving !== undefined) yield* Deferred.await(saving)
-        // Opening a session hibernated here brings back its own page.
-        const fresh = !sessions.has(name) && !opening.has(name) && hibernated.has(name)
-        const live = yield* sessionFor(name)
-        if (!fresh) yield* live.sandbox.restore(page, "failover")
-      }),
+    hibernate: Effect.fn("Sessions.hibernate")(function* (session?: string) {
+      const live = sessions.get(session ?? defaultSession)
+      if (live !== undefined) yield* hibernateLive(live, true)
+    }),
+    restore: Effect.fn("Sessions.restore")(function* (session: string | undefined, page: SavedPage) {
+      const name = session ?? defaultSession
+      const saving = hibernating.get(name)
+      if (saving !== undefined) yield* Deferred.await(saving)
+      // Opening a session hibernated here brings back its own page.
+      const fresh = !sessions.has(name) && !opening.has(name) && hibernated.has(name)
+      const live = yield* sessionFor(name)
+      if (!fresh) yield* live.sandbox.restore(page, "failover")
+    }),
     isOpen: (session) => {
       const name = session ?? defaultSession
       return sessions.has(name) || opening.has(name) || hibernated.has(name) || hibernating.has(name)

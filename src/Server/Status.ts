@@ -7,7 +7,7 @@ import { join } from "node:path"
 import { Effect, Option } from "effect"
 import * as Engines from "../Cascade/Engines.ts"
 import * as Policy from "../Cascade/Policy.ts"
-import * as EngineId from "../Engine/EngineId.ts"
+import * as EngineId from "../EngineId.ts"
 import * as LocalChromium from "../Sandbox/Provider/LocalChromium.ts"
 import { missingTools } from "../Sandbox/Provider/Vnc/Tools.ts"
 import * as Takeovers from "../Takeover/Takeovers.ts"
@@ -93,7 +93,7 @@ export const report = (config: Config.ServiceConfig) =>
       lines.push(`browser      ${kind}: ${kind === "cdp" ? browser.cdpUrl : browser.adspower.url}`)
     }
     const policy = typeof config.cascade === "string" ? yield* Policy.load(config.cascade) : config.cascade
-    const registry = Engines.make({ model: config.model })
+    const registry = yield* Engines.make({ model: config.model })
     lines.push("cascade      (default policy; Workday pages start with Magnitude)")
     const vnc = takeover(config)
     for (const [i, level] of policy.default.levels.entries()) {

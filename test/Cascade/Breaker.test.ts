@@ -10,7 +10,7 @@ import { Cascade } from "../../src/Cascade/Cascade.ts"
 import { Engines } from "../../src/Cascade/Engines.ts"
 import { type CascadeConfig, idOf } from "../../src/Cascade/Policy.ts"
 import type { Engine } from "../../src/Engine/Engine.ts"
-import type { EngineId } from "../../src/Engine/EngineId.ts"
+import type { EngineId } from "../../src/EngineId.ts"
 import { CdpClosed, EngineCoolingDown, LlmError, NotConfigured, Timeout, Unsupported } from "../../src/Errors/Engine.ts"
 import {
   ActionFailed,

@@ -60,7 +60,7 @@ describe("engines in turn on one browser", () => {
       const site = yield* SiteServer.start
       const llm = yield* LlmServer.start()
       const { sandbox } = yield* stack(llm)
-      const registry = EnginesModule.make({ model: modelFor(llm) })
+      const registry = yield* EnginesModule.make({ model: modelFor(llm) })
       const spec = (level: Level) => registry.specFor(level)
       const playwright = yield* spec({ engine: "playwright", retryCount: 0, timeoutPerAttemptMs: 1 })
       const stagehand = yield* spec({ engine: "stagehand", mode: "dom", retryCount: 0, timeoutPerAttemptMs: 1 })

@@ -113,12 +113,12 @@ describe("Router", () => {
 
       const second = yield* r.call("browser.act", { instruction: 'click "Apply"' }, meta)
       assert.isTrue(second.ok)
-      assert.strictEqual(second.result, "fallback served")
+      assert.strictEqual<unknown>(second.result, "fallback served")
       assert.strictEqual(second.message, "Stagehand failed again: second. Using fallback tools now.")
       assert.deepStrictEqual(second.state.disabled, ["stagehand"])
 
       const third = yield* r.call("browser.navigate", { url: "https://example.test/" }, meta)
-      assert.strictEqual(third.result, "fallback served")
+      assert.strictEqual<unknown>(third.result, "fallback served")
       assert.isUndefined(third.message)
       assert.deepStrictEqual(
         script.calls.map((c) => c.levels),
@@ -144,12 +144,12 @@ describe("Router", () => {
       const disabled = yield* r.call("browser.act", { instruction: "x" }, { traceId: "t", stepId: "s1" })
       assert.deepStrictEqual(disabled.state.disabled, ["stagehand"])
       const otherStep = yield* r.call("browser.act", { instruction: "x" }, { traceId: "t", stepId: "s2" })
-      assert.strictEqual(otherStep.result, "stagehand served")
+      assert.strictEqual<unknown>(otherStep.result, "stagehand served")
       assert.isUndefined(otherStep.state.disabled)
       assert.strictEqual(otherStep.stepId, "s2")
       assert.strictEqual(otherStep.attemptId, "t/s2#1")
       const sameStepLater = yield* r.call("browser.act", { instruction: "x" }, { traceId: "t", stepId: "s1" })
-      assert.strictEqual(sameStepLater.result, "fallback served")
+      assert.strictEqual<unknown>(sameStepLater.result, "fallback served")
     })
   )
 
@@ -201,7 +201,7 @@ describe("Router", () => {
       const r = yield* router(script)
       const answer = yield* r.call("browser.act", { instruction: "x" }, { traceId: "t" })
       assert.isTrue(answer.ok, JSON.stringify(answer.error))
-      assert.strictEqual(answer.result, "fallback served")
+      assert.strictEqual<unknown>(answer.result, "fallback served")
     })
   )
 
@@ -248,7 +248,7 @@ describe("Router", () => {
       const unknown = yield* r.call("browser.teleport", {}, { traceId: "t" })
       assert.deepInclude(unknown.error!, { type: "invalid_input", field: "tool", retryable: false })
       assert.include(unknown.error!.message, "browser.navigate")
-      const bad = yield* r.call("browser.navigate", { url: 7 }, { traceId: "t" })
+      const bad = yield* r.call("browser.navigate" as string, { url: 7 }, { traceId: "t" })
       assert.deepInclude(bad.error!, { type: "invalid_input", field: "arguments" })
       assert.include(bad.error!.message, "url")
       assert.isDefined(unknown.state.tools)

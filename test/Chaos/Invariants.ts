@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { Option } from "effect"
-import * as EngineId from "../../src/Engine/EngineId.ts"
+import * as EngineId from "../../src/EngineId.ts"
 import * as Events from "../../src/Logging/Events.ts"
 
 /** The error types the service promises (docs/errors.md): anything else is an untyped failure. */

@@ -55,12 +55,13 @@ const callEvents = (traceId: string, n: number, fail: boolean) =>
       attemptId: `${traceId}#${n}`,
       action: "browser.act",
       toolArgsHash: "0123456789abcdef",
-      flags: { stagehandRetryUsed: n > 1, stagehandDisabled: false }
+      flags: Effect.succeed({ stagehandRetryUsed: n > 1, stagehandDisabled: false })
     })
   )
 
 describe("AttemptLog", () => {
-  it.effect("many concurrent traces: whole valid lines, summaries that agree, no canary on disk", () =>
+  // Live clock: events are stamped from the Clock, and the trace folders are named by the day they were written.
+  it.live("many concurrent traces: whole valid lines, summaries that agree, no canary on disk", () =>
     Effect.gen(function* () {
       const root = mkdtempSync(join(tmpdir(), "switchyard-logs-"))
       yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(root, { recursive: true, force: true })))

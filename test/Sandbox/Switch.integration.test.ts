@@ -136,13 +136,13 @@ describe("engine switch", () => {
         const llm = yield* LlmServer.start()
         const url = site.url("/forms.html")
         // The model is configured but never called: connecting and switching make no model request.
-        const magnitude = yield* Engines.make({
+        const magnitude = yield* (yield* Engines.make({
           model: {
             model: "openai/gpt-4.1-mini",
             apiKeys: { openai: Redacted.make("sk-test") },
             baseURLs: { openai: `${llm.origin}/v1` }
           }
-        }).specFor({ engine: "magnitude", retryCount: 0, timeoutPerAttemptMs: 60_000 })
+        })).specFor({ engine: "magnitude", retryCount: 0, timeoutPerAttemptMs: 60_000 })
         const before = Isolated.runningThreads()
         const threads = () => Isolated.runningThreads() - before
         const settled = (n: number) => Effect.promise(() => waitFor(() => threads() === n, 5_000))

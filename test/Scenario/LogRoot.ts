@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { crc32, deflateSync } from "node:zlib"
 import { Option } from "effect"
-import type { EngineKind, EngineMode } from "../../src/Engine/EngineId.ts"
+import type { EngineKind, EngineMode } from "../../src/EngineId.ts"
 import * as Events from "../../src/Logging/Events.ts"
 import * as Summary from "../../src/Logging/Summary.ts"
 

@@ -37,7 +37,8 @@ const stack =
         yield* Effect.addFinalizer(() => Effect.sync(() => rec.closed.push(name)))
         const router = Router.of({
           occupied: Effect.succeed(false),
-          call: (tool, args) =>
+          // A stand-in whose every tool answers what it was called with.
+          call: ((tool: string, args: unknown) =>
             Effect.gen(function* () {
               const { n, ms = 0 } = args as { n?: number; ms?: number }
               const busy = rec.running.get(name) ?? 0
@@ -64,7 +65,7 @@ const stack =
                   tools: { available: [], masked: {} }
                 }
               } satisfies ToolAnswer
-            }),
+            })) as Router["Service"]["call"],
           state: () => unused
         })
         const sandbox = Sandbox.of({

@@ -8,11 +8,7 @@ import { Engines } from "switchyard/Engines"
 import * as LocalChromium from "switchyard/LocalChromium"
 import { Router } from "switchyard/Router"
 import { Sandbox } from "switchyard/Sandbox"
-import { type ToolName, tools } from "switchyard/Tools"
-
-/** A Switchyard tool's record, by name: its argument and result Schemas. */
-type ToolOf<N extends ToolName> = Extract<(typeof tools)[number], { readonly name: N }>
-const toolOf = <N extends ToolName>(name: N) => tools.find((tool) => tool.name === name) as ToolOf<N>
+import type { ArgsOf } from "switchyard/Tools"
 
 /** What this application reads from a page: the labels of its form fields (`browser.extract`'s page facts). */
 const FormFields = Schema.Struct({ fields: Schema.Array(Schema.Struct({ label: Schema.String })) })
@@ -36,38 +32,38 @@ export class JobPage extends Context.Service<
     JobPage,
     Effect.gen(function* () {
       const router = yield* Router
-      /** Every Switchyard answer is ok with a result, or carries a typed error (`type`, `message`, `retryable`). */
-      const answer = (tool: ToolName, args: unknown) =>
+      /**
+       * Every Switchyard answer is ok with a result, or carries a typed error (`type`, `message`, `retryable`). A tool
+       * named by a literal takes its own argument type, and its result comes with the tool's result type.
+       */
+      const call = <Name extends string>(tool: Name, args: ArgsOf<Name>) =>
         router
           .call(tool, args)
           .pipe(
             Effect.flatMap((answer) =>
-              answer.ok
+              answer.ok && answer.result !== undefined
                 ? Effect.succeed(answer.result)
                 : Effect.fail(
                     new JobPageError({ type: answer.error?.type ?? "unknown", message: answer.error?.message ?? "" })
                   )
             )
           )
-      /** A result read through a Schema: the tool's own, or the application's where the tool's is open-ended. */
+      /** An extract's result has no one shape (it is what was asked for): read through the application's Schema. */
       const decoded =
         <S extends Schema.Constraint>(schema: S) =>
         (result: unknown) =>
           Schema.decodeUnknownEffect(schema)(result).pipe(
             Effect.mapError((error) => new JobPageError({ type: "unexpected_result", message: error.message }))
           )
-      /** A call typed by its tool's record: the arguments it takes, the result it returns. */
-      const call = <T extends (typeof tools)[number]>(tool: T, args: T["args"]["Type"]) => {
-        // Named as T's own, not the union of every tool's result a plain `tool.result` would be read as.
-        const result: T["result"] = tool.result
-        return answer(tool.name, args).pipe(Effect.flatMap(decoded(result)))
-      }
       return JobPage.of({
         read: (url) =>
           Effect.gen(function* () {
-            const opened = yield* call(toolOf("browser.navigate"), { url })
-            // An extract's result has no one shape (it is what was asked for): read it with this application's own.
-            const facts = yield* call(toolOf("browser.extract"), {}).pipe(Effect.flatMap(decoded(FormFields)))
+            // `opened` is typed `{url, title, status}`: the navigate tool's result.
+            const opened = yield* call("browser.navigate", { url })
+            if (opened.status !== null && opened.status >= 400) {
+              return yield* new JobPageError({ type: "http_error", message: `${opened.url} answered ${opened.status}` })
+            }
+            const facts = yield* call("browser.extract", {}).pipe(Effect.flatMap(decoded(FormFields)))
             return { title: opened.title, fields: facts.fields.map((f) => f.label) }
           })
       })

@@ -8,8 +8,8 @@
  * cannot share helpers with another.
  */
 import type { Locator } from "playwright-core"
+import type { EngineKind } from "../../EngineId.ts"
 import { type ElementRef, VerificationFailed } from "../../Errors/Page.ts"
-import type { EngineKind } from "../EngineId.ts"
 import * as InputValue from "../InputValue.ts"
 
 /** What the page shows for the element acted on, in the act's answer (`result.target`). */

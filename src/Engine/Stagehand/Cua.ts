@@ -12,6 +12,7 @@ import { ActionFailed, NavigationFailed } from "../../Errors/Page.ts"
 import type { SwitchyardError } from "../../Errors.ts"
 import { BrowserSession } from "../BrowserSession.ts"
 import { type Action, type ActResult, type Capabilities, Engine, type ScreenshotOptions } from "../Engine.ts"
+import * as Instruction from "../Instruction.ts"
 import * as Isolated from "../Isolated.ts"
 import * as Model from "../Model.ts"
 import { requireAbsoluteUrl } from "../Navigation.ts"
@@ -192,8 +193,8 @@ export const make = Effect.fn("StagehandEngine.cua")(function* (options: Stageha
       return { url: landed.url, title: landed.title, status: landed.status }
     }),
 
-    act: Effect.fn("StagehandEngine.act")(function* (input: string | Action) {
-      return yield* typeof input === "string" ? task(input) : runAction(input)
+    act: Effect.fn("StagehandEngine.act")(function* (input: Instruction.Words | Action) {
+      return yield* Instruction.isWords(input) ? task(Instruction.textOf(input)) : runAction(input)
     }),
 
     observe: Effect.fn("StagehandEngine.observe")(function* (instruction: string) {

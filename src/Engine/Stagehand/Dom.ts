@@ -21,6 +21,7 @@ import {
   Engine,
   type ScreenshotOptions
 } from "../Engine.ts"
+import * as Instruction from "../Instruction.ts"
 import * as Model from "../Model.ts"
 import { requireAbsoluteUrl } from "../Navigation.ts"
 import * as Errors from "./Errors.ts"
@@ -297,7 +298,8 @@ export const make = Effect.fn("StagehandEngine.dom")(function* (options: Stageha
       return { url: landed.url, title: landed.title, status: landed.status }
     }),
 
-    act: Effect.fn("StagehandEngine.act")(function* (input: string | Action) {
+    act: Effect.fn("StagehandEngine.act")(function* (given: Instruction.Words | Action) {
+      const input = Instruction.isWords(given) ? Instruction.textOf(given) : given
       if (typeof input === "string") {
         // Every field's value is kept first, so text the model's act sent elsewhere can be found afterwards.
         yield* run({ action: input, timeoutMs: pageTimeoutMs, sideEffect: "none" }, () => Verify.remember(page))

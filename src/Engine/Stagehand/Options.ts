@@ -1,5 +1,5 @@
 /** What a Stagehand engine can be told: its mode, model and limits (both modes read these). */
-import type { EngineMode } from "../EngineId.ts"
+import type { EngineMode } from "../../EngineId.ts"
 import type * as Model from "../Model.ts"
 
 export interface StagehandEngineOptions {
