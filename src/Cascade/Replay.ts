@@ -14,6 +14,7 @@ import { Clock, Context, Effect, Layer, Option, Result } from "effect"
 import { Egress } from "../Egress/Egress.ts"
 import * as AccessibilityTree from "../Engine/AccessibilityTree.ts"
 import type { Action, Engine } from "../Engine/Engine.ts"
+import * as Instruction from "../Engine/Instruction.ts"
 import * as Elements from "../Engine/Playwright/Elements.ts"
 import * as EngineId from "../EngineId.ts"
 import type { SwitchyardError } from "../Errors.ts"
@@ -65,10 +66,14 @@ const playwright: Level = { engine: "playwright", retryCount: 0, timeoutPerAttem
 /** A call the replay level serves: an act by sentence, or an observe of something. */
 const servedCall = (call: ReplayCall): { readonly tool: Key["tool"]; readonly instruction: string } | undefined => {
   const args = call.args as { readonly instruction?: unknown }
-  if (typeof args !== "object" || args === null || typeof args.instruction !== "string") return undefined
-  if (args.instruction.trim() === "") return undefined
-  if (call.tool === "browser.act") return { tool: "act", instruction: args.instruction }
-  if (call.tool === "browser.observe") return { tool: "observe", instruction: args.instruction }
+  if (typeof args !== "object" || args === null) return undefined
+  // An act's instruction arrives parsed (its words and the grammar's reading); an observe's as written.
+  const given = args.instruction
+  const instruction =
+    typeof given === "string" ? given : given instanceof Instruction.Said ? Instruction.textOf(given) : undefined
+  if (instruction === undefined || instruction.trim() === "") return undefined
+  if (call.tool === "browser.act") return { tool: "act", instruction }
+  if (call.tool === "browser.observe") return { tool: "observe", instruction }
   return undefined
 }
 
