@@ -15,6 +15,7 @@ import * as PageFacts from "../PageFacts.ts"
 import * as Controls from "./Controls.ts"
 import * as Elements from "./Elements.ts"
 import { attempt, engine } from "./Errors.ts"
+import { type Held, hold } from "./Held.ts"
 import type { SessionPage } from "./Page.ts"
 import * as Settle from "./Settle.ts"
 
@@ -275,11 +276,15 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
   const target =
     action.description ||
     (ref === undefined ? action.selector : AccessibilityTree.describe(described ?? { role: "element", name: ref }))
+  // The element held for the act (and any it is re-rendered as), released when the act ends however it ends.
+  const held = [hold(locator)]
   const acting = {
     sp,
     action,
     label,
     locator,
+    held: held[0]!,
+    also: (other: Held) => void held.push(other),
     described,
     target,
     settle,
@@ -308,7 +313,7 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
     const percent = method === "scrollTo" ? yield* parsePercent(argument!, label) : 0
     /** setInputFiles on a button or drop zone clicks it (its chooser gets the files): the answer says so. */
     let clicked = false
-    const perform = async (on: Locator): Promise<unknown> => {
+    const perform = async ({ locator: on }: Held): Promise<unknown> => {
       switch (method) {
         case "press":
           return on.press(argument!, { timeout })
@@ -343,7 +348,13 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
     }
     const shown = method === "setInputFiles" ? action.arguments.map(quote).join(", ") : quote(argument ?? "")
     return done(past[method](target, shown), settled)
-  })
+  }).pipe(
+    Effect.ensuring(
+      Effect.sync(() => {
+        for (const h of held) h.release()
+      })
+    )
+  )
   sp.activity.touch()
   return result
 })
