@@ -15,7 +15,7 @@ import * as PageFacts from "../PageFacts.ts"
 import * as Controls from "./Controls.ts"
 import * as Elements from "./Elements.ts"
 import { attempt, engine } from "./Errors.ts"
-import { type Held, hold } from "./Held.ts"
+import { type Held, hold, located } from "./Held.ts"
 import type { SessionPage } from "./Page.ts"
 import * as Settle from "./Settle.ts"
 
@@ -105,6 +105,11 @@ export const refFor = (e: AccessibilityTree.Element): ElementRef => ({
 export const readElements = (sp: SessionPage, label: string) =>
   attempt(sp.at(label), () => sp.elements.read(sp.limits.actionTimeoutMs))
 
+/** The page's elements as last read when no frame changed since (their names and places, not their values), else
+ * read now. */
+export const currentElements = (sp: SessionPage, label: string) =>
+  attempt(sp.at(label), () => sp.elements.current(sp.limits.actionTimeoutMs))
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
@@ -160,7 +165,7 @@ const bySelector = (sp: SessionPage, selector: string, label: string) =>
   Effect.gen(function* () {
     const { page, at } = sp
     const { elementWaitMs } = sp.limits
-    const locator = page.locator(toSelector(selector))
+    const locator = located(page.mainFrame(), toSelector(selector))
     // Usually the element is already there: one count answers; only a missing element is waited for.
     let count = yield* attempt(at(label), () => locator.count())
     if (count === 0) {
