@@ -105,8 +105,7 @@ export const refFor = (e: AccessibilityTree.Element): ElementRef => ({
 export const readElements = (sp: SessionPage, label: string) =>
   attempt(sp.at(label), () => sp.elements.read(sp.limits.actionTimeoutMs))
 
-/** The page's elements as last read when no frame changed since (their names and places, not their values), else
- * read now. */
+/** The page's elements as last read when no frame changed since, else read now. */
 export const currentElements = (sp: SessionPage, label: string) =>
   attempt(sp.at(label), () => sp.elements.current(sp.limits.actionTimeoutMs))
 

@@ -38,9 +38,8 @@ export interface Inventory {
   /** Reads every frame's elements now; earlier references stay valid while their elements keep role and name. */
   readonly read: (timeoutMs: number) => Promise<Array<PageElement>>
   /**
-   * The elements of the last read while no frame's document changed since (nor scrolled, nor resized), else read
-   * now (`kept` says which). Kept ones name and place what the page shows; their values and states may be older
-   * (typing changes no document).
+   * The elements of the last read while no frame's document changed since (nor its form controls' values and ticks,
+   * nor scrolled, nor resized), else read now (`kept` says which).
    */
   readonly current: (timeoutMs: number) => Promise<{ readonly elements: Array<PageElement>; readonly kept: boolean }>
   /** The element a reference names (`e12`, `f2e5`, `x3`, also written `aria-ref=e12`), or undefined. */

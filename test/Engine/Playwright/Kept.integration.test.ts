@@ -20,6 +20,8 @@ const offers: WebPattern = {
 <h1>Offers</h1>
 <button onclick="record({ clicked: this.textContent })">Read terms</button>
 <button id="decline" onclick="record({ clicked: this.textContent })">Decline offer</button>
+<label for="amount">Amount</label><input id="amount" value="10">
+<label><input id="gift" type="checkbox"> Gift</label>
 <div id="host"></div>
 <iframe id="docs" title="Documents" srcdoc="<button onclick='parent.record({ clicked: this.textContent })'>Remove file</button>"></iframe>
 <script>
@@ -87,6 +89,24 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
           })
         )
       }
+
+      it.effect(
+        "values and ticks a script set between calls (no event, no change of the document) are read as shown",
+        () =>
+          Effect.gen(function* () {
+            const server = yield* Pages
+            const engine = yield* Engine
+            yield* engine.navigate(server.url("offers", "/index.html"))
+            yield* engine.act('click "Read terms"')
+            yield* engine.extract("the form")
+            yield* change(`amount.value = "42"; gift.checked = true`)
+            const read = (yield* engine.extract("the form")) as {
+              controls: ReadonlyArray<{ name: string; value?: string; checked?: boolean | "mixed" }>
+            }
+            assert.strictEqual(read.controls.find((c) => c.name === "Amount")?.value, "42")
+            assert.strictEqual(read.controls.find((c) => c.name === "Gift")?.checked, true)
+          })
+      )
 
       it.effect("an unchanged page is acted on twice in a row as it shows", () =>
         Effect.gen(function* () {

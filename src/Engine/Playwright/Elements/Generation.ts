@@ -1,14 +1,23 @@
 /**
  * Whether a frame's document changed since a moment: a counter its own MutationObserver moves on every change of its
- * DOM (open shadow roots included), with the document's identity, scroll position and viewport. The same answer twice
- * means the elements read between them still name and place what the page shows (a change made by CSS alone, such
- * as a `:hover` rule, is not seen). Self-contained: Playwright serializes it into the frame.
+ * DOM (open shadow roots included), a fingerprint of its form controls' values and ticks (typing changes no DOM), with
+ * the document's identity, scroll position and viewport. The same answer twice means the elements read between them
+ * still name, place and show what the page shows (a change made by CSS alone, such as a `:hover` rule, is not seen).
+ * Self-contained: Playwright serializes it into the frame.
  */
 
-/** Runs in a frame: `id:count:scrollX:scrollY:width:height` for its document now, watching it from the first call. */
+/** Runs in a frame: `id:count:values:scrollX:scrollY:width:height` for its document now, watching it from the first
+ * call. */
 export const generation = () => {
   const key = Symbol.for("switchyard.generation")
-  type Watch = { id: string; n: number; seen: number; observer: MutationObserver; roots: WeakSet<Node> }
+  type Watch = {
+    id: string
+    n: number
+    seen: number
+    observer: MutationObserver
+    roots: WeakSet<Node>
+    list: Array<Document | ShadowRoot>
+  }
   const store = window as unknown as Record<symbol, Watch | undefined>
   // What the service itself puts on the page is no change of the page: the screenshot mask's style element.
   const ours = (node: Node) => node instanceof Element && node.id === "switchyard-mask"
@@ -25,6 +34,7 @@ export const generation = () => {
       n: 1,
       seen: 0,
       roots: new WeakSet(),
+      list: [],
       observer: new MutationObserver((records) => {
         if (changes(records)) made.n++
       })
@@ -46,6 +56,22 @@ export const generation = () => {
       }
       for (const el of Array.from(root.querySelectorAll("*"))) if (el.shadowRoot !== null) roots.push(el.shadowRoot)
     }
+    watch.list = roots
   }
-  return `${watch.id}:${watch.n}:${scrollX}:${scrollY}:${innerWidth}:${innerHeight}`
+  // What the form controls show, hashed (FNV-1a): their values and ticks are properties, not DOM.
+  let hash = 0x811c9dc5
+  const mix = (text: string) => {
+    for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193)
+  }
+  for (const root of watch.list) {
+    for (const el of Array.from(root.querySelectorAll("input, select, textarea"))) {
+      const field = el as HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement
+      mix(field.value)
+      if (field instanceof HTMLInputElement) mix(`${field.checked ? 1 : 0}${field.indeterminate ? 1 : 0}`)
+      if (field instanceof HTMLSelectElement)
+        for (const option of Array.from(field.options)) mix(option.selected ? "1" : "0")
+      mix("|")
+    }
+  }
+  return `${watch.id}:${watch.n}:${(hash >>> 0).toString(36)}:${scrollX}:${scrollY}:${innerWidth}:${innerHeight}`
 }
