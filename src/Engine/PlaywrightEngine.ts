@@ -119,7 +119,7 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
     Effect.all(
       [
         attempt(at(label), () => readFacts(page, tables)),
-        Actions.currentElements(sp, label).pipe(Effect.map((c) => c.elements))
+        Actions.currentElements(sp, label, "values").pipe(Effect.map((c) => c.elements))
       ],
       { concurrency: 2 }
     ).pipe(Effect.map(([raw, elements]) => [namedLike(raw, elements), elements] as const))
@@ -233,7 +233,7 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
 
     elements: () =>
       sp.ensureConnected("fill_form").pipe(
-        Effect.andThen(Actions.currentElements(sp, "fill_form")),
+        Effect.andThen(Actions.currentElements(sp, "fill_form", "names")),
         Effect.map((c) => c.elements)
       ),
 

@@ -105,9 +105,10 @@ export const refFor = (e: AccessibilityTree.Element): ElementRef => ({
 export const readElements = (sp: SessionPage, label: string) =>
   attempt(sp.at(label), () => sp.elements.read(sp.limits.actionTimeoutMs))
 
-/** The page's elements as last read when no frame changed since, else read now. */
-export const currentElements = (sp: SessionPage, label: string) =>
-  attempt(sp.at(label), () => sp.elements.current(sp.limits.actionTimeoutMs))
+/** The page's elements as last read when no frame changed since (`"names"`: what they are called and where they
+ * are; `"values"`: also what form controls show), else read now. */
+export const currentElements = (sp: SessionPage, label: string, what: "names" | "values") =>
+  attempt(sp.at(label), () => sp.elements.current(sp.limits.actionTimeoutMs, what))
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 

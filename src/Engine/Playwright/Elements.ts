@@ -38,10 +38,14 @@ export interface Inventory {
   /** Reads every frame's elements now; earlier references stay valid while their elements keep role and name. */
   readonly read: (timeoutMs: number) => Promise<Array<PageElement>>
   /**
-   * The elements of the last read while no frame's document changed since (nor its form controls' values and ticks,
-   * nor scrolled, nor resized), else read now (`kept` says which).
+   * The elements of the last read while no frame's document changed since (nor scrolled, nor resized), else read now
+   * (`kept` says which). `"values"`: nor what its form controls show (values and ticks, which typing changes without
+   * changing the document); `"names"`: kept ones name and place what the page shows, their values may be older.
    */
-  readonly current: (timeoutMs: number) => Promise<{ readonly elements: Array<PageElement>; readonly kept: boolean }>
+  readonly current: (
+    timeoutMs: number,
+    what: "names" | "values"
+  ) => Promise<{ readonly elements: Array<PageElement>; readonly kept: boolean }>
   /** The element a reference names (`e12`, `f2e5`, `x3`, also written `aria-ref=e12`), or undefined. */
   readonly locate: (ref: string) => Locator | undefined
   /** The element as last read under a reference this engine handed out (references do not survive reconnecting). */
@@ -229,9 +233,13 @@ export const inventory = (page: Page): Inventory => {
     return located(page.mainFrame(), `aria-ref=${ref}`)
   }
 
-  const current = async (timeoutMs: number) => {
+  /** A generation without its values part (Elements/Generation.ts puts it last in each frame's answer). */
+  const names = (generations: string) => generations.replace(/:[0-9a-z]+(?=\||$)/g, "")
+  const current = async (timeoutMs: number, what: "names" | "values") => {
     const now = latest === undefined || readAt === undefined ? undefined : await generations()
-    return latest !== undefined && now !== undefined && now === readAt
+    const same =
+      now !== undefined && readAt !== undefined && (what === "values" ? now === readAt : names(now) === names(readAt))
+    return latest !== undefined && same
       ? { elements: [...latest.elements], kept: true }
       : { elements: await read(timeoutMs, now), kept: false }
   }

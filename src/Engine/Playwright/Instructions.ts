@@ -101,7 +101,7 @@ const resolveTarget = (
     let changed = started
     // The elements kept from the last read while the page has not changed since settle a clear choice alone;
     // anything less is looked at again in a fresh read.
-    const current = yield* Actions.currentElements(sp, action)
+    const current = yield* Actions.currentElements(sp, action, "names")
     let fresh = current.kept ? undefined : current.elements
     if (current.kept) {
       const clear = AccessibilityTree.choose(AccessibilityTree.rank(scoped(current.elements, within), verb, target))

@@ -6,8 +6,8 @@
  * Self-contained: Playwright serializes it into the frame.
  */
 
-/** Runs in a frame: `id:count:values:scrollX:scrollY:width:height` for its document now, watching it from the first
- * call. */
+/** Runs in a frame: `id:count:scrollX:scrollY:width:height:values` for its document now, watching it from the first
+ * call (the values last, so a caller that asks only whether names changed drops them). */
 export const generation = () => {
   const key = Symbol.for("switchyard.generation")
   type Watch = {
@@ -73,5 +73,5 @@ export const generation = () => {
       mix("|")
     }
   }
-  return `${watch.id}:${watch.n}:${(hash >>> 0).toString(36)}:${scrollX}:${scrollY}:${innerWidth}:${innerHeight}`
+  return `${watch.id}:${watch.n}:${scrollX}:${scrollY}:${innerWidth}:${innerHeight}:${(hash >>> 0).toString(36)}`
 }
