@@ -117,9 +117,13 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
       : { text }
   }
   const facts = (label: string, tables: boolean) =>
-    Effect.all([attempt(at(label), () => readFacts(page, tables)), Actions.readElements(sp, label)], {
-      concurrency: 2
-    }).pipe(Effect.map(([raw, elements]) => [namedLike(raw, elements), elements] as const))
+    Effect.all(
+      [
+        attempt(at(label), () => readFacts(page, tables)),
+        Actions.currentElements(sp, label, "values").pipe(Effect.map((c) => c.elements))
+      ],
+      { concurrency: 2 }
+    ).pipe(Effect.map(([raw, elements]) => [namedLike(raw, elements), elements] as const))
   const session = yield* BrowserSession
   const sp = yield* SessionPage.connect({
     wsEndpoint: session.wsEndpoint,
@@ -232,7 +236,11 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
     waitFor: (condition: WaitCondition) =>
       sp.ensureConnected("wait_for").pipe(Effect.andThen(Waits.waitFor(sp, condition))),
 
-    elements: () => sp.ensureConnected("fill_form").pipe(Effect.andThen(Actions.readElements(sp, "fill_form"))),
+    elements: () =>
+      sp.ensureConnected("fill_form").pipe(
+        Effect.andThen(Actions.currentElements(sp, "fill_form", "names")),
+        Effect.map((c) => c.elements)
+      ),
 
     identify: (selector: string) =>
       sp.connected() ? Identify.identify(sp, selector) : Effect.succeed(Option.none<AccessibilityTree.Element>()),

@@ -47,18 +47,54 @@ const linkTo = (entry: Resources.Entry): Content => ({
   ...(entry.description === undefined ? {} : { description: entry.description })
 })
 
+/** The page and engine as the client's previous answer on a session showed them. */
+export type Shown = Map<string | undefined, Partial<Record<"engine" | "level" | "url" | "title", unknown>>>
+
 /**
- * An answer as MCP content: the result and state as JSON text (for clients that ignore structured content), a
- * screenshot as an image block, and a successful answer as `structuredContent` matching the tool's `outputSchema`.
- * What the call made besides (`made`: the client's new resources) comes as resource links; a PDF's bytes only there.
+ * An answer's text, compact: what the call did and what changed. The call's ids (the logs find a call by them) and an
+ * act's echoed action stay in the structured content; the state's engine, level, url and title come when they
+ * changed since the client's previous answer on the session (`shown`), the rest of the state when the Router sent it.
+ */
+const compactText = (answer: Record<string, unknown>, shown: Shown | undefined, session: string | undefined) => {
+  const { traceId: _t, attemptId: _a, stepId: _s, state, result, ...rest } = answer
+  const { engine, level, url, title, ...changing } = (state ?? {}) as Record<string, unknown>
+  const now = { engine, level, url, title }
+  const before = shown?.get(session)
+  shown?.set(session, now)
+  const changed = Object.fromEntries(
+    Object.entries(now).filter(([key, value]) => before === undefined || before[key as keyof typeof now] !== value)
+  )
+  const page = { ...changed, ...changing }
+  // An act's answer: what the page now shows on the target and where the page went, not the action run to get there.
+  const acted =
+    typeof result === "object" && result !== null && (result as { success?: unknown }).success === true
+      ? (({ success: _ok, action: _action, ...kept }) => kept)(result as Record<string, unknown>)
+      : result
+  return JSON.stringify({
+    ...(acted === undefined ? {} : { result: acted }),
+    ...rest,
+    ...(Object.keys(page).length > 0 ? { state: page } : {})
+  })
+}
+
+/**
+ * An answer as MCP content: the result and what changed as compact JSON text (for clients that ignore structured
+ * content), a screenshot as an image block, and a successful answer in full as `structuredContent` matching the
+ * tool's `outputSchema`. What the call made besides (`made`: the client's new resources) comes as resource links; a
+ * PDF's bytes only there. A failure comes whole, with its ids.
  */
 export const toContent = (
   answer: ToolAnswer,
   names: Front.ToolNames,
-  made: ReadonlyArray<Resources.Entry> = []
+  made: ReadonlyArray<Resources.Entry> = [],
+  shown?: Shown,
+  session?: string
 ): { content: Array<Content>; structuredContent?: Record<string, unknown>; isError?: boolean } => {
   const { ok, result, resources: _resources, ...rest } = respelled(answer, names)
-  if (!ok) return { content: [{ type: "text", text: JSON.stringify(rest) }], isError: true }
+  if (!ok) {
+    shown?.delete(session)
+    return { content: [{ type: "text", text: JSON.stringify(rest) }], isError: true }
+  }
   const links = made.map(linkTo)
   const image = result as { mimeType?: string; data?: string } | undefined
   if (image?.mimeType === "image/png" && typeof image.data === "string") {
@@ -69,7 +105,7 @@ export const toContent = (
     return {
       content: [
         { type: "image", data, mimeType: "image/png" },
-        { type: "text", text: JSON.stringify(resized ? { result: about, ...rest } : rest) },
+        { type: "text", text: compactText(resized ? { result: about, ...rest } : rest, shown, session) },
         ...links
       ],
       structuredContent: { result: about, ...rest }
@@ -77,9 +113,13 @@ export const toContent = (
   }
   // A file's bytes (a PDF) are the resource's: the answer names it instead.
   const file = made.find((e) => e.mimeType !== "image/png" && e.blob !== undefined && e.blob === image?.data)
-  const shown = file === undefined ? result : { ...(result as Record<string, unknown>), data: undefined, uri: file.uri }
-  const structuredContent = { result: shown, ...rest }
-  return { content: [{ type: "text", text: JSON.stringify(structuredContent) }, ...links], structuredContent }
+  const shownResult =
+    file === undefined ? result : { ...(result as Record<string, unknown>), data: undefined, uri: file.uri }
+  const structuredContent = { result: shownResult, ...rest }
+  return {
+    content: [{ type: "text", text: compactText(structuredContent, shown, session) }, ...links],
+    structuredContent
+  }
 }
 
 /** The state block's tool list in the names this client calls them by. */
@@ -133,6 +173,7 @@ export const handlers = (
 ): Front.Handlers => {
   const list = listed(options.toolNames)
   client.resources ??= Resources.make()
+  const shown: Shown = new Map()
   const { collect, handlers: resources } = ClientResources.make(client.resources, {
     page: (session) => run(sessions.page(session), new AbortController().signal),
     notify: (notification) => client.notify?.(notification).catch(() => undefined) ?? Promise.resolve()
@@ -158,7 +199,15 @@ export const handlers = (
       const token = request.params._meta?.progressToken
       // A bad session name was refused (nothing ran): its answer names no session of the client.
       const browserSession = typeof session === "string" ? session : undefined
-      const answered = (answer: ToolAnswer) => toContent(answer, options.toolNames, collect(answer, browserSession))
+      const answered = (answer: ToolAnswer) =>
+        toContent(
+          answer,
+          options.toolNames,
+          collect(answer, browserSession),
+          // browser.status always shows it all.
+          tool.value.name === "browser.status" ? undefined : shown,
+          browserSession
+        )
       if (token === undefined) return answered(await run(work, extra.signal))
       let progress = 0
       const progressed = (message: string) => {

@@ -21,14 +21,15 @@ const main = join(import.meta.dirname, "..", "..", "src", "Main.ts")
 
 type Text = { type: "text"; text: string }
 type Image = { type: "image"; data: string; mimeType: string }
-type Result = { content: Array<Text | Image>; isError?: boolean }
+type Result = { content: Array<Text | Image>; structuredContent?: Record<string, any>; isError?: boolean }
 
 const parse = (result: Result) => JSON.parse((result.content.find((c) => c.type === "text") as Text).text)
 
-/** A successful answer's result is what its tool's result Schema says. */
+/** A successful answer's result, in its structured content, is what its tool's result Schema says. */
 const conforms = (name: string, result: Result) => {
   const tool = tools.find((t) => t.name === name)!
-  assert.isTrue(Schema.is(tool.result)(parse(result).result), `${name}: ${JSON.stringify(parse(result).result)}`)
+  const structured = result.structuredContent?.result
+  assert.isTrue(Schema.is(tool.result)(structured), `${name}: ${JSON.stringify(structured)}`)
 }
 
 /** The scenario a user runs: list, navigate, act, extract, screenshot, status, close. */
@@ -52,6 +53,18 @@ const session = (client: Client, url: string) =>
     const acted = await call("browser.act", { instruction: 'fill "Email" with "mcp@example.test"' })
     assert.isNotTrue(acted.isError, JSON.stringify(acted))
     conforms("browser.act", acted)
+    // The text says what the act did and what the field now shows; the call's ids and the action run are in the
+    // structured content, and the page that did not change is not repeated.
+    const said = parse(acted)
+    assert.strictEqual(said.result.target.value, "mcp@example.test")
+    assert.include(said.result.description, "Email")
+    for (const key of ["traceId", "attemptId"]) assert.notProperty(said, key)
+    assert.notProperty(said.result, "action")
+    assert.notProperty(said.state ?? {}, "url")
+    assert.strictEqual(acted.structuredContent?.traceId, "mcp-trace")
+    assert.isString(acted.structuredContent?.attemptId)
+    assert.isObject(acted.structuredContent?.result.action)
+    assert.strictEqual(acted.structuredContent?.state.url, url)
 
     const extracted = parse(await call("browser.extract", { instruction: "the form" }))
     assert.strictEqual(
@@ -64,7 +77,7 @@ const session = (client: Client, url: string) =>
     assert.strictEqual(image.mimeType, "image/png")
     assert.strictEqual(Buffer.from(image.data, "base64").subarray(1, 4).toString(), "PNG")
     // The picture comes once: the structured content does not carry it again as base64.
-    const structured = (shot as { structuredContent?: { result: Record<string, unknown> } }).structuredContent
+    const structured = shot.structuredContent
     assert.deepStrictEqual(structured?.result, { mimeType: "image/png" })
 
     const missing = await call("browser.act", { instruction: 'click "No such thing"' })

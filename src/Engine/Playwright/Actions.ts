@@ -15,6 +15,7 @@ import * as PageFacts from "../PageFacts.ts"
 import * as Controls from "./Controls.ts"
 import * as Elements from "./Elements.ts"
 import { attempt, engine } from "./Errors.ts"
+import { type Held, hold, located } from "./Held.ts"
 import type { SessionPage } from "./Page.ts"
 import * as Settle from "./Settle.ts"
 
@@ -104,6 +105,11 @@ export const refFor = (e: AccessibilityTree.Element): ElementRef => ({
 export const readElements = (sp: SessionPage, label: string) =>
   attempt(sp.at(label), () => sp.elements.read(sp.limits.actionTimeoutMs))
 
+/** The page's elements as last read when no frame changed since (`"names"`: what they are called and where they
+ * are; `"values"`: also what form controls show), else read now. */
+export const currentElements = (sp: SessionPage, label: string, what: "names" | "values") =>
+  attempt(sp.at(label), () => sp.elements.current(sp.limits.actionTimeoutMs, what))
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
@@ -159,7 +165,7 @@ const bySelector = (sp: SessionPage, selector: string, label: string) =>
   Effect.gen(function* () {
     const { page, at } = sp
     const { elementWaitMs } = sp.limits
-    const locator = page.locator(toSelector(selector))
+    const locator = located(page.mainFrame(), toSelector(selector))
     // Usually the element is already there: one count answers; only a missing element is waited for.
     let count = yield* attempt(at(label), () => locator.count())
     if (count === 0) {
@@ -280,11 +286,15 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
   const target =
     action.description ||
     (ref === undefined ? action.selector : AccessibilityTree.describe(described ?? { role: "element", name: ref }))
+  // The element held for the act (and any it is re-rendered as), released when the act ends however it ends.
+  const held = [hold(locator)]
   const acting = {
     sp,
     action,
     label,
     locator,
+    held: held[0]!,
+    also: (other: Held) => void held.push(other),
     described,
     target,
     settle,
@@ -313,7 +323,7 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
     const percent = method === "scrollTo" ? yield* parsePercent(argument!, label) : 0
     /** setInputFiles on a button or drop zone clicks it (its chooser gets the files): the answer says so. */
     let clicked = false
-    const perform = async (on: Locator): Promise<unknown> => {
+    const perform = async ({ locator: on }: Held): Promise<unknown> => {
       switch (method) {
         case "press":
           return on.press(argument!, { timeout })
@@ -348,7 +358,13 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
     }
     const shown = method === "setInputFiles" ? action.arguments.map(quote).join(", ") : quote(argument ?? "")
     return done(past[method](target, shown), settled)
-  })
+  }).pipe(
+    Effect.ensuring(
+      Effect.sync(() => {
+        for (const h of held) h.release()
+      })
+    )
+  )
   sp.activity.touch()
   return result
 })

@@ -12,6 +12,7 @@ import type * as AccessibilityTree from "../AccessibilityTree.ts"
 import type { Action, ActResult, ActTarget } from "../Engine.ts"
 import * as InputValue from "../InputValue.ts"
 import { attempt, engine } from "./Errors.ts"
+import { type Held, hold } from "./Held.ts"
 import type { SessionPage } from "./Page.ts"
 import * as Pointer from "./Pointer.ts"
 import * as Select from "./Select.ts"
@@ -35,6 +36,10 @@ export interface Acting {
   readonly method: Method
   readonly label: string
   readonly locator: Locator
+  /** The element itself, held for the act: reads and writes on it are one round trip each. */
+  readonly held: Held
+  /** Another element held during the act (the target re-rendered), released with it. */
+  readonly also: (other: Held) => void
   /** The element as last read under the reference it was named by; undefined for a selector. */
   readonly described: AccessibilityTree.Element | undefined
   /** How the target reads in the answer: `textbox "Email"`. */
@@ -83,16 +88,14 @@ const refuseDisabled = (a: Acting, before: Verify.Before, method: string) => {
 /** The click, double-click or hover a person makes: pointing where the target shows, then the toggle's state read. */
 export const point = (a: Acting) =>
   Effect.gen(function* () {
-    const { sp, locator, method } = a
+    const { sp, held, method } = a
     const { page } = sp
     const timeout = sp.limits.actionTimeoutMs
     // A selector names an element whose role and name the answer reads from the page.
     const before =
-      a.described === undefined
-        ? yield* attempt(sp.at(a.label), () => Verify.before(locator, false, timeout))
-        : undefined
+      a.described === undefined ? yield* attempt(sp.at(a.label), () => Verify.before(held, false, timeout)) : undefined
     let aim: Pointer.Aim | undefined
-    const perform = async (on: Locator) => {
+    const perform = async (on: Held) => {
       if (method === "hover") return Pointer.hover(page, on, timeout)
       aim = await Pointer.approach(page, on, timeout, {
         enabled: true,
@@ -111,15 +114,15 @@ export const point = (a: Acting) =>
       return a.done(a.past(a.target, ""), settled, { ...identity(a, before) })
     }
     // The click is done: a box gone from the page since (a list re-rendered) leaves the answer without its state.
-    const read = yield* Effect.option(readBack(a, locator, {}))
+    const read = yield* Effect.option(readBack(a, held, {}))
     const shown = read._tag === "Some" ? Verify.shown(read.value.state) : {}
     return a.done(a.past(a.target, ""), settled, { ...identity(a, before), ...shown })
   })
 
 /** A row re-rendered as it scrolled into view is the same row: the act is made on the one now in view (once). */
-export const retargeted = async <A>(a: Acting, perform: (on: Locator) => Promise<A>): Promise<A> => {
+export const retargeted = async <A>(a: Acting, perform: (on: Held) => Promise<A>): Promise<A> => {
   try {
-    return await perform(a.locator)
+    return await perform(a.held)
   } catch (e) {
     if (!(e instanceof Pointer.Detached) || a.described === undefined) throw e
     const before = a.described
@@ -127,7 +130,12 @@ export const retargeted = async <A>(a: Acting, perform: (on: Locator) => Promise
       (x) => x.role === before.role && x.name === before.name && before.name !== ""
     )
     if (same.length !== 1) throw new Pointer.Detached()
-    return perform(a.sp.elements.locate(same[0]!.ref)!)
+    const now = hold(a.sp.elements.locate(same[0]!.ref)!)
+    try {
+      return await perform(now)
+    } finally {
+      now.release()
+    }
   }
 }
 
@@ -140,23 +148,25 @@ const settleMs = 600
  * (a framework replacing the field as it was typed into) is read where it now is: the one element with its role and
  * name. Answers that element too.
  */
-const readBack = (a: Acting, on: Locator, ask: Verify.Ask) =>
+const readBack = (a: Acting, on: Held, ask: Verify.Ask) =>
   attempt(a.sp.at(a.label, "possible"), async () => {
     const timeout = a.sp.limits.actionTimeoutMs
-    const look = async (at: Locator, early: boolean) => Verify.after(at, { ...ask, early }, timeout)
+    const look = async (at: Held, early: boolean) => Verify.after(at, { ...ask, early }, timeout)
     let at = on
     let state: Verify.After
     try {
       // A target still there answers at once; a reference to a replaced one would be waited on.
       state = await Verify.after(on, { ...ask, early: true }, Math.min(timeout, 1_500))
     } catch (e) {
-      if ((await on.count().catch(() => 0)) > 0) state = await look(on, true)
+      if ((await on.locator.count().catch(() => 0)) > 0) state = await look(on, true)
       else {
         const before = a.described
         if (before === undefined || before.name === "") throw e
         const same = (await a.sp.elements.read(timeout)).filter((x) => x.role === before.role && x.name === before.name)
         if (same.length !== 1) throw new Pointer.Detached()
-        at = a.sp.elements.locate(same[0]!.ref)!
+        // The act's own release ends the element held here too.
+        at = hold(a.sp.elements.locate(same[0]!.ref)!)
+        a.also(at)
         state = await look(at, true)
       }
     }
@@ -171,11 +181,11 @@ const readBack = (a: Acting, on: Locator, ask: Verify.Ask) =>
 /** `check` / `uncheck`: nothing to do when the box already shows it; otherwise a click, and the state read back. */
 export const toggle = (a: Acting) =>
   Effect.gen(function* () {
-    const { sp, locator } = a
+    const { sp, held } = a
     const { page } = sp
     const timeout = sp.limits.actionTimeoutMs
     const want = a.method === "check"
-    const before = yield* attempt(sp.at(a.label), () => Verify.before(locator, false, timeout))
+    const before = yield* attempt(sp.at(a.label), () => Verify.before(held, false, timeout))
     yield* refuseDisabled(a, before, a.method)
     const refuse = (why: string) =>
       Effect.fail(
@@ -201,7 +211,7 @@ export const toggle = (a: Acting) =>
         a.settle
       )
     )
-    const { state } = yield* readBack(a, locator, { checked: want })
+    const { state } = yield* readBack(a, held, { checked: want })
     if (!state.ok) {
       return yield* Effect.fail(
         Verify.failed({
@@ -219,9 +229,9 @@ export const toggle = (a: Acting) =>
 /** `selectOption`: the options asked for (several in a multi-select), chosen as a person does, the chosen set read back. */
 export const choose = (a: Acting, wanted: ReadonlyArray<string>) =>
   Effect.gen(function* () {
-    const { sp, locator } = a
+    const { sp, held } = a
     const timeout = sp.limits.actionTimeoutMs
-    const before = yield* attempt(sp.at(a.label), () => Verify.before(locator, false, timeout))
+    const before = yield* attempt(sp.at(a.label), () => Verify.before(held, false, timeout))
     yield* refuseDisabled(a, before, "selectOption")
     const ctx: Select.Context = {
       label: a.label,
@@ -234,11 +244,11 @@ export const choose = (a: Acting, wanted: ReadonlyArray<string>) =>
     let settled: Settle.Settled = {}
     let asked: ReadonlyArray<string>
     if (before.options !== undefined) {
-      const chosen = yield* Select.native(sp, locator, wanted, ctx)
+      const chosen = yield* Select.native(sp, held, wanted, ctx)
       settled = yield* attempt(sp.at(a.label, "possible"), () => Settle.around(sp.page, chosen.run, a.settle))
       asked = chosen.selected
-    } else asked = yield* Select.custom(sp, locator, wanted, ctx)
-    const { state } = yield* readBack(a, locator, { selected: asked })
+    } else asked = yield* Select.custom(sp, held, wanted, ctx)
+    const { state } = yield* readBack(a, held, { selected: asked })
     if (!state.ok) {
       const expected = `${asked.map(quote).join(", ")} selected`
       return yield* Effect.fail(
@@ -274,10 +284,10 @@ const caretToEnd = (el: Element) => {
  */
 export const fillIn = (a: Acting, value: string, secret: boolean) =>
   Effect.gen(function* () {
-    const { sp, locator, method } = a
+    const { sp, held, method } = a
     const { page } = sp
     const timeout = sp.limits.actionTimeoutMs
-    const before = yield* attempt(sp.at(a.label), () => Verify.before(locator, true, timeout))
+    const before = yield* attempt(sp.at(a.label), () => Verify.before(held, true, timeout))
     yield* refuseDisabled(a, before, "fill")
     // A dropdown filled is a dropdown chosen from.
     if (before.kind === "select") return yield* choose(a, [value])
@@ -306,20 +316,20 @@ export const fillIn = (a: Acting, value: string, secret: boolean) =>
     // A number is typed whole: a half-typed "-" is no number, and spinners drop it.
     const fieldKind = kind === "number" ? "number" : before.kind
     const perform =
-      (whole: boolean, on = locator) =>
+      (whole: boolean, on = held) =>
       async () => {
         if (before.slider !== undefined) return Pointer.slide(page, on, Number(text), timeout)
         if (method === "type") {
           // Typing into a field adds to its end, where a person's click puts the caret.
-          await on.evaluate(caretToEnd, undefined, { timeout })
+          await on.evaluate(caretToEnd, undefined, timeout)
           await page.keyboard.type(text)
-        } else if (whole) await on.fill(text, { timeout })
-        else await Pointer.fill(on, text, timeout, fieldKind)
-        if (secret) await on.evaluate(hideTyped)
+        } else if (whole) await on.locator.fill(text, { timeout })
+        else await Pointer.fill(page, on, text, timeout, fieldKind)
+        if (secret) await on.evaluate(hideTyped, undefined, timeout)
       }
     const settled = yield* attempt(sp.at(a.label, "possible"), () => Settle.around(page, perform(false), a.settle))
     const ask: Verify.Ask = { text: { value: text, mode: Verify.modeOf(method === "type" ? "type" : "fill", before) } }
-    let { on, state } = yield* readBack(a, locator, ask)
+    let { on, state } = yield* readBack(a, held, ask)
     // Keys a widget dropped (a spinner, a mask, a field re-rendered as it was typed into) may hold when the value is
     // set at once, as a paste sets it.
     if (!state.ok && state.landed === undefined && method === "fill" && before.slider === undefined) {

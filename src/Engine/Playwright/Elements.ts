@@ -10,8 +10,10 @@ import type { Child } from "./Elements/Nodes.ts"
 
 export type { Child, SnapshotNode } from "./Elements/Nodes.ts"
 
+import { generation } from "./Elements/Generation.ts"
 import { editable, emptyScan, type FrameScan, scanFrame } from "./Elements/Scan.ts"
 import { type FrameHints, fromSnapshot } from "./Elements/Snapshot.ts"
+import { located } from "./Held.ts"
 
 /** Collects the iframe nodes' references, to name each frame by its iframe's title. */
 const iframeRefs = (roots: ReadonlyArray<Child>): Array<string> =>
@@ -35,6 +37,15 @@ export interface Reading {
 export interface Inventory {
   /** Reads every frame's elements now; earlier references stay valid while their elements keep role and name. */
   readonly read: (timeoutMs: number) => Promise<Array<PageElement>>
+  /**
+   * The elements of the last read while no frame's document changed since (nor scrolled, nor resized), else read now
+   * (`kept` says which). `"values"`: nor what its form controls show (values and ticks, which typing changes without
+   * changing the document); `"names"`: kept ones name and place what the page shows, their values may be older.
+   */
+  readonly current: (
+    timeoutMs: number,
+    what: "names" | "values"
+  ) => Promise<{ readonly elements: Array<PageElement>; readonly kept: boolean }>
   /** The element a reference names (`e12`, `f2e5`, `x3`, also written `aria-ref=e12`), or undefined. */
   readonly locate: (ref: string) => Locator | undefined
   /** The element as last read under a reference this engine handed out (references do not survive reconnecting). */
@@ -78,6 +89,13 @@ const startingWith = (text: string) =>
 export const inventory = (page: Page): Inventory => {
   const handedOut = new Map<string, PageElement>()
   let latest: Reading | undefined
+  /** Every frame's generation (Elements/Generation.ts) just before the last read began; unknown when one did not say. */
+  let readAt: string | undefined
+  const generations = async () => {
+    const frames = page.frames()
+    const each = await Promise.all(frames.map((f) => within(1_000, f.evaluate(generation), undefined)))
+    return each.includes(undefined) ? undefined : each.join("|")
+  }
   const scanned = new Map<string, Scanned>()
   let next = 0
   const keyed = new Map<string, string>()
@@ -109,7 +127,9 @@ export const inventory = (page: Page): Inventory => {
           (pairs) => new Map(pairs.filter((p): p is readonly [Frame, string] => p[0] !== null && wanted.has(p[0])))
         )
 
-  const read = async (timeoutMs: number) => {
+  const read = async (timeoutMs: number, at?: string) => {
+    readAt = undefined
+    const before = at ?? (await generations())
     const snapshot = (await page.ariaSnapshotJSON({
       mode: "ai",
       boxes: true,
@@ -190,6 +210,7 @@ export const inventory = (page: Page): Inventory => {
       })
     }
     latest = { tree: snapshot, frameTitles: new Map(titles), elements }
+    readAt = before
     for (const e of elements) handedOut.set(e.ref, e)
     // A long session reads many pages: keep the references of the last few thousand elements.
     for (const ref of handedOut.keys()) {
@@ -209,8 +230,25 @@ export const inventory = (page: Page): Inventory => {
       const found = at.frame.locator(at.path)
       return at.text === "" ? found : found.filter({ hasText: startingWith(at.text) })
     }
-    return page.locator(`aria-ref=${ref}`)
+    return located(page.mainFrame(), `aria-ref=${ref}`)
   }
 
-  return { read, locate, described: (text) => handedOut.get(refOf(text) ?? text), latest: () => latest }
+  /** A generation without its values part (Elements/Generation.ts puts it last in each frame's answer). */
+  const names = (generations: string) => generations.replace(/:[0-9a-z]+(?=\||$)/g, "")
+  const current = async (timeoutMs: number, what: "names" | "values") => {
+    const now = latest === undefined || readAt === undefined ? undefined : await generations()
+    const same =
+      now !== undefined && readAt !== undefined && (what === "values" ? now === readAt : names(now) === names(readAt))
+    return latest !== undefined && same
+      ? { elements: [...latest.elements], kept: true }
+      : { elements: await read(timeoutMs, now), kept: false }
+  }
+
+  return {
+    read: (timeoutMs) => read(timeoutMs),
+    current,
+    locate,
+    described: (text) => handedOut.get(refOf(text) ?? text),
+    latest: () => latest
+  }
 }

@@ -99,8 +99,17 @@ const resolveTarget = (
     const deadline = started + sp.limits.elementWaitMs
     let seen = ""
     let changed = started
+    // The elements kept from the last read while the page has not changed since settle a clear choice alone;
+    // anything less is looked at again in a fresh read.
+    const current = yield* Actions.currentElements(sp, action, "names")
+    let fresh = current.kept ? undefined : current.elements
+    if (current.kept) {
+      const clear = AccessibilityTree.choose(AccessibilityTree.rank(scoped(current.elements, within), verb, target))
+      if (clear._tag === "one") return clear.chosen.element
+    }
     for (;;) {
-      const elements = yield* Actions.readElements(sp, action)
+      const elements = fresh ?? (yield* Actions.readElements(sp, action))
+      fresh = undefined
       const now = Date.now()
       const signature = elements.map((e) => `${e.role}:${e.name}`).join("|")
       if (signature !== seen) {

@@ -1,9 +1,11 @@
 /**
- * Pointer and keyboard the way a person uses them: the mouse travels to a target in steps (so hover menus and
- * autocomplete lists see it arrive, and pick what was asked, not a neighbour) and rests on a hovered target; typing
- * sends real key events (keydown, input, keyup) that frameworks and search-as-you-type widgets listen to.
+ * Pointer and keyboard the way a person uses them: the mouse travels to a target in steps where hover matters (so
+ * hover menus and autocomplete lists see it arrive, and pick what was asked, not a neighbour) and rests on a hovered
+ * target; elsewhere it goes straight to the point it clicks, as a click needs no path. Typing sends real key events
+ * (keydown, input, keyup) that frameworks and search-as-you-type widgets listen to.
  */
-import type { Locator, Page } from "playwright-core"
+import type { Page } from "playwright-core"
+import type { Held } from "./Held.ts"
 import { actedWithin } from "./Settle.ts"
 
 const where = new WeakMap<Page, { x: number; y: number }>()
@@ -19,7 +21,7 @@ export const dwellMs = 250
  * the label) through its own label's box, which is never a cover. Otherwise it names what covers it, and whether
  * that cover is animating (a picker fading out), with a signature of the cover's look to tell a scripted fade.
  */
-const uncover = (el: Element) => {
+const uncover = async (el: Element) => {
   /** Inside one of the input's own labels (a styled box, the label's text). */
   const inLabel = (hit: Element) =>
     el instanceof HTMLInputElement && Array.from(el.labels ?? []).some((l) => l === hit || l.contains(hit))
@@ -93,7 +95,49 @@ const uncover = (el: Element) => {
     scrolled = true
     found = point()
   }
-  if (found !== undefined) return { scrolled, point: found, toggle, disabled, cover: null, fading: false, look: "" }
+  /** Only in the page's own document do the element's coordinates place the mouse (a frame's are its own). */
+  const top = window.parent === window
+  // Where hover matters, the mouse travels to the target: in a dropdown open inside what the pointer hovers now (a
+  // menu shown while its item is hovered), or in a menu, list or tree whose items react to the pointer passing over.
+  const hovered = el.closest(":hover")
+  let overlay = false
+  if (hovered !== null && hovered !== document.body && hovered !== document.documentElement) {
+    for (let node: Element | null = el; node !== null && node !== hovered; node = node.parentElement) {
+      const position = getComputedStyle(node).position
+      if (position === "absolute" || position === "fixed") overlay = true
+    }
+  }
+  const hover =
+    overlay ||
+    el.closest(
+      '[role=menu], [role=menubar], [role=menuitem], [role=listbox], [role=option], [role=tree], [role=treeitem], [role=tooltip], [aria-haspopup]:not([aria-haspopup="false"])'
+    ) !== null
+  /** The element's box the same over one frame (Playwright's own check before a click): a point still moving is not
+   * where it will be. */
+  const stable = async () => {
+    let r = el.getBoundingClientRect()
+    for (let i = 0; i < 10; i++) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 50)
+        requestAnimationFrame(() => {
+          clearTimeout(timer)
+          resolve()
+        })
+      })
+      const now = el.getBoundingClientRect()
+      if (now.x === r.x && now.y === r.y && now.width === r.width && now.height === r.height) return true
+      r = now
+    }
+    return false
+  }
+  if (found === null)
+    return { scrolled, point: found, toggle, disabled, cover: null, fading: false, look: "", top, hover, stable: false }
+  if (found !== undefined) {
+    const still = await stable()
+    // Moved meanwhile: the point is read again where the element now is.
+    const again = still ? found : (point() ?? found)
+    return { scrolled, point: again, toggle, disabled, cover: null, fading: false, look: "", top, hover, stable: still }
+  }
   const c = el.getBoundingClientRect()
   const hit = hitAt(c.left + c.width / 2, c.top + c.height / 2)
   const cover = hit ?? document.body
@@ -116,7 +160,10 @@ const uncover = (el: Element) => {
     disabled,
     cover: `${owner.getAttribute("role") ?? owner.localName}${name === "" ? "" : ` "${name}"`}`,
     fading,
-    look
+    look,
+    top,
+    hover,
+    stable: false
   }
 }
 
@@ -186,24 +233,28 @@ export interface Aim {
   readonly oy: number
   /** A checkbox, radio or switch. */
   readonly toggle: boolean
+  /** The point is in the page's own viewport (not a frame's) and the element held still over a frame: a click there
+   * lands on the element. */
+  readonly exact: boolean
 }
 
 /**
- * Scrolls the target into view (out from under sticky bars) and moves the mouse in steps from where it was to where a
- * person would point at it (`uncover`). A disabled target fails with Disabled when `enabled` is asked for (right
+ * Scrolls the target into view (out from under sticky bars) and finds where a person would point at it (`uncover`);
+ * where hover matters (`uncover` says where), the mouse moves there in steps, as a person's hand travels. A disabled
+ * target fails with Disabled when `enabled` is asked for (right
  * after an act, once it has had `enablingWaitMs` to be enabled); a cover animating away is waited out (up to
- * `coverWaitMs`); one that stays fails with Covered.
+ * `coverWaitMs`); one that stays fails with Covered. `travel` moves the mouse in steps whatever the target.
  */
 export const approach = async (
   page: Page,
-  locator: Locator,
+  on: Held,
   timeout: number,
-  options: { readonly enabled?: boolean; readonly target?: string } = {}
+  options: { readonly enabled?: boolean; readonly target?: string; readonly travel?: boolean } = {}
 ): Promise<Aim | undefined> => {
-  const look = () => locator.evaluate(uncover, undefined, { timeout })
+  const look = () => on.evaluate(uncover, undefined, timeout)
   let seen = await look()
   if (options.enabled === true && seen.disabled && actedWithin(page, recentActMs)) {
-    await locator.evaluate(enabledWithin, enablingWaitMs, { timeout: enablingWaitMs + timeout })
+    await on.evaluate(enabledWithin, enablingWaitMs, enablingWaitMs + timeout)
     seen = await look()
   }
   if (options.enabled === true && seen.disabled) throw new Disabled(options.target)
@@ -217,42 +268,46 @@ export const approach = async (
     if (seen.cover !== null && (!moving || Date.now() >= deadline)) throw new Covered(seen.cover)
   }
   if (seen.scrolled) {
-    // Not on the locator: a replaced target would make it wait for one to come back.
+    // Not on the held element: a replaced target would make it wait for one to come back.
     await page.evaluate(twoFrames).catch(() => undefined)
-    if ((await locator.count()) === 0) throw new Detached()
+    if ((await on.locator.count()) === 0) throw new Detached()
   }
-  const aim = seen.point === null ? undefined : { ...seen.point, toggle: seen.toggle }
-  const box = aim === undefined ? await locator.boundingBox({ timeout }) : null
+  const aim = seen.point === null ? undefined : { ...seen.point, toggle: seen.toggle, exact: seen.top && seen.stable }
+  const box = aim === undefined ? await on.locator.boundingBox({ timeout }) : null
   if (aim === undefined && box === null) return undefined
   const to = aim ?? { x: box!.x + box!.width / 2, y: box!.y + box!.height / 2 }
-  const from = where.get(page) ?? { x: 0, y: 0 }
-  // Each step waits for the browser to take the event (about a frame), so a few steps keep a click quick.
-  const steps = Math.min(6, Math.max(3, Math.round(Math.hypot(to.x - from.x, to.y - from.y) / 100)))
-  await page.mouse.move(to.x, to.y, { steps })
+  if (options.travel === true || seen.hover || aim?.exact !== true) {
+    const from = where.get(page) ?? { x: 0, y: 0 }
+    // Each step waits for the browser to take the event (about a frame), so a few steps keep a click quick.
+    const steps = Math.min(6, Math.max(3, Math.round(Math.hypot(to.x - from.x, to.y - from.y) / 100)))
+    await page.mouse.move(to.x, to.y, { steps })
+  }
   where.set(page, { x: to.x, y: to.y })
   return aim
 }
 
-/** Clicks (or double-clicks) where `approach` aimed: Playwright's own click at the centre or on the part that shows,
- * the mouse itself on a label's box (the input under it would fail Playwright's hit check). */
-export const click = async (page: Page, locator: Locator, aim: Aim | undefined, timeout: number, count: 1 | 2 = 1) => {
-  if (aim?.via === "label") {
+/** Clicks (or double-clicks) where `approach` aimed: the mouse itself at a point that lands on the element (a label's
+ * box included: the input under it would fail Playwright's hit check), else Playwright's own click at the centre or
+ * on the part that shows, which waits for the element to settle. */
+export const click = async (page: Page, on: Held, aim: Aim | undefined, timeout: number, count: 1 | 2 = 1) => {
+  if (aim?.exact === true || aim?.via === "label") {
     await (count === 2 ? page.mouse.dblclick(aim.x, aim.y) : page.mouse.click(aim.x, aim.y))
     return
   }
   const position = aim?.via === "visible" ? { position: { x: aim.ox, y: aim.oy } } : {}
+  const { locator } = on
   await (count === 2 ? locator.dblclick({ timeout, ...position }) : locator.click({ timeout, ...position }))
 }
 
 /** Remembers where a Playwright action left the mouse (the centre of its target). */
-export const arrived = async (page: Page, locator: Locator) => {
-  const box = await locator.boundingBox({ timeout: 1_000 }).catch(() => null)
+export const arrived = async (page: Page, on: Held) => {
+  const box = await on.locator.boundingBox({ timeout: 1_000 }).catch(() => null)
   if (box !== null) where.set(page, { x: box.x + box.width / 2, y: box.y + box.height / 2 })
 }
 
-export const hover = async (page: Page, locator: Locator, timeout: number) => {
-  const aim = await approach(page, locator, timeout)
-  await locator.hover({ timeout, ...(aim?.via === "visible" ? { position: { x: aim.ox, y: aim.oy } } : {}) })
+export const hover = async (page: Page, on: Held, timeout: number) => {
+  const aim = await approach(page, on, timeout, { travel: true })
+  await on.locator.hover({ timeout, ...(aim?.via === "visible" ? { position: { x: aim.ox, y: aim.oy } } : {}) })
   await sleep(dwellMs)
 }
 
@@ -283,30 +338,79 @@ const kindOf = (el: Element) =>
           : "other"
 
 /**
+ * Runs in the page: makes a field ready to take typed text as Playwright's `fill` does (the control a label stands
+ * for, the field focused and its text selected), where it shows and takes input; false otherwise (Playwright's
+ * `fill` then waits for it or says why not).
+ */
+const selectAll = (node: Element) => {
+  let el = node
+  if (!el.matches("input, textarea, select") && !(el as HTMLElement).isContentEditable)
+    el = el.closest("button, [role=button], [role=checkbox], [role=radio]") ?? el
+  if (
+    !el.matches(
+      "a, input, textarea, button, select, option, optgroup, [role=link], [role=button], [role=checkbox], [role=radio]"
+    ) &&
+    !(el as HTMLElement).isContentEditable
+  ) {
+    const label = el.closest("label")
+    if (label?.control) el = label.control
+  }
+  if (el.getClientRects().length === 0 || getComputedStyle(el).visibility !== "visible") return false
+  if (el instanceof HTMLInputElement) {
+    const typed = ["", "email", "password", "search", "tel", "text", "url"]
+    if (!typed.includes(el.type.toLowerCase()) || el.disabled || el.readOnly) return false
+    el.select()
+    el.focus()
+    return true
+  }
+  if (el instanceof HTMLTextAreaElement) {
+    if (el.disabled || el.readOnly) return false
+    el.selectionStart = 0
+    el.selectionEnd = el.value.length
+    el.focus()
+    return true
+  }
+  if (!(el as HTMLElement).isContentEditable) return false
+  let focus = el as HTMLElement
+  while (focus.isContentEditable && focus.parentElement?.isContentEditable) focus = focus.parentElement
+  focus.focus()
+  const range = document.createRange()
+  range.selectNodeContents(el)
+  const selection = getSelection()
+  selection?.removeAllRanges()
+  selection?.addRange(range)
+  return true
+}
+
+/**
  * Replaces a field's text the way a person's typing ends: the text but its last character at once, then that
  * character as real key events (keydown, input, keyup), which search-as-you-type widgets and key-bound form state
  * react to with the whole value in place. Typing every character costs a round trip each (a 15-character address
  * took about 150 ms) and gives those listeners nothing more. `kind` (as `kindOf` reads it) saves reading it again.
+ * The text goes in as Playwright's `fill` puts it (the field's text selected, then inserted), on the held element.
  */
-export const fill = async (locator: Locator, value: string, timeout: number, kind?: string) => {
-  const known = kind ?? (await locator.evaluate(kindOf, undefined, { timeout }))
-  if (picked.includes(known)) return locator.fill(value, { timeout })
-  await locator.fill(value.slice(0, -1), { timeout })
-  // fill left the focus on the field: the last key goes straight to it.
-  if (value !== "") await locator.page().keyboard.type(value.slice(-1))
+export const fill = async (page: Page, on: Held, value: string, timeout: number, kind?: string) => {
+  const known = kind ?? (await on.evaluate(kindOf, undefined, timeout))
+  if (picked.includes(known)) return on.locator.fill(value, { timeout })
+  const head = value.slice(0, -1)
+  if (!(await on.evaluate(selectAll, undefined, timeout))) await on.locator.fill(head, { timeout })
+  else if (head !== "") await page.keyboard.insertText(head)
+  else if (value === "") await page.keyboard.press("Delete")
+  // The field has the focus: the last key goes straight to it (replacing the selection when it is the only one).
+  if (value !== "") await page.keyboard.type(value.slice(-1))
 }
 
 /**
  * Moves an ARIA slider (a handle with `aria-valuenow`, not an input) to `to` with the keys a person uses: Home or End
  * for its ends, otherwise arrow keys, one press to learn the step, then the rest at once, then any last ones.
  */
-export const slide = async (page: Page, locator: Locator, to: number, timeout: number) => {
-  const now = () => locator.evaluate((el) => Number(el.getAttribute("aria-valuenow")), undefined, { timeout })
-  await locator.focus({ timeout })
-  const [min, max] = await locator.evaluate(
+export const slide = async (page: Page, on: Held, to: number, timeout: number) => {
+  const now = () => on.evaluate((el) => Number(el.getAttribute("aria-valuenow")), undefined, timeout)
+  await on.locator.focus({ timeout })
+  const [min, max] = await on.evaluate(
     (el) => [Number(el.getAttribute("aria-valuemin") ?? "0"), Number(el.getAttribute("aria-valuemax") ?? "100")],
     undefined,
-    { timeout }
+    timeout
   )
   if (to === min || to === max) return page.keyboard.press(to === min ? "Home" : "End")
   let at = await now()

@@ -4,11 +4,11 @@
  * custom dropdown by opening it (typing into an editable one) and clicking the option. The chosen set is read back.
  */
 import { Effect } from "effect"
-import type { Locator } from "playwright-core"
 import { ActionFailed, ElementNotFound, type ElementRef, InvalidInput } from "../../Errors/Page.ts"
 import type { SwitchyardError } from "../../Errors.ts"
 import * as AccessibilityTree from "../AccessibilityTree.ts"
 import { attempt, engine } from "./Errors.ts"
+import { type Held, hold } from "./Held.ts"
 import type { SessionPage } from "./Page.ts"
 import * as Pointer from "./Pointer.ts"
 import type * as Verify from "./Verify.ts"
@@ -54,7 +54,7 @@ const matchOption = (options: NonNullable<Verify.Before["options"]>, wanted: str
  * A native `<select>`: the options asked for, by index. A `<select multiple>` keeps what was chosen before (a person
  * adds with Ctrl-click); a single select takes one option. Answers the labels that should now be selected.
  */
-export const native = (sp: SessionPage, locator: Locator, wanted: ReadonlyArray<string>, ctx: Context) =>
+export const native = (sp: SessionPage, held: Held, wanted: ReadonlyArray<string>, ctx: Context) =>
   Effect.gen(function* () {
     const options = ctx.before.options!
     if (!ctx.before.multiple && wanted.length > 1) {
@@ -83,14 +83,37 @@ export const native = (sp: SessionPage, locator: Locator, wanted: ReadonlyArray<
     const indexes = [...new Set([...kept, ...asked])].sort((a, b) => a - b)
     const timeout = sp.limits.actionTimeoutMs
     return {
-      run: () =>
-        locator.selectOption(
-          indexes.map((index) => ({ index })),
-          { timeout }
-        ),
+      // As Playwright's selectOption chooses them, on the held element; where it cannot (hidden, replaced),
+      // Playwright's own waits for it.
+      run: async () => {
+        if (!(await held.evaluate(chooseIndexes, indexes, timeout)))
+          await held.locator.selectOption(
+            indexes.map((index) => ({ index })),
+            { timeout }
+          )
+      },
       selected: indexes.map((i) => options[i]!.label)
     }
   })
+
+/**
+ * Runs in the page: the options at `indexes` chosen as Playwright's `selectOption` chooses them (the others let go,
+ * then `input` and `change`), in a `<select>` that shows and takes input; false otherwise.
+ */
+const chooseIndexes = (el: Element, indexes: ReadonlyArray<number>) => {
+  const label = el.closest("label")
+  const select =
+    el instanceof HTMLSelectElement ? el : label?.control instanceof HTMLSelectElement ? label.control : null
+  if (select === null || select.disabled || select.getClientRects().length === 0) return false
+  if (getComputedStyle(select).visibility !== "visible") return false
+  const options = Array.from(select.options)
+  if (indexes.some((i) => options[i] === undefined || options[i]!.disabled)) return false
+  select.value = undefined as unknown as string
+  for (const i of indexes) options[i]!.selected = true
+  select.dispatchEvent(new Event("input", { bubbles: true, composed: true }))
+  select.dispatchEvent(new Event("change", { bubbles: true }))
+  return true
+}
 
 const optionRoles = ["option", "menuitem", "menuitemradio", "treeitem", "gridcell"]
 
@@ -125,7 +148,7 @@ const findOption = (sp: SessionPage, wanted: string, ctx: Context) =>
  * opens it — typing into an editable one, clicking another — for each option, then the option is clicked once shown.
  * Answers the names of the options clicked or already selected.
  */
-export const custom = (sp: SessionPage, locator: Locator, wanted: ReadonlyArray<string>, ctx: Context) =>
+export const custom = (sp: SessionPage, held: Held, wanted: ReadonlyArray<string>, ctx: Context) =>
   Effect.gen(function* () {
     const { page } = sp
     const timeout = sp.limits.actionTimeoutMs
@@ -135,25 +158,27 @@ export const custom = (sp: SessionPage, locator: Locator, wanted: ReadonlyArray<
       if (!listbox) {
         const editable = ["text", "search", "contenteditable", "textarea"].includes(ctx.before.kind)
         yield* attempt(sp.at(ctx.label, "possible"), async () => {
-          const aim = await Pointer.approach(page, locator, timeout, { enabled: true, target: ctx.target })
-          await Pointer.click(page, locator, aim, timeout)
-          if (editable) await Pointer.fill(locator, w, timeout, ctx.before.kind)
+          const aim = await Pointer.approach(page, held, timeout, { enabled: true, target: ctx.target })
+          await Pointer.click(page, held, aim, timeout)
+          if (editable) await Pointer.fill(page, held, w, timeout, ctx.before.kind)
         })
       }
       const option = yield* findOption(sp, w, ctx)
-      const on = sp.elements.locate(option.ref)!
-      const selected = yield* attempt(sp.at(ctx.label), () =>
-        on.evaluate((el) => el.getAttribute("aria-selected") === "true", undefined, { timeout })
-      )
-      if (!(listbox && selected)) {
-        yield* attempt(sp.at(ctx.label, "possible"), async () => {
-          const aim = await Pointer.approach(page, on, timeout, {
-            enabled: true,
-            target: AccessibilityTree.describe(option)
+      const on = hold(sp.elements.locate(option.ref)!)
+      yield* Effect.gen(function* () {
+        const selected = yield* attempt(sp.at(ctx.label), () =>
+          on.evaluate((el) => el.getAttribute("aria-selected") === "true", undefined, timeout)
+        )
+        if (!(listbox && selected)) {
+          yield* attempt(sp.at(ctx.label, "possible"), async () => {
+            const aim = await Pointer.approach(page, on, timeout, {
+              enabled: true,
+              target: AccessibilityTree.describe(option)
+            })
+            await Pointer.click(page, on, aim, timeout)
           })
-          await Pointer.click(page, on, aim, timeout)
-        })
-      }
+        }
+      }).pipe(Effect.ensuring(Effect.sync(on.release)))
       chosen.push(option.name)
     }
     return chosen

@@ -11,6 +11,7 @@ import type { Locator } from "playwright-core"
 import type { EngineKind } from "../../EngineId.ts"
 import { type ElementRef, VerificationFailed } from "../../Errors/Page.ts"
 import * as InputValue from "../InputValue.ts"
+import type { Held } from "./Held.ts"
 
 /** What the page shows for the element acted on, in the act's answer (`result.target`). */
 export interface Target extends ElementRef {
@@ -384,12 +385,19 @@ export const readBack = (el: Element, ask: Ask) => {
 
 export type After = ReturnType<typeof readBack>
 
+/** The element read: held for the act (one round trip a read), or found by a locator each time. */
+type On = Held | Locator
+
+const evaluateOn = <R, Arg>(on: On, f: (el: Element, arg: Arg) => R, arg: Arg, timeout: number): Promise<R> =>
+  "release" in on
+    ? on.evaluate(f, arg, timeout)
+    : (on.evaluate(f as (el: Element, arg: unknown) => R, arg as unknown, { timeout }) as Promise<R>)
+
 /** Reads what a control is and shows, keeping every field's value when text is about to be typed. */
-export const before = (locator: Locator, remember: boolean, timeout: number) =>
-  locator.evaluate(inspect, remember, { timeout })
+export const before = (on: On, remember: boolean, timeout: number) => evaluateOn(on, inspect, remember, timeout)
 
 /** Reads what the control shows after the act against what was asked. */
-export const after = (locator: Locator, ask: Ask, timeout: number) => locator.evaluate(readBack, ask, { timeout })
+export const after = (on: On, ask: Ask, timeout: number) => evaluateOn(on, readBack, ask, timeout)
 
 /** Whether the marked field is this one; the mark is taken off. */
 export const isLanded = (locator: Locator, timeout: number) =>

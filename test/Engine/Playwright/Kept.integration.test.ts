@@ -1,0 +1,131 @@
+/**
+ * The elements an act keeps from the last read while the page has not changed: a page changed between calls (its
+ * document, an open shadow root, a frame) is read again, so an act never lands on what an element became.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Context, Effect, Layer } from "effect"
+import * as Session from "../../../src/Cdp/Session.ts"
+import { BrowserSession } from "../../../src/Engine/BrowserSession.ts"
+import { Engine } from "../../../src/Engine/Engine.ts"
+import * as PlaywrightEngine from "../../../src/Engine/PlaywrightEngine.ts"
+import * as TestBrowser from "../../support/TestBrowser.ts"
+import { recordScript, type WebPattern } from "../../Web/Pattern.ts"
+import * as Server from "../../Web/Server.ts"
+
+const offers: WebPattern = {
+  name: "offers",
+  class: "widgets",
+  pages: {
+    "/index.html": `<!doctype html><html lang="en"><title>Offers</title>${recordScript}
+<h1>Offers</h1>
+<button onclick="record({ clicked: this.textContent })">Read terms</button>
+<button id="decline" onclick="record({ clicked: this.textContent })">Decline offer</button>
+<label for="amount">Amount</label><input id="amount" value="10">
+<label><input id="gift" type="checkbox"> Gift</label>
+<div id="host"></div>
+<iframe id="docs" title="Documents" srcdoc="<button onclick='parent.record({ clicked: this.textContent })'>Remove file</button>"></iframe>
+<script>
+host.attachShadow({ mode: "open" }).innerHTML =
+  '<button onclick="record({ clicked: this.textContent })">Archive thread</button>'
+</script>`
+  },
+  run: async () => undefined
+}
+
+class Pages extends Context.Service<Pages, Server.PatternServer>()("test/Pages") {}
+
+const pagesLayer = Layer.effect(
+  Pages,
+  Effect.acquireRelease(
+    Effect.promise(() => Server.start([offers])),
+    (s) => Effect.promise(s.close)
+  )
+)
+
+/** Changes the page behind the engine's back, through a separate CDP connection. */
+const change = (expression: string) =>
+  Effect.gen(function* () {
+    const session = yield* BrowserSession
+    yield* Session.evaluate(session.wsEndpoint, session.targetId, expression)
+  })
+
+const renames = [
+  { where: "the document", from: "Decline offer", to: "Accept offer", script: `decline.textContent = "Accept offer"` },
+  {
+    where: "an open shadow root",
+    from: "Archive thread",
+    to: "Delete thread",
+    script: `host.shadowRoot.querySelector("button").textContent = "Delete thread"`
+  },
+  {
+    where: "a frame",
+    from: "Remove file",
+    to: "Replace file",
+    script: `docs.contentDocument.querySelector("button").textContent = "Replace file"`
+  }
+]
+
+layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: true, timeout: "60 seconds" })(
+  "Elements kept between acts",
+  (it) => {
+    it.layer(PlaywrightEngine.layer({ elementWaitMs: 500, actionTimeoutMs: 4_000 }))("playwright", (it) => {
+      for (const { where, from, to, script } of renames) {
+        it.effect(`an element renamed in ${where} since the last act is not acted on under its old name`, () =>
+          Effect.gen(function* () {
+            const server = yield* Pages
+            const engine = yield* Engine
+            yield* engine.navigate(server.url("offers", "/index.html"))
+            const before = server.recorded("offers").length
+            // The first act reads the page; the page then renames an element before the next act.
+            yield* engine.act('click "Read terms"')
+            yield* change(script)
+            const error = yield* Effect.flip(engine.act(`click "${from}"`))
+            assert.strictEqual(error.type, "element_not_found", error.message)
+            yield* engine.act(`click "${to}"`)
+            assert.deepStrictEqual(server.recorded("offers").slice(before), [
+              { clicked: "Read terms" },
+              { clicked: to }
+            ])
+          })
+        )
+      }
+
+      it.effect(
+        "values and ticks a script set between calls (no event, no change of the document) are read as shown",
+        () =>
+          Effect.gen(function* () {
+            const server = yield* Pages
+            const engine = yield* Engine
+            yield* engine.navigate(server.url("offers", "/index.html"))
+            yield* engine.act('click "Read terms"')
+            yield* engine.extract("the form")
+            yield* change(`amount.value = "42"; gift.checked = true`)
+            const read = (yield* engine.extract("the form")) as {
+              controls: ReadonlyArray<{ name: string; value?: string; checked?: boolean | "mixed" }>
+            }
+            assert.strictEqual(read.controls.find((c) => c.name === "Amount")?.value, "42")
+            assert.strictEqual(read.controls.find((c) => c.name === "Gift")?.checked, true)
+          })
+      )
+
+      it.effect("an unchanged page is acted on twice in a row as it shows", () =>
+        Effect.gen(function* () {
+          const server = yield* Pages
+          const engine = yield* Engine
+          yield* engine.navigate(server.url("offers", "/index.html"))
+          const before = server.recorded("offers").length
+          yield* engine.act('click "Read terms"')
+          yield* engine.act('click "Archive thread"')
+          yield* engine.act('click "Remove file"')
+          yield* engine.act('click "Read terms"')
+          assert.deepStrictEqual(server.recorded("offers").slice(before), [
+            { clicked: "Read terms" },
+            { clicked: "Archive thread" },
+            { clicked: "Remove file" },
+            { clicked: "Read terms" }
+          ])
+        })
+      )
+    })
+  }
+)
