@@ -55,7 +55,9 @@ const health: Record<SwitchyardError["type"], boolean> = {
   shutting_down: false,
   busy: false,
   lease_timeout: false,
-  step_failed: false
+  step_failed: false,
+  // The service's own defect says nothing about the engine's health.
+  internal: false
 }
 
 /** Whether `error` counts toward its engine's breaker. */

@@ -10,7 +10,7 @@ import { Egress } from "../Egress/Egress.ts"
 import * as Screenshot from "../Engine/Screenshot.ts"
 import { Unsupported } from "../Errors/Engine.ts"
 import { DialogOpen, InvalidInput } from "../Errors/Page.ts"
-import { PolicyRejected } from "../Errors/Service.ts"
+import { Internal, PolicyRejected } from "../Errors/Service.ts"
 import { type SwitchyardError, toErrorInfo } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
 import * as Secrets from "../Logging/Secrets.ts"
@@ -434,7 +434,27 @@ export class Router extends Context.Service<
               const { stagehandDisabled } = yield* Ref.get(step.flags)
               const error = yield* states.explain(outcome.failure, bound, stagehandDisabled, yield* cascadeNow)
               return yield* answer(base, step, used, { ok: false, error }, message, replayed)
-            }).pipe(Effect.catchTag("Refused", (refused) => fail(refused.error)))
+            }).pipe(
+              Effect.catchTag("Refused", (refused) => fail(refused.error)),
+              // A defect (a bug) still gets a typed answer at once, and the session goes on; the log keeps the defect.
+              Effect.catchDefect((defect) =>
+                Effect.logError(`${toolName} ended by a defect`, defect).pipe(
+                  Effect.andThen(
+                    fail(
+                      toErrorInfo(
+                        new Internal({
+                          action: toolName,
+                          message: `the service failed on this call (logged under trace ${traceId}): ${defect instanceof Error ? defect.message : String(defect)}`,
+                          sideEffect: Option.exists(Tools.find(toolName), (tool) => tool.changesPage)
+                            ? "possible"
+                            : "none"
+                        })
+                      )
+                    )
+                  )
+                )
+              )
+            )
           })
 
         return Router.of({

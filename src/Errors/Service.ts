@@ -4,7 +4,7 @@
  */
 import { Schema } from "effect"
 import { EngineKind } from "../EngineId.ts"
-import { context } from "./Fields.ts"
+import { context, SideEffect } from "./Fields.ts"
 import { ElementRef } from "./Page.ts"
 
 /** The session's one-client lease was not free within its acquire timeout. */
@@ -87,6 +87,19 @@ export class StepFailed extends Schema.TaggedError<StepFailed>()("StepFailed", {
   readonly type = "step_failed"
 }
 
+/**
+ * The service itself failed on this call (a defect: a bug, not the page or an engine's answer). The call ends at once
+ * with this answer and the session goes on; the defect is in the log under the call's trace id. Not retried by the
+ * service: an act may already have acted (`sideEffect`), so whether to ask again is the caller's to decide.
+ */
+export class Internal extends Schema.TaggedError<Internal>()("Internal", {
+  ...context,
+  sideEffect: Schema.optional(SideEffect)
+}) {
+  readonly type = "internal"
+  readonly retryable = false
+}
+
 export const ServiceError = Schema.Union([
   LeaseTimeout,
   Busy,
@@ -95,6 +108,7 @@ export const ServiceError = Schema.Union([
   PolicyRejected,
   HumanInControl,
   HumanTimeout,
-  StepFailed
+  StepFailed,
+  Internal
 ])
 export type ServiceError = typeof ServiceError.Type

@@ -32,7 +32,7 @@ const grammar: Capabilities = {
 
 interface Script {
   /** What the Stagehand levels do, call by call. */
-  readonly stagehand: Array<SwitchyardError | "ok">
+  readonly stagehand: Array<SwitchyardError | "ok" | "defect">
   readonly calls: Array<{ levels: string; action: string; budgetMs?: number }>
   /** Virtual time each Stagehand cascade takes. */
   readonly stagehandMs?: number
@@ -51,7 +51,13 @@ const router = (script: Script, options: RouterOptions = {}) => {
           if (call.config.levels.every((l) => l.engine === "stagehand")) {
             const next = script.stagehand.shift() ?? "ok"
             return Effect.sleep(script.stagehandMs ?? 0).pipe(
-              Effect.andThen(next === "ok" ? Effect.succeed("stagehand served" as A) : Effect.fail(next))
+              Effect.andThen(
+                next === "ok"
+                  ? Effect.succeed("stagehand served" as A)
+                  : next === "defect"
+                    ? Effect.die(new TypeError("cannot read properties of undefined (reading 'frame')"))
+                    : Effect.fail(next)
+              )
             )
           }
           if (call.action === "browser.extract") {
@@ -263,6 +269,25 @@ describe("Router", () => {
       assert.deepStrictEqual(status.state.tabs, unknown.state.tabs)
       assert.strictEqual(status.state.dialog, null)
     })
+  )
+
+  it.effect(
+    "a defect in a call is answered at once as a typed internal error, and the session's next call is served",
+    () =>
+      Effect.gen(function* () {
+        const script: Script = { stagehand: ["defect", "ok"], calls: [] }
+        const r = yield* router(script, { fallback: false })
+        const failed = yield* r.call("browser.act", { instruction: "click the first job" }, { traceId: "t-defect" })
+        assert.isFalse(failed.ok)
+        assert.strictEqual(failed.error?.type, "internal")
+        assert.isFalse(failed.error?.retryable)
+        assert.strictEqual(failed.error?.sideEffect, "possible", "an act may have acted before the defect")
+        assert.include(failed.error?.message, "t-defect")
+        assert.isDefined(failed.state, "the answer still carries the state block")
+        const next = yield* r.call("browser.act", { instruction: "click the first job" }, { traceId: "t-next" })
+        assert.isTrue(next.ok)
+        assert.strictEqual(next.result as unknown, "stagehand served")
+      })
   )
 
   it.effect("a one-shot call without a traceId gets one of its own", () =>
