@@ -204,17 +204,7 @@ export const make = Effect.fn("StagehandEngine.cua")(function* (options: Stageha
     extract: Effect.fn("StagehandEngine.extract")(function* (_instruction: string, jsonSchema?: unknown) {
       const step: Step = { action: "extract", timeoutMs: pageTimeoutMs, sideEffect: "none" }
       const raw = yield* call<PageFacts.RawFacts>(step, "facts", maxTextChars)
-      if (jsonSchema === undefined) return PageFacts.toFacts(raw)
-      return yield* Effect.fromResult(PageFacts.fillSchema(raw, jsonSchema)).pipe(
-        Effect.mapError(
-          (e) =>
-            new Unsupported({
-              engine,
-              action: "extract",
-              message: e.message.replace("the playwright engine", "the stagehand engine in cua mode")
-            })
-        )
-      )
+      return yield* PageFacts.extracted(raw, jsonSchema, { engine, name: "the stagehand engine in cua mode" })
     }),
 
     screenshot: Effect.fn("StagehandEngine.screenshot")(function* (options?: ScreenshotOptions) {
