@@ -17,6 +17,7 @@ import * as Secrets from "../../src/Logging/Secrets.ts"
 import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
 import { Sandbox } from "../../src/Sandbox/Sandbox.ts"
 import * as ScriptedModel from "../../src/Scenario/ScriptedModel.ts"
+import * as Sites from "../../src/Scenario/Sites.ts"
 import * as SessionStack from "../../src/Server/SessionStack.ts"
 import * as Resolutions from "../../src/Store/Resolutions.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
@@ -35,19 +36,25 @@ const modelFree: Policy = {
   default: { ...defaultCascade, levels: [{ engine: "playwright", retryCount: 0, timeoutPerAttemptMs: 15_000 }] }
 }
 
-/** What each test starts with: the fixture sites, the scripted model, and a store in a file of the test's own. */
+/** What each test starts with: the bundled sites, the scripted model, and a store in a file of the test's own. */
 const setup = Effect.gen(function* () {
   const file = yield* Effect.acquireRelease(
     Effect.sync(() => mkdtempSync(join(tmpdir(), "switchyard-replay-"))),
     (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
   ).pipe(Effect.map((dir) => join(dir, "store.db")))
   return {
-    site: yield* SiteServer.start,
+    sites: yield* Sites.start(),
     model: yield* ScriptedModel.start,
     file,
     store: yield* Resolutions.make({ location: { kind: "embedded", file } })
   }
 })
+
+/**
+ * The application form the replay bench runs (`scenarios/sites/changing-form.html`): `?v=2` is the same form changed;
+ * its "Continue" link leaves for a page titled "Done".
+ */
+const form = (sites: Sites.Sites, query = "") => `${sites.origin}/changing-form.html${query}`
 
 interface Session {
   /** An act or a navigation, answered ok (the test fails otherwise). */
@@ -130,8 +137,8 @@ describe("the replay level", () => {
     "a second session replays what the model resolved, with the next applicant's values and no model request",
     () =>
       Effect.gen(function* () {
-        const { site, model, store } = yield* setup
-        const url = site.url("/replay/apply.html?v=1")
+        const { sites, model, store } = yield* setup
+        const url = form(sites, "?v=1")
 
         const first = yield* session({ model, store })
         const answered = yield* apply(first, url, { name: "Ada Lovelace", email: "ada@example.com", phone: "555 0100" })
@@ -194,17 +201,17 @@ describe("the replay level", () => {
     "a changed form misses where it changed, the cascade repairs it and keeps the repair, and no other field is written",
     () =>
       Effect.gen(function* () {
-        const { site, model, store } = yield* setup
+        const { sites, model, store } = yield* setup
         const who = { name: "Ada Lovelace", email: "ada@example.com", phone: "555 0100" }
 
         const first = yield* session({ model, store })
-        yield* apply(first, site.url("/replay/apply.html?v=1"), who)
+        yield* apply(first, form(sites, "?v=1"), who)
         yield* first.act('click "Send application"')
         yield* first.close
 
         // The form changed: "Phone" is "Mobile phone", the button sits in a review section, a required Postcode is
         // new, and a referee's "Email" field sits beside the applicant's.
-        const changed = site.url("/replay/apply.html?v=2")
+        const changed = form(sites, "?v=2")
         const second = yield* session({ model, store })
         const asked = model.counts().act
         const answers = yield* apply(second, changed, who)
@@ -263,8 +270,8 @@ describe("the replay level", () => {
     "a click whose target goes with the navigation it starts is named before the act the next time, then replayed",
     () =>
       Effect.gen(function* () {
-        const { site, model, store } = yield* setup
-        const url = site.url("/replay/apply.html?v=1")
+        const { sites, model, store } = yield* setup
+        const url = form(sites, "?v=1")
         const levels: Array<ToolAnswer["state"]["level"]> = []
         const kept: Array<string> = []
         for (let run = 0; run < 3; run++) {
@@ -297,12 +304,12 @@ describe("the replay level", () => {
     "two sites never share what is kept",
     () =>
       Effect.gen(function* () {
-        const { site: one, model, store } = yield* setup
-        const other = yield* SiteServer.start
+        const { sites: one, model, store } = yield* setup
+        const other = yield* Sites.start()
         const first = yield* session({ model, store })
-        yield* first.navigate(one.url("/replay/apply.html"))
+        yield* first.navigate(form(one))
         yield* first.act('fill "Email" with "ada@example.com"')
-        yield* first.navigate(other.url("/replay/apply.html"))
+        yield* first.navigate(form(other))
         const elsewhere = yield* first.act('fill "Email" with "ada@example.com"')
         assert.strictEqual(elsewhere.state.level, 0, "the same page on another site is resolved by the cascade")
         assert.strictEqual(model.counts().act, 2)
@@ -322,7 +329,8 @@ describe("the replay level", () => {
     "a field in an open shadow root that the model found is kept and replayed without it",
     () =>
       Effect.gen(function* () {
-        const { site, model, store } = yield* setup
+        const { model, store } = yield* setup
+        const site = yield* SiteServer.start
         const url = site.url("/replay/shadow.html")
         for (const [run, name] of ["Ada", "Grace"].entries()) {
           const s = yield* session({ model, store })
@@ -344,12 +352,12 @@ describe("the replay level", () => {
     "a secret is replayed as its reference and never kept",
     () =>
       Effect.gen(function* () {
-        const { site, model, file, store } = yield* setup
+        const { sites, model, file, store } = yield* setup
         Secrets.register({ REPLAY_TEST_EMAIL: "hidden-4711@example.com" })
         const instruction = 'fill "Email" with "{{secret:REPLAY_TEST_EMAIL}}"'
         for (let run = 0; run < 2; run++) {
           const s = yield* session({ model, store, policy: modelFree })
-          yield* s.navigate(site.url("/replay/apply.html"))
+          yield* s.navigate(form(sites))
           const answer = yield* s.act(instruction)
           assert.strictEqual(answer.state.level, run === 0 ? 0 : "replay")
           assert.strictEqual(
@@ -379,10 +387,10 @@ describe("the replay level", () => {
     "turned off, nothing is replayed or kept",
     () =>
       Effect.gen(function* () {
-        const { site, model, store } = yield* setup
+        const { sites, model, store } = yield* setup
         for (let run = 0; run < 2; run++) {
           const s = yield* session({ model, store, policy: modelFree, enabled: false })
-          yield* s.navigate(site.url("/replay/apply.html"))
+          yield* s.navigate(form(sites))
           const answer = yield* s.act('fill "Email" with "ada@example.com"')
           assert.strictEqual(answer.state.level, 0)
           assert.lengthOf(replays(s), 0)
