@@ -195,6 +195,12 @@ export const run = (options: { readonly k: number }) =>
     } satisfies ReplayResult
   }).pipe(Effect.scoped)
 
+/** Reasons as list items, the most frequent first. */
+const byCount = (counts: Readonly<Record<string, number>>) =>
+  Object.entries(counts)
+    .sort((a, b) => b[1] - a[1])
+    .map(([reason, n]) => `- ${n} × ${reason}`)
+
 /** The section of the bench's report. */
 export const section = (r: ReplayResult) => {
   const row = (label: string, x: ReplayRun) =>
@@ -218,15 +224,11 @@ export const section = (r: ReplayResult) => {
     "",
     "Not replayed in the second run, by reason (a miss goes on to the cascade at once):",
     "",
-    ...Object.entries(r.notReplayed)
-      .sort((a, b) => b[1] - a[1])
-      .map(([reason, n]) => `- ${n} × ${reason}`),
+    ...byCount(r.notReplayed),
     "",
     "Not kept in the first run, by reason:",
     "",
-    ...Object.entries(r.notKept)
-      .sort((a, b) => b[1] - a[1])
-      .map(([reason, n]) => `- ${n} × ${reason}`),
+    ...byCount(r.notKept),
     "",
     `Changed form (renamed field, moved button, new required field, a second "Email"): ${r.changedForm.passed ? "passed" : "FAILED"}, ${r.changedForm.replayed} acts replayed, the rest repaired by the cascade${r.changedForm.failures.length > 0 ? `; ${r.changedForm.failures.join("; ")}` : ""}.`
   ].join("\n")

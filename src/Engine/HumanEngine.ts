@@ -164,18 +164,7 @@ export const make = Effect.fn("HumanEngine.make")(function* (options: HumanEngin
     }),
 
     extract: Effect.fn("HumanEngine.extract")(function* (_instruction: string, jsonSchema?: unknown) {
-      const raw = yield* readFacts
-      if (jsonSchema === undefined) return PageFacts.toFacts(raw)
-      return yield* Effect.fromResult(PageFacts.fillSchema(raw, jsonSchema)).pipe(
-        Effect.mapError(
-          (e) =>
-            new Unsupported({
-              engine,
-              action: "extract",
-              message: e.message.replace("the playwright engine", "the human engine")
-            })
-        )
-      )
+      return yield* PageFacts.extracted(yield* readFacts, jsonSchema, { engine, name: "the human engine" })
     }),
 
     observe: (instruction: string) =>

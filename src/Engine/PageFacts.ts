@@ -4,7 +4,7 @@
  * Playwright serializes them into the page.
  */
 // biome-ignore-all lint/performance/useDomNodeTextContent: visible text (innerText) is what these functions read
-import { Result } from "effect"
+import { Effect, Result } from "effect"
 import { Unsupported } from "../Errors/Engine.ts"
 
 const quote = (s: string) => JSON.stringify(s)
@@ -312,10 +312,22 @@ const fieldValue = (matches: ReadonlyArray<RawField>, schema: unknown) => {
   return first.value
 }
 
+/** The engine that fills a schema without a model, as its refusal names it. */
+export interface Filler {
+  readonly engine: NonNullable<Unsupported["engine"]>
+  readonly name: string
+}
+
+const playwright: Filler = { engine: "playwright", name: "the playwright engine" }
+
 /** Fills an object schema from page facts and form fields, or names the properties only a model could fill. */
-export const fillSchema = (raw: RawFacts, schema: unknown): Result.Result<unknown, Unsupported> => {
+export const fillSchema = (
+  raw: RawFacts,
+  schema: unknown,
+  by: Filler = playwright
+): Result.Result<unknown, Unsupported> => {
   const unsupported = (message: string) =>
-    Result.fail(new Unsupported({ engine: "playwright", action: "extract", message }))
+    Result.fail(new Unsupported({ engine: by.engine, action: "extract", message }))
   const properties =
     typeof schema === "object" && schema !== null && !Array.isArray(schema)
       ? (schema as { type?: unknown; properties?: unknown }).properties
@@ -323,7 +335,7 @@ export const fillSchema = (raw: RawFacts, schema: unknown): Result.Result<unknow
   const type = typeof schema === "object" && schema !== null ? (schema as { type?: unknown }).type : undefined
   if (typeof properties !== "object" || properties === null || (type !== undefined && type !== "object")) {
     return unsupported(
-      "the playwright engine fills only object schemas whose properties are page facts or form fields; this schema is not an object schema"
+      `${by.name} fills only object schemas whose properties are page facts or form fields; this schema is not an object schema`
     )
   }
   const facts = toFacts(raw)
@@ -341,11 +353,15 @@ export const fillSchema = (raw: RawFacts, schema: unknown): Result.Result<unknow
   }
   if (missing.length > 0) {
     return unsupported(
-      `the playwright engine cannot fill ${missing.map(quote).join(", ")} without a model: it fills only page facts (${factKeys.join(", ")}) and form fields by label, name or id`
+      `${by.name} cannot fill ${missing.map(quote).join(", ")} without a model: it fills only page facts (${factKeys.join(", ")}) and form fields by label, name or id`
     )
   }
   return Result.succeed(out)
 }
+
+/** What an engine answers to `extract` from page facts alone: the facts, or the caller's schema filled from them. */
+export const extracted = (raw: RawFacts, schema: unknown, by: Filler): Effect.Effect<unknown, Unsupported> =>
+  schema === undefined ? Effect.succeed(toFacts(raw)) : Effect.fromResult(fillSchema(raw, schema, by))
 
 /** A field as extract answers it: without the id and the box it is matched by. */
 export const answered = ({ id: _id, box: _box, ...field }: RawField): Field => field

@@ -17,6 +17,7 @@ import * as Secrets from "../../src/Logging/Secrets.ts"
 import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
 import { Sandbox } from "../../src/Sandbox/Sandbox.ts"
 import * as ScriptedModel from "../../src/Scenario/ScriptedModel.ts"
+import * as Sites from "../../src/Scenario/Sites.ts"
 import * as SessionStack from "../../src/Server/SessionStack.ts"
 import * as Resolutions from "../../src/Store/Resolutions.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
@@ -35,17 +36,38 @@ const modelFree: Policy = {
   default: { ...defaultCascade, levels: [{ engine: "playwright", retryCount: 0, timeoutPerAttemptMs: 15_000 }] }
 }
 
-/** A store file of the test's own. */
-const storeFile = Effect.acquireRelease(
-  Effect.sync(() => mkdtempSync(join(tmpdir(), "switchyard-replay-"))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-).pipe(Effect.map((dir) => join(dir, "store.db")))
+/** What each test starts with: the bundled sites, the scripted model, and a store in a file of the test's own. */
+const setup = Effect.gen(function* () {
+  const file = yield* Effect.acquireRelease(
+    Effect.sync(() => mkdtempSync(join(tmpdir(), "switchyard-replay-"))),
+    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+  ).pipe(Effect.map((dir) => join(dir, "store.db")))
+  return {
+    sites: yield* Sites.start(),
+    model: yield* ScriptedModel.start,
+    file,
+    store: yield* Resolutions.make({ location: { kind: "embedded", file } })
+  }
+})
+
+/**
+ * The application form the replay bench runs (`scenarios/sites/changing-form.html`): `?v=2` is the same form changed;
+ * its "Continue" link leaves for a page titled "Done".
+ */
+const form = (sites: Sites.Sites, query = "") => `${sites.origin}/changing-form.html${query}`
 
 interface Session {
-  readonly call: (tool: string, args: unknown) => Effect.Effect<ToolAnswer>
+  /** An act or a navigation, answered ok (the test fails otherwise). */
+  readonly act: (instruction: string) => Effect.Effect<ToolAnswer>
+  readonly navigate: (url: string) => Effect.Effect<ToolAnswer>
   readonly page: <A>(read: () => A) => Effect.Effect<A>
   readonly events: ReadonlyArray<Events.Stamped>
   readonly close: Effect.Effect<void>
+}
+
+const ok = (answer: ToolAnswer) => {
+  assert.isTrue(answer.ok, JSON.stringify(answer.error))
+  return answer
 }
 
 /** A fresh session (its own browser) on the shared store: what a second worker, or a later day, would be. */
@@ -82,18 +104,16 @@ const session = (options: {
           }
         })
       })
+    const call = (tool: string, args: unknown) =>
+      router.call(tool, args).pipe(Effect.provideService(Events.Events, sink), Effect.map(ok))
     return {
-      call: (tool: string, args: unknown) => router.call(tool, args).pipe(Effect.provideService(Events.Events, sink)),
+      act: (instruction: string) => call("browser.act", { instruction }),
+      navigate: (url: string) => call("browser.navigate", { url }),
       page,
       events,
       close: Scope.close(scope, Exit.void)
     } satisfies Session
   })
-
-const ok = (answer: ToolAnswer) => {
-  assert.isTrue(answer.ok, JSON.stringify(answer.error))
-  return answer
-}
 
 type Written = ReadonlyArray<{ readonly field: string; readonly value: string | boolean }>
 const record = () => (window as unknown as { record: Written }).record
@@ -102,13 +122,13 @@ const replays = (s: Session) => s.events.filter((e) => e.event === "replay")
 /** The form filled as an applicant would. */
 const apply = (s: Session, url: string, who: { name: string; email: string; phone: string }) =>
   Effect.gen(function* () {
-    ok(yield* s.call("browser.navigate", { url }))
+    yield* s.navigate(url)
     return [
-      ok(yield* s.call("browser.act", { instruction: `fill "Full name" with "${who.name}"` })),
-      ok(yield* s.call("browser.act", { instruction: `fill "Email" with "${who.email}"` })),
-      ok(yield* s.call("browser.act", { instruction: `fill "Phone" with "${who.phone}"` })),
-      ok(yield* s.call("browser.act", { instruction: 'select "Data" in "Team"' })),
-      ok(yield* s.call("browser.act", { instruction: 'check "Willing to relocate"' }))
+      yield* s.act(`fill "Full name" with "${who.name}"`),
+      yield* s.act(`fill "Email" with "${who.email}"`),
+      yield* s.act(`fill "Phone" with "${who.phone}"`),
+      yield* s.act('select "Data" in "Team"'),
+      yield* s.act('check "Willing to relocate"')
     ]
   })
 
@@ -117,10 +137,8 @@ describe("the replay level", () => {
     "a second session replays what the model resolved, with the next applicant's values and no model request",
     () =>
       Effect.gen(function* () {
-        const site = yield* SiteServer.start
-        const model = yield* ScriptedModel.start
-        const store = yield* Resolutions.make({ location: { kind: "embedded", file: yield* storeFile } })
-        const url = site.url("/replay/apply.html?v=1")
+        const { sites, model, store } = yield* setup
+        const url = form(sites, "?v=1")
 
         const first = yield* session({ model, store })
         const answered = yield* apply(first, url, { name: "Ada Lovelace", email: "ada@example.com", phone: "555 0100" })
@@ -183,24 +201,22 @@ describe("the replay level", () => {
     "a changed form misses where it changed, the cascade repairs it and keeps the repair, and no other field is written",
     () =>
       Effect.gen(function* () {
-        const site = yield* SiteServer.start
-        const model = yield* ScriptedModel.start
-        const store = yield* Resolutions.make({ location: { kind: "embedded", file: yield* storeFile } })
+        const { sites, model, store } = yield* setup
         const who = { name: "Ada Lovelace", email: "ada@example.com", phone: "555 0100" }
 
         const first = yield* session({ model, store })
-        yield* apply(first, site.url("/replay/apply.html?v=1"), who)
-        ok(yield* first.call("browser.act", { instruction: 'click "Send application"' }))
+        yield* apply(first, form(sites, "?v=1"), who)
+        yield* first.act('click "Send application"')
         yield* first.close
 
         // The form changed: "Phone" is "Mobile phone", the button sits in a review section, a required Postcode is
         // new, and a referee's "Email" field sits beside the applicant's.
-        const changed = site.url("/replay/apply.html?v=2")
+        const changed = form(sites, "?v=2")
         const second = yield* session({ model, store })
         const asked = model.counts().act
         const answers = yield* apply(second, changed, who)
-        answers.push(ok(yield* second.call("browser.act", { instruction: 'fill "Postcode" with "NW1 6XE"' })))
-        answers.push(ok(yield* second.call("browser.act", { instruction: 'click "Send application"' })))
+        answers.push(yield* second.act('fill "Postcode" with "NW1 6XE"'))
+        answers.push(yield* second.act('click "Send application"'))
         assert.deepStrictEqual(
           answers.map((a) => a.state.level),
           ["replay", "replay", 0, "replay", "replay", 0, 0]
@@ -232,8 +248,8 @@ describe("the replay level", () => {
           email: "grace@example.com",
           phone: "555 0199"
         })
-        again.push(ok(yield* third.call("browser.act", { instruction: 'fill "Postcode" with "SW1A 1AA"' })))
-        again.push(ok(yield* third.call("browser.act", { instruction: 'click "Send application"' })))
+        again.push(yield* third.act('fill "Postcode" with "SW1A 1AA"'))
+        again.push(yield* third.act('click "Send application"'))
         assert.deepStrictEqual(
           again.map((a) => a.state.level),
           ["replay", "replay", "replay", "replay", "replay", "replay", "replay"]
@@ -254,16 +270,14 @@ describe("the replay level", () => {
     "a click whose target goes with the navigation it starts is named before the act the next time, then replayed",
     () =>
       Effect.gen(function* () {
-        const site = yield* SiteServer.start
-        const model = yield* ScriptedModel.start
-        const store = yield* Resolutions.make({ location: { kind: "embedded", file: yield* storeFile } })
-        const url = site.url("/replay/apply.html?v=1")
+        const { sites, model, store } = yield* setup
+        const url = form(sites, "?v=1")
         const levels: Array<ToolAnswer["state"]["level"]> = []
         const kept: Array<string> = []
         for (let run = 0; run < 3; run++) {
           const s = yield* session({ model, store })
-          ok(yield* s.call("browser.navigate", { url }))
-          const answer = ok(yield* s.call("browser.act", { instruction: 'click "Continue"' }))
+          yield* s.navigate(url)
+          const answer = yield* s.act('click "Continue"')
           levels.push(answer.state.level)
           assert.strictEqual(answer.state.title, "Done")
           kept.push(
@@ -290,15 +304,13 @@ describe("the replay level", () => {
     "two sites never share what is kept",
     () =>
       Effect.gen(function* () {
-        const one = yield* SiteServer.start
-        const other = yield* SiteServer.start
-        const model = yield* ScriptedModel.start
-        const store = yield* Resolutions.make({ location: { kind: "embedded", file: yield* storeFile } })
+        const { sites: one, model, store } = yield* setup
+        const other = yield* Sites.start()
         const first = yield* session({ model, store })
-        ok(yield* first.call("browser.navigate", { url: one.url("/replay/apply.html") }))
-        ok(yield* first.call("browser.act", { instruction: 'fill "Email" with "ada@example.com"' }))
-        ok(yield* first.call("browser.navigate", { url: other.url("/replay/apply.html") }))
-        const elsewhere = ok(yield* first.call("browser.act", { instruction: 'fill "Email" with "ada@example.com"' }))
+        yield* first.navigate(form(one))
+        yield* first.act('fill "Email" with "ada@example.com"')
+        yield* first.navigate(form(other))
+        const elsewhere = yield* first.act('fill "Email" with "ada@example.com"')
         assert.strictEqual(elsewhere.state.level, 0, "the same page on another site is resolved by the cascade")
         assert.strictEqual(model.counts().act, 2)
         assert.deepStrictEqual((yield* store.list()).map((e) => e.key.site).sort(), [one.origin, other.origin].sort())
@@ -317,14 +329,13 @@ describe("the replay level", () => {
     "a field in an open shadow root that the model found is kept and replayed without it",
     () =>
       Effect.gen(function* () {
+        const { model, store } = yield* setup
         const site = yield* SiteServer.start
-        const model = yield* ScriptedModel.start
-        const store = yield* Resolutions.make({ location: { kind: "embedded", file: yield* storeFile } })
         const url = site.url("/replay/shadow.html")
         for (const [run, name] of ["Ada", "Grace"].entries()) {
           const s = yield* session({ model, store })
-          ok(yield* s.call("browser.navigate", { url }))
-          const answer = ok(yield* s.call("browser.act", { instruction: `fill "Last Name" with "${name}"` }))
+          yield* s.navigate(url)
+          const answer = yield* s.act(`fill "Last Name" with "${name}"`)
           assert.strictEqual(answer.state.level, run === 0 ? 0 : "replay", JSON.stringify(replays(s)))
           const values = yield* s.page(() =>
             ["first", "last"].map((id) => (document.getElementById(id) as unknown as { value: string }).value)
@@ -341,16 +352,13 @@ describe("the replay level", () => {
     "a secret is replayed as its reference and never kept",
     () =>
       Effect.gen(function* () {
-        const site = yield* SiteServer.start
-        const model = yield* ScriptedModel.start
-        const file = yield* storeFile
-        const store = yield* Resolutions.make({ location: { kind: "embedded", file } })
+        const { sites, model, file, store } = yield* setup
         Secrets.register({ REPLAY_TEST_EMAIL: "hidden-4711@example.com" })
         const instruction = 'fill "Email" with "{{secret:REPLAY_TEST_EMAIL}}"'
         for (let run = 0; run < 2; run++) {
           const s = yield* session({ model, store, policy: modelFree })
-          ok(yield* s.call("browser.navigate", { url: site.url("/replay/apply.html") }))
-          const answer = ok(yield* s.call("browser.act", { instruction }))
+          yield* s.navigate(form(sites))
+          const answer = yield* s.act(instruction)
           assert.strictEqual(answer.state.level, run === 0 ? 0 : "replay")
           assert.strictEqual(
             yield* s.page(() => (document.getElementById("email") as HTMLInputElement).value),
@@ -379,13 +387,11 @@ describe("the replay level", () => {
     "turned off, nothing is replayed or kept",
     () =>
       Effect.gen(function* () {
-        const site = yield* SiteServer.start
-        const model = yield* ScriptedModel.start
-        const store = yield* Resolutions.make({ location: { kind: "embedded", file: yield* storeFile } })
+        const { sites, model, store } = yield* setup
         for (let run = 0; run < 2; run++) {
           const s = yield* session({ model, store, policy: modelFree, enabled: false })
-          ok(yield* s.call("browser.navigate", { url: site.url("/replay/apply.html") }))
-          const answer = ok(yield* s.call("browser.act", { instruction: 'fill "Email" with "ada@example.com"' }))
+          yield* s.navigate(form(sites))
+          const answer = yield* s.act('fill "Email" with "ada@example.com"')
           assert.strictEqual(answer.state.level, 0)
           assert.lengthOf(replays(s), 0)
           yield* s.close

@@ -5,25 +5,16 @@
  */
 import { chmodSync } from "node:fs"
 import { afterEach, assert, describe, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect, Redacted } from "effect"
 import * as Postgres from "../../src/Cluster/Postgres.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
 import { fleet, stopFleets } from "../support/Fleet.ts"
+import { httpClient } from "../support/McpClient.ts"
 import { processesMatching } from "../support/Processes.ts"
 import { startService } from "../support/Service.ts"
 import { waitFor } from "../support/Wait.ts"
 
 afterEach(stopFleets)
-
-const connect = (url: string) =>
-  Effect.promise(async () => {
-    const transport = new StreamableHTTPClientTransport(new URL(url))
-    const client = new Client({ name: "t", version: "1" })
-    await client.connect(transport)
-    return { client, transport }
-  })
 
 describe.skipIf(Postgres.binDir() === undefined)("fleet placement", () => {
   it.live(
@@ -53,7 +44,7 @@ describe.skipIf(Postgres.binDir() === undefined)("fleet placement", () => {
         const url = yield* Effect.promise(() => runner.stderrLine(/MCP over HTTP at (\S+)/))
         const browsers = () => processesMatching(`--user-data-dir=${dir}`).filter((p) => !/--type=/.test(p.cmdline))
 
-        const first = yield* connect(url)
+        const first = yield* httpClient(url)
         const opened = yield* Effect.promise(() =>
           first.client.callTool({ name: "browser_navigate", arguments: { url: site.url("/plain.html") } })
         )
@@ -73,7 +64,7 @@ describe.skipIf(Postgres.binDir() === undefined)("fleet placement", () => {
         assert.lengthOf(yield* query("SELECT session FROM fleet_sessions WHERE runner = 'r1'"), 1)
 
         // A new client on the one-browser fleet gets that browser.
-        const second = yield* connect(url)
+        const second = yield* httpClient(url)
         const answer = yield* Effect.promise(() =>
           second.client.callTool({ name: "browser_navigate", arguments: { url: site.url("/forms.html") } })
         )

@@ -7,27 +7,14 @@ import { spawn } from "node:child_process"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { type Outcome, outcomeOf } from "../support/Command.ts"
 
 const bin = join(import.meta.dirname, "..", "..", "bin", "switchyard")
 
-interface Ran {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
 const switchyard = (args: ReadonlyArray<string>) =>
-  Effect.callback<Ran>((resume) => {
+  Effect.callback<Outcome>((resume) => {
     const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (c) => {
-      stdout += String(c)
-    })
-    child.stderr.on("data", (c) => {
-      stderr += String(c)
-    })
-    child.once("exit", (code) => resume(Effect.succeed({ code, stdout, stderr })))
+    void outcomeOf(child).then((outcome) => resume(Effect.succeed(outcome)))
     return Effect.sync(() => child.kill("SIGKILL"))
   })
 
@@ -53,7 +40,7 @@ const readHelp = (help: string) => {
   }
 }
 
-const refusedOnOneLine = (ran: Ran, what: string) => {
+const refusedOnOneLine = (ran: Outcome, what: string) => {
   assert.strictEqual(ran.code, 2, `${what}: exit code (stderr: ${ran.stderr})`)
   assert.strictEqual(ran.stdout, "", `${what}: nothing on stdout, which may carry a protocol`)
   const lines = ran.stderr.trimEnd().split("\n")

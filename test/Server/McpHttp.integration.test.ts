@@ -4,9 +4,8 @@
  */
 import { request } from "node:http"
 import { afterEach, assert, describe, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect } from "effect"
+import { httpClient } from "../support/McpClient.ts"
 import { startService, stopServices } from "../support/Service.ts"
 
 afterEach(stopServices)
@@ -73,9 +72,7 @@ describe("MCP over HTTP", () => {
         "mcp-protocol-version": "2025-06-18"
       })
       assert.strictEqual(unknown.status, 404)
-      const client = new Client({ name: "t", version: "1" })
-      const transport = new StreamableHTTPClientTransport(new URL(url))
-      yield* Effect.promise(() => client.connect(transport))
+      const { client, transport } = yield* httpClient(url)
       const id = transport.sessionId!
       yield* Effect.promise(() => transport.terminateSession())
       yield* Effect.promise(() => client.close())

@@ -7,23 +7,15 @@ import { chmodSync, mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { Effect } from "effect"
 import * as SiteServer from "../fixtures/SiteServer.ts"
+import { httpClient } from "../support/McpClient.ts"
 import { processesMatching } from "../support/Processes.ts"
 import { startService, stopServices } from "../support/Service.ts"
 import { waitFor } from "../support/Wait.ts"
 
 afterEach(stopServices)
-
-const connect = (url: string) =>
-  Effect.promise(async () => {
-    const transport = new StreamableHTTPClientTransport(new URL(url))
-    const client = new Client({ name: "t", version: "1" })
-    await client.connect(transport)
-    return { client, transport }
-  })
 
 const urlAfter = (client: Client, name: string, args: Record<string, unknown> = {}) =>
   Effect.promise(async () => {
@@ -57,8 +49,8 @@ describe("MCP sessions over HTTP", () => {
     Effect.gen(function* () {
       const site = yield* SiteServer.start
       const { url, browsers } = yield* serve()
-      const a = yield* connect(url)
-      const b = yield* connect(url)
+      const a = yield* httpClient(url)
+      const b = yield* httpClient(url)
       assert.strictEqual(
         yield* urlAfter(a.client, "browser_navigate", { url: site.url("/plain.html") }),
         site.url("/plain.html")
@@ -91,8 +83,8 @@ describe("MCP sessions over HTTP", () => {
     Effect.gen(function* () {
       const site = yield* SiteServer.start
       const { url } = yield* serve({ SWITCHYARD_MCP_SHARED_DEFAULT: "on" })
-      const a = yield* connect(url)
-      const b = yield* connect(url)
+      const a = yield* httpClient(url)
+      const b = yield* httpClient(url)
       yield* urlAfter(a.client, "browser_navigate", { url: site.url("/plain.html") })
       yield* urlAfter(b.client, "browser_navigate", { url: site.url("/forms.html") })
       assert.strictEqual(yield* urlAfter(a.client, "browser_status"), site.url("/forms.html"))

@@ -4,6 +4,7 @@ import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { DatabaseSync } from "node:sqlite"
+import { outcomeOf } from "./Command.ts"
 
 const main = join(import.meta.dirname, "..", "..", "src", "Main.ts")
 
@@ -87,21 +88,12 @@ export const startsPerStep = (events: ReadonlyArray<{ type: string; data: Record
 
 /** A `switchyard <command> …` a person types and waits for; resolves with its exit code and what it said. */
 export const cli = (command: string, args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
-  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [main, command, ...args], {
+  outcomeOf(
+    spawn(process.execPath, [main, command, ...args], {
       env: { ...process.env, SWITCHYARD_IDLE_TIMEOUT_MS: "0", ...env },
       stdio: ["ignore", "pipe", "pipe"]
     })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (c) => {
-      stdout += String(c)
-    })
-    child.stderr.on("data", (c) => {
-      stderr += String(c)
-    })
-    child.once("exit", (code) => resolve({ code, stdout, stderr }))
-  })
+  )
 
 /** `switchyard resume …` as a person types it. */
 export const resumeCli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => cli("resume", args, env)

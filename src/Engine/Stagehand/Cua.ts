@@ -19,7 +19,7 @@ import { requireAbsoluteUrl } from "../Navigation.ts"
 import * as PageFacts from "../PageFacts.ts"
 import type { CuaInit, TaskOutcome } from "./CuaWorker.ts"
 import * as Errors from "./Errors.ts"
-import type { StagehandEngineOptions } from "./Options.ts"
+import { limits, type StagehandEngineOptions } from "./Options.ts"
 import type { Navigated } from "./Page.ts"
 import * as Verify from "./Verify.ts"
 
@@ -38,12 +38,8 @@ interface Step {
 }
 
 export const make = Effect.fn("StagehandEngine.cua")(function* (options: StagehandEngineOptions, caps: Capabilities) {
-  const taskTimeoutMs = options.taskTimeoutMs ?? 180_000
-  const actionTimeoutMs = options.actionTimeoutMs ?? 60_000
-  const navigationTimeoutMs = options.navigationTimeoutMs ?? 30_000
-  const pageTimeoutMs = options.pageTimeoutMs ?? 10_000
-  const connectTimeoutMs = options.connectTimeoutMs ?? 15_000
-  const maxTextChars = options.maxTextChars ?? 20_000
+  const { taskTimeoutMs, actionTimeoutMs, navigationTimeoutMs, pageTimeoutMs, connectTimeoutMs, maxTextChars } =
+    limits(options)
   const session = yield* BrowserSession
   const model = yield* Model.resolve("stagehandCua", options.model)
   if (!providers.includes(model.provider)) {
@@ -208,17 +204,7 @@ export const make = Effect.fn("StagehandEngine.cua")(function* (options: Stageha
     extract: Effect.fn("StagehandEngine.extract")(function* (_instruction: string, jsonSchema?: unknown) {
       const step: Step = { action: "extract", timeoutMs: pageTimeoutMs, sideEffect: "none" }
       const raw = yield* call<PageFacts.RawFacts>(step, "facts", maxTextChars)
-      if (jsonSchema === undefined) return PageFacts.toFacts(raw)
-      return yield* Effect.fromResult(PageFacts.fillSchema(raw, jsonSchema)).pipe(
-        Effect.mapError(
-          (e) =>
-            new Unsupported({
-              engine,
-              action: "extract",
-              message: e.message.replace("the playwright engine", "the stagehand engine in cua mode")
-            })
-        )
-      )
+      return yield* PageFacts.extracted(raw, jsonSchema, { engine, name: "the stagehand engine in cua mode" })
     }),
 
     screenshot: Effect.fn("StagehandEngine.screenshot")(function* (options?: ScreenshotOptions) {

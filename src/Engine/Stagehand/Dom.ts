@@ -25,7 +25,7 @@ import * as Instruction from "../Instruction.ts"
 import * as Model from "../Model.ts"
 import { requireAbsoluteUrl } from "../Navigation.ts"
 import * as Errors from "./Errors.ts"
-import type { StagehandEngineOptions } from "./Options.ts"
+import { limits, type StagehandEngineOptions } from "./Options.ts"
 import * as StagehandPage from "./Page.ts"
 import * as Verify from "./Verify.ts"
 
@@ -103,10 +103,7 @@ interface Step {
 }
 
 export const make = Effect.fn("StagehandEngine.dom")(function* (options: StagehandEngineOptions, caps: Capabilities) {
-  const actionTimeoutMs = options.actionTimeoutMs ?? 60_000
-  const navigationTimeoutMs = options.navigationTimeoutMs ?? 30_000
-  const pageTimeoutMs = options.pageTimeoutMs ?? 10_000
-  const connectTimeoutMs = options.connectTimeoutMs ?? 15_000
+  const { actionTimeoutMs, navigationTimeoutMs, pageTimeoutMs, connectTimeoutMs, releaseTimeoutMs } = limits(options)
   const session = yield* BrowserSession
   const model = yield* Model.resolve("stagehandDom", options.model)
   const calls = new AsyncLocalStorage<Call>()
@@ -141,7 +138,7 @@ export const make = Effect.fn("StagehandEngine.dom")(function* (options: Stageha
       Effect.promise(async () => {
         await ready?.catch(() => undefined)
         await sh.close().catch(() => undefined)
-      }).pipe(Effect.timeoutOption(options.releaseTimeoutMs ?? 5_000))
+      }).pipe(Effect.timeoutOption(releaseTimeoutMs))
   )
   const { sh } = connection
   connection.ready = sh.init()

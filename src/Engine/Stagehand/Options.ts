@@ -32,3 +32,14 @@ export interface StagehandEngineOptions {
   /** cua: cap on the visible text the page-facts `extract` returns; default 20,000 characters. */
   readonly maxTextChars?: number
 }
+
+/** The limits with their defaults (as documented above) filled in: both modes read them from here. */
+export const limits = (options: StagehandEngineOptions) => ({
+  actionTimeoutMs: options.actionTimeoutMs ?? 60_000,
+  taskTimeoutMs: options.taskTimeoutMs ?? 180_000,
+  navigationTimeoutMs: options.navigationTimeoutMs ?? 30_000,
+  pageTimeoutMs: options.pageTimeoutMs ?? 10_000,
+  connectTimeoutMs: options.connectTimeoutMs ?? 15_000,
+  releaseTimeoutMs: options.releaseTimeoutMs ?? 5_000,
+  maxTextChars: options.maxTextChars ?? 20_000
+})

@@ -49,6 +49,15 @@ const change = (expression: string) =>
     yield* Session.evaluate(session.wsEndpoint, session.targetId, expression)
   })
 
+/** The engine on the offers page, and what the page recorded from then on. */
+const onOffers = Effect.gen(function* () {
+  const server = yield* Pages
+  const engine = yield* Engine
+  yield* engine.navigate(server.url("offers", "/index.html"))
+  const before = server.recorded("offers").length
+  return { engine, recorded: () => server.recorded("offers").slice(before) }
+})
+
 const renames = [
   { where: "the document", from: "Decline offer", to: "Accept offer", script: `decline.textContent = "Accept offer"` },
   {
@@ -72,20 +81,14 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
       for (const { where, from, to, script } of renames) {
         it.effect(`an element renamed in ${where} since the last act is not acted on under its old name`, () =>
           Effect.gen(function* () {
-            const server = yield* Pages
-            const engine = yield* Engine
-            yield* engine.navigate(server.url("offers", "/index.html"))
-            const before = server.recorded("offers").length
+            const { engine, recorded } = yield* onOffers
             // The first act reads the page; the page then renames an element before the next act.
             yield* engine.act('click "Read terms"')
             yield* change(script)
             const error = yield* Effect.flip(engine.act(`click "${from}"`))
             assert.strictEqual(error.type, "element_not_found", error.message)
             yield* engine.act(`click "${to}"`)
-            assert.deepStrictEqual(server.recorded("offers").slice(before), [
-              { clicked: "Read terms" },
-              { clicked: to }
-            ])
+            assert.deepStrictEqual(recorded(), [{ clicked: "Read terms" }, { clicked: to }])
           })
         )
       }
@@ -94,9 +97,7 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
         "values and ticks a script set between calls (no event, no change of the document) are read as shown",
         () =>
           Effect.gen(function* () {
-            const server = yield* Pages
-            const engine = yield* Engine
-            yield* engine.navigate(server.url("offers", "/index.html"))
+            const { engine } = yield* onOffers
             yield* engine.act('click "Read terms"')
             yield* engine.extract("the form")
             yield* change(`amount.value = "42"; gift.checked = true`)
@@ -110,15 +111,12 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
 
       it.effect("an unchanged page is acted on twice in a row as it shows", () =>
         Effect.gen(function* () {
-          const server = yield* Pages
-          const engine = yield* Engine
-          yield* engine.navigate(server.url("offers", "/index.html"))
-          const before = server.recorded("offers").length
+          const { engine, recorded } = yield* onOffers
           yield* engine.act('click "Read terms"')
           yield* engine.act('click "Archive thread"')
           yield* engine.act('click "Remove file"')
           yield* engine.act('click "Read terms"')
-          assert.deepStrictEqual(server.recorded("offers").slice(before), [
+          assert.deepStrictEqual(recorded(), [
             { clicked: "Read terms" },
             { clicked: "Archive thread" },
             { clicked: "Remove file" },
