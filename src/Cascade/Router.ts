@@ -3,27 +3,28 @@
  * attemptId), passes it through named checks (a known tool, offered, arguments that decode, no person or dialog in the
  * way, an allowed URL, confined files), dispatches it to its tool's handler (engine tools through the Stagehand policy
  * and the cascade, session tools on the session) and answers every call, success or error, with the state block.
+ * The checks are in Router/Checks.ts, the session's starting storage state in Router/StorageStart.ts.
  */
 import { createHash } from "node:crypto"
-import { Cache, Clock, Context, Data, Effect, Layer, Option, Ref } from "effect"
+import { Cache, Clock, Context, Effect, Layer, Option, Ref } from "effect"
 import { Egress } from "../Egress/Egress.ts"
 import * as Screenshot from "../Engine/Screenshot.ts"
 import { Unsupported } from "../Errors/Engine.ts"
-import { DialogOpen, InvalidInput } from "../Errors/Page.ts"
-import { Internal, PolicyRejected } from "../Errors/Service.ts"
-import { type SwitchyardError, toErrorInfo } from "../Errors.ts"
+import { DialogOpen } from "../Errors/Page.ts"
+import { Internal } from "../Errors/Service.ts"
+import { toErrorInfo } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
 import * as Secrets from "../Logging/Secrets.ts"
 import * as Files from "../Sandbox/Files.ts"
-import { dialogError, type PageEvent, Sandbox } from "../Sandbox/Sandbox.ts"
-import * as StorageState from "../Sandbox/StorageState.ts"
+import { type PageEvent, Sandbox } from "../Sandbox/Sandbox.ts"
 import { StorageStates } from "../Store/StorageStates.ts"
-import * as Handoff from "../Takeover/Handoff.ts"
 import { Cascade } from "./Cascade.ts"
 import { Engines } from "./Engines.ts"
 import * as HandoffTools from "./HandoffTools.ts"
 import { type CascadeConfig, cascadeFor, defaultPolicy, handsToPerson, type Policy, platformOf } from "./Policy.ts"
 import { Replay, type Replayed } from "./Replay.ts"
+import * as Checks from "./Router/Checks.ts"
+import * as StorageStart from "./Router/StorageStart.ts"
 import * as StagehandFallback from "./StagehandFallback.ts"
 import * as StateBlock from "./StateBlock.ts"
 import * as Tool from "./Tool.ts"
@@ -70,18 +71,6 @@ interface StepState {
   readonly flags: Ref.Ref<StagehandFallback.Flags>
   readonly calls: Ref.Ref<number>
 }
-
-/** A check refused the call: the answer carries `error`. */
-class Refused extends Data.TaggedError("Refused")<{ readonly error: StateBlock.ToolError }> {}
-
-/** A check's failure as the refusal the answer carries. */
-const refusing = <A, E extends SwitchyardError>(self: Effect.Effect<A, E>) =>
-  Effect.mapError(self, (error) => new Refused({ error: toErrorInfo(error) }))
-
-const badArguments = (tool: Tool.Any, message: string) =>
-  new Refused({
-    error: { type: "invalid_input", retryable: false, action: tool.name, field: "arguments", message }
-  })
 
 /** Groups identical calls in logs without writing their values. */
 const hashArgs = (args: unknown) => createHash("sha256").update(JSON.stringify(args)).digest("hex").slice(0, 16)
@@ -233,36 +222,18 @@ export class Router extends Context.Service<
             return [{ ...answer, state }, after]
           })
 
-        /** The storage state put into the session's browser, and which browser (its endpoint) got it. */
-        const stateIn = yield* Ref.make<{ readonly name: string; readonly browser: string | null } | undefined>(
-          undefined
-        )
-
-        /**
-         * A session that starts from a saved state gets it before its first call, and again in a browser started
-         * afresh (after a close or a crash); a later call cannot swap it for another (browser.storage loads one).
-         */
-        const startFrom = (wanted: string | undefined, named: boolean) =>
-          Effect.gen(function* () {
-            if (wanted === undefined) return
-            const browser = (yield* sandbox.status).wsEndpoint
-            const given = yield* Ref.get(stateIn)
-            if (given !== undefined && browser !== null && given.browser === browser) {
-              if (named && given.name !== wanted) {
-                return yield* new InvalidInput({
-                  field: "storageState",
-                  message: `this session started from the storage state ${JSON.stringify(given.name)}; storageState applies to a session's first call: load another with browser.storage {"action": "load", "name": ${JSON.stringify(wanted)}}`
-                })
-              }
-              return
-            }
-            if (Option.isNone(storage)) {
-              return yield* new Unsupported({ message: "this service keeps no storage states (storageState)" })
-            }
-            const { state } = yield* storage.value.load(wanted)
-            yield* sandbox.onPage((page) => StorageState.apply(page, state))
-            yield* Ref.set(stateIn, { name: wanted, browser: (yield* sandbox.status).wsEndpoint })
-          })
+        const startFrom = yield* StorageStart.make(sandbox, storage)
+        const { known, offered, decoded, stateGiven, engineMay } = Checks.make({
+          sandbox,
+          handoff,
+          features,
+          egress,
+          urlPolicy,
+          maxArgumentBytes,
+          uploadRoots,
+          startFrom,
+          storageState: options.storageState
+        })
 
         /** A success as answered: the result, and the resources it made when it made some. */
         const succeeded = (tool: Tool.Any, value: unknown) => {
@@ -273,65 +244,6 @@ export class Router extends Context.Service<
             ...(made.resources.length === 0 ? {} : { resources: made.resources })
           }
         }
-
-        // The checks a call passes before it runs, in order; each refuses it with the error its answer carries.
-
-        const known = (toolName: string) =>
-          Option.match(Tools.find(toolName), {
-            onNone: () =>
-              Effect.fail(
-                new Refused({
-                  error: {
-                    type: "invalid_input",
-                    retryable: false,
-                    field: "tool",
-                    message: `unknown tool "${toolName}"; the tools are ${Tools.toolNames.join(", ")}`
-                  }
-                })
-              ),
-            onSome: Effect.succeed
-          })
-
-        /** The operator turned the tool on. */
-        const offered = (tool: Tool.Any) => {
-          const off = tool.offered(features)
-          return off === undefined
-            ? Effect.void
-            : refusing(Effect.fail(new PolicyRejected({ action: tool.name, message: off })))
-        }
-
-        /** The arguments fit the limit and decode with the tool's Schema. */
-        const decoded = (tool: Tool.Any, rawArgs: unknown) => {
-          const size = Buffer.byteLength(JSON.stringify(rawArgs ?? {}) ?? "")
-          if (size > maxArgumentBytes) {
-            return Effect.fail(
-              badArguments(tool, `arguments for ${tool.name} are ${size} bytes; the limit is ${maxArgumentBytes}`)
-            )
-          }
-          return tool
-            .decode(rawArgs)
-            .pipe(Effect.mapError((error) => badArguments(tool, `bad arguments for ${tool.name}: ${error.message}`)))
-        }
-
-        /** A tool that works on a logged-in page gets the session's storage state first. */
-        const stateGiven = (tool: Tool.Any, meta: Tool.CallMeta) =>
-          tool.needsStorageState
-            ? refusing(startFrom(meta.storageState ?? options.storageState, meta.storageState !== undefined))
-            : Effect.void
-
-        /**
-         * Engine work needs no person holding the browser, a URL the policy allows, no open dialog (every engine would
-         * wait behind it) and files under the upload roots: it gets the files confined, when it names some.
-         */
-        const engineMay = (tool: Tool.Any, bound: Tool.Bound & { readonly _tag: "engine" }) =>
-          Effect.gen(function* () {
-            const person = yield* handoff.active
-            if (Option.isSome(person)) return yield* refusing(Effect.fail(Handoff.inControl(person.value, tool.name)))
-            if (bound.opens !== undefined) yield* refusing(UrlPolicy.check(bound.opens, urlPolicy, egress?.resolve))
-            const dialog = yield* sandbox.openDialog
-            if (Option.isSome(dialog)) return yield* refusing(Effect.fail(dialogError(dialog.value, false)))
-            return bound.files.length > 0 ? yield* refusing(Files.confine(uploadRoots, bound.files)) : undefined
-          })
 
         /** The call's ids (its attempt numbered in its request or step) and the cascade for the page it starts on. */
         const begin = (meta: Tool.CallMeta) =>
@@ -386,7 +298,9 @@ export class Router extends Context.Service<
               }
               const used = waiting(yield* tried(cascadeFor(policy, bound.opens ?? url), bound), bound.waitsMs)
               if (used.levels.length === 0) {
-                return yield* refusing(Effect.fail(new Unsupported({ action: tool.name, message: bound.untried })))
+                return yield* Checks.refusing(
+                  Effect.fail(new Unsupported({ action: tool.name, message: bound.untried }))
+                )
               }
               // Named files answer any file chooser the call's click opens, whichever engine clicks.
               const choosing = <E>(self: Effect.Effect<unknown, E>) =>

@@ -3,7 +3,7 @@
  * no TLS interception), each checked against the policy on the addresses the proxy itself resolved and then
  * connects to — the browser never resolves a name, so a name that rebinds between check and connect cannot pass.
  * A destination it could not reach (refused, not resolved, timed out, reset) is recorded with its cause and answered
- * with a page marked as the proxy's own, so no call takes it for the site's.
+ * with a page marked as the proxy's own, so no call takes it for the site's. Its headers are in Proxy/Headers.ts.
  */
 import { lookup as dnsLookup } from "node:dns/promises"
 import { Agent, createServer, type IncomingMessage, request, type ServerResponse } from "node:http"
@@ -13,6 +13,7 @@ import { Effect } from "effect"
 import { defaultRedactor } from "../Logging/Redact.ts"
 import * as Address from "./Address.ts"
 import * as Policy from "./Policy.ts"
+import { endToEnd, headerLines, kindOf, plainAnswer } from "./Proxy/Headers.ts"
 import { causeOf, type Unreached, unreachedAnswer } from "./Unreached.ts"
 
 export { type Unreached, unreachedHeader } from "./Unreached.ts"
@@ -57,39 +58,6 @@ export interface RunningProxy {
 export const systemResolver: Resolver = async (host) =>
   (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address)
 
-const hopByHop = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "proxy-authorization",
-  "proxy-authenticate",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade"
-])
-
-/** Raw header pairs without the hop-by-hop ones (and whatever `Connection` names). */
-const endToEnd = (raw: ReadonlyArray<string>) => {
-  const named = new Set<string>()
-  for (let i = 0; i < raw.length; i += 2)
-    if (raw[i]?.toLowerCase() === "connection")
-      for (const n of (raw[i + 1] ?? "").split(",")) named.add(n.trim().toLowerCase())
-  const out: Array<string> = []
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i] ?? ""
-    if (!hopByHop.has(name.toLowerCase()) && !named.has(name.toLowerCase())) out.push(name, raw[i + 1] ?? "")
-  }
-  return out
-}
-
-const documentDestinations = new Set(["document", "iframe", "frame", "embed", "object", "fencedframe"])
-
-const kindOf = (req: IncomingMessage): Policy.Target["kind"] => {
-  const dest = req.headers["sec-fetch-dest"]
-  return typeof dest === "string" && dest !== "" && !documentDestinations.has(dest) ? "subresource" : "document"
-}
-
 const unbracket = (host: string) =>
   host
     .replace(/^\[|\]$/g, "")
@@ -117,19 +85,6 @@ type Outcome =
       /** A destination not reached (no rule refused it): the network's code and the cause. */
       readonly unreached?: { readonly code: string; readonly cause: string }
     }
-
-const plainAnswer = (reason: string, rule?: string) => {
-  const body = rule === undefined ? `${reason}\n` : `Blocked by the egress policy (rule ${rule}): ${reason}\n`
-  return {
-    body,
-    headers: {
-      "content-type": "text/plain; charset=utf-8",
-      "content-length": String(Buffer.byteLength(body)),
-      "cache-control": "no-store",
-      ...(rule === undefined ? {} : { "x-switchyard-egress-rule": rule })
-    }
-  }
-}
 
 /** Starts the proxy on 127.0.0.1 and an ephemeral port; closing the scope closes it and every connection through it. */
 export const start = (options: ProxyOptions) =>
@@ -388,11 +343,6 @@ const within = <A>(promise: Promise<A>, ms: number) => {
     })
   ]).finally(() => clearTimeout(timer))
 }
-
-const headerLines = (headers: Record<string, string>) =>
-  Object.entries(headers)
-    .map(([k, v]) => `${k}: ${v}\r\n`)
-    .join("")
 
 /**
  * Chromium flags that send every request through the proxy: loopback too (Chromium bypasses proxies for loopback

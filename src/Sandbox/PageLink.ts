@@ -1,7 +1,8 @@
 /**
  * The Sandbox's own line to the browser: one CDP connection kept for its life, with the session's pages attached for
- * reads, target events (PageLink/Targets.ts), dialogs (PageLink/Dialogs.ts), file choosers and downloads
- * (PageLink/Downloads.ts); reopened on a schedule when it drops.
+ * reads, target events (PageLink/Targets.ts), dialogs (PageLink/Dialogs.ts), file choosers (PageLink/FileChooser.ts),
+ * downloads (PageLink/Downloads.ts) and loads (PageLink/Loads.ts); reopened on a schedule when it drops.
+ * Over 400 lines because its contract documents some thirty operations that all share the one kept connection.
  */
 import { Effect, Exit, Option, PubSub, Ref, Schedule, Scope, SynchronizedRef } from "effect"
 import * as CdpConnection from "../Cdp/Connection.ts"
@@ -12,8 +13,12 @@ import * as PageEvent from "./PageEvent.ts"
 import * as Console from "./PageLink/Console.ts"
 import * as Dialogs from "./PageLink/Dialogs.ts"
 import * as Downloads from "./PageLink/Downloads.ts"
+import * as FileChooser from "./PageLink/FileChooser.ts"
+import * as Loads from "./PageLink/Loads.ts"
 import * as Network from "./PageLink/Network.ts"
 import * as Targets from "./PageLink/Targets.ts"
+
+export type { MainFrame } from "./PageLink/Loads.ts"
 
 /** A page target of the browser, as `Target.getTargets` lists it. */
 export interface PageTarget {
@@ -96,7 +101,7 @@ export interface PageLink {
    * The main-frame documents `targetId` committed so far, and the URL the latest could not load when it is the
    * browser's error page (a refused tunnel, a TLS failure): no round trip.
    */
-  readonly mainFrame: (targetId: string) => Effect.Effect<MainFrame>
+  readonly mainFrame: (targetId: string) => Effect.Effect<Loads.MainFrame>
   /** The browser's error code on `targetId`'s error page (`ERR_CERT_AUTHORITY_INVALID`), when it shows one. */
   readonly errorCode: (targetId: string) => Effect.Effect<Option.Option<string>>
   /** How many loads the pages' frames have started, and how many committed a new document: marks for `loaded`. */
@@ -110,13 +115,6 @@ export interface PageLink {
     mark: readonly [started: number, committed: number],
     maxMs: number
   ) => Effect.Effect<"none" | "committed" | "no_document">
-}
-
-/** A page's main frame as its last committed navigation left it. */
-export interface MainFrame {
-  readonly commits: number
-  /** Set when the committed document is the browser's error page for this URL. */
-  readonly unreachable?: string
 }
 
 export interface PageLinkOptions {
@@ -183,16 +181,9 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
   const notes = yield* Ref.make<ReadonlyArray<PageEvent.PageEvent>>([])
   const consoleRing = yield* Console.make(ringSize)
   const network = yield* Network.make(ringSize)
-  /** targetId → the frames of that page still loading. */
-  const loading = yield* Ref.make<ReadonlyMap<string, ReadonlySet<string>>>(new Map())
-  const mainFrames = yield* Ref.make<ReadonlyMap<string, MainFrame>>(new Map())
-  const loadsStarted = yield* Ref.make(0)
-  const loadsCommitted = yield* Ref.make(0)
-  const frames = (targetId: string, f: (loading: ReadonlySet<string>) => ReadonlySet<string>) =>
-    Ref.update(loading, (m) => new Map(m).set(targetId, f(m.get(targetId) ?? new Set())))
+  const loads = yield* Loads.make
   const note = (event: PageEvent.PageEvent) => Ref.update(notes, (all) => [...all, event])
-  /** Files a file chooser is answered with while a call that named them runs, and how many choosers got them. */
-  const armed = yield* Ref.make<{ readonly files: ReadonlyArray<string>; chosen: number } | undefined>(undefined)
+  const chooser = yield* FileChooser.make(note)
 
   const attach = (open: Open, targetId: string) =>
     Effect.gen(function* () {
@@ -248,30 +239,10 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
           if (Option.isSome(answered)) {
             yield* note(PageEvent.dialogAnswered(answered.value.dialog, answered.value.accepted, "policy"))
           }
-          if (event.method === "Page.fileChooserOpened") yield* chooserOpened(open, event)
+          if (event.method === "Page.fileChooserOpened") yield* chooser.opened(open.cdp, event)
           yield* consoleRing.observe(event, targetId)
           yield* network.observe(event, targetId)
-          if (targetId !== undefined && event.method === "Page.frameStartedLoading") {
-            const { frameId } = event.params
-            yield* frames(targetId, (f) => new Set(f).add(frameId))
-            yield* Ref.update(loadsStarted, (n) => n + 1)
-          }
-          if (event.method === "Page.frameNavigated") {
-            yield* Ref.update(loadsCommitted, (n) => n + 1)
-            const { frame } = event.params
-            if (targetId !== undefined && frame.parentId === undefined) {
-              yield* Ref.update(mainFrames, (m) =>
-                new Map(m).set(targetId, {
-                  commits: (m.get(targetId)?.commits ?? 0) + 1,
-                  ...(frame.unreachableUrl ? { unreachable: frame.unreachableUrl } : {})
-                })
-              )
-            }
-          }
-          if (targetId !== undefined && event.method === "Page.frameStoppedLoading") {
-            const { frameId } = event.params
-            yield* frames(targetId, (f) => new Set([...f].filter((id) => id !== frameId)))
-          }
+          yield* loads.observe(event, targetId)
           if (downloads !== undefined && event.sessionId === undefined) {
             const done = yield* downloads.observe(open.cdp, event)
             if (Option.isSome(done)) yield* note(PageEvent.downloaded(done.value))
@@ -280,29 +251,6 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
       ),
       Effect.forever
     )
-
-  const chooserOpened = (open: Open, event: Extract<Protocol.Event, { method: "Page.fileChooserOpened" }>) =>
-    Effect.gen(function* () {
-      const files = yield* Ref.get(armed)
-      const { backendNodeId, mode } = event.params
-      if (files === undefined || backendNodeId === undefined) return
-      const chosen = mode === "selectSingle" ? files.files.slice(0, 1) : files.files
-      yield* open.cdp.send("DOM.setFileInputFiles", { files: [...chosen], backendNodeId }, event.sessionId).pipe(
-        Effect.tap(() =>
-          Effect.sync(() => {
-            files.chosen++
-          })
-        ),
-        Effect.tap(() =>
-          note({
-            event: "files_chosen",
-            message: `the file chooser the page opened got ${chosen.join(", ")}${chosen.length < files.files.length ? " (it takes one file)" : ""}`,
-            files: chosen
-          })
-        ),
-        Effect.catch((error) => Effect.logWarning("could not answer the file chooser", error.message))
-      )
-    })
 
   /** A new connection: its events feed the target bookkeeping and the dialog answerer from the first one on. */
   const connect = Effect.gen(function* () {
@@ -477,18 +425,13 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
             Effect.flatMap((open) => downloads.claim(open.cdp)),
             Effect.ignore
           ),
-    chooseFiles: <A, E>(targetId: string, files: ReadonlyArray<string>, self: Effect.Effect<A, E>) => {
-      const intercept = (enabled: boolean) =>
-        run(targetId, (cdp, sessionId) => cdp.send("Page.setInterceptFileChooserDialog", { enabled }, sessionId))
-      return Effect.acquireUseRelease(
-        intercept(true).pipe(Effect.andThen(Ref.set(armed, { files, chosen: 0 }))),
-        () =>
-          self.pipe(
-            Effect.flatMap((value) => Ref.get(armed).pipe(Effect.map((a) => [value, a?.chosen ?? 0] as const)))
-          ),
-        () => Ref.set(armed, undefined).pipe(Effect.andThen(intercept(false).pipe(Effect.ignore)))
-      )
-    },
+    chooseFiles: (targetId, files, self) =>
+      chooser.choose(
+        (enabled) =>
+          run(targetId, (cdp, sessionId) => cdp.send("Page.setInterceptFileChooserDialog", { enabled }, sessionId)),
+        files,
+        self
+      ),
     notices: Ref.getAndSet(notes, []),
     console: consoleRing.read,
     network: network.read,
@@ -517,7 +460,7 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
               )
         return Network.redactDetails({ ...details, ...(body === undefined ? {} : { responseBody: body }) })
       }),
-    mainFrame: (targetId) => Ref.get(mainFrames).pipe(Effect.map((m) => m.get(targetId) ?? { commits: 0 })),
+    mainFrame: loads.mainFrame,
     errorCode: (targetId) =>
       run(targetId, (cdp, sessionId) =>
         Session.evaluateOn<string | null>(
@@ -532,17 +475,7 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
         ),
         Effect.orElseSucceed(() => Option.none<string>())
       ),
-    loadMark: Effect.all([Ref.get(loadsStarted), Ref.get(loadsCommitted)]),
-    loaded: (targetId, [started, committed], maxMs) =>
-      Effect.gen(function* () {
-        if ((yield* Ref.get(loadsStarted)) === started) return "none" as const
-        yield* Ref.get(loading).pipe(
-          Effect.map((m) => (m.get(targetId)?.size ?? 0) === 0),
-          Effect.repeat({ until: (done) => done, schedule: Schedule.spaced("25 millis") }),
-          Effect.timeoutOption(maxMs)
-        )
-        // A load that ended without a new document was stopped, or its response was a download.
-        return (yield* Ref.get(loadsCommitted)) === committed ? ("no_document" as const) : ("committed" as const)
-      })
+    loadMark: loads.mark,
+    loaded: loads.loaded
   } satisfies PageLink
 })

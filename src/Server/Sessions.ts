@@ -8,7 +8,8 @@
  * Under pressure, idle sessions hibernate: when a new session needs a browser and the cap is reached, the least recently
  * used session with no call waiting has its page (URL, cookies, storage) saved and its browser closed, and its next
  * call restores it; `busy` is left for when every session is working. An MCP client that went away frees its sessions
- * the same way.
+ * the same way. The per-name lanes are in Sessions/Lanes.ts, answers no session gave in Sessions/Answers.ts; opening,
+ * hibernating and the slot queue share one set of sessions, which keeps them (past 400 lines) in this one file.
  *
  * Why not `LayerMap.make((name) => SessionStack.layer(…), { idleTimeToLive })`: in Effect 4.1 its RcMap keeps a
  * failed build as the key's entry (only an interrupted build is dropped), so a session refused with `busy` or unable
@@ -19,16 +20,19 @@
  * retains it and restarts its idle clock, so a status poll would keep a session open.
  */
 import { Clock, Context, Deferred, Effect, Exit, Layer, Option, Schedule, Scope, Semaphore } from "effect"
-import type { CallMeta, ToolAnswer, ToolError } from "../Cascade/Router.ts"
+import type { CallMeta, ToolAnswer } from "../Cascade/Router.ts"
 import { Router } from "../Cascade/Router.ts"
 import * as Tools from "../Cascade/Tools.ts"
 import { Busy, SessionClosed, ShuttingDown } from "../Errors/Service.ts"
-import { type SwitchyardError, toErrorInfo } from "../Errors.ts"
+import type { SwitchyardError } from "../Errors.ts"
 import { idleStatus, type PageView, Sandbox, type SandboxStatus } from "../Sandbox/Sandbox.ts"
 import { type SavedPage, summary } from "../Sandbox/SavedPage.ts"
 import { defaultSession, invalidName, isSessionName } from "./SessionName.ts"
+import { refuse, sessionless } from "./Sessions/Answers.ts"
+import * as Lanes from "./Sessions/Lanes.ts"
 
 export { defaultSession, sessionNameOf } from "./SessionName.ts"
+export { refuse, sessionless } from "./Sessions/Answers.ts"
 
 export interface SessionsOptions {
   /** Sessions (each with a browser) at once. */
@@ -53,13 +57,6 @@ interface Live {
   /** Completed when the session closes: calls still running on it answer `session_closed` rather than never. */
   readonly closed: Deferred.Deferred<void>
   lastUsed: number
-}
-
-/** One session name's FIFO: calls waiting or running, and the turns of those waiting, in arrival order. */
-interface Lane {
-  pending: number
-  running: boolean
-  readonly waiters: Array<Deferred.Deferred<void>>
 }
 
 export interface SessionStatus extends SandboxStatus {
@@ -106,42 +103,15 @@ export class Sessions extends Context.Service<
   static readonly layer = (options: SessionsOptions) => Layer.effect(Sessions, make(options))
 }
 
-/** An answer no open session gave: the same shape as any other, with an empty state. */
-export const sessionless = (
-  outcome: { ok: true; result: unknown } | { ok: false; error: ToolError },
-  meta: CallMeta
-): ToolAnswer => {
-  const traceId = meta.traceId ?? crypto.randomUUID()
-  return {
-    ...outcome,
-    traceId,
-    ...(meta.stepId === undefined ? {} : { stepId: meta.stepId }),
-    attemptId: `${traceId}#0`,
-    state: {
-      engine: null,
-      level: null,
-      disabled: [],
-      url: null,
-      title: null,
-      tabs: [],
-      dialog: null,
-      downloads: [],
-      tools: { available: Tools.toolNames, masked: {} }
-    }
-  }
-}
-
-/** A call refused before any session ran it, answered like any other. */
-export const refuse = (error: SwitchyardError, meta: CallMeta) =>
-  sessionless({ ok: false, error: toErrorInfo(error) }, meta)
-
 export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
   const slots = yield* Semaphore.make(options.maxBrowsers)
   /** Sessions being opened: a second call for the same name waits for the first to finish opening it. */
   const opening = new Map<string, Deferred.Deferred<Live, SwitchyardError>>()
   const stopping = yield* Deferred.make<void>()
   const sessions = new Map<string, Live>()
-  const lanes = new Map<string, Lane>()
+  const lanes = Lanes.make(() => signal())
+  const { enter, leave } = lanes
+  const pendingOn = lanes.pending
   const serviceScope = yield* Effect.scope
   let waiting = 0
   /** Pages of hibernated sessions, oldest first. */
@@ -300,47 +270,6 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
       yield* Scope.close(live.scope, Exit.void)
       yield* release
     })
-
-  /**
-   * Joins the session's lane at once (no yield before it): `undefined` when the call may run now, else the turn it
-   * waits for. `leave` hands the lane to the next in line, or drops a turn given up while waiting.
-   */
-  const enter = (name: string): Deferred.Deferred<void> | undefined => {
-    let lane = lanes.get(name)
-    if (lane === undefined) {
-      lane = { pending: 0, running: false, waiters: [] }
-      lanes.set(name, lane)
-    }
-    lane.pending++
-    if (!lane.running) {
-      lane.running = true
-      return undefined
-    }
-    const turn = Deferred.makeUnsafe<void>()
-    lane.waiters.push(turn)
-    return turn
-  }
-
-  const leave = (name: string, turn: Deferred.Deferred<void> | undefined) => {
-    const lane = lanes.get(name)
-    if (lane === undefined) return
-    lane.pending--
-    // A turn is completed only when handed over: an uncompleted one was given up while waiting.
-    if (turn === undefined || Deferred.isDoneUnsafe(turn)) {
-      const next = lane.waiters.shift()
-      if (next) Deferred.doneUnsafe(next, Effect.void)
-      else lane.running = false
-    } else {
-      lane.waiters.splice(lane.waiters.indexOf(turn), 1)
-    }
-    if (lane.pending === 0) {
-      lanes.delete(name)
-      // A session with nothing left to do may give its browser to a call waiting for a slot.
-      signal()
-    }
-  }
-
-  const pendingOn = (name: string) => lanes.get(name)?.pending ?? 0
 
   /** Runs a call whose turn has come: status and close of a session not open answer without opening it. */
   const run = (name: string, tool: string, args: unknown, meta: CallMeta) =>

@@ -2,11 +2,13 @@
  * Pointer and keyboard the way a person uses them: the mouse travels to a target in steps where hover matters (so
  * hover menus and autocomplete lists see it arrive, and pick what was asked, not a neighbour) and rests on a hovered
  * target; elsewhere it goes straight to the point it clicks, as a click needs no path. Typing sends real key events
- * (keydown, input, keyup) that frameworks and search-as-you-type widgets listen to.
+ * (keydown, input, keyup) that frameworks and search-as-you-type widgets listen to: Pointer/Keyboard.ts.
  */
 import type { Page } from "playwright-core"
 import type { Held } from "./Held.ts"
 import { actedWithin } from "./Settle.ts"
+
+export { fill, slide } from "./Pointer/Keyboard.ts"
 
 const where = new WeakMap<Page, { x: number; y: number }>()
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -309,121 +311,4 @@ export const hover = async (page: Page, on: Held, timeout: number) => {
   const aim = await approach(page, on, timeout, { travel: true })
   await on.locator.hover({ timeout, ...(aim?.via === "visible" ? { position: { x: aim.ox, y: aim.oy } } : {}) })
   await sleep(dwellMs)
-}
-
-/** Inputs whose value is picked, not typed, and numbers (a half-typed "-" is none): `fill` sets them at once. */
-const picked = [
-  "date",
-  "time",
-  "datetime-local",
-  "month",
-  "week",
-  "color",
-  "range",
-  "file",
-  "select",
-  "number",
-  "other"
-]
-/** Runs in the page: what kind of field this is. */
-const kindOf = (el: Element) =>
-  el instanceof HTMLInputElement
-    ? el.type
-    : el instanceof HTMLTextAreaElement
-      ? "textarea"
-      : el instanceof HTMLSelectElement
-        ? "select"
-        : (el as HTMLElement).isContentEditable
-          ? "contenteditable"
-          : "other"
-
-/**
- * Runs in the page: makes a field ready to take typed text as Playwright's `fill` does (the control a label stands
- * for, the field focused and its text selected), where it shows and takes input; false otherwise (Playwright's
- * `fill` then waits for it or says why not).
- */
-const selectAll = (node: Element) => {
-  let el = node
-  if (!el.matches("input, textarea, select") && !(el as HTMLElement).isContentEditable)
-    el = el.closest("button, [role=button], [role=checkbox], [role=radio]") ?? el
-  if (
-    !el.matches(
-      "a, input, textarea, button, select, option, optgroup, [role=link], [role=button], [role=checkbox], [role=radio]"
-    ) &&
-    !(el as HTMLElement).isContentEditable
-  ) {
-    const label = el.closest("label")
-    if (label?.control) el = label.control
-  }
-  if (el.getClientRects().length === 0 || getComputedStyle(el).visibility !== "visible") return false
-  if (el instanceof HTMLInputElement) {
-    const typed = ["", "email", "password", "search", "tel", "text", "url"]
-    if (!typed.includes(el.type.toLowerCase()) || el.disabled || el.readOnly) return false
-    el.select()
-    el.focus()
-    return true
-  }
-  if (el instanceof HTMLTextAreaElement) {
-    if (el.disabled || el.readOnly) return false
-    el.selectionStart = 0
-    el.selectionEnd = el.value.length
-    el.focus()
-    return true
-  }
-  if (!(el as HTMLElement).isContentEditable) return false
-  let focus = el as HTMLElement
-  while (focus.isContentEditable && focus.parentElement?.isContentEditable) focus = focus.parentElement
-  focus.focus()
-  const range = document.createRange()
-  range.selectNodeContents(el)
-  const selection = getSelection()
-  selection?.removeAllRanges()
-  selection?.addRange(range)
-  return true
-}
-
-/**
- * Replaces a field's text the way a person's typing ends: the text but its last character at once, then that
- * character as real key events (keydown, input, keyup), which search-as-you-type widgets and key-bound form state
- * react to with the whole value in place. Typing every character costs a round trip each (a 15-character address
- * took about 150 ms) and gives those listeners nothing more. `kind` (as `kindOf` reads it) saves reading it again.
- * The text goes in as Playwright's `fill` puts it (the field's text selected, then inserted), on the held element.
- */
-export const fill = async (page: Page, on: Held, value: string, timeout: number, kind?: string) => {
-  const known = kind ?? (await on.evaluate(kindOf, undefined, timeout))
-  if (picked.includes(known)) return on.locator.fill(value, { timeout })
-  const head = value.slice(0, -1)
-  if (!(await on.evaluate(selectAll, undefined, timeout))) await on.locator.fill(head, { timeout })
-  else if (head !== "") await page.keyboard.insertText(head)
-  else if (value === "") await page.keyboard.press("Delete")
-  // The field has the focus: the last key goes straight to it (replacing the selection when it is the only one).
-  if (value !== "") await page.keyboard.type(value.slice(-1))
-}
-
-/**
- * Moves an ARIA slider (a handle with `aria-valuenow`, not an input) to `to` with the keys a person uses: Home or End
- * for its ends, otherwise arrow keys, one press to learn the step, then the rest at once, then any last ones.
- */
-export const slide = async (page: Page, on: Held, to: number, timeout: number) => {
-  const now = () => on.evaluate((el) => Number(el.getAttribute("aria-valuenow")), undefined, timeout)
-  await on.locator.focus({ timeout })
-  const [min, max] = await on.evaluate(
-    (el) => [Number(el.getAttribute("aria-valuemin") ?? "0"), Number(el.getAttribute("aria-valuemax") ?? "100")],
-    undefined,
-    timeout
-  )
-  if (to === min || to === max) return page.keyboard.press(to === min ? "Home" : "End")
-  let at = await now()
-  for (let round = 0; round < 4 && at !== to; round++) {
-    const key = at < to ? "ArrowRight" : "ArrowLeft"
-    await page.keyboard.press(key)
-    const moved = await now()
-    const step = Math.abs(moved - at)
-    if (step === 0) return
-    const left = Math.min(200, Math.round(Math.abs(to - moved) / step))
-    // Beyond the target is as far as a step of this size can land: stop there.
-    if ((key === "ArrowRight" && moved > to) || (key === "ArrowLeft" && moved < to)) return
-    for (let i = 0; i < left; i++) await page.keyboard.press(key)
-    at = await now()
-  }
 }

@@ -1,11 +1,11 @@
 /**
  * Browser provider that launches a local Chromium for the session: offline-safe flags, a fresh temp profile, the
- * DevTools URL read from stderr, and a process that dies with the service even when the service is SIGKILLed.
+ * DevTools URL read from stderr, and a process that dies with the service even when the service is SIGKILLed. Who it
+ * runs as lives in LocalChromium/Sandboxing.ts, its profile directory in LocalChromium/Profile.ts.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs"
-import { chown, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { accessSync, constants } from "node:fs"
+import { chown, mkdtemp, writeFile } from "node:fs/promises"
 import { delimiter, join } from "node:path"
 import { Deferred, Effect, Layer, Option } from "effect"
 import * as CdpConnection from "../../Cdp/Connection.ts"
@@ -15,6 +15,11 @@ import { chromiumArgs as egressArgs } from "../../Egress/Proxy.ts"
 import { BrowserLaunchFailed } from "../../Errors/Browser.ts"
 import * as Limits from "../Limits.ts"
 import { BrowserProvider, type RunningBrowser } from "./Browser.ts"
+import { ownerFile, profileParent, profilePrefix, removeProfile, webrtcThroughProxy } from "./LocalChromium/Profile.ts"
+import { type Account, reachable, type Sandboxing, sandboxing, setpriv } from "./LocalChromium/Sandboxing.ts"
+
+export { profilePrefix, reapStaleProfiles } from "./LocalChromium/Profile.ts"
+export { type Account, account, reachable, type Sandboxing, sandboxing } from "./LocalChromium/Sandboxing.ts"
 
 export interface LocalChromiumOptions {
   /** Chromium binary; default `$CHROME_PATH`, else the first of chromium/chrome found on PATH. */
@@ -46,9 +51,6 @@ export interface LocalChromiumOptions {
     readonly stopped: (pid: number) => void
   }
 }
-
-/** Temp profiles carry this prefix so a later run (or a test) can find what a crashed run left behind. */
-export const profilePrefix = "switchyard-profile-"
 
 const candidates = ["chromium", "chromium-browser", "google-chrome-stable", "google-chrome"]
 
@@ -123,109 +125,6 @@ export const baseArgs = (options: LocalChromiumOptions, profileDir: string): Arr
   ]
 }
 
-// setpriv makes the kernel SIGKILL Chromium when this process dies, however it dies, and drops root for it.
-const setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].find(existsSync)
-
-export interface Account {
-  readonly name: string
-  readonly uid: number
-  readonly gid: number
-}
-
-/** A user named in /etc/passwd, or `uid[:gid]`. */
-export const account = (user: string): Account | undefined => {
-  const numeric = /^(\d+)(?::(\d+))?$/.exec(user)
-  if (numeric) return { name: user, uid: Number(numeric[1]), gid: Number(numeric[2] ?? numeric[1]) }
-  const passwd = (() => {
-    try {
-      return readFileSync("/etc/passwd", "utf8")
-    } catch {
-      return ""
-    }
-  })()
-  for (const line of passwd.split("\n")) {
-    const [name, , uid, gid] = line.split(":")
-    if (name === user && uid !== undefined && gid !== undefined) return { name, uid: Number(uid), gid: Number(gid) }
-  }
-  return undefined
-}
-
-/**
- * How Chromium is sandboxed: as root, it runs as an unprivileged user with its own sandbox (Chromium refuses to
- * sandbox itself as root); `--no-sandbox` only when configured; not root, it runs as this user, sandboxed.
- */
-export type Sandboxing =
-  | { readonly kind: "user"; readonly account: Account }
-  | { readonly kind: "self" }
-  | { readonly kind: "off" }
-
-export const sandboxing = (options: Pick<LocalChromiumOptions, "user" | "noSandbox">) =>
-  Effect.suspend((): Effect.Effect<Sandboxing, BrowserLaunchFailed> => {
-    if (options.noSandbox === true) return Effect.succeed({ kind: "off" })
-    if (process.getuid?.() !== 0) return Effect.succeed({ kind: "self" })
-    const user = options.user ?? "nobody"
-    const found = account(user)
-    if (found === undefined || found.uid === 0 || setpriv === undefined)
-      return Effect.fail(
-        new BrowserLaunchFailed({
-          retryable: false,
-          message:
-            found === undefined || found.uid === 0
-              ? `as root, Chromium runs sandboxed as an unprivileged user, and "${user}" is none (set browser.user / SWITCHYARD_BROWSER_USER, or SWITCHYARD_NO_SANDBOX=true to run it without its sandbox)`
-              : "as root, Chromium runs sandboxed as an unprivileged user through setpriv (util-linux), which is not installed (or set SWITCHYARD_NO_SANDBOX=true)"
-        })
-      )
-    return Effect.succeed({ kind: "user", account: found })
-  })
-
-/** Whether another user may reach `dir`: the first directory above it that lets no other user through, if any. */
-export const reachable = (dir: string) => {
-  const parts = dir.split("/").filter((p) => p !== "")
-  for (let i = 0; i < parts.length; i++) {
-    const path = `/${parts.slice(0, i).join("/")}`
-    try {
-      if ((statSync(path).mode & 0o001) === 0) return path
-    } catch {
-      return path
-    }
-  }
-  return undefined
-}
-
-/**
- * WebRTC only through the proxy: the profile's `webrtc.ip_handling_policy` set to `disable_non_proxied_udp` before
- * launch, merged into what the profile already holds. Chromium then sends no UDP of its own (no STUN, no TURN over
- * UDP, no host candidates) and reaches a TURN server only over TCP through the egress proxy, which checks it like any
- * other connection. The command-line switch of the same name does not hold (packets still left); the preference does.
- */
-const webrtcThroughProxy = (profileDir: string, owner: Account | undefined) =>
-  Effect.tryPromise({
-    try: async () => {
-      const dir = join(profileDir, "Default")
-      const file = join(dir, "Preferences")
-      await mkdir(dir, { recursive: true })
-      const before = await readFile(file, "utf8")
-        .then((text) => JSON.parse(text) as Record<string, unknown>)
-        .catch(() => ({}) as Record<string, unknown>)
-      const webrtc = typeof before.webrtc === "object" && before.webrtc !== null ? before.webrtc : {}
-      const prefs = {
-        ...before,
-        webrtc: { ...webrtc, ip_handling_policy: "disable_non_proxied_udp", multiple_routes_enabled: false }
-      }
-      await writeFile(file, JSON.stringify(prefs))
-      if (owner !== undefined) {
-        await chown(dir, owner.uid, owner.gid)
-        await chown(file, owner.uid, owner.gid)
-      }
-    },
-    catch: (cause) =>
-      new BrowserLaunchFailed({
-        retryable: false,
-        message: `cannot set WebRTC to go through the egress proxy in the profile ${profileDir}: ${String(cause)}`,
-        cause
-      })
-  })
-
 interface Launched {
   readonly child: ChildProcess
   readonly wsEndpoint: string
@@ -236,13 +135,6 @@ interface Launched {
   readonly exited: () => boolean
   readonly exit: Promise<void>
 }
-
-/**
- * Where a temp profile goes: TMPDIR, unless Chromium runs as another user who cannot get through to it (a private
- * TMPDIR, mode 0700): then /tmp, where every user can. Either way the reaper knows it from the registry.
- */
-const profileParent = (sandbox: Sandboxing) =>
-  sandbox.kind === "user" && reachable(join(tmpdir(), "profile")) !== undefined ? "/tmp" : tmpdir()
 
 const launch = (options: LocalChromiumOptions) =>
   Effect.gen(function* () {
@@ -397,12 +289,6 @@ const killGroup = (child: ChildProcess) => {
   }
 }
 
-// Chromium's helpers can hold files in the profile for a moment after the browser exits.
-const removeProfile = (dir: string) =>
-  Effect.promise(() =>
-    rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }).catch(() => undefined)
-  )
-
 const waitExit = (launched: Launched, ms: number) =>
   Effect.promise(
     () =>
@@ -430,43 +316,6 @@ const close = (launched: Launched, closeTimeoutMs: number) =>
     killGroup(launched.child) // renderers and helpers too, even when the browser itself went first
     yield* waitExit(launched, 2_000)
     if (launched.ownsProfile) yield* removeProfile(launched.profileDir)
-  })
-
-/** Whether a process runs; a zombie (dead, waiting for its reaper) does not. */
-const running = (pid: number) => {
-  if (!Number.isInteger(pid) || pid <= 0) return false
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(")") + 2))
-  } catch {
-    return false
-  }
-}
-
-/** Written into each temp profile: the Chromium that uses it, so a later run can tell a live profile from a stale one. */
-const ownerFile = ".switchyard-owner"
-
-/**
- * Removes temp profiles whose Chromium is gone: what a SIGKILLed service leaves behind (its browser dies with it,
- * but nobody is left to delete the profile). A profile is stale when its owner file names a dead process, or when it
- * has none and is over a minute old (a launch that never got that far).
- */
-export const reapStaleProfiles = (dir: string = tmpdir()) =>
-  Effect.promise(async () => {
-    const reaped: Array<string> = []
-    const entries = await readdir(dir).catch(() => [] as Array<string>)
-    for (const name of entries.filter((n) => n.startsWith(profilePrefix))) {
-      const path = join(dir, name)
-      const owner = await readFile(join(path, ownerFile), "utf8").catch(() => undefined)
-      const stale =
-        owner !== undefined
-          ? !running(Number(owner))
-          : Date.now() - ((await stat(path).catch(() => undefined))?.mtimeMs ?? Date.now()) > 60_000
-      if (!stale) continue
-      await rm(path, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }).catch(() => undefined)
-      reaped.push(path)
-    }
-    return reaped
   })
 
 export const make = (options: LocalChromiumOptions = {}): BrowserProvider["Service"] =>
