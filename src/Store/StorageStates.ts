@@ -4,7 +4,7 @@
  * without a key nothing is saved or read back, and a state's contents never reach a log or a listing.
  */
 import { createCipheriv, createDecipheriv, randomBytes, scryptSync } from "node:crypto"
-import { Context, Effect, Layer, Redacted } from "effect"
+import { Clock, Context, Effect, Layer, Redacted } from "effect"
 import type * as SqlClient from "effect/sql/SqlClient"
 import { InvalidInput } from "../Errors/Page.ts"
 import { PolicyRejected, StepFailed } from "../Errors/Service.ts"
@@ -144,7 +144,7 @@ export const make = Effect.fnUntraced(function* (options: StorageStatesOptions) 
       const db = yield* sql
       const summary: Summary = {
         name,
-        savedAt: new Date().toISOString(),
+        savedAt: new Date(yield* Clock.currentTimeMillis).toISOString(),
         cookies: state.cookies.length,
         origins: state.origins.length
       }
