@@ -5,21 +5,46 @@
  *
  * An attempt after which nothing could have changed the page (a read: no navigate or act began since the frame was
  * asked for, and the page is at the same address) shares that frame instead of asking for another: it shows the page
- * as the attempt left it. `guard` puts an engine's calls in that order.
+ * as the attempt left it. `guard` puts an engine's calls in that order. Owns the capture running, the attempts
+ * waiting for the next one and the last frame.
  */
-import { Deferred, Effect, Option, Scope } from "effect"
+import { Context, Deferred, Effect, Layer, Option, Scope } from "effect"
 import type { Action, Engine } from "../Engine/Engine.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import * as Instruction from "../Engine/Instruction.ts"
+import { BrowserLife } from "./BrowserLife.ts"
+import { pageOf } from "./SessionState.ts"
+import * as Snapshot from "./Snapshot.ts"
 
-export interface Captures {
-  /** Takes a screenshot now, right after the one running, or shares a frame of the unchanged page; hands it to
-   * `save` in the background. */
-  readonly start: (save: (image: Uint8Array) => Effect.Effect<void>) => Effect.Effect<void>
-  /** Waits until no capture is running (each is bounded by its own limit). */
-  readonly settled: Effect.Effect<void>
-  /** Something may change the page (a navigate or an act begins, the page moved): earlier frames no longer show it. */
-  readonly changed: Effect.Effect<void>
+export class Captures extends Context.Service<
+  Captures,
+  {
+    /** Takes a screenshot now, right after the one running, or shares a frame of the unchanged page; hands it to
+     * `save` in the background. */
+    readonly start: (save: (image: Uint8Array) => Effect.Effect<void>) => Effect.Effect<void>
+    /** Waits until no capture is running (each is bounded by its own limit). */
+    readonly settled: Effect.Effect<void>
+    /** Something may change the page (a navigate or an act begins, the page moved): earlier frames no longer show it. */
+    readonly changed: Effect.Effect<void>
+  }
+>()("switchyard/Sandbox/Captures") {
+  /** Masked screenshots of the session's page over the kept connection, whatever engine is connected. */
+  static readonly layer = Layer.effect(
+    Captures,
+    Effect.gen(function* () {
+      const life = yield* BrowserLife
+      // A page behind a dialog, crashed or closed gives no frame: the attempt is saved without one.
+      const shot = life.unblocked(
+        (live) =>
+          Snapshot.screenshot(pageOf(live)).pipe(
+            Effect.timeoutOption(5_000),
+            Effect.orElseSucceed(() => Option.none<Uint8Array>())
+          ),
+        Effect.succeed(Option.none<Uint8Array>())
+      )
+      return yield* make(shot)
+    })
+  )
 }
 
 type Save = (image: Uint8Array) => Effect.Effect<void>
@@ -36,7 +61,9 @@ interface Frame {
  * Attempts that end while a capture runs share the next one: by the time it starts the page already shows the last
  * of them, so one frame serves them all and a burst of calls costs at most two captures.
  */
-export const make = (shot: Effect.Effect<Option.Option<Uint8Array>>): Effect.Effect<Captures, never, Scope.Scope> =>
+export const make = (
+  shot: Effect.Effect<Option.Option<Uint8Array>>
+): Effect.Effect<Captures["Service"], never, Scope.Scope> =>
   Effect.gen(function* () {
     // The captures' own scope, closed after the finalizer below has let the last of them finish (finalizers run
     // last-added first): a session that closes keeps the screenshot of its last attempt.
@@ -100,7 +127,7 @@ export const make = (shot: Effect.Effect<Option.Option<Uint8Array>>): Effect.Eff
     const changed = Effect.sync(() => {
       generation++
     })
-    return { start, settled, changed }
+    return Captures.of({ start: Effect.fn("Captures.start")(start), settled, changed })
   })
 
 /** Acts that only type, hover, scroll or set files: they leave the document where it is (typing no line break, which
@@ -127,7 +154,7 @@ const staysOnPage = (input: Instruction.Words | Action) => {
  * it (the mask hides what they type). Whatever may change the page tells the captures so.
  */
 export const guard = (
-  captures: Captures,
+  captures: Captures["Service"],
   spec: EngineSpec,
   engine: Engine["Service"]
 ): Effect.Effect<Engine["Service"]> => {

@@ -1,6 +1,7 @@
 /**
  * The one engine client on the session's browser: connecting it (its Layer built over the running browser),
  * disconnecting it (the browser stays), and the switch protocol between engines (seed 001 §4, steps 3–8) with history.
+ * Owns the connected client, the switch history and the engine workers kept loaded for the session.
  */
 import { Clock, Context, Effect, Exit, Layer, Option, Ref, Scope } from "effect"
 import { BrowserSession } from "../Engine/BrowserSession.ts"
@@ -13,38 +14,59 @@ import { SwitchFailed } from "../Errors/Browser.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
 import * as Telemetry from "../Logging/Telemetry.ts"
-import { type LiveBrowser, type LiveEngine, type SessionState, type SwitchRecord, sessionOf } from "./SessionState.ts"
+import { type LiveBrowser, type LiveEngine, type SwitchRecord, sessionOf } from "./SessionState.ts"
+import { Tracking } from "./Tracking.ts"
 
-export interface EngineSwitch {
-  /** The client for `spec` on `live`: the connected one, a fresh one after a dead connection, or one switched to. */
-  readonly engineFor: (spec: EngineSpec, live: LiveBrowser) => Effect.Effect<LiveEngine, SwitchyardError>
-  /** Runs the switch protocol to `spec`, even when it is already connected (a fresh client). */
-  readonly switchTo: (
-    spec: EngineSpec,
-    reason: string,
-    live: LiveBrowser
-  ) => Effect.Effect<SwitchRecord, SwitchyardError>
-  /**
-   * Disconnects the client, if any, and says why in the `engine_disconnected` event. `behind`: the client's page or
-   * browser is gone, and its close (which can take seconds then) finishes in the background, in `sessionScope`.
-   */
-  readonly disconnect: (reason: string, behind?: boolean) => Effect.Effect<void>
+export class EngineSwitch extends Context.Service<
+  EngineSwitch,
+  {
+    /** The client for `spec` on `live`: the connected one, a fresh one after a dead connection, or one switched to. */
+    readonly engineFor: (spec: EngineSpec, live: LiveBrowser) => Effect.Effect<LiveEngine, SwitchyardError>
+    /** Runs the switch protocol to `spec`, even when it is already connected (a fresh client). */
+    readonly switchTo: (
+      spec: EngineSpec,
+      reason: string,
+      live: LiveBrowser
+    ) => Effect.Effect<SwitchRecord, SwitchyardError>
+    /**
+     * Disconnects the client, if any, and says why in the `engine_disconnected` event. `behind`: the client's page or
+     * browser is gone, and its close (which can take seconds then) finishes in the background, within the session.
+     */
+    readonly disconnect: (reason: string, behind?: boolean) => Effect.Effect<void>
+    /** Ends the engine workers kept loaded for the session: its browser is gone. */
+    readonly releaseWorkers: Effect.Effect<void>
+    /** The client connected now, if any. */
+    readonly current: Effect.Effect<Option.Option<LiveEngine>>
+    /** Every run of the switch protocol so far. */
+    readonly history: Effect.Effect<ReadonlyArray<SwitchRecord>>
+  }
+>()("switchyard/Sandbox/EngineSwitch") {
+  static readonly layer = (options: EngineSwitchOptions) => Layer.effect(EngineSwitch, make(options))
 }
 
-export const make = (options: {
-  readonly state: Ref.Ref<SessionState>
+export interface EngineSwitchOptions {
   /** Bound on connecting an engine client. */
   readonly connectTimeoutMs: number
-  /** The session's idle engine workers: a worker engine connected again reuses its loaded worker. */
-  readonly keep?: Isolated.Keep
-  /** Where a close left to finish in the background runs (the session's scope waits for it). */
-  readonly sessionScope: Scope.Scope
-}): EngineSwitch => {
-  const { state, connectTimeoutMs, keep } = options
+}
+
+/** The client connected now and the switches so far. */
+interface Connected {
+  readonly engine: LiveEngine | undefined
+  readonly history: ReadonlyArray<SwitchRecord>
+}
+
+export const make = Effect.fnUntraced(function* (options: EngineSwitchOptions) {
+  const { connectTimeoutMs } = options
+  // Created first, so it is closed last: after the engine has given its worker back.
+  const keep = yield* Isolated.makeKeep()
+  // Where a close left to finish in the background runs: the session's end waits for it.
+  const sessionScope = yield* Effect.scope
+  const tracking = yield* Tracking
+  const state = yield* Ref.make<Connected>({ engine: undefined, history: [] })
 
   const disconnect = (reason: string, behind = false) =>
     Effect.gen(function* () {
-      const current = yield* Ref.modify(state, (s): [LiveEngine | undefined, SessionState] => [
+      const current = yield* Ref.modify(state, (s): [LiveEngine | undefined, Connected] => [
         s.engine,
         { ...s, engine: undefined }
       ])
@@ -52,7 +74,7 @@ export const make = (options: {
       // A broken client may hang on close: bound it, the browser is not ours to wait on.
       const close = Scope.close(current.scope, Exit.void).pipe(Effect.timeoutOption(5_000))
       yield* behind
-        ? Effect.asVoid(Effect.forkIn(close, options.sessionScope, { uninterruptible: true, startImmediately: true }))
+        ? Effect.asVoid(Effect.forkIn(close, sessionScope, { uninterruptible: true, startImmediately: true }))
         : close
       yield* Events.emit({
         event: "engine_disconnected",
@@ -97,7 +119,8 @@ export const make = (options: {
   /** Step 3: the page's state, from the connected engine if it answers, else over raw CDP, else the last URL. */
   const captureState = (live: LiveBrowser) =>
     Effect.gen(function* () {
-      const { engine, lastLocation } = yield* Ref.get(state)
+      const { engine } = yield* Ref.get(state)
+      const lastLocation = yield* tracking.lastLocation
       const fromEngine = engine
         ? yield* engine.engine.pageState().pipe(Effect.timeoutOption(3_000), Effect.orElseSucceed(Option.none))
         : Option.none<PageState>()
@@ -195,9 +218,14 @@ export const make = (options: {
       return yield* connect(spec, live)
     })
 
-  return {
-    engineFor,
-    switchTo: (spec, reason, live) => protocol(spec, reason, live).pipe(Effect.map((done) => done.record)),
-    disconnect
-  }
-}
+  return EngineSwitch.of({
+    engineFor: Effect.fn("EngineSwitch.engineFor")(engineFor),
+    switchTo: Effect.fn("EngineSwitch.switchTo")(function* (spec: EngineSpec, reason: string, live: LiveBrowser) {
+      return (yield* protocol(spec, reason, live)).record
+    }),
+    disconnect: Effect.fn("EngineSwitch.disconnect")(disconnect),
+    releaseWorkers: keep.clear,
+    current: Ref.get(state).pipe(Effect.map((s) => Option.fromNullishOr(s.engine))),
+    history: Ref.get(state).pipe(Effect.map((s) => s.history))
+  })
+})

@@ -1,15 +1,15 @@
 /**
  * The one-client lease: one call at a time holds the browser, waiting a bounded time, refused while a person holds it;
  * the holder runs on its own fiber, so `forceRelease` and `close` stop it and its caller still gets `session_closed`.
+ * Owns the call holding the lease and whether the session is shut down.
  */
-import { Effect, Exit, Fiber, Option, Ref, Semaphore } from "effect"
+import { Context, Effect, Exit, Fiber, Layer, Option, Ref, Semaphore } from "effect"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import { LeaseTimeout, SessionClosed } from "../Errors/Service.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import { Occupant } from "../Takeover/Occupant.ts"
-import type { SessionState } from "./SessionState.ts"
 
-export interface Lease {
+interface Shape {
   /**
    * Runs `self` holding the lease. `spec` names the engine the call is for: an automation engine is refused at once
    * while someone else (a person) holds the browser, also while it waits.
@@ -28,12 +28,26 @@ export interface Lease {
   ) => Effect.Effect<A, E | LeaseTimeout | SessionClosed | SwitchyardError>
 }
 
-export const make = Effect.fnUntraced(function* (options: {
-  readonly state: Ref.Ref<SessionState>
+export interface LeaseOptions {
   /** How long a call waits for the lease before failing with `lease_timeout`. */
   readonly timeoutMs: number
-}) {
-  const { state, timeoutMs } = options
+}
+
+export class Lease extends Context.Service<Lease, Shape>()("switchyard/Sandbox/Lease") {
+  static readonly layer = (options: LeaseOptions) => Layer.effect(Lease, make(options))
+}
+
+/** The call holding the lease, and whether the session is shut down. */
+interface Holding {
+  /** The fiber running the call that holds the lease: what `forceRelease` and `close` interrupt. */
+  readonly holder: Fiber.Fiber<unknown, unknown> | undefined
+  /** No call gets the lease any more. */
+  readonly shutdown: boolean
+}
+
+export const make = Effect.fnUntraced(function* (options: LeaseOptions) {
+  const { timeoutMs } = options
+  const state = yield* Ref.make<Holding>({ holder: undefined, shutdown: false })
   const occupant = yield* Effect.serviceOption(Occupant)
   const semaphore = yield* Semaphore.make(1)
 
@@ -94,22 +108,23 @@ export const make = Effect.fnUntraced(function* (options: {
       () => semaphore.release(1)
     )
 
-  const run = <A, E>(self: Effect.Effect<A, E>, spec?: EngineSpec | "automation") =>
-    Effect.gen(function* () {
-      if ((yield* Ref.get(state)).shutdown) return yield* shutDownError()
-      return yield* holding(self, gateFor(spec), false)
-    })
+  const run = Effect.fn("Lease.run")(function* <A, E>(self: Effect.Effect<A, E>, spec?: EngineSpec | "automation") {
+    if ((yield* Ref.get(state)).shutdown) return yield* shutDownError()
+    return yield* holding(self, gateFor(spec), false)
+  })
 
   const interruptHolder = Effect.gen(function* () {
     const { holder } = yield* Ref.get(state)
     const self = yield* Effect.fiber
     if (holder !== undefined && holder !== self) yield* Fiber.interrupt(holder)
-  })
+  }).pipe(Effect.withSpan("Lease.interruptHolder"))
 
-  return {
+  return Lease.of({
     run,
     interruptHolder,
-    shutDown: Ref.update(state, (s) => ({ ...s, shutdown: true })),
-    runLast: (self) => holding(self, undefined, true)
-  } satisfies Lease
+    shutDown: Ref.update(state, (s) => ({ ...s, shutdown: true })).pipe(Effect.withSpan("Lease.shutDown")),
+    runLast: Effect.fn("Lease.runLast")(function* <A, E>(self: Effect.Effect<A, E>) {
+      return yield* holding(self, undefined, true)
+    })
+  })
 })

@@ -1,44 +1,40 @@
 /**
- * One browser session and its single automation client (seeds 001, 002), as one service over its parts: Lease,
- * BrowserLife, EngineSwitch, Tabs, Idle and Loss, sharing one SessionState in a Ref; Tracking (where the page is, its
- * saved state), Captures (screenshots around an engine's calls), PageRecords (console, network) and Limits. The page
- * model (tabs, dialogs, file choosers, downloads) and the saved page are kept for every engine level alike. Longer
- * than most modules: it is where a call meets the browser, and the parts' order around a call is read here in one place.
+ * One browser session and its single automation client (seeds 001, 002), as one service composed of parts, each a
+ * service with its own state: Lease (who holds the browser), BrowserLife (the browser, its crashes and restores),
+ * EngineSwitch (the connected engine, its switches), Tabs (the active tab), Tracking (where the page is, its saved
+ * state), PageEvents (what answers have yet to report), Captures (screenshots around an engine's calls), Idle,
+ * Folders and PageRecords; Calls puts them in order around each call. The Sandbox itself keeps no state.
  */
-import { Clock, Context, Effect, Exit, FiberHandle, Layer, Option, Ref, Schedule } from "effect"
-import type * as CdpConnection from "../Cdp/Connection.ts"
-import type { PageRun } from "../Cdp/Session.ts"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import type { Engine, PageState } from "../Engine/Engine.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
-import * as Isolated from "../Engine/Isolated.ts"
 import * as Page from "../Engine/PageState.ts"
 import { BrowserUnavailable } from "../Errors/Browser.ts"
-import { CdpClosed } from "../Errors/Engine.ts"
-import { DialogOpen, InvalidInput } from "../Errors/Page.ts"
-import { HumanInControl } from "../Errors/Service.ts"
-import { isSwitchyardError, type SwitchyardError, toErrorInfo } from "../Errors.ts"
+import type { SwitchyardError } from "../Errors.ts"
 import * as HumanCheck from "../Takeover/HumanCheck.ts"
-import * as BrowserLife from "./BrowserLife.ts"
-import * as Captures from "./Captures.ts"
-import * as EngineSwitch from "./EngineSwitch.ts"
-import * as Idle from "./Idle.ts"
-import * as Lease from "./Lease.ts"
-import * as Limits from "./Limits.ts"
-import * as Loss from "./Loss.ts"
-import * as PageEvent from "./PageEvent.ts"
+import { BrowserLife, type DownloadSettings } from "./BrowserLife.ts"
+import { Calls, type OnPage } from "./Calls.ts"
+import { Captures } from "./Captures.ts"
+import { EngineSwitch } from "./EngineSwitch.ts"
+import { Folders } from "./Folders.ts"
+import { Idle } from "./Idle.ts"
+import { Lease } from "./Lease.ts"
+import type * as Limits from "./Limits.ts"
+import type * as PageEvent from "./PageEvent.ts"
+import { PageEvents } from "./PageEvents.ts"
 import type * as Console from "./PageLink/Console.ts"
 import * as Dialogs from "./PageLink/Dialogs.ts"
 import type { Download } from "./PageLink/Downloads.ts"
 import type * as Network from "./PageLink/Network.ts"
 import type { MainFrame } from "./PageLink.ts"
-import type { Shown } from "./PageRecords.ts"
-import * as PageRecords from "./PageRecords.ts"
+import { PageRecords, type Shown } from "./PageRecords.ts"
 import type * as SavedPage from "./SavedPage.ts"
 import * as SessionState from "./SessionState.ts"
 import * as Snapshot from "./Snapshot.ts"
-import * as Tabs from "./Tabs.ts"
-import * as Tracking from "./Tracking.ts"
+import { type TabRef, Tabs } from "./Tabs.ts"
+import { Tracking } from "./Tracking.ts"
 
+export { dialogError, type OnPage } from "./Calls.ts"
 export type { PageEvent, Tab } from "./PageEvent.ts"
 export type { DialogMode, DialogPolicy, OpenDialog } from "./PageLink/Dialogs.ts"
 export type { Download } from "./PageLink/Downloads.ts"
@@ -53,25 +49,6 @@ export interface PageView {
   readonly dialog: Dialogs.OpenDialog | null
   readonly downloads: ReadonlyArray<Download>
 }
-
-/** The active page for work over the Sandbox's own CDP connection, without an engine (PDF, viewport, cookies). */
-export interface OnPage {
-  /** Runs commands on a session attached to the active tab. */
-  readonly run: PageRun
-  /** Runs commands on the browser target. */
-  readonly browser: <A, E>(
-    f: (cdp: CdpConnection.Connection) => Effect.Effect<A, E>
-  ) => Effect.Effect<A, E | SwitchyardError>
-  /** The active tab's target id, and every tab's. */
-  readonly targetId: string
-  readonly tabs: ReadonlyArray<string>
-  /** Runs commands on a session attached to another tab of the session. */
-  readonly runOn: (targetId: string) => PageRun
-}
-
-/** How a refused call is told to answer the dialog first. */
-const dialogHint = (dialog: Dialogs.OpenDialog) =>
-  `a ${dialog.type} dialog is open on the page: ${JSON.stringify(dialog.message.slice(0, 200))}; answer it with browser.dialog {"accept": true} or {"accept": false}${dialog.type === "prompt" ? ' (with "promptText" to type an answer)' : ""} before anything else`
 
 export interface SandboxOptions {
   /** What a hostile page may not run past: pages open at once, loads of the page in one call (Limits.ts). */
@@ -89,19 +66,10 @@ export interface SandboxOptions {
   /** Who answers the pages' dialogs; default: the agent (beforeunload is accepted). */
   readonly dialogs?: Dialogs.DialogPolicy
   /** Where downloads go and their size cap; absent, the browser's own behaviour stays. */
-  readonly downloads?: BrowserLife.DownloadSettings
+  readonly downloads?: DownloadSettings
   /** How long a call waits at its end for the downloads it started to finish; default 5 s. */
   readonly downloadWaitMs?: number
 }
-
-/** The dialog on the active tab as an error: a call refused because of it, or cut short by it (`openedByCall`). */
-export const dialogError = (dialog: Dialogs.OpenDialog, openedByCall: boolean) =>
-  new DialogOpen({
-    dialog,
-    openedByCall,
-    sideEffect: openedByCall ? "possible" : "none",
-    message: openedByCall ? `the call opened a dialog: ${dialogHint(dialog)}` : dialogHint(dialog)
-  })
 
 export class Sandbox extends Context.Service<
   Sandbox,
@@ -145,9 +113,9 @@ export class Sandbox extends Context.Service<
     /** The tabs now. */
     readonly tabs: Effect.Effect<ReadonlyArray<PageEvent.Tab>, SwitchyardError>
     /** Makes a tab the page the session works on; every engine level then drives it. */
-    readonly switchTab: (ref: Tabs.TabRef) => Effect.Effect<ReadonlyArray<PageEvent.Tab>, SwitchyardError>
+    readonly switchTab: (ref: TabRef) => Effect.Effect<ReadonlyArray<PageEvent.Tab>, SwitchyardError>
     /** Closes a tab (the active one when absent); closing the active tab falls back to the previous one. */
-    readonly closeTab: (ref?: Tabs.TabRef) => Effect.Effect<ReadonlyArray<PageEvent.Tab>, SwitchyardError>
+    readonly closeTab: (ref?: TabRef) => Effect.Effect<ReadonlyArray<PageEvent.Tab>, SwitchyardError>
     /** Answers the dialog open on the active tab. */
     readonly answerDialog: (answer: {
       readonly accept: boolean
@@ -193,199 +161,48 @@ export class Sandbox extends Context.Service<
     readonly close: Effect.Effect<void>
   }
 >()("switchyard/Sandbox") {
-  static readonly layer = (options: SandboxOptions = {}) => Layer.effect(Sandbox, make(options))
+  static readonly layer = (options: SandboxOptions = {}) =>
+    Layer.effect(Sandbox, make()).pipe(Layer.provide(parts(options)))
 }
 
-export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
-  // Created first, so it is closed last: after the engine has given its worker back.
-  const keep = yield* Isolated.makeKeep()
-  const state = yield* Ref.make(SessionState.initial)
-  /** The read of the page's cookies and storage after a call, running beside the answer. */
-  const saving = yield* FiberHandle.make<void, never>()
-  const lease = yield* Lease.make({ state, timeoutMs: options.leaseTimeoutMs ?? 30_000 })
-  const engines = EngineSwitch.make({
-    state,
-    connectTimeoutMs: options.connectTimeoutMs ?? 30_000,
-    keep,
-    sessionScope: yield* Effect.scope
-  })
-  const limits = yield* Limits.make(options.limits)
-  const records = PageRecords.make(state)
-  const tabs = Tabs.make({ state, engines })
-  const life = yield* BrowserLife.make({
-    state,
-    engines,
-    limits,
+/**
+ * The session's parts, each built over those it needs, all of them the session's own (a fresh build, so no two
+ * sessions share one). Built bottom up, they close top down: the engine workers, kept by EngineSwitch, last.
+ */
+const parts = (options: SandboxOptions) => {
+  const pages = Layer.mergeAll(PageEvents.layer, Tracking.layer)
+  const engines = EngineSwitch.layer({ connectTimeoutMs: options.connectTimeoutMs ?? 30_000 }).pipe(
+    Layer.provideMerge(pages)
+  )
+  const life = BrowserLife.layer({
+    limits: options.limits,
     relaunch: options.relaunch ?? true,
     hungAfterMs: options.hungAfterMs ?? 2_000,
-    tabs,
     dialogs: options.dialogs ?? Dialogs.defaultPolicy,
     downloads: options.downloads
-  })
-  // Engine workers kept loaded for this session end with its browser.
-  const stopBrowser = life.stop.pipe(Effect.andThen(keep.clear))
-  // Well inside an attempt's time limit (15 s on most levels): a slow download must not make its click time out and be
-  // clicked again.
-  const downloadWaitMs = options.downloadWaitMs ?? 5_000
-  /** How long a call's end waits for a loading page to tell whether its response is a download. */
-  const downloadStartMs = 1_000
-  const idle = yield* Idle.make({
-    state,
-    idleTimeoutMs: options.idleTimeoutMs === undefined ? 5 * 60_000 : options.idleTimeoutMs,
-    closeIdle: lease.run(stopBrowser)
-  })
+  }).pipe(Layer.provideMerge(Folders.layer), Layer.provideMerge(Tabs.layer), Layer.provideMerge(engines))
+  const idle = Idle.layer({
+    idleTimeoutMs: options.idleTimeoutMs === undefined ? 5 * 60_000 : options.idleTimeoutMs
+  }).pipe(Layer.provideMerge(Lease.layer({ timeoutMs: options.leaseTimeoutMs ?? 30_000 })), Layer.provideMerge(life))
+  const calls = Calls.layer({
+    // Well inside an attempt's time limit (15 s on most levels): a slow download must not make its click time out and
+    // be clicked again.
+    downloadWaitMs: options.downloadWaitMs ?? 5_000
+  }).pipe(Layer.provideMerge(Layer.mergeAll(Captures.layer, PageRecords.layer)), Layer.provideMerge(idle))
+  return Layer.fresh(calls)
+}
 
-  // Where the page is when a call ends, and its cookies and storage kept for a relaunch.
-  const { track, savedNow } = Tracking.make({ state, saving, changed: Effect.suspend(() => captures.changed) })
-
-  const note = (events: ReadonlyArray<PageEvent.PageEvent>) =>
-    events.length === 0 ? Effect.void : Ref.update(state, (s) => ({ ...s, events: [...s.events, ...events] }))
-
-  /** After a call: tabs it opened or closed, where the active page is, and the tab list for the state block. */
-  const settleTabs = (live: SessionState.LiveBrowser) =>
-    Effect.gen(function* () {
-      const now = yield* tabs.sync(live)
-      yield* track(now)
-      yield* tabs.list(now)
-    })
-
-  /** Waits, bounded, for the downloads a call started to finish, so its answer reports them. */
-  const settleDownloads = (live: SessionState.LiveBrowser, mark: number, loads: readonly [number, number]) =>
-    Effect.gen(function* () {
-      const load = yield* live.link.loaded(live.targetId, loads, downloadStartMs)
-      const started = live.link.downloadsSince(mark)
-      // The browser announces the download a moment after the page stops loading it.
-      if (load === "no_document") {
-        yield* started.pipe(
-          Effect.repeat({ until: (all) => all.length > 0, schedule: Schedule.spaced("25 millis") }),
-          Effect.timeoutOption(downloadStartMs)
-        )
-      }
-      const settled = yield* started.pipe(
-        Effect.repeat({
-          until: (all) => all.every((d) => d.state !== "in_progress"),
-          schedule: Schedule.spaced("100 millis")
-        }),
-        Effect.timeoutOption(downloadWaitMs)
-      )
-      // One still under way is reported now (its end comes in a later answer): the call that started it is done.
-      if (Option.isNone(settled)) {
-        yield* note((yield* started).filter((d) => d.state === "in_progress").map(PageEvent.downloaded))
-      }
-    })
-
-  /** Keeps the outcome of each call: a failed (or stopped) call makes the next one check the browser fully. */
-  const remember = <A, E>(self: Effect.Effect<A, E>) =>
-    self.pipe(
-      Effect.tapError((error) =>
-        // A call refused because a person has the browser, or ended by a dialog, says nothing about the browser.
-        error instanceof HumanInControl || error instanceof DialogOpen
-          ? Effect.void
-          : Ref.update(state, (s) => ({
-              ...s,
-              suspect: true,
-              lastError: isSwitchyardError(error) ? toErrorInfo(error) : s.lastError
-            }))
-      ),
-      Effect.tap(() => Ref.update(state, (s) => ({ ...s, suspect: false, lastError: null }))),
-      // A call stopped by its time limit is a failed call too: the page may be what stopped it.
-      Effect.onInterrupt(() => Ref.update(state, (s) => ({ ...s, suspect: true })))
-    )
-
-  const use = Effect.fn("Sandbox.use")(function* <A, E>(
-    spec: EngineSpec,
-    f: (engine: Engine["Service"]) => Effect.Effect<A, E>
-  ) {
-    return yield* lease
-      .run(
-        Effect.scoped(
-          Effect.gen(function* () {
-            // The engine's modules load while the browser starts (only the first time costs anything); tabs the page
-            // opened since the last call (a window.open after a fetch) are the page to work on now.
-            // A relaunched browser's page goes back to its URL while the engine connects.
-            const [[started, restored]] = yield* Effect.all([life.ensureRestoring, spec.warm ?? Effect.void], {
-              concurrency: 2
-            })
-            const live = yield* tabs.sync(started)
-            const person = spec.id.kind === "human"
-            const waiting = yield* live.link.dialog(live.targetId)
-            // Every engine would wait behind the dialog: the agent answers it first.
-            if (Option.isSome(waiting) && !person) return yield* dialogError(waiting.value, false)
-            const work = Effect.gen(function* () {
-              const connected = yield* engines.engineFor(spec, live)
-              yield* restored
-              yield* live.link.claimDownloads
-              const mark = yield* live.link.downloadMark
-              const loads = yield* live.link.loadMark
-              const engine = yield* Captures.guard(captures, spec, connected.engine)
-              // A page that runs past a limit ends the call; a reload loop is left for about:blank so it stops.
-              const runaway = Limits.breachOn(limits, SessionState.pageOf(live))
-              // A dialog blocks every engine: the call ends at once and the answer reports the dialog.
-              const dialogOpened = person
-                ? Effect.never
-                : live.link.dialogOpened(live.targetId).pipe(Effect.flatMap((dialog) => dialogError(dialog, true)))
-              return yield* f(engine).pipe(
-                // An engine that saw its connection go first is told apart from one whose page or browser went.
-                Effect.catch((error: E | SwitchyardError) =>
-                  error instanceof CdpClosed && error.lost === undefined
-                    ? Loss.under(live).pipe(Effect.flatMap((lost) => Effect.fail(Option.getOrElse(lost, () => error))))
-                    : Effect.fail(error)
-                ),
-                Effect.raceFirst(dialogOpened),
-                Effect.raceFirst(runaway),
-                // An interrupted call (a timeout) may leave the SDK mid-flight: drop that client before the lease goes.
-                // A client whose page or browser went is closed in the background: the answer does not wait for it.
-                Effect.onInterrupt(() =>
-                  Loss.now(live).pipe(Effect.flatMap((lost) => engines.disconnect("the call was interrupted", lost)))
-                ),
-                Effect.onExit((exit) =>
-                  Effect.gen(function* () {
-                    // A call stopped by its time limit, or whose page or browser went, does not wait for its
-                    // downloads: the release stays short.
-                    if (!Exit.hasInterrupts(exit) && !Loss.endedBy(exit)) yield* settleDownloads(live, mark, loads)
-                    yield* settleTabs(live)
-                    yield* live.link.notices.pipe(Effect.flatMap(note))
-                    yield* idle.touch
-                  })
-                ),
-                Effect.tapError(() =>
-                  // A client whose connection dropped mid-call is useless: the next call reconnects.
-                  connected.engine
-                    .connected()
-                    .pipe(
-                      Effect.flatMap((ok) =>
-                        ok ? Effect.void : engines.disconnect("the connection dropped during a call")
-                      )
-                    )
-                )
-              )
-            })
-            // A page closed or crashed under a call, or a browser that died, would leave the engine waiting out its
-            // time limit (or failing as if the page were at fault): the call ends now with cdp_closed, whatever it was
-            // doing, connecting its engine included.
-            return yield* work.pipe(Effect.raceFirst(Loss.watch(live)))
-          })
-        ),
-        spec
-      )
-      .pipe(remember)
-  })
-
-  const switchTo = Effect.fn("Sandbox.switchTo")(function* (spec: EngineSpec, reason: string) {
-    return yield* lease
-      .run(
-        Effect.gen(function* () {
-          const live = yield* life.ensure
-          const entry = yield* engines.switchTo(spec, reason, live)
-          yield* live.link.claimDownloads
-          yield* settleTabs(live)
-          yield* idle.touch
-          return entry
-        }),
-        spec
-      )
-      .pipe(remember)
-  })
+export const make = Effect.fnUntraced(function* () {
+  const calls = yield* Calls
+  const lease = yield* Lease
+  const life = yield* BrowserLife
+  const engines = yield* EngineSwitch
+  const tabs = yield* Tabs
+  const tracking = yield* Tracking
+  const pageEvents = yield* PageEvents
+  const captures = yield* Captures
+  const idle = yield* Idle
+  const records = yield* PageRecords
 
   const forceRelease = lease.interruptHolder.pipe(Effect.andThen(engines.disconnect("released")))
 
@@ -396,141 +213,39 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       // The last attempt's screenshot is taken before its browser goes.
       yield* captures.settled
       yield* idle.cancel
-      yield* holding(stopBrowser).pipe(Effect.ignore)
+      yield* holding(life.stop).pipe(Effect.ignore)
       // A closed session starts afresh: nothing to restore or report.
-      yield* FiberHandle.clear(saving)
-      yield* Ref.update(state, (s) => ({ ...s, lastLocation: undefined, saved: undefined }))
+      yield* tracking.forget
     })
   const close = closeWith((self) => lease.run(self))
 
   // Shut down first, so a call retried after its interruption cannot start a browser nobody would close.
   yield* Effect.addFinalizer(() => lease.shutDown.pipe(Effect.andThen(closeWith(lease.runLast))))
 
-  /** Runs `read` on the running browser, or answers `none` when there is none. */
-  const onBrowser = <A, E>(read: (live: SessionState.LiveBrowser) => Effect.Effect<A, E>, none: Effect.Effect<A, E>) =>
-    Ref.get(state).pipe(Effect.flatMap((s) => (s.browser === undefined ? none : read(s.browser))))
-
-  /**
-   * Runs `read` on the running browser unless its page cannot answer: a dialog blocks it (reads would wait behind
-   * it), or it crashed or closed (they would wait out their time limit).
-   */
-  const unblocked = <A, E>(
-    read: (live: SessionState.LiveBrowser) => Effect.Effect<A, E>,
-    blocked: Effect.Effect<A, E>
-  ) =>
-    onBrowser(
-      (live) =>
-        Effect.all([live.link.dialog(live.targetId), live.link.fate(live.targetId)]).pipe(
-          Effect.flatMap(([dialog, fate]) => (Option.isSome(dialog) || Option.isSome(fate) ? blocked : read(live)))
-        ),
-      blocked
-    )
-
-  /** Work on the tabs: under the lease, so no call runs on a tab while it changes. */
-  const onTabs = (work: (live: SessionState.LiveBrowser) => Effect.Effect<SessionState.LiveBrowser, SwitchyardError>) =>
-    lease
-      .run(
-        Effect.gen(function* () {
-          const live = yield* life.ensure.pipe(Effect.flatMap(tabs.sync))
-          const now = yield* work(live)
-          yield* track(now)
-          yield* tabs.list(now)
-          return (yield* Ref.get(state)).tabs.list
-        })
-      )
-      .pipe(remember)
-
-  const openDialog = Ref.get(state).pipe(
-    Effect.flatMap((s) => (s.browser === undefined ? Effect.succeedNone : s.browser.link.dialog(s.browser.targetId)))
-  )
-
-  const screenshot = unblocked(
-    (live) =>
-      Snapshot.screenshot(SessionState.pageOf(live)).pipe(
-        Effect.timeoutOption(5_000),
-        Effect.orElseSucceed(() => Option.none<Uint8Array>())
-      ),
-    Effect.succeed(Option.none<Uint8Array>())
-  )
-
-  const captures = yield* Captures.make(screenshot)
-
-  const onPage = Effect.fn("Sandbox.onPage")(function* <A>(work: (page: OnPage) => Effect.Effect<A, SwitchyardError>) {
-    return yield* lease
-      .run(
-        Effect.gen(function* () {
-          const live = yield* life.ensure.pipe(Effect.flatMap(tabs.sync))
-          const waiting = yield* live.link.dialog(live.targetId)
-          if (Option.isSome(waiting)) return yield* dialogError(waiting.value, false)
-          // The work may move the page (a storage state loads pages of its origins): no capture is cut by it.
-          yield* captures.settled
-          yield* captures.changed
-          const result = yield* work({
-            run: SessionState.pageOf(live),
-            browser: live.link.onBrowser,
-            targetId: live.targetId,
-            tabs: (yield* Ref.get(state)).tabs.list.map((t) => t.id),
-            runOn: (targetId) => (f) => live.link.run(targetId, f)
-          })
-          yield* track(live)
-          yield* tabs.list(live)
-          yield* idle.touch
-          return result
-        }),
-        "automation"
-      )
-      .pipe(remember)
-  })
-
   return Sandbox.of({
-    use,
-    switchTo,
-    page: Effect.gen(function* () {
-      const s = yield* Ref.get(state)
-      if (s.browser === undefined) return { tabs: [], dialog: null, downloads: [] }
-      return {
-        tabs: s.tabs.list,
-        dialog: Option.getOrNull(yield* s.browser.link.dialog(s.browser.targetId)),
-        downloads: yield* s.browser.link.downloads
-      }
-    }),
+    use: calls.use,
+    switchTo: calls.switchTo,
+    page: life.onBrowser(
+      (live) =>
+        Effect.gen(function* () {
+          return {
+            tabs: yield* tabs.listed,
+            dialog: Option.getOrNull(yield* live.link.dialog(live.targetId)),
+            downloads: yield* live.link.downloads
+          }
+        }),
+      Effect.succeed<PageView>({ tabs: [], dialog: null, downloads: [] })
+    ),
     events: Effect.gen(function* () {
-      const s = yield* Ref.get(state)
       // Dialogs answered by policy and downloads that finished between calls are reported too.
-      if (s.browser !== undefined) yield* note(yield* s.browser.link.notices)
-      return yield* Ref.modify(state, (now): [ReadonlyArray<PageEvent.PageEvent>, SessionState.SessionState] => [
-        now.events,
-        { ...now, events: [] }
-      ])
+      yield* life.onBrowser((live) => live.link.notices.pipe(Effect.flatMap(pageEvents.note)), Effect.void)
+      return yield* pageEvents.drain
     }),
-    tabs: onTabs(Effect.succeed),
-    switchTab: Effect.fn("Sandbox.switchTab")(function* (ref: Tabs.TabRef) {
-      return yield* onTabs((live) => tabs.switchTo(live, ref))
-    }),
-    closeTab: Effect.fn("Sandbox.closeTab")(function* (ref?: Tabs.TabRef) {
-      return yield* onTabs((live) => tabs.close(live, ref))
-    }),
-    openDialog,
-    answerDialog: Effect.fn("Sandbox.answerDialog")(function* ({
-      accept,
-      promptText
-    }: {
-      readonly accept: boolean
-      readonly promptText?: string
-    }) {
-      const { browser } = yield* Ref.get(state)
-      const dialog = browser === undefined ? Option.none() : yield* browser.link.dialog(browser.targetId)
-      if (browser === undefined || Option.isNone(dialog)) {
-        return yield* new InvalidInput({ field: "dialog", message: "no dialog is open on the page" })
-      }
-      yield* browser.link.answerDialog(browser.targetId, accept, promptText)
-      yield* note([PageEvent.dialogAnswered(dialog.value, accept, "agent")])
-      // What the answer led to (a submission, a navigation) shows in the state block of this answer.
-      yield* Effect.sleep(100)
-      yield* track(browser)
-      yield* tabs.list(browser)
-      return dialog.value
-    }),
+    tabs: calls.tabs,
+    switchTab: calls.switchTab,
+    closeTab: calls.closeTab,
+    openDialog: life.onBrowser((live) => live.link.dialog(live.targetId), Effect.succeedNone),
+    answerDialog: calls.answerDialog,
     chooseFiles: Effect.fn("Sandbox.chooseFiles")(function* <A, E>(
       files: ReadonlyArray<string>,
       self: Effect.Effect<A, E>
@@ -538,17 +253,15 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
       const live = yield* life.ensure
       return yield* live.link.chooseFiles(live.targetId, yield* life.readable(live, files), self)
     }),
-    pageState: onBrowser(
+    pageState: life.onBrowser(
       (live): Effect.Effect<PageState, SwitchyardError> => Page.capture(SessionState.sessionOf(live)),
       Effect.fail(new BrowserUnavailable({ message: "no browser is running in this session" }))
     ),
     // Read when each call ends (track): answers reuse it instead of asking the browser again.
-    location: Ref.get(state).pipe(
-      Effect.map((s) => (s.browser === undefined ? Option.none() : Option.fromNullishOr(s.lastLocation)))
-    ),
-    mainFrame: onBrowser((live) => live.link.mainFrame(live.targetId), Effect.succeed<MainFrame>({ commits: 0 })),
-    errorCode: onBrowser((live) => live.link.errorCode(live.targetId), Effect.succeed(Option.none<string>())),
-    fingerprint: onBrowser(
+    location: life.onBrowser(() => tracking.lastLocation.pipe(Effect.map(Option.fromNullishOr)), Effect.succeedNone),
+    mainFrame: life.onBrowser((live) => live.link.mainFrame(live.targetId), Effect.succeed<MainFrame>({ commits: 0 })),
+    errorCode: life.onBrowser((live) => live.link.errorCode(live.targetId), Effect.succeed(Option.none<string>())),
+    fingerprint: life.onBrowser(
       (live) =>
         live.link
           .dialog(live.targetId)
@@ -561,12 +274,12 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
           ),
       Effect.succeed("")
     ),
-    humanCheck: unblocked((live) => HumanCheck.onPage(SessionState.pageOf(live)), Effect.succeed(false)),
+    humanCheck: life.unblocked((live) => HumanCheck.onPage(SessionState.pageOf(live)), Effect.succeed(false)),
     artifacts: {
       screenshotLater: captures.start,
       settled: captures.settled,
       snapshot: (lookedFor?: string) =>
-        unblocked(
+        life.unblocked(
           (live) =>
             Snapshot.failureSnapshot(SessionState.pageOf(live), lookedFor).pipe(
               Effect.timeoutOption(5_000),
@@ -576,27 +289,26 @@ export const make = Effect.fnUntraced(function* (options: SandboxOptions = {}) {
         )
     },
     status: Effect.gen(function* () {
-      return SessionState.statusOf(yield* Ref.get(state), yield* Clock.currentTimeMillis)
+      const browser = yield* life.current
+      const engine = yield* engines.current
+      return SessionState.statusOf(
+        {
+          browser: Option.getOrUndefined(browser),
+          engine: Option.getOrUndefined(engine),
+          initializing: yield* life.initializing,
+          lastError: yield* life.lastError,
+          lastUsedAt: yield* idle.lastUsedAt
+        },
+        yield* Clock.currentTimeMillis
+      )
     }),
-    history: Ref.get(state).pipe(Effect.map((s) => s.history)),
-    onPage,
+    history: engines.history,
+    onPage: calls.onPage,
     console: records.console,
     network: records.network,
     request: records.request,
-    saved: savedNow,
-    restore: Effect.fn("Sandbox.restore")(function* (page: SavedPage.SavedPage, reason: SavedPage.RestoreReason) {
-      yield* lease
-        .run(
-          Effect.gen(function* () {
-            const live = yield* life.ensure
-            yield* life.restore(live, page, reason)
-            yield* Ref.update(state, (s) => ({ ...s, saved: page }))
-            yield* settleTabs(live)
-            yield* idle.touch
-          })
-        )
-        .pipe(remember)
-    }),
+    saved: life.current.pipe(Effect.flatMap(tracking.savedNow)),
+    restore: calls.restore,
     forceRelease,
     close
   })

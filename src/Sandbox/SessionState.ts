@@ -1,41 +1,32 @@
 /**
- * Everything a Sandbox knows about its session, as one value held in a `Ref`: the live browser and engine, the call
- * holding the lease, the last error and use, where the page was, the switch history; and the status read from it.
+ * What the Sandbox's parts hand each other as values, each part keeping its own state: the live browser and the page
+ * the session works on, the connected engine, a switch's record; and the session's status composed from the parts.
  */
-import type { Fiber, Scope } from "effect"
+import type { Scope } from "effect"
 import type { PageRun } from "../Cdp/Session.ts"
 import { BrowserSession } from "../Engine/BrowserSession.ts"
 import type { Engine, PageState } from "../Engine/Engine.ts"
 import type * as EngineId from "../EngineId.ts"
 import type { ErrorInfo } from "../Errors.ts"
-import type { PageEvent, Tab } from "./PageEvent.ts"
-import type { Location } from "./PageLink/Targets.ts"
 import type { PageLink } from "./PageLink.ts"
 import type { RunningBrowser } from "./Provider/Browser.ts"
-import type { SavedPage } from "./SavedPage.ts"
 
-/** A browser running for the session, the Sandbox's own connection to it, and the page the session works on. */
-export interface LiveBrowser {
+/** A browser running for the session and the Sandbox's own connection to it: what BrowserLife keeps. */
+export interface SessionBrowser {
   readonly running: RunningBrowser
   /** Closing it closes the kept connection, then stops the browser (or detaches from it). */
   readonly scope: Scope.Closeable
   /** The kept raw-CDP connection: reads around calls, target events, dialogs. */
   readonly link: PageLink
+}
+
+/** The browser with the page the session works on (its active tab, which Tabs keeps). */
+export interface LiveBrowser extends SessionBrowser {
   /**
    * The session's page, its active tab: every engine drives it. A tab the page opens takes its place; when it is
    * closed the previous tab does, and a new page replaces it when it was the last one, crashes or hangs.
    */
   readonly targetId: string
-}
-
-/** The session's tabs, as the Sandbox keeps track of them between calls. */
-export interface TabBook {
-  /** Every tab the session has seen: a page not in it is new (opened by the page, or by a person). */
-  readonly seen: ReadonlySet<string>
-  /** Tabs in the order they were active, the current one last: where closing the active tab falls back to. */
-  readonly recent: ReadonlyArray<string>
-  /** The tabs as the last call left them, for every answer's state. */
-  readonly list: ReadonlyArray<Tab>
 }
 
 /** The one engine client connected to the browser. */
@@ -56,46 +47,6 @@ export interface SwitchRecord {
   readonly success: boolean
   readonly failedStep?: string
   readonly timestamp: string
-}
-
-export interface SessionState {
-  readonly browser: LiveBrowser | undefined
-  readonly engine: LiveEngine | undefined
-  /** The fiber running the call that holds the lease: what `forceRelease` and `close` interrupt. */
-  readonly holder: Fiber.Fiber<unknown, unknown> | undefined
-  /** A browser is being started. */
-  readonly initializing: boolean
-  /** The service is shut down: no call gets the lease any more. */
-  readonly shutdown: boolean
-  readonly lastError: ErrorInfo | null
-  readonly lastUsedAt: number | null
-  /** The last call failed: the next one asks the browser whether it is alive instead of trusting the kept socket. */
-  readonly suspect: boolean
-  /** Where the session page was after the last call: what a relaunch restores and what answers report. */
-  readonly lastLocation: Location | undefined
-  /** The page's URL, cookies and storage as the last call left them: what a crash's relaunch puts back. */
-  readonly saved: SavedPage | undefined
-  readonly history: ReadonlyArray<SwitchRecord>
-  readonly tabs: TabBook
-  /** What happened on the pages that no answer has reported yet. */
-  readonly events: ReadonlyArray<PageEvent>
-}
-
-/** A session before its first call: no browser yet, nothing to report. */
-export const initial: SessionState = {
-  browser: undefined,
-  engine: undefined,
-  holder: undefined,
-  initializing: false,
-  shutdown: false,
-  lastError: null,
-  lastUsedAt: null,
-  suspect: false,
-  lastLocation: undefined,
-  saved: undefined,
-  history: [],
-  tabs: { seen: new Set(), recent: [], list: [] },
-  events: []
 }
 
 /** What an engine is given when it connects: the browser's endpoints and the session's page. */
@@ -138,15 +89,24 @@ export const idleStatus: SandboxStatus = {
   wsEndpoint: null
 }
 
-/** The status of a session in `state` at time `now`. */
-export const statusOf = (state: SessionState, now: number): SandboxStatus => ({
-  active: state.browser !== undefined,
-  engine: state.engine?.id.kind ?? null,
-  mode: state.engine?.id.mode ?? null,
-  lastUsedAt: state.lastUsedAt,
-  idleMs: state.lastUsedAt === null ? null : now - state.lastUsedAt,
-  initializing: state.initializing,
-  lastError: state.lastError,
-  browserPid: state.browser?.running.pid ?? null,
-  wsEndpoint: state.browser?.running.wsEndpoint ?? null
+/** What the status is read from, each from the part that keeps it. */
+export interface StatusParts {
+  readonly browser: SessionBrowser | undefined
+  readonly engine: LiveEngine | undefined
+  readonly initializing: boolean
+  readonly lastError: ErrorInfo | null
+  readonly lastUsedAt: number | null
+}
+
+/** The status of a session made of `parts` at time `now`. */
+export const statusOf = (parts: StatusParts, now: number): SandboxStatus => ({
+  active: parts.browser !== undefined,
+  engine: parts.engine?.id.kind ?? null,
+  mode: parts.engine?.id.mode ?? null,
+  lastUsedAt: parts.lastUsedAt,
+  idleMs: parts.lastUsedAt === null ? null : now - parts.lastUsedAt,
+  initializing: parts.initializing,
+  lastError: parts.lastError,
+  browserPid: parts.browser?.running.pid ?? null,
+  wsEndpoint: parts.browser?.running.wsEndpoint ?? null
 })

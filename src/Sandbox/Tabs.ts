@@ -1,32 +1,65 @@
 /**
  * The session's tabs: a tab its page opens (a `target=_blank` link, `window.open`) becomes the page the session works
  * on; closing the active tab falls back to the one active before it; agents list, switch and close tabs by id or index.
+ * Owns which tab is active, the tabs seen and their order of use, and the list the state block shows.
  */
-import { Effect, Option, Ref, Schedule } from "effect"
+import { Context, Effect, Layer, Option, Ref, Schedule } from "effect"
 import { InvalidInput } from "../Errors/Page.ts"
 import type { SwitchyardError } from "../Errors.ts"
-import type { EngineSwitch } from "./EngineSwitch.ts"
+import { EngineSwitch } from "./EngineSwitch.ts"
 import type { PageEvent, Tab } from "./PageEvent.ts"
+import { PageEvents } from "./PageEvents.ts"
 import type { PageTarget } from "./PageLink.ts"
-import type { LiveBrowser, SessionState } from "./SessionState.ts"
+import type { LiveBrowser } from "./SessionState.ts"
+import { Tracking } from "./Tracking.ts"
 
 /** A tab as an agent names it: its id (or a unique start of it), or its index. */
 export type TabRef = string | number
 
-export interface Tabs {
-  /**
-   * Brings the session's tabs up to date after a call: a tab the page opened becomes active (the newest, once it
-   * loaded), a closed active tab gives way to the previous one; the list and what happened are kept in the state.
-   */
-  readonly sync: (live: LiveBrowser) => Effect.Effect<LiveBrowser>
-  /** Updates the tab list the state block shows, once the active page's location was read. */
-  readonly list: (live: LiveBrowser) => Effect.Effect<void>
-  /** Makes `ref` the active tab. */
-  readonly switchTo: (live: LiveBrowser, ref: TabRef) => Effect.Effect<LiveBrowser, SwitchyardError>
-  /** Closes `ref` (the active tab when absent); the previous tab, or a new blank one, becomes active. */
-  readonly close: (live: LiveBrowser, ref: TabRef | undefined) => Effect.Effect<LiveBrowser, SwitchyardError>
-  /** The tab active before `live`'s, still open, when its page is gone: what a closed page falls back to. */
-  readonly fallback: (live: LiveBrowser, why: string) => Effect.Effect<Option.Option<LiveBrowser>>
+export class Tabs extends Context.Service<
+  Tabs,
+  {
+    /**
+     * Brings the session's tabs up to date after a call: a tab the page opened becomes active (the newest, once it
+     * loaded), a closed active tab gives way to the previous one; the list and what happened are kept.
+     */
+    readonly sync: (live: LiveBrowser) => Effect.Effect<LiveBrowser>
+    /** Updates the tab list the state block shows, once the active page's location was read. */
+    readonly list: (live: LiveBrowser) => Effect.Effect<void>
+    /** Makes `ref` the active tab. */
+    readonly switchTo: (live: LiveBrowser, ref: TabRef) => Effect.Effect<LiveBrowser, SwitchyardError>
+    /** Closes `ref` (the active tab when absent); the previous tab, or a new blank one, becomes active. */
+    readonly close: (live: LiveBrowser, ref: TabRef | undefined) => Effect.Effect<LiveBrowser, SwitchyardError>
+    /** The tab active before `live`'s, still open, when its page is gone: what a closed page falls back to. */
+    readonly fallback: (live: LiveBrowser, why: string) => Effect.Effect<Option.Option<LiveBrowser>>
+    /** A new browser's first page is the active tab; no tab seen before it. */
+    readonly reset: (targetId: string) => Effect.Effect<void>
+    /** A new page takes the place of the active one (crashed, hung, or the last one closed) and becomes active. */
+    readonly replace: (live: LiveBrowser) => Effect.Effect<LiveBrowser, SwitchyardError>
+    /** The active tab's target id, once a browser started. */
+    readonly active: Effect.Effect<string | undefined>
+    /** The tabs as the last call left them, for every answer's state. */
+    readonly listed: Effect.Effect<ReadonlyArray<Tab>>
+  }
+>()("switchyard/Sandbox/Tabs") {
+  static readonly layer = Layer.effect(
+    Tabs,
+    Effect.gen(function* () {
+      return yield* make({ engines: yield* EngineSwitch, tracking: yield* Tracking, events: yield* PageEvents })
+    })
+  )
+}
+
+/** The session's tabs, as they are kept between calls. */
+interface TabBook {
+  /** The page the session works on. */
+  readonly active: string | undefined
+  /** Every tab the session has seen: a page not in it is new (opened by the page, or by a person). */
+  readonly seen: ReadonlySet<string>
+  /** Tabs in the order they were active, the current one last: where closing the active tab falls back to. */
+  readonly recent: ReadonlyArray<string>
+  /** The tabs as the last call left them, for every answer's state. */
+  readonly list: ReadonlyArray<Tab>
 }
 
 /** How long a tab the page just opened is given to leave `about:blank` and load before the answer describes it. */
@@ -40,10 +73,31 @@ const tabOf = (page: PageTarget, index: number, active: string): Tab => ({
   active: page.targetId === active
 })
 
-export const make = (options: { readonly state: Ref.Ref<SessionState>; readonly engines: EngineSwitch }): Tabs => {
-  const { state, engines } = options
+/** Waits, bounded, for a page's document to finish loading. */
+const untilLoaded = (live: LiveBrowser, targetId: string) =>
+  live.link
+    .run(targetId, (cdp, sessionId) =>
+      cdp.send(
+        "Runtime.evaluate",
+        {
+          expression:
+            "document.readyState === 'complete' || new Promise((r) => addEventListener('load', () => r(true), { once: true }))",
+          awaitPromise: true
+        },
+        sessionId
+      )
+    )
+    .pipe(Effect.timeoutOption(openedLoadMs), Effect.ignore)
 
-  const note = (event: PageEvent) => Ref.update(state, (s) => ({ ...s, events: [...s.events, event] }))
+export const make = Effect.fnUntraced(function* (options: {
+  readonly engines: EngineSwitch["Service"]
+  readonly tracking: Tracking["Service"]
+  readonly events: PageEvents["Service"]
+}) {
+  const { engines, tracking } = options
+  const state = yield* Ref.make<TabBook>({ active: undefined, seen: new Set(), recent: [], list: [] })
+
+  const note = (event: PageEvent) => options.events.note([event])
 
   /**
    * The browser's pages that belong to the session (those in the active page's browser context), in the order they
@@ -52,7 +106,7 @@ export const make = (options: { readonly state: Ref.Ref<SessionState>; readonly 
   const sessionPages = (live: LiveBrowser) =>
     Effect.gen(function* () {
       const pages = yield* live.link.pages
-      const order = [...(yield* Ref.get(state)).tabs.seen]
+      const order = [...(yield* Ref.get(state)).seen]
       // The active page's context; when it just closed, that of the tabs the session knows.
       const context = (pages.find((p) => p.targetId === live.targetId) ?? pages.find((p) => order.includes(p.targetId)))
         ?.browserContextId
@@ -72,8 +126,8 @@ export const make = (options: { readonly state: Ref.Ref<SessionState>; readonly 
       const next: LiveBrowser = { ...live, targetId }
       yield* Ref.update(state, (s) => ({
         ...s,
-        browser: next,
-        tabs: { ...s.tabs, recent: [...s.tabs.recent.filter((id) => id !== targetId), targetId] }
+        active: targetId,
+        recent: [...s.recent.filter((id) => id !== targetId), targetId]
       }))
       yield* live.link.follow(targetId)
       yield* live.link.activate(targetId)
@@ -88,19 +142,7 @@ export const make = (options: { readonly state: Ref.Ref<SessionState>; readonly 
         Effect.repeat({ until: (left) => left, schedule: Schedule.spaced("50 millis") })
       )
       yield* leftBlank.pipe(Effect.timeoutOption(openedLoadMs))
-      yield* live.link
-        .run(targetId, (cdp, sessionId) =>
-          cdp.send(
-            "Runtime.evaluate",
-            {
-              expression:
-                "document.readyState === 'complete' || new Promise((r) => addEventListener('load', () => r(true), { once: true }))",
-              awaitPromise: true
-            },
-            sessionId
-          )
-        )
-        .pipe(Effect.timeoutOption(openedLoadMs), Effect.ignore)
+      yield* untilLoaded(live, targetId)
     })
 
   /**
@@ -120,7 +162,7 @@ export const make = (options: { readonly state: Ref.Ref<SessionState>; readonly 
 
   const render = (live: LiveBrowser, pages: ReadonlyArray<PageTarget>) =>
     Effect.gen(function* () {
-      const { lastLocation } = yield* Ref.get(state)
+      const lastLocation = yield* tracking.lastLocation
       return yield* Effect.forEach(pages, (page, index) =>
         // The active tab as the page said it when the call ended; others as the browser last announced them.
         page.targetId === live.targetId && lastLocation !== undefined
@@ -134,7 +176,7 @@ export const make = (options: { readonly state: Ref.Ref<SessionState>; readonly 
       const pages = yield* sessionPages(live).pipe(Effect.orElseSucceed(() => []))
       const open = new Set(pages.map((p) => p.targetId))
       open.delete(live.targetId)
-      const { recent } = (yield* Ref.get(state)).tabs
+      const { recent } = yield* Ref.get(state)
       const previous =
         [...recent].reverse().find((id) => open.has(id)) ?? pages.findLast((p) => open.has(p.targetId))?.targetId
       if (previous === undefined) return Option.none<LiveBrowser>()
@@ -163,7 +205,7 @@ export const make = (options: { readonly state: Ref.Ref<SessionState>; readonly 
       const read = yield* Effect.option(sessionPages(live))
       if (Option.isNone(read)) return live
       let pages = read.value
-      const { seen } = (yield* Ref.get(state)).tabs
+      const { seen } = yield* Ref.get(state)
       const ids = new Set(pages.map((p) => p.targetId))
       const fresh = pages.filter((p) => !seen.has(p.targetId))
       // The first look at the browser adopts what is there without calling it new.
@@ -174,11 +216,8 @@ export const make = (options: { readonly state: Ref.Ref<SessionState>; readonly 
       yield* Effect.forEach(fresh, (p) => live.link.watch(p.targetId), { discard: true })
       yield* Ref.update(state, (s) => ({
         ...s,
-        tabs: {
-          ...s.tabs,
-          seen: new Set([...s.tabs.seen, ...ids]),
-          recent: s.tabs.recent.length === 0 ? [live.targetId] : s.tabs.recent
-        }
+        seen: new Set([...s.seen, ...ids]),
+        recent: s.recent.length === 0 ? [live.targetId] : s.recent
       }))
       let current = live
       const newest = opened.at(-1)
@@ -204,7 +243,7 @@ export const make = (options: { readonly state: Ref.Ref<SessionState>; readonly 
   const list = (live: LiveBrowser) =>
     sessionPages(live).pipe(
       Effect.flatMap((pages) => render(live, pages)),
-      Effect.flatMap((tabs) => Ref.update(state, (s) => ({ ...s, tabs: { ...s.tabs, list: tabs } }))),
+      Effect.flatMap((tabs) => Ref.update(state, (s) => ({ ...s, list: tabs }))),
       Effect.ignore
     )
 
@@ -226,34 +265,51 @@ export const make = (options: { readonly state: Ref.Ref<SessionState>; readonly 
       return found
     })
 
-  return {
-    sync,
-    list,
-    switchTo: (live, ref) =>
-      find(live, ref).pipe(
-        Effect.flatMap((page) => activate(live, page.targetId, "the agent switched tabs")),
-        Effect.tap(list)
-      ),
-    close: (live, ref) =>
-      Effect.gen(function* () {
-        const page = ref === undefined ? undefined : yield* find(live, ref)
-        const target = page?.targetId ?? live.targetId
-        if (target !== live.targetId) {
-          yield* live.link.closePage(target)
-          yield* list(live)
-          return live
-        }
-        const back = yield* fallback(live, "was closed by the agent")
-        const next = Option.isSome(back)
-          ? back.value
-          : // The last tab: a blank one takes its place, as a browser always has a page.
-            yield* live.link.openPage.pipe(Effect.flatMap((id) => activate(live, id, "the agent closed the last tab")))
+  const replace = (live: LiveBrowser) =>
+    Effect.gen(function* () {
+      const replaced: LiveBrowser = { ...live, targetId: yield* live.link.openPage }
+      yield* Ref.update(state, (s) => ({
+        ...s,
+        active: replaced.targetId,
+        seen: new Set([...s.seen, replaced.targetId]),
+        recent: [...s.recent.filter((id) => id !== live.targetId), replaced.targetId]
+      }))
+      yield* live.link.follow(replaced.targetId)
+      return replaced
+    })
+
+  return Tabs.of({
+    sync: Effect.fn("Tabs.sync")(sync),
+    list: Effect.fn("Tabs.list")(list),
+    switchTo: Effect.fn("Tabs.switchTo")(function* (live: LiveBrowser, ref: TabRef) {
+      const page = yield* find(live, ref)
+      const next = yield* activate(live, page.targetId, "the agent switched tabs")
+      yield* list(next)
+      return next
+    }),
+    close: Effect.fn("Tabs.close")(function* (live: LiveBrowser, ref: TabRef | undefined) {
+      const page = ref === undefined ? undefined : yield* find(live, ref)
+      const target = page?.targetId ?? live.targetId
+      if (target !== live.targetId) {
         yield* live.link.closePage(target)
-        yield* list(next)
-        return next
-      }),
-    fallback
-  } satisfies Tabs
-}
+        yield* list(live)
+        return live
+      }
+      const back = yield* fallback(live, "was closed by the agent")
+      const next = Option.isSome(back)
+        ? back.value
+        : // The last tab: a blank one takes its place, as a browser always has a page.
+          yield* live.link.openPage.pipe(Effect.flatMap((id) => activate(live, id, "the agent closed the last tab")))
+      yield* live.link.closePage(target)
+      yield* list(next)
+      return next
+    }),
+    fallback: Effect.fn("Tabs.fallback")(fallback),
+    reset: (targetId) => Ref.set(state, { active: targetId, seen: new Set<string>(), recent: [targetId], list: [] }),
+    replace: Effect.fn("Tabs.replace")(replace),
+    active: Ref.get(state).pipe(Effect.map((s) => s.active)),
+    listed: Ref.get(state).pipe(Effect.map((s) => s.list))
+  })
+})
 
 const onlyOne = <A>(all: ReadonlyArray<A>) => (all.length === 1 ? all[0] : undefined)

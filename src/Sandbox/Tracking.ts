@@ -1,59 +1,92 @@
 /**
  * Where the session's page is when a call ends, as the page says it (what answers report), and its URL, cookies and
- * storage read beside the answer and kept for a relaunch or a hibernation (what a restore brings back).
+ * storage read beside the answer and kept for a relaunch or a hibernation (what a restore brings back). Owns that
+ * location, that saved page and the read running beside the answer.
  */
-import { Effect, FiberHandle, Option, Ref } from "effect"
+import { Context, Effect, FiberHandle, Layer, Option, Ref } from "effect"
+import type { Location } from "./PageLink/Targets.ts"
 import * as SavedPage from "./SavedPage.ts"
-import type * as SessionState from "./SessionState.ts"
+import type { LiveBrowser } from "./SessionState.ts"
 
-export interface TrackingOptions {
-  readonly state: Ref.Ref<SessionState.SessionState>
-  /** The read of the page's cookies and storage after a call, running beside the answer. */
-  readonly saving: FiberHandle.FiberHandle<void, never>
-  /** Tells the captures the page moved: earlier frames no longer show it. */
-  readonly changed: Effect.Effect<void>
-}
-
-export const make = (options: TrackingOptions) => {
-  const { state, saving } = options
-  /** Where the page is when a call ends, as the page says it: what answers report and what a relaunch restores. */
-  const track = (live: SessionState.LiveBrowser) =>
+export class Tracking extends Context.Service<
+  Tracking,
+  {
+    /**
+     * Reads where the page is now and keeps it, and starts reading its cookies and storage beside the answer.
+     * Answers whether the page went elsewhere since the last read (earlier screenshots no longer show it).
+     */
+    readonly track: (live: LiveBrowser) => Effect.Effect<boolean>
+    /** Where the session's page was after the last call: what a relaunch restores and what answers report. */
+    readonly lastLocation: Effect.Effect<Location | undefined>
+    /** The page's URL, cookies and storage as the last call left them: what a crash's relaunch puts back. */
+    readonly saved: Effect.Effect<SavedPage.SavedPage | undefined>
+    /** The page's state now: read afresh from `live` when it answers, else as the last call left it. */
+    readonly savedNow: (live: Option.Option<LiveBrowser>) => Effect.Effect<Option.Option<SavedPage.SavedPage>>
+    /** Keeps `page` as the saved page (one just restored into the browser). */
+    readonly keep: (page: SavedPage.SavedPage) => Effect.Effect<void>
+    /** Forgets where the page was and what it held: a closed session starts afresh, nothing to restore or report. */
+    readonly forget: Effect.Effect<void>
+  }
+>()("switchyard/Sandbox/Tracking") {
+  static readonly layer = Layer.effect(
+    Tracking,
     Effect.gen(function* () {
-      // A page behind a dialog answers nothing: its announced location stands.
-      const blocked = Option.isSome(yield* live.link.dialog(live.targetId))
-      const page = blocked ? yield* live.link.location(live.targetId) : yield* live.link.current(live.targetId)
-      if (Option.isNone(page)) return
-      const before = (yield* Ref.getAndUpdate(state, (s) => ({ ...s, lastLocation: page.value }))).lastLocation
-      // A page that went elsewhere by itself (a redirect, a script) is not the one earlier frames show.
-      if (before?.url !== page.value.url) yield* options.changed
-      // Read beside the answer (the latest read wins): the call does not wait for it.
-      yield* FiberHandle.run(saving, keepSaved(live, page.value.url, !blocked))
+      const state = yield* Ref.make<{
+        readonly lastLocation: Location | undefined
+        readonly saved: SavedPage.SavedPage | undefined
+      }>({ lastLocation: undefined, saved: undefined })
+      /** The read of the page's cookies and storage after a call, running beside the answer. */
+      const saving = yield* FiberHandle.make<void, never>()
+
+      /**
+       * The page's cookies and storage as the call left them, kept for a crash's relaunch (bounded: a busy page keeps
+       * the storage read before). A page behind a dialog cannot be read: its storage stays as it was.
+       */
+      const keepSaved = (live: LiveBrowser, url: string, storage: boolean) =>
+        Effect.gen(function* () {
+          const { saved: previous } = yield* Ref.get(state)
+          // A page that cannot be read (crashed, closed, behind a dialog) keeps the storage read before.
+          const readable = storage && Option.isNone(yield* live.link.fate(live.targetId))
+          const read = yield* live.link
+            .run(live.targetId, (cdp, sessionId) =>
+              SavedPage.capture(cdp, sessionId, { url, storage: readable, previous })
+            )
+            .pipe(Effect.timeoutOption(2_000))
+          if (Option.isSome(read)) yield* Ref.update(state, (s) => ({ ...s, saved: read.value }))
+        }).pipe(Effect.ignore)
+
+      const track = Effect.fn("Tracking.track")(function* (live: LiveBrowser) {
+        // A page behind a dialog answers nothing: its announced location stands.
+        const blocked = Option.isSome(yield* live.link.dialog(live.targetId))
+        const page = blocked ? yield* live.link.location(live.targetId) : yield* live.link.current(live.targetId)
+        if (Option.isNone(page)) return false
+        const before = (yield* Ref.getAndUpdate(state, (s) => ({ ...s, lastLocation: page.value }))).lastLocation
+        // Read beside the answer (the latest read wins): the call does not wait for it.
+        yield* FiberHandle.run(saving, keepSaved(live, page.value.url, !blocked))
+        // A page that went elsewhere by itself (a redirect, a script) is not the one earlier frames show.
+        return before?.url !== page.value.url
+      })
+
+      const savedNow = Effect.fn("Tracking.savedNow")(function* (live: Option.Option<LiveBrowser>) {
+        const { lastLocation } = yield* Ref.get(state)
+        if (Option.isSome(live) && lastLocation !== undefined) {
+          const blocked = Option.isSome(yield* live.value.link.dialog(live.value.targetId))
+          yield* keepSaved(live.value, lastLocation.url, !blocked)
+        }
+        return Option.fromNullishOr((yield* Ref.get(state)).saved)
+      })
+
+      return Tracking.of({
+        track,
+        lastLocation: Ref.get(state).pipe(Effect.map((s) => s.lastLocation)),
+        saved: Ref.get(state).pipe(Effect.map((s) => s.saved)),
+        savedNow,
+        keep: (page) => Ref.update(state, (s) => ({ ...s, saved: page })),
+        forget: FiberHandle.clear(saving).pipe(
+          Effect.andThen(Ref.set(state, { lastLocation: undefined, saved: undefined })),
+          Effect.withSpan("Tracking.forget")
+        )
+      })
     })
-
-  /**
-   * The page's cookies and storage as the call left them, kept for a crash's relaunch (bounded: a busy page keeps
-   * the storage read before). A page behind a dialog cannot be read: its storage stays as it was.
-   */
-  const keepSaved = (live: SessionState.LiveBrowser, url: string, storage: boolean) =>
-    Effect.gen(function* () {
-      const { saved: previous } = yield* Ref.get(state)
-      // A page that cannot be read (crashed, closed, behind a dialog) keeps the storage read before.
-      const readable = storage && Option.isNone(yield* live.link.fate(live.targetId))
-      const read = yield* live.link
-        .run(live.targetId, (cdp, sessionId) => SavedPage.capture(cdp, sessionId, { url, storage: readable, previous }))
-        .pipe(Effect.timeoutOption(2_000))
-      if (Option.isSome(read)) yield* Ref.update(state, (s) => ({ ...s, saved: read.value }))
-    }).pipe(Effect.ignore)
-
-  /** The page's state now (read afresh when the browser answers, else as the last call left it). */
-  const savedNow = Effect.gen(function* () {
-    const { browser, lastLocation } = yield* Ref.get(state)
-    if (browser !== undefined && lastLocation !== undefined) {
-      const blocked = Option.isSome(yield* browser.link.dialog(browser.targetId))
-      yield* keepSaved(browser, lastLocation.url, !blocked)
-    }
-    return Option.fromNullishOr((yield* Ref.get(state)).saved)
-  })
-
-  return { track, savedNow }
+  )
 }

@@ -3,15 +3,13 @@
  * client gone, its session closed — rather than only once it gets the lease or its wait runs out.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Option, Ref } from "effect"
+import { Deferred, Effect, Exit, Fiber, Option } from "effect"
 import * as Lease from "../../src/Sandbox/Lease.ts"
-import * as SessionState from "../../src/Sandbox/SessionState.ts"
 
 describe("Lease", () => {
   it.live("a call waiting for the lease is interrupted at once, and leaves the lease to the next", () =>
     Effect.gen(function* () {
-      const state = yield* Ref.make(SessionState.initial)
-      const lease = yield* Lease.make({ state, timeoutMs: 60_000 })
+      const lease = yield* Lease.make({ timeoutMs: 60_000 })
       const holding = yield* Deferred.make<void>()
       const release = yield* Deferred.make<void>()
       const holder = yield* Effect.forkChild(

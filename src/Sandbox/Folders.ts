@@ -1,0 +1,107 @@
+/**
+ * The session's own folders on disk: where its downloads go (made on the browser's first start, kept across
+ * relaunches) and the copies of uploaded files a browser running as another user can read. Owns both paths.
+ */
+import { chown, mkdir, mkdtemp, rm, rmdir } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Context, Effect, Layer, Ref } from "effect"
+import { BrowserUnavailable } from "../Errors/Browser.ts"
+import type { SwitchyardError } from "../Errors.ts"
+import * as Files from "./Files.ts"
+import type { RunningBrowser } from "./Provider/Browser.ts"
+import * as LocalChromium from "./Provider/LocalChromium.ts"
+
+export interface DownloadSettings {
+  /** Each session's downloads go to a folder of its own under this one. */
+  readonly root: string
+  /** A download growing past this many bytes is cancelled. */
+  readonly maxBytes: number
+}
+
+export class Folders extends Context.Service<
+  Folders,
+  {
+    /**
+     * The session's download folder, made on the first start and kept across relaunches. A browser running as another
+     * user gets the folder as its own, under /tmp when that user cannot get through to the configured root (a private
+     * TMPDIR), as its profile does.
+     */
+    readonly downloads: (
+      settings: DownloadSettings,
+      running: RunningBrowser
+    ) => Effect.Effect<string, BrowserUnavailable>
+    /** Paths of `files` the browser can open itself (copies its own user can read, when it runs as another). */
+    readonly readable: (
+      running: RunningBrowser,
+      files: ReadonlyArray<string>
+    ) => Effect.Effect<ReadonlyArray<string>, SwitchyardError>
+    /** The browser is gone: an empty download folder goes (one with files stays for the agent), the copies go. */
+    readonly clear: Effect.Effect<void>
+  }
+>()("switchyard/Sandbox/Folders") {
+  static readonly layer = Layer.effect(
+    Folders,
+    Effect.gen(function* () {
+      const made = yield* Ref.make<{ readonly downloads?: string; readonly uploads?: string }>({})
+
+      const downloads = Effect.fn("Folders.downloads")(function* (settings: DownloadSettings, running: RunningBrowser) {
+        const kept = (yield* Ref.get(made)).downloads
+        if (kept !== undefined) return kept
+        const dir = yield* Effect.tryPromise(async () => {
+          const user = running.user
+          const root =
+            user !== undefined && LocalChromium.reachable(join(settings.root, "session")) !== undefined
+              ? join("/tmp", "switchyard-downloads")
+              : settings.root
+          await mkdir(root, { recursive: true })
+          const dir = await mkdtemp(join(root, "session-"))
+          if (user !== undefined) await chown(dir, user.uid, user.gid)
+          return dir
+        }).pipe(
+          Effect.mapError(
+            (cause) =>
+              new BrowserUnavailable({ message: `cannot make the download folder under ${settings.root}`, cause })
+          )
+        )
+        yield* Ref.update(made, (m) => ({ ...m, downloads: dir }))
+        return dir
+      })
+
+      /** The copies of uploaded files the browser's own user reads, made on first need and gone with the browser. */
+      const uploads = (user: { readonly uid: number; readonly gid: number }) =>
+        Effect.gen(function* () {
+          const kept = (yield* Ref.get(made)).uploads
+          if (kept !== undefined) return kept
+          const dir = yield* Effect.tryPromise(async () => {
+            const root = LocalChromium.reachable(join(tmpdir(), "uploads")) === undefined ? tmpdir() : "/tmp"
+            const dir = await mkdtemp(join(root, "switchyard-uploads-"))
+            await chown(dir, user.uid, user.gid)
+            return dir
+          }).pipe(
+            Effect.mapError(
+              (cause) => new BrowserUnavailable({ message: "cannot make the session's upload folder", cause })
+            )
+          )
+          yield* Ref.update(made, (m) => ({ ...m, uploads: dir }))
+          return dir
+        })
+
+      const readable = Effect.fn("Folders.readable")(function* (running: RunningBrowser, files: ReadonlyArray<string>) {
+        const user = running.user
+        // A browser running as this process's user reads the files where they are.
+        if (user === undefined) return files
+        return yield* Files.copiesFor(files, user, yield* uploads(user))
+      })
+
+      const clear = Effect.gen(function* () {
+        const { downloads: folder, uploads: copies } = yield* Ref.getAndSet(made, {})
+        // A session that downloaded nothing leaves no folder behind; one with files keeps them for the agent.
+        if (folder !== undefined) yield* Effect.promise(() => rmdir(folder).catch(() => undefined))
+        if (copies !== undefined) yield* Effect.promise(() => rm(copies, { recursive: true, force: true }))
+      }).pipe(Effect.withSpan("Folders.clear"))
+
+      return Folders.of({ downloads, readable, clear })
+    })
+  )
+}
