@@ -5,10 +5,10 @@
  *
  * An attempt after which nothing could have changed the page (a read: no navigate or act began since the frame was
  * asked for, and the page is at the same address) shares that frame instead of asking for another: it shows the page
- * as the attempt left it. `guard` puts an engine's calls in that order. Owns the capture running, the attempts
- * waiting for the next one and the last frame.
+ * as the attempt left it. `guard` puts an engine's calls in that order. Owns, in one Ref, the capture running, the
+ * attempts waiting for the next one and the last frame.
  */
-import { Context, Deferred, Effect, Layer, Option, Scope } from "effect"
+import { Context, Deferred, Effect, Layer, Option, Ref, Scope } from "effect"
 import type { Action, Engine } from "../Engine/Engine.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import * as Instruction from "../Engine/Instruction.ts"
@@ -52,9 +52,22 @@ type Save = (image: Uint8Array) => Effect.Effect<void>
 /** One frame: the page's generation when it was asked for, and the attempts it serves. */
 interface Frame {
   readonly generation: number
-  readonly saves: Array<Save>
+  readonly saves: ReadonlyArray<Save>
   /** Its image came back: no more attempts join it. */
-  taken: boolean
+  readonly taken: boolean
+}
+
+/** What the captures keep between attempts. */
+interface Shots {
+  /** Counts the page's possible changes: a frame of an older generation no longer shows it. */
+  readonly generation: number
+  /** Completes when the running loop of captures ends; none while no capture runs. */
+  readonly running: Deferred.Deferred<void> | undefined
+  /** The frame being taken. */
+  readonly current: Frame | undefined
+  /** Attempts that ended after the current frame was asked for: the next capture serves them. */
+  readonly waiting: ReadonlyArray<Save>
+  readonly last: { readonly generation: number; readonly image: Uint8Array } | undefined
 }
 
 /**
@@ -69,64 +82,73 @@ export const make = (
     // last-added first): a session that closes keeps the screenshot of its last attempt.
     const scope = yield* Scope.fork(yield* Effect.scope)
     yield* Effect.addFinalizer(() => settled)
-    // Read and written only in synchronous steps, so a start never races the loop's end: at most one capture (one
+    // Each decision is one atomic step on the Ref, so a start never races the loop's end: at most one capture (one
     // mask) is on the page at a time.
-    let generation = 0
-    let running: Deferred.Deferred<void> | undefined
-    let current: Frame | undefined
-    let waiting: Array<Save> = []
-    let last: { readonly generation: number; readonly image: Uint8Array } | undefined
+    const state = yield* Ref.make<Shots>({
+      generation: 0,
+      running: undefined,
+      current: undefined,
+      waiting: [],
+      last: undefined
+    })
 
-    const loop = (saves: Array<Save>): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        const frame: Frame = { generation, saves, taken: false }
-        current = frame
-        return shot.pipe(
-          Effect.flatMap((image) => {
-            frame.taken = true
-            if (Option.isNone(image)) return Effect.void
-            last = { generation: frame.generation, image: image.value }
-            return Effect.forEach(frame.saves, (save) => save(image.value), { discard: true })
-          }),
-          Effect.andThen(
-            Effect.suspend(() => {
-              const next = waiting
-              waiting = []
-              return next.length > 0 ? loop(next) : Effect.void
-            })
+    const loop = (saves: ReadonlyArray<Save>): Effect.Effect<void> =>
+      Ref.modify(state, (s): [number, Shots] => [
+        s.generation,
+        { ...s, current: { generation: s.generation, saves, taken: false } }
+      ]).pipe(
+        Effect.flatMap((generation) =>
+          shot.pipe(
+            Effect.flatMap((image) =>
+              // The frame's attempts as they stand when its image came back; no more join it.
+              Ref.modify(state, (s): [ReadonlyArray<Save>, Shots] => [
+                s.current?.saves ?? saves,
+                {
+                  ...s,
+                  current: s.current === undefined ? undefined : { ...s.current, taken: true },
+                  last: Option.isSome(image) ? { generation, image: image.value } : s.last
+                }
+              ]).pipe(
+                Effect.flatMap((served) =>
+                  Option.isNone(image)
+                    ? Effect.void
+                    : Effect.forEach(served, (save) => save(image.value), { discard: true })
+                )
+              )
+            )
           )
-        )
-      })
+        ),
+        Effect.andThen(Ref.modify(state, (s): [ReadonlyArray<Save>, Shots] => [s.waiting, { ...s, waiting: [] }])),
+        Effect.flatMap((next) => (next.length > 0 ? loop(next) : Effect.void))
+      )
 
     const start = (save: Save) =>
-      Effect.suspend(() => {
-        if (current !== undefined && !current.taken && current.generation === generation) {
-          current.saves.push(save)
-          return Effect.void
+      Ref.modify(state, (s): [Effect.Effect<void>, Shots] => {
+        const { current, last } = s
+        if (current !== undefined && !current.taken && current.generation === s.generation) {
+          return [Effect.void, { ...s, current: { ...current, saves: [...current.saves, save] } }]
         }
-        if (last !== undefined && last.generation === generation) {
-          return Effect.forkIn(save(last.image), scope).pipe(Effect.asVoid)
+        if (last !== undefined && last.generation === s.generation) {
+          return [Effect.forkIn(save(last.image), scope).pipe(Effect.asVoid), s]
         }
-        if (running !== undefined) {
-          waiting.push(save)
-          return Effect.void
-        }
+        if (s.running !== undefined) return [Effect.void, { ...s, waiting: [...s.waiting, save] }]
         const done = Deferred.makeUnsafe<void>()
-        running = done
-        const finish = Effect.sync(() => {
-          running = undefined
-          current = undefined
-          waiting = []
-        }).pipe(Effect.andThen(Deferred.succeed(done, undefined)))
-        return Effect.forkIn(loop([save]).pipe(Effect.ensuring(finish)), scope).pipe(Effect.asVoid)
-      })
+        const finish = Ref.update(state, (now) => ({
+          ...now,
+          running: undefined,
+          current: undefined,
+          waiting: []
+        })).pipe(Effect.andThen(Deferred.succeed(done, undefined)))
+        return [
+          Effect.forkIn(loop([save]).pipe(Effect.ensuring(finish)), scope).pipe(Effect.asVoid),
+          { ...s, running: done }
+        ]
+      }).pipe(Effect.flatten)
 
-    const settled: Effect.Effect<void> = Effect.suspend(() =>
-      running === undefined ? Effect.void : Deferred.await(running)
+    const settled: Effect.Effect<void> = Ref.get(state).pipe(
+      Effect.flatMap((s) => (s.running === undefined ? Effect.void : Deferred.await(s.running)))
     )
-    const changed = Effect.sync(() => {
-      generation++
-    })
+    const changed = Ref.update(state, (s) => ({ ...s, generation: s.generation + 1 }))
     return Captures.of({ start: Effect.fn("Captures.start")(start), settled, changed })
   })
 
