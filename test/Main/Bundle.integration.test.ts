@@ -1,8 +1,8 @@
 /**
  * The bundled entry bin/switchyard runs (scripts/bundle.ts, built through the same bootstrap function): a service
- * started from it serves a whole task on a real page, and loads a few dozen files of its own (about 750 modules from
- * source), no effect module from
- * node_modules and none of the SDKs of levels it does not use (Stagehand, magnitude-core, the MCP SDK, PostgreSQL).
+ * started from it serves a whole task on a real page from a few dozen files of its own (about 750 modules from source),
+ * with no effect module from node_modules and none of the SDKs of levels it does not use (Stagehand, magnitude-core,
+ * the MCP SDK, PostgreSQL).
  */
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync } from "node:fs"
