@@ -59,7 +59,7 @@ export const notes = (r: Results): Array<string> => {
   const k = r.crash
   if (k) {
     out.push(
-      `**Crash recovery.** From kill -9 to the next answer: ${k.recovery.median} ms median (target ≤ 400 ms), p95 ${k.recovery.p95} ms (a healthy call: ${k.healthy.median} ms); the page was restored in ${k.restored} of ${k.runs} recoveries. The relaunch takes the warm pool's spare browser (one by default; phase 2 is then attaching and restoring the URL), the engine connects while the page goes back to its URL, and the dead browser is cleaned up beside it.`
+      `**Crash recovery.** From kill -9 to the next answer: ${k.recovery.median} ms median (target ≤ 400 ms), p95 ${k.recovery.p95} ms (a healthy call: ${k.healthy.median} ms); the page was restored in ${k.restored} of ${k.runs} recoveries${k.withoutWarm ? `; without a warm browser ${k.withoutWarm.median} ms (what the warm browser buys: Chromium's start)` : ""}. The relaunch takes the warm pool's spare browser (one by default; phase 2 is then attaching and restoring the URL), the engine connects while the page goes back to its URL, and the dead browser is cleaned up beside it. What makes it vary: the machine's load (every phase is CPU work in the service or in Chromium: the new page's renderer, the page's load, the engine's connect), whether the spare is ready (it starts 500 ms after a take, so a second crash within about a second starts Chromium), and what is restored (cookies and storage, then the page's own load).`
     )
   }
   const q = r.sessions

@@ -337,6 +337,9 @@ export const sections = (r: Results): Array<string> => {
         ["", spread],
         [
           ["kill -9 of Chromium → next browser.extract answered", cell(c.recovery)],
+          ...(c.withoutWarm
+            ? [["the same without a warm browser (SWITCHYARD_WARM_BROWSERS=0)", cell(c.withoutWarm)]]
+            : []),
           ["phase 1: kill → the service sees the browser gone", cell(c.phases.detect)],
           [
             "phase 2: take the warm browser (or relaunch Chromium) + restore the URL",
