@@ -228,7 +228,7 @@ const definitions = (chromium: string): ReadonlyArray<Server> => [
     // What bin/switchyard sets; a log root of its own; evaluate on for its probe (the tasks do not use it).
     env: (dir) => ({
       SWITCHYARD_LOG_DIR: join(dir, "logs"),
-      NODE_OPTIONS: "--max-semi-space-size=16",
+      NODE_OPTIONS: "--max-semi-space-size=8",
       SWITCHYARD_EVALUATE: "on"
     }),
     prepare: async () => ({}),

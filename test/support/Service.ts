@@ -11,7 +11,7 @@ import { waitFor } from "./Wait.ts"
 
 const main = join(import.meta.dirname, "..", "..", "src", "Main.ts")
 /** What bin/switchyard puts in NODE_OPTIONS, so tests and the bench run the service as users do. */
-const serviceNodeOptions = "--max-semi-space-size=16"
+const serviceNodeOptions = "--max-semi-space-size=8"
 
 /** The environment bin/switchyard runs the service in (its NODE_OPTIONS and compile cache), over `env`. */
 export const serviceEnv = (env: Record<string, string | undefined>): Record<string, string> => {
