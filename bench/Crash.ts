@@ -3,7 +3,8 @@
  * timed from the kill to its answer: the service sees the browser gone, relaunches it (the default configuration's
  * warm browser: crashes are seconds apart, so each finds the spare the pool started after the one before), restores
  * the URL and connects the engine. Interleaved with the same call on a healthy browser as the baseline; the
- * service's own log splits each recovery into its phases.
+ * service's own log splits each recovery into its phases. A second service without a warm browser
+ * (SWITCHYARD_WARM_BROWSERS=0), crashed in the same rounds, shows what the warm browser buys.
  */
 import { Effect } from "effect"
 import * as SiteServer from "../test/fixtures/SiteServer.ts"
@@ -14,6 +15,8 @@ export interface CrashResult {
   readonly runs: number
   readonly recovery: Stats.Summary
   readonly healthy: Stats.Summary
+  /** The same recovery on a service without a warm browser: Chromium is started for the relaunch. */
+  readonly withoutWarm?: Stats.Summary
   /** Recoveries that answered on the page the agent was on. */
   readonly restored: number
   /** From the system log: kill → "browser is not responding" → "browser relaunched" (URL restored; the engine
@@ -33,9 +36,15 @@ export const run = (options: { readonly runs: number }) =>
     const site = yield* SiteServer.start
     const url = site.url("/forms.html")
     const service = yield* Service.start()
+    const cold = yield* Service.start({ SWITCHYARD_WARM_BROWSERS: "0" })
     yield* Effect.promise(() => Service.call(service, "browser.navigate", { url }))
+    yield* Effect.promise(() => Service.call(cold, "browser.navigate", { url }))
     const extract = () => Service.call(service, "browser.extract", { instruction: "the form" })
-    const samples = { recovery: [] as Array<number>, healthy: [] as Array<number> }
+    const samples = {
+      recovery: [] as Array<number>,
+      healthy: [] as Array<number>,
+      withoutWarm: [] as Array<number>
+    }
     const wall: Array<{ killed: number; answered: number }> = []
     let restored = 0
     for (let i = 0; i < options.runs; i++) {
@@ -52,6 +61,12 @@ export const run = (options: { readonly runs: number }) =>
       if ((answer.state as { url?: string }).url === url) restored++
       const after = yield* Effect.promise(() => Service.browserOf(service))
       if (after.pid === pid) return yield* Effect.die(new Error("the browser was not relaunched"))
+      // The same on the service without a warm browser.
+      const dead = (yield* Effect.promise(() => Service.browserOf(cold))).pid
+      const coldStarted = performance.now()
+      process.kill(dead, "SIGKILL")
+      yield* Effect.promise(() => Service.call(cold, "browser.extract", { instruction: "the form" }))
+      samples.withoutWarm.push(performance.now() - coldStarted)
     }
     // The log is written as the service goes: give the last lines a moment.
     yield* Effect.sleep("200 millis")
@@ -73,6 +88,7 @@ export const run = (options: { readonly runs: number }) =>
       runs: options.runs,
       recovery: Stats.summarize(samples.recovery),
       healthy: Stats.summarize(samples.healthy),
+      withoutWarm: Stats.summarize(samples.withoutWarm),
       restored,
       phases: {
         detect: Stats.summarize(phases.detect),

@@ -18,6 +18,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Effect } from "effect"
 import * as LocalChromium from "../src/Sandbox/Provider/LocalChromium.ts"
 import { waitFor } from "../test/support/Wait.ts"
+import * as Entry from "./Entry.ts"
 import * as ProcessTree from "./ProcessTree.ts"
 import * as Stats from "./Stats.ts"
 
@@ -223,11 +224,11 @@ const definitions = (chromium: string): ReadonlyArray<Server> => [
   {
     id: "switchyard",
     label: `switchyard ${(JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version} (serve, default configuration)`,
-    argv: () => [join(root, "src", "Main.ts"), "serve"],
+    argv: () => [Entry.bundled(), "serve"],
     // What bin/switchyard sets; a log root of its own; evaluate on for its probe (the tasks do not use it).
     env: (dir) => ({
       SWITCHYARD_LOG_DIR: join(dir, "logs"),
-      NODE_OPTIONS: "--max-semi-space-size=16",
+      NODE_OPTIONS: "--max-semi-space-size=8",
       SWITCHYARD_EVALUATE: "on"
     }),
     prepare: async () => ({}),

@@ -1,24 +1,33 @@
-/** The real service process for the bench: `node src/Main.ts serve --jsonrpc` with its own log root, and its RSS. */
+/** The real service process for the bench: `node <entry> serve --jsonrpc` with its own log root, and its RSS. */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { defaults } from "../src/Server/Defaults.ts"
 import { type Service, startService } from "../test/support/Service.ts"
+import * as Entry from "./Entry.ts"
 
 export type { Service } from "../test/support/Service.ts"
 
 /** A service with the log root it writes to. */
 export type Started = Service & { readonly logs: string }
 
-/** Starts a service with a fresh log root; stopped (stdin closed, then SIGKILL after 15 s) and cleaned with the scope. */
-export const start = (env: Record<string, string> = {}) =>
+/**
+ * Starts a service with a fresh log root from `entry` (default: the bundled entry bin/switchyard runs); stopped (stdin
+ * closed, then SIGKILL after 15 s) and cleaned with the scope.
+ */
+export const start = (env: Record<string, string> = {}, entry: string = Entry.bundled()) =>
   Effect.acquireRelease(
     Effect.sync((): Started => {
       const logs = mkdtempSync(join(tmpdir(), "switchyard-bench-service-"))
       // The shipped configuration unless a part says otherwise (the tests' support turns the warm pool off).
       const warm = String(defaults.sessions.warmBrowsers)
-      return Object.assign(startService({ SWITCHYARD_LOG_DIR: logs, SWITCHYARD_WARM_BROWSERS: warm, ...env }), { logs })
+      const started = startService(
+        { SWITCHYARD_LOG_DIR: logs, SWITCHYARD_WARM_BROWSERS: warm, ...env },
+        undefined,
+        entry
+      )
+      return Object.assign(started, { logs })
     }),
     (service) =>
       Effect.promise(async () => {

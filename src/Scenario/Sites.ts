@@ -2,14 +2,19 @@
  * The bundled fixture sites (`scenarios/sites/`) served on 127.0.0.1 for a suite run: `site:` URLs on one origin,
  * `site2:` URLs on a second one that is another site altogether (`localhost`, another port), for cross-site frames.
  */
+import { existsSync } from "node:fs"
 import { readFile } from "node:fs/promises"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { extname, join, normalize, resolve } from "node:path"
+import { dirname, extname, join, normalize, resolve } from "node:path"
 import { Effect } from "effect"
 
-/** Where the bundled sites live in the repository. */
-export const defaultRoot = resolve(import.meta.dirname, "../../scenarios/sites")
+/** Where the bundled sites live in the repository: above this module, from source or from the bundled entry. */
+export const defaultRoot = (() => {
+  let dir = import.meta.dirname
+  while (!existsSync(join(dir, "scenarios", "sites")) && dirname(dir) !== dir) dir = dirname(dir)
+  return resolve(dir, "scenarios", "sites")
+})()
 
 export interface Sites {
   /** `http://127.0.0.1:P`: what `site:` URLs resolve to. */

@@ -11,7 +11,7 @@ import { waitFor } from "./Wait.ts"
 
 const main = join(import.meta.dirname, "..", "..", "src", "Main.ts")
 /** What bin/switchyard puts in NODE_OPTIONS, so tests and the bench run the service as users do. */
-const serviceNodeOptions = "--max-semi-space-size=16"
+const serviceNodeOptions = "--max-semi-space-size=8"
 
 /** The environment bin/switchyard runs the service in (its NODE_OPTIONS and compile cache), over `env`. */
 export const serviceEnv = (env: Record<string, string | undefined>): Record<string, string> => {
@@ -49,9 +49,16 @@ export const stopServices = async () => {
   await Effect.runPromise(LocalChromium.reapStaleProfiles())
 }
 
-/** Starts `node src/Main.ts serve` with its own log root; `call` sends a JSON-RPC request and awaits its answer. */
-export const startService = (env: Record<string, string> = {}, args?: ReadonlyArray<string>): Service => {
-  const child = spawn(process.execPath, [main, "serve", ...(args ?? ["--jsonrpc"])], {
+/**
+ * Starts `node src/Main.ts serve` (or another `entry`, as the bench's bundled one) with its own log root; `call` sends
+ * a JSON-RPC request and awaits its answer.
+ */
+export const startService = (
+  env: Record<string, string> = {},
+  args?: ReadonlyArray<string>,
+  entry: string = main
+): Service => {
+  const child = spawn(process.execPath, [entry, "serve", ...(args ?? ["--jsonrpc"])], {
     env: serviceEnv({
       ...process.env,
       SWITCHYARD_IDLE_TIMEOUT_MS: "0",
