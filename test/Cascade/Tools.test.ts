@@ -7,6 +7,7 @@ import { assert, describe, expectTypeOf, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import type { Router, ToolAnswer } from "../../src/Cascade/Router.ts"
 import * as Tools from "../../src/Cascade/Tools.ts"
+import type { Action, Engine } from "../../src/Engine/Engine.ts"
 import { Said } from "../../src/Engine/Instruction.ts"
 import { idleStatus } from "../../src/Sandbox/Sandbox.ts"
 
@@ -60,6 +61,23 @@ describe("tool records", () => {
     assert.instanceOf(instruction, Said)
     assert.deepInclude(instruction.parsed, { _tag: "Success" })
     assert.strictEqual(JSON.stringify(bound.args), '{"instruction":"click \\"Submit\\""}')
+  })
+
+  it("an observe's instruction is parsed once too, and an engine takes only parsed words or an Action", () => {
+    const observe = Tools.tools.find((t) => t.name === "browser.observe")!
+    const bound = Effect.runSync(observe.decode({ instruction: 'click "Submit"' }))
+    const { instruction } = bound.args as { instruction: Said }
+    assert.instanceOf(instruction, Said)
+    assert.deepInclude(instruction.parsed, { _tag: "Success" })
+    expectTypeOf<Parameters<Engine["Service"]["act"]>[0]>().toEqualTypeOf<Said | Action>()
+    expectTypeOf<Parameters<Engine["Service"]["observe"]>[0]>().toEqualTypeOf<Said>()
+    const typed = (engine: Engine["Service"]) => {
+      // @ts-expect-error words reach an engine parsed, never as a plain string
+      engine.act('click "Submit"')
+      // @ts-expect-error words reach an engine parsed, never as a plain string
+      engine.observe("the Submit button")
+    }
+    assert.isFunction(typed)
   })
 
   it("a call named by a literal takes its tool's arguments and answers with its result type", () => {
