@@ -54,21 +54,18 @@ describe("tool records", () => {
     assert.isTrue(Option.exists(Tools.find("browser_close"), (t) => t.closesSession))
   })
 
-  it("an act's instruction is parsed once, when its arguments are decoded, and logs as its words", () => {
-    const act = Tools.tools.find((t) => t.name === "browser.act")!
-    const bound = Effect.runSync(act.decode({ instruction: 'click "Submit"' }))
-    const { instruction } = bound.args as { instruction: Said }
-    assert.instanceOf(instruction, Said)
-    assert.deepInclude(instruction.parsed, { _tag: "Success" })
-    assert.strictEqual(JSON.stringify(bound.args), '{"instruction":"click \\"Submit\\""}')
+  it("an act's or observe's instruction is parsed once, when its arguments are decoded, and logs as its words", () => {
+    for (const name of ["browser.act", "browser.observe"]) {
+      const tool = Tools.tools.find((t) => t.name === name)!
+      const bound = Effect.runSync(tool.decode({ instruction: 'click "Submit"' }))
+      const { instruction } = bound.args as { instruction: Said }
+      assert.instanceOf(instruction, Said, name)
+      assert.deepInclude(instruction.parsed, { _tag: "Success" })
+      assert.strictEqual(JSON.stringify(bound.args), '{"instruction":"click \\"Submit\\""}')
+    }
   })
 
-  it("an observe's instruction is parsed once too, and an engine takes only parsed words or an Action", () => {
-    const observe = Tools.tools.find((t) => t.name === "browser.observe")!
-    const bound = Effect.runSync(observe.decode({ instruction: 'click "Submit"' }))
-    const { instruction } = bound.args as { instruction: Said }
-    assert.instanceOf(instruction, Said)
-    assert.deepInclude(instruction.parsed, { _tag: "Success" })
+  it("an engine takes only parsed words or an Action", () => {
     expectTypeOf<Parameters<Engine["Service"]["act"]>[0]>().toEqualTypeOf<Said | Action>()
     expectTypeOf<Parameters<Engine["Service"]["observe"]>[0]>().toEqualTypeOf<Said>()
     const typed = (engine: Engine["Service"]) => {
