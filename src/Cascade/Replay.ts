@@ -64,16 +64,14 @@ export interface Replayed<A> extends Routed<A> {
 const playwright: Level = { engine: "playwright", retryCount: 0, timeoutPerAttemptMs: 15_000 }
 
 /** A call the replay level serves: an act by sentence, or an observe of something. */
-const servedCall = (call: ReplayCall): { readonly tool: Key["tool"]; readonly instruction: string } | undefined => {
+const servedCall = (call: ReplayCall): { readonly tool: Key["tool"]; readonly said: Instruction.Said } | undefined => {
   const args = call.args as { readonly instruction?: unknown }
   if (typeof args !== "object" || args === null) return undefined
-  // An act's instruction arrives parsed (its words and the grammar's reading); an observe's as written.
-  const given = args.instruction
-  const instruction =
-    typeof given === "string" ? given : given instanceof Instruction.Said ? Instruction.textOf(given) : undefined
-  if (instruction === undefined || instruction.trim() === "") return undefined
-  if (call.tool === "browser.act") return { tool: "act", instruction }
-  if (call.tool === "browser.observe") return { tool: "observe", instruction }
+  // The instruction arrives parsed where the tool's arguments were decoded: its words and the grammar's reading.
+  const said = args.instruction
+  if (!Instruction.isSaid(said) || said.text.trim() === "") return undefined
+  if (call.tool === "browser.act") return { tool: "act", said }
+  if (call.tool === "browser.observe") return { tool: "observe", said }
   return undefined
 }
 
@@ -211,7 +209,7 @@ export const make = Effect.fnUntraced(function* (options: ReplayOptions) {
   const record = (
     place: { readonly site: string; readonly route: string },
     tool: Key["tool"],
-    instruction: string,
+    said: Instruction.Said,
     value: unknown,
     by: { readonly costMs: number; readonly resolvedBy: string },
     before?: { readonly selector: string; readonly element: Option.Option<AccessibilityTree.Element> }
@@ -246,7 +244,7 @@ export const make = Effect.fnUntraced(function* (options: ReplayOptions) {
       const kept = Keys.keep(
         place,
         tool,
-        instruction,
+        said.text,
         actions.map((a) => Secrets.scrubDeep([...a.arguments]))
       )
       const keep = (resolution: Resolution) => store.record(kept.key, resolution, by)
@@ -273,7 +271,7 @@ export const make = Effect.fnUntraced(function* (options: ReplayOptions) {
       const steps = elements.map(
         (e, i): Step => ({
           target: targetOf(e),
-          method: tool === "act" ? askedMethod(instruction, actions[i]!.method) : actions[i]!.method,
+          method: tool === "act" ? askedMethod(said, actions[i]!.method) : actions[i]!.method,
           arguments: kept.args[i]!
         })
       )
@@ -298,7 +296,8 @@ export const make = Effect.fnUntraced(function* (options: ReplayOptions) {
       const location = yield* sandbox.location
       const place = Option.isSome(location) ? Keys.placeOf(location.value.url) : undefined
       if (place === undefined) return yield* plain
-      const { tool, instruction } = served
+      const { tool, said } = served
+      const instruction = said.text
       const keys = Keys.candidates(place, tool, instruction)
       const found = yield* find(keys)
       const event = { site: place.site, route: place.route }
@@ -367,7 +366,7 @@ export const make = Effect.fnUntraced(function* (options: ReplayOptions) {
       if (Result.isFailure(routed.outcome)) return { ...routed, replayed: false }
       const { engine, mode } = yield* sandbox.status
       const resolvedBy = engine === null ? "unknown" : EngineId.label({ kind: engine, mode: mode ?? undefined })
-      yield* record(place, tool, instruction, routed.outcome.success, { costMs, resolvedBy }, before).pipe(
+      yield* record(place, tool, said, routed.outcome.success, { costMs, resolvedBy }, before).pipe(
         Effect.catchCause((cause) => Effect.logWarning(`replay: not kept: ${cause}`))
       )
       return { ...routed, replayed: false, ...(engine === null ? {} : { servedBy: { engine, mode } }) }

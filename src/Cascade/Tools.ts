@@ -260,9 +260,11 @@ export const tools = [
       // that click opens is answered with the files by the session.
       run: (engine, { files, target }) =>
         engine.act(
-          engine.capabilities.instructions === "grammar"
-            ? `upload ${files.map(quote).join(", ")} to ${quote(target)}`
-            : `click the ${quote(target)} file upload control`
+          Instruction.said(
+            engine.capabilities.instructions === "grammar"
+              ? `upload ${files.map(quote).join(", ")} to ${quote(target)}`
+              : `click the ${quote(target)} file upload control`
+          )
         ),
       isAct: true,
       serves: (c) => c.instructions !== "none",
@@ -303,7 +305,9 @@ export const tools = [
     annotations: { readOnlyHint: true, openWorldHint: true },
     description:
       "List the elements on the current page that match what you intend, as actions you can pass to browser.act. Use when unsure what to click.",
-    args: Schema.Struct({ instruction: text("What to look for: an element or the action you intend.") }),
+    args: Schema.Struct({
+      instruction: Instruction.wordsFrom(text("What to look for: an element or the action you intend."))
+    }),
     result: Schema.Array(Action),
     mask: (now) =>
       now.engines.some((e) => e.capabilities.observe) ? undefined : "no engine available now can list page elements",

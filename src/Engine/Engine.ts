@@ -10,6 +10,8 @@ import type { Element as PageElement } from "./AccessibilityTree.ts"
 import type * as Instruction from "./Instruction.ts"
 
 export type { EngineKind } from "../EngineId.ts"
+/** What `act` and `observe` take: `said('click "Submit"')` parses an instruction once, where it comes in. */
+export { Said, said } from "./Instruction.ts"
 
 /** A concrete page action in Stagehand's observe-result shape, so one engine's observe can drive another's act. */
 export const Action = Schema.Struct({
@@ -145,14 +147,15 @@ export class Engine extends Context.Service<
     readonly mode?: EngineMode
     readonly capabilities: Capabilities
     readonly navigate: (url: string) => Effect.Effect<NavigateResult, SwitchyardError>
-    /** One action: an instruction's words (parsed once where they came in, or as written) or an exact Action. */
-    readonly act: (input: Instruction.Words | Action) => Effect.Effect<ActResult, SwitchyardError>
+    /** One action: an instruction, parsed once where it came in, or an exact Action. */
+    readonly act: (input: Instruction.Said | Action) => Effect.Effect<ActResult, SwitchyardError>
     readonly extract: (
       instruction: string,
       jsonSchema?: unknown,
       options?: ExtractOptions
     ) => Effect.Effect<unknown, SwitchyardError>
-    readonly observe: (instruction: string) => Effect.Effect<ReadonlyArray<Action>, SwitchyardError>
+    /** The elements that match what is intended: a target phrase or a sentence, parsed once where it came in. */
+    readonly observe: (instruction: Instruction.Said) => Effect.Effect<ReadonlyArray<Action>, SwitchyardError>
     readonly screenshot: (options?: ScreenshotOptions) => Effect.Effect<Uint8Array, SwitchyardError>
     readonly pageState: () => Effect.Effect<PageState, SwitchyardError>
     /** The page as an accessibility outline with references `act` accepts (engines with `references` only). */

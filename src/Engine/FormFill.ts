@@ -102,20 +102,20 @@ const onPage = (field: Field, kind: string | undefined, controls: ReadonlyArray<
 }
 
 /** The submit button as the page showed it at the call's start (its reference), else by its name. */
-const clickOn = (button: string, controls: ReadonlyArray<AccessibilityTree.Element>): string | Action => {
+const clickOn = (button: string, controls: ReadonlyArray<AccessibilityTree.Element>): Instruction.Said | Action => {
   const choice = AccessibilityTree.choose(AccessibilityTree.rank(controls, "click", button))
   return choice._tag === "one"
     ? { selector: choice.chosen.element.ref, method: "click", arguments: [], description: "" }
-    : `click ${quote(button)}`
+    : Instruction.said(`click ${quote(button)}`)
 }
 
 /** `check "Pro" in "Plan"` when the grammar scopes by group, else `check "Pro"`. */
 const radioSentence = (option: string, group: string) => {
-  const scoped = `check ${quote(option)} in ${quote(group)}`
-  const parsed = Instruction.parse(scoped)
+  const scoped = Instruction.said(`check ${quote(option)} in ${quote(group)}`)
+  const { parsed } = scoped
   return parsed._tag === "Success" && "target" in parsed.success && parsed.success.target === option
     ? scoped
-    : `check ${quote(option)}`
+    : Instruction.said(`check ${quote(option)}`)
 }
 
 /** What kind of control a field is: its type, else what its value or the page's control says. */
@@ -138,7 +138,7 @@ const kindOf = (field: Field, role: string | undefined): string | undefined => {
 }
 
 /** What a field means to the engine: a sentence (named field) or an Action (reference). */
-const actOf = (field: Field, kind: string | undefined): string | Action => {
+const actOf = (field: Field, kind: string | undefined): Instruction.Said | Action => {
   const { value } = field
   const values = typeof value === "boolean" ? [String(value)] : typeof value === "string" ? [value] : [...value]
   const on = typeof value === "boolean" ? value : truthy(values[0] ?? "")
@@ -165,19 +165,19 @@ const actOf = (field: Field, kind: string | undefined): string | Action => {
   const target = field.target ?? ""
   switch (kind) {
     case "checkbox":
-      return `${on ? "check" : "uncheck"} ${quote(target)}`
+      return Instruction.said(`${on ? "check" : "uncheck"} ${quote(target)}`)
     case "radio":
       // A radio field names its group and the option to choose; a radio named by itself is checked.
       return typeof value === "boolean" || truthy(values[0] ?? "")
-        ? `check ${quote(target)}`
+        ? Instruction.said(`check ${quote(target)}`)
         : radioSentence(values[0] ?? "", target)
     case "combobox":
     case "listbox":
-      return `select ${values.map(quote).join(", ")} in ${quote(target)}`
+      return Instruction.said(`select ${values.map(quote).join(", ")} in ${quote(target)}`)
     case "file":
-      return `upload ${values.map(quote).join(", ")} to ${quote(target)}`
+      return Instruction.said(`upload ${values.map(quote).join(", ")} to ${quote(target)}`)
     default:
-      return `fill ${quote(target)} with ${quote(values[0] ?? "")}`
+      return Instruction.said(`fill ${quote(target)} with ${quote(values[0] ?? "")}`)
   }
 }
 
@@ -239,7 +239,7 @@ export const fill = (engine: Engine["Service"], fields: ReadonlyArray<Field>, su
       engine.elements !== undefined
         ? yield* engine.elements().pipe(Effect.orElseSucceed(() => []))
         : engine.capabilities.instructions === "grammar" && fields.some(open)
-          ? (yield* engine.observe("").pipe(Effect.orElseSucceed(() => []))).map(controlOf)
+          ? (yield* engine.observe(Instruction.said("")).pipe(Effect.orElseSucceed(() => []))).map(controlOf)
           : []
     const done: Array<Filled> = []
     const kinds: Array<string | undefined> = []
@@ -275,7 +275,7 @@ export const fill = (engine: Engine["Service"], fields: ReadonlyArray<Field>, su
       submit === true
         ? lastText!.ref !== undefined
           ? ({ selector: lastText!.ref, method: "press", arguments: ["Enter"], description: "" } satisfies Action)
-          : `press Enter in ${quote(lastText!.target!)}`
+          : Instruction.said(`press Enter in ${quote(lastText!.target!)}`)
         : clickOn(submit, engine.elements === undefined ? [] : controls)
     const sent = yield* engine
       .act(sending)

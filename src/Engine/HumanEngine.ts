@@ -152,14 +152,13 @@ export const make = Effect.fn("HumanEngine.make")(function* (options: HumanEngin
       return { url: state.url, title: state.title, status: null }
     }),
 
-    act: Effect.fn("HumanEngine.act")(function* (given: Instruction.Words | Action) {
-      const input = Instruction.isWords(given) ? Instruction.textOf(given) : given
-      const reason = typeof input === "string" ? input : describeAction(input)
+    act: Effect.fn("HumanEngine.act")(function* (input: Instruction.Said | Action) {
+      const reason = Instruction.isSaid(input) ? input.text : describeAction(input)
       yield* ask(reason)
       return {
         success: true,
         description: `a person did: ${reason}`,
-        ...(typeof input === "string" ? {} : { action: input })
+        ...(Instruction.isSaid(input) ? {} : { action: input })
       } satisfies ActResult
     }),
 
@@ -167,11 +166,11 @@ export const make = Effect.fn("HumanEngine.make")(function* (options: HumanEngin
       return yield* PageFacts.extracted(yield* readFacts, jsonSchema, { engine, name: "the human engine" })
     }),
 
-    observe: (instruction: string) =>
+    observe: (instruction: Instruction.Said) =>
       Effect.fail(
         new Unsupported({
           engine,
-          action: `observe ${instruction}`,
+          action: `observe ${instruction.text}`,
           message: "the human engine cannot list page elements: observe with an automation engine"
         })
       ),

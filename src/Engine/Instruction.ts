@@ -353,9 +353,10 @@ export const parse = (input: string): Result.Result<Instruction, InvalidInput> =
 }
 
 /**
- * An instruction as the agent gave it, parsed once where it came in (`browser.act`): its words, which the engines that
- * work through a model read, and the grammar's reading of them (or why there is none), which the model-free engine
- * runs and the Sandbox reads to tell an act that stays on its page. Logs and answers show its words.
+ * An instruction as it was given, parsed once where it came in (a tool's arguments, a form's field, a replay, a
+ * test): its words, which the engines that work through a model read, and the grammar's reading of them (or why
+ * there is none), which the model-free engine runs and the Sandbox reads to tell an act that stays on its page.
+ * Engines take this value, never a plain string. Logs and answers show its words.
  */
 export class Said {
   readonly _tag = "Said"
@@ -370,23 +371,16 @@ export class Said {
   }
 }
 
+/** Words parsed once, here: the value `Engine.act` and `Engine.observe` take. */
+export const said = (text: string): Said => new Said(text)
+
+export const isSaid = (input: unknown): input is Said => input instanceof Said
+
 /** An instruction's words as a tool's argument: `text` (a string, described) on the wire, a `Said` once decoded. */
 export const wordsFrom = (text: Schema.String) =>
   text.pipe(
     Schema.decodeTo(
       Schema.instanceOf(Said),
-      SchemaTransformation.transform({ decode: (words: string) => new Said(words), encode: (said: Said) => said.text })
+      SchemaTransformation.transform({ decode: said, encode: (words: Said) => words.text })
     )
   )
-
-/** Words for an engine: parsed where they came in, or as written by the caller (a form's field, a test). */
-export type Words = string | Said
-
-export const isWords = (input: Words | object): input is Words => typeof input === "string" || input instanceof Said
-
-/** The words as written. */
-export const textOf = (words: Words): string => (typeof words === "string" ? words : words.text)
-
-/** The grammar's reading of the words: parsed where they came in, else now. */
-export const parsedOf = (words: Words): Result.Result<Instruction, InvalidInput> =>
-  typeof words === "string" ? parse(words) : words.parsed

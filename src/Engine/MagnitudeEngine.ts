@@ -96,9 +96,8 @@ export const make = Effect.fn("MagnitudeEngine.make")(function* (options: Magnit
       )
     }),
 
-    act: Effect.fn("MagnitudeEngine.act")(function* (given: Instruction.Words | Action) {
-      const input = Instruction.isWords(given) ? Instruction.textOf(given) : given
-      if (typeof input !== "string") {
+    act: Effect.fn("MagnitudeEngine.act")(function* (input: Instruction.Said | Action) {
+      if (!Instruction.isSaid(input)) {
         const label = `${input.method} ${input.selector}`.trim()
         const wire: WireAction = { ...input, arguments: [...input.arguments] }
         const done = yield* call<ActionDone>(
@@ -113,22 +112,23 @@ export const make = Effect.fn("MagnitudeEngine.make")(function* (options: Magnit
           ...(done.target === undefined ? {} : { target: done.target })
         } satisfies ActResult
       }
-      if (input.trim() === "") {
+      const { text } = input
+      if (text.trim() === "") {
         return yield* new InvalidInput({ engine, action: "act", field: "instruction", message: "empty instruction" })
       }
-      const done = yield* call<ActDone>(at(input, options.actTimeoutMs ?? 180_000, "possible"), "act", input)
+      const done = yield* call<ActDone>(at(text, options.actTimeoutMs ?? 180_000, "possible"), "act", text)
       const reasoning = done.reasoning === "" ? "" : `: ${done.reasoning}`
       return {
         success: true,
-        description: `${input} (${done.actions} actions in ${done.turns} model turns)${reasoning}`
+        description: `${text} (${done.actions} actions in ${done.turns} model turns)${reasoning}`
       } satisfies ActResult
     }),
 
-    observe: (instruction: string) =>
+    observe: (instruction: Instruction.Said) =>
       Effect.fail(
         new Unsupported({
           engine,
-          action: `observe ${instruction}`,
+          action: `observe ${instruction.text}`,
           message:
             "magnitude works from screenshot coordinates and has no observe; use an engine with observe (stagehand, playwright)"
         })

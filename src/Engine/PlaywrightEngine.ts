@@ -155,19 +155,18 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
       return { url: page.url(), title, status: response?.status() ?? null }
     }),
 
-    act: Effect.fn("PlaywrightEngine.act")(function* (input: Instruction.Words | Action) {
-      if (!Instruction.isWords(input)) {
+    act: Effect.fn("PlaywrightEngine.act")(function* (input: Instruction.Said | Action) {
+      if (!Instruction.isSaid(input)) {
         yield* sp.ensureConnected(`${input.method} ${input.selector}`)
         return yield* Actions.run(sp, input)
       }
-      const text = Instruction.textOf(input)
-      yield* sp.ensureConnected(text)
-      const ins = yield* Effect.fromResult(Instruction.parsedOf(input))
-      return yield* Instructions.run(sp, ins, text)
+      yield* sp.ensureConnected(input.text)
+      const ins = yield* Effect.fromResult(input.parsed)
+      return yield* Instructions.run(sp, ins, input.text)
     }),
 
-    observe: Effect.fn("PlaywrightEngine.observe")(function* (instruction: string) {
-      yield* sp.ensureConnected(`observe ${instruction}`)
+    observe: Effect.fn("PlaywrightEngine.observe")(function* (instruction: Instruction.Said) {
+      yield* sp.ensureConnected(`observe ${instruction.text}`)
       return yield* Instructions.observe(sp, instruction)
     }),
 

@@ -154,10 +154,10 @@ export const make = (
 
 /** Acts that only type, hover, scroll or set files: they leave the document where it is (typing no line break, which
  * could send a form). A click, a key press, a choice in a select or a box may start a navigation. */
-const staysOnPage = (input: Instruction.Words | Action) => {
-  if (Instruction.isWords(input)) {
+const staysOnPage = (input: Instruction.Said | Action) => {
+  if (Instruction.isSaid(input)) {
     // A sentence in the instruction grammar says what it does; anything else may do anything.
-    const parsed = Instruction.parsedOf(input)
+    const parsed = input.parsed
     if (parsed._tag === "Failure") return false
     const ins = parsed.success
     if (ins.kind === "fill") return !/[\r\n]/.test(ins.value)

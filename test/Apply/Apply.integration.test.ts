@@ -3,7 +3,7 @@
  * like Greenhouse, Lever and Workday on 127.0.0.1. A process killed mid-application and started again finishes it
  * without running a completed step again; a human check waits for a person across a restart.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
@@ -11,6 +11,7 @@ import { Effect } from "effect"
 import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
 import * as AtsServer from "../fixtures/AtsServer.ts"
 import * as LlmServer from "../fixtures/LlmServer.ts"
+import { profileFileIn } from "../support/Applicant.ts"
 import { type ApplyProcess, eventsIn, startApply, startsPerStep } from "../support/Apply.ts"
 import { processesMatching } from "../support/Processes.ts"
 import { waitFor } from "../support/Wait.ts"
@@ -33,11 +34,10 @@ afterEach(async () => {
 const workspace = () => {
   const dir = mkdtempSync(join(tmpdir(), "switchyard-apply-"))
   dirs.push(dir)
-  writeFileSync(join(dir, "resume.pdf"), "%PDF-1.4\n% Ada Lovelace, analyst\n")
-  writeFileSync(join(dir, "profile.json"), JSON.stringify(AtsServer.applicant("resume.pdf")))
+  const profile = profileFileIn(dir)
   const store = join(dir, "store.db")
   const apply = (job: string, env: Record<string, string> = {}) => {
-    const p = startApply(["--job", job, "--profile", join(dir, "profile.json"), "--store", store], {
+    const p = startApply(["--job", job, "--profile", profile, "--store", store], {
       TMPDIR: dir,
       SWITCHYARD_LOG_DIR: join(dir, "logs"),
       ...env

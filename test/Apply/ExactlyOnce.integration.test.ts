@@ -5,14 +5,14 @@
  * applications) or a person's answer, and the site — which counts every POST and deduplicates nothing — ends up
  * with exactly one application each time.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
-import * as AtsServer from "../fixtures/AtsServer.ts"
 import * as JobSite from "../fixtures/JobSite.ts"
+import { profileFileIn } from "../support/Applicant.ts"
 import { type ApplyProcess, eventsIn, resumeCli, startApply } from "../support/Apply.ts"
 import { processesMatching } from "../support/Processes.ts"
 import { waitFor } from "../support/Wait.ts"
@@ -33,23 +33,12 @@ afterEach(async () => {
 const workspace = (site: JobSite.JobSite) => {
   const dir = mkdtempSync(join(tmpdir(), "switchyard-once-"))
   dirs.push(dir)
-  writeFileSync(join(dir, "resume.pdf"), "%PDF-1.4\n% Ada Lovelace, analyst\n")
-  writeFileSync(join(dir, "profile.json"), JSON.stringify(AtsServer.applicant("resume.pdf")))
+  const profile = profileFileIn(dir)
   const store = join(dir, "store.db")
   const env = { TMPDIR: dir, SWITCHYARD_LOG_DIR: join(dir, "logs"), SWITCHYARD_SUBMIT_WAIT_MS: "20000" }
   const apply = (extra: ReadonlyArray<string> = []) => {
     const p = startApply(
-      [
-        "--job",
-        site.job,
-        "--profile",
-        join(dir, "profile.json"),
-        "--applications",
-        site.applications,
-        "--store",
-        store,
-        ...extra
-      ],
+      ["--job", site.job, "--profile", profile, "--applications", site.applications, "--store", store, ...extra],
       env
     )
     started.push(p)

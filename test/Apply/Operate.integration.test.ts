@@ -4,7 +4,7 @@
  * `switchyard resume` typed in another terminal ending it. Real processes, a real Chromium on a VNC display, the
  * Lever-like site's human check.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
@@ -12,6 +12,7 @@ import { Effect } from "effect"
 import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
 import { missingTools } from "../../src/Sandbox/Provider/Vnc/Tools.ts"
 import * as AtsServer from "../fixtures/AtsServer.ts"
+import { profileFileIn } from "../support/Applicant.ts"
 import { type ApplyProcess, resumeCli, startApply } from "../support/Apply.ts"
 import { processesMatching } from "../support/Processes.ts"
 import { waitFor } from "../support/Wait.ts"
@@ -40,10 +41,9 @@ describe("a person operating switchyard apply", () => {
         const ats = yield* AtsServer.start
         const dir = mkdtempSync(join(tmpdir(), "switchyard-operate-"))
         dirs.push(dir)
-        writeFileSync(join(dir, "resume.pdf"), "%PDF-1.4\n% Ada Lovelace\n")
-        writeFileSync(join(dir, "profile.json"), JSON.stringify(AtsServer.applicant("resume.pdf")))
+        const profile = profileFileIn(dir)
         const store = join(dir, "store.db")
-        const apply = startApply(["--job", ats.jobs.lever, "--profile", join(dir, "profile.json"), "--store", store], {
+        const apply = startApply(["--job", ats.jobs.lever, "--profile", profile, "--store", store], {
           TMPDIR: dir,
           SWITCHYARD_LOG_DIR: join(dir, "logs"),
           SWITCHYARD_HUMAN: "on",

@@ -5,15 +5,15 @@
  * as a new attempt beside the failed one (`--status` shows both). A run waiting for a person is cancelled with
  * `--cancel`; its retry keeps the submit's mark, so the new attempt still never clicks Submit a second time on its own.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
-import * as AtsServer from "../fixtures/AtsServer.ts"
 import * as JobSite from "../fixtures/JobSite.ts"
+import { profileFileIn } from "../support/Applicant.ts"
 import { type ApplyProcess, cli, eventsIn, resumeCli, startApply } from "../support/Apply.ts"
 import { processesMatching } from "../support/Processes.ts"
 import { waitFor } from "../support/Wait.ts"
@@ -43,15 +43,14 @@ const freePort = () =>
 const workspace = () => {
   const dir = mkdtempSync(join(tmpdir(), "switchyard-retry-"))
   dirs.push(dir)
-  writeFileSync(join(dir, "resume.pdf"), "%PDF-1.4\n% Ada Lovelace, analyst\n")
-  writeFileSync(join(dir, "profile.json"), JSON.stringify(AtsServer.applicant("resume.pdf")))
+  const profile = profileFileIn(dir)
   const store = join(dir, "store.db")
   const env = { TMPDIR: dir, SWITCHYARD_LOG_DIR: join(dir, "logs"), SWITCHYARD_SUBMIT_WAIT_MS: "20000" }
   const args = (job: string, extra: ReadonlyArray<string> = []) => [
     "--job",
     job,
     "--profile",
-    join(dir, "profile.json"),
+    profile,
     "--store",
     store,
     ...extra

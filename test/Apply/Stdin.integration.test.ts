@@ -2,7 +2,7 @@
  * What a person types into `switchyard apply`'s stdin is read as the service reads its own: a message over the 10 MB
  * limit is refused with -32600 while it arrives (never held whole), and the application and its next lines go on.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
@@ -11,6 +11,7 @@ import { Effect } from "effect"
 import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
 import { maxLineBytes } from "../../src/Server/Lines.ts"
 import * as AtsServer from "../fixtures/AtsServer.ts"
+import { profileFileIn } from "../support/Applicant.ts"
 import { type ApplyProcess, startApply } from "../support/Apply.ts"
 import { processesMatching } from "../support/Processes.ts"
 import { waitFor } from "../support/Wait.ts"
@@ -38,12 +39,11 @@ describe("switchyard apply's stdin", () => {
         const ats = yield* AtsServer.start
         const dir = mkdtempSync(join(tmpdir(), "switchyard-apply-stdin-"))
         dirs.push(dir)
-        writeFileSync(join(dir, "resume.pdf"), "%PDF-1.4\n% Ada Lovelace\n")
-        writeFileSync(join(dir, "profile.json"), JSON.stringify(AtsServer.applicant("resume.pdf")))
-        const apply = startApply(
-          ["--job", ats.jobs.lever, "--profile", join(dir, "profile.json"), "--store", join(dir, "store.db")],
-          { TMPDIR: dir, SWITCHYARD_LOG_DIR: join(dir, "logs") }
-        )
+        const profile = profileFileIn(dir)
+        const apply = startApply(["--job", ats.jobs.lever, "--profile", profile, "--store", join(dir, "store.db")], {
+          TMPDIR: dir,
+          SWITCHYARD_LOG_DIR: join(dir, "logs")
+        })
         started.push(apply)
         const answers: Array<Record<string, any>> = []
         createInterface({ input: apply.child.stdout }).on("line", (line) => answers.push(JSON.parse(line)))

@@ -10,6 +10,7 @@ import { Cascade } from "../../src/Cascade/Cascade.ts"
 import { Engines } from "../../src/Cascade/Engines.ts"
 import { type CascadeConfig, idOf } from "../../src/Cascade/Policy.ts"
 import type { Engine } from "../../src/Engine/Engine.ts"
+import { said } from "../../src/Engine/Instruction.ts"
 import type { EngineId } from "../../src/EngineId.ts"
 import { CdpClosed, EngineCoolingDown, LlmError, NotConfigured, Timeout, Unsupported } from "../../src/Errors/Engine.ts"
 import {
@@ -174,7 +175,7 @@ const act = (c: Cascade["Service"], calls: Array<string>) =>
       config,
       action: "browser.act",
       isAct: true,
-      run: (engine) => Effect.sync(() => calls.push(engine.kind)).pipe(Effect.andThen(engine.act('click "Nope"')))
+      run: (engine) => Effect.sync(() => calls.push(engine.kind)).pipe(Effect.andThen(engine.act(said('click "Nope"'))))
     })
     .pipe(Effect.flip)
 
@@ -221,7 +222,7 @@ describe("Cascade breakers", () => {
       assert.strictEqual(((yield* act(c, calls)) as EngineCoolingDown).retryAfterMs, 15_000)
       yield* TestClock.adjust("15 seconds")
       sick = false
-      const served = yield* c.call({ config, action: "browser.act", isAct: true, run: (e) => e.act("x") })
+      const served = yield* c.call({ config, action: "browser.act", isAct: true, run: (e) => e.act(said("x")) })
       assert.strictEqual(served as unknown, "done")
     })
   )

@@ -11,6 +11,7 @@ import * as EnginesModule from "../../src/Cascade/Engines.ts"
 import { Engines } from "../../src/Cascade/Engines.ts"
 import { defaultCascade, type Level, type Policy } from "../../src/Cascade/Policy.ts"
 import { Router } from "../../src/Cascade/Router.ts"
+import { said } from "../../src/Engine/Instruction.ts"
 import type * as Model from "../../src/Engine/Model.ts"
 import * as Events from "../../src/Logging/Events.ts"
 import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
@@ -68,7 +69,7 @@ describe("engines in turn on one browser", () => {
       const url = site.url("/forms.html")
 
       yield* sandbox.use(playwright, (e) =>
-        e.navigate(url).pipe(Effect.andThen(e.act('fill "Email" with "ada@example.com"')))
+        e.navigate(url).pipe(Effect.andThen(e.act(said('fill "Email" with "ada@example.com"'))))
       )
       const { browserPid, wsEndpoint } = yield* sandbox.status
       yield* inspect(wsEndpoint!, () => {

@@ -7,6 +7,7 @@ import { assert, describe, expectTypeOf, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import type { Router, ToolAnswer } from "../../src/Cascade/Router.ts"
 import * as Tools from "../../src/Cascade/Tools.ts"
+import type { Action, Engine } from "../../src/Engine/Engine.ts"
 import { Said } from "../../src/Engine/Instruction.ts"
 import { idleStatus } from "../../src/Sandbox/Sandbox.ts"
 
@@ -53,13 +54,27 @@ describe("tool records", () => {
     assert.isTrue(Option.exists(Tools.find("browser_close"), (t) => t.closesSession))
   })
 
-  it("an act's instruction is parsed once, when its arguments are decoded, and logs as its words", () => {
-    const act = Tools.tools.find((t) => t.name === "browser.act")!
-    const bound = Effect.runSync(act.decode({ instruction: 'click "Submit"' }))
-    const { instruction } = bound.args as { instruction: Said }
-    assert.instanceOf(instruction, Said)
-    assert.deepInclude(instruction.parsed, { _tag: "Success" })
-    assert.strictEqual(JSON.stringify(bound.args), '{"instruction":"click \\"Submit\\""}')
+  it("an act's or observe's instruction is parsed once, when its arguments are decoded, and logs as its words", () => {
+    for (const name of ["browser.act", "browser.observe"]) {
+      const tool = Tools.tools.find((t) => t.name === name)!
+      const bound = Effect.runSync(tool.decode({ instruction: 'click "Submit"' }))
+      const { instruction } = bound.args as { instruction: Said }
+      assert.instanceOf(instruction, Said, name)
+      assert.deepInclude(instruction.parsed, { _tag: "Success" })
+      assert.strictEqual(JSON.stringify(bound.args), '{"instruction":"click \\"Submit\\""}')
+    }
+  })
+
+  it("an engine takes only parsed words or an Action", () => {
+    expectTypeOf<Parameters<Engine["Service"]["act"]>[0]>().toEqualTypeOf<Said | Action>()
+    expectTypeOf<Parameters<Engine["Service"]["observe"]>[0]>().toEqualTypeOf<Said>()
+    const typed = (engine: Engine["Service"]) => {
+      // @ts-expect-error words reach an engine parsed, never as a plain string
+      engine.act('click "Submit"')
+      // @ts-expect-error words reach an engine parsed, never as a plain string
+      engine.observe("the Submit button")
+    }
+    assert.isFunction(typed)
   })
 
   it("a call named by a literal takes its tool's arguments and answers with its result type", () => {

@@ -4,12 +4,13 @@
  * takes new sessions; a runner killed with SIGKILL loses no work: its session answers on another runner with its
  * page, cookies and storage, and a job application it was running finishes elsewhere without re-running a step.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import * as Postgres from "../../src/Cluster/Postgres.ts"
 import * as AtsServer from "../fixtures/AtsServer.ts"
+import { profileFileIn, profileIn } from "../support/Applicant.ts"
 import { startApply, startsPerStep } from "../support/Apply.ts"
 import { fleet, stopFleets, tempDir } from "../support/Fleet.ts"
 import { processesMatching } from "../support/Processes.ts"
@@ -116,8 +117,7 @@ describe.skipIf(Postgres.binDir() === undefined)("fleet on PostgreSQL", () => {
       Effect.gen(function* () {
         const ats = yield* AtsServer.start
         const { dir, runner, query } = yield* fleet()
-        writeFileSync(join(dir, "resume.pdf"), "%PDF-1.4\n% Ada Lovelace\n")
-        const profile = AtsServer.applicant(join(dir, "resume.pdf"))
+        const profile = profileIn(dir)
         const runners = { r1: yield* runner("r1", 2), r2: yield* runner("r2", 2) }
         const started = yield* call(runners.r1, "apply.start", { job: ats.jobs.workday, profile })
         const run = (started.result as { run: string }).run
@@ -250,11 +250,10 @@ describe.skipIf(Postgres.binDir() === undefined)("fleet on PostgreSQL", () => {
       Effect.gen(function* () {
         const ats = yield* AtsServer.start
         const { pg, dir, runner } = yield* fleet()
-        writeFileSync(join(dir, "resume.pdf"), "%PDF-1.4\n% Ada Lovelace\n")
-        writeFileSync(join(dir, "profile.json"), JSON.stringify(AtsServer.applicant("resume.pdf")))
+        const profile = profileFileIn(dir)
         const r1 = yield* runner("r1", 2)
         const r2 = yield* runner("r2", 2)
-        const apply = startApply(["--job", ats.jobs.lever, "--profile", join(dir, "profile.json")], {
+        const apply = startApply(["--job", ats.jobs.lever, "--profile", profile], {
           DATABASE_URL: Redacted.value(pg.url),
           SWITCHYARD_RUNNERS: "r1,r2,r3",
           TMPDIR: dir

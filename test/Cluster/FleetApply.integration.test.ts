@@ -6,7 +6,7 @@
  * waits for, not the whole history again, `switchyard resume` against the fleet's database ends the wait, and
  * `apply --cancel` ends another.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -15,6 +15,7 @@ import { Effect, Redacted } from "effect"
 import * as Postgres from "../../src/Cluster/Postgres.ts"
 import * as AtsServer from "../fixtures/AtsServer.ts"
 import * as JobSite from "../fixtures/JobSite.ts"
+import { profileFileIn, profileIn } from "../support/Applicant.ts"
 import { cli, resumeCli, startApply } from "../support/Apply.ts"
 import { fleet, stopFleets } from "../support/Fleet.ts"
 import type { Service } from "../support/Service.ts"
@@ -55,10 +56,9 @@ describe.skipIf(Postgres.binDir() === undefined)("job applications on a fleet", 
       Effect.gen(function* () {
         const { dir, runner } = yield* fleet()
         const r1 = yield* runner("r1", 2)
-        writeFileSync(join(dir, "resume.pdf"), "%PDF-1.4\n% Ada Lovelace\n")
+        const profile = profileIn(dir)
         const port = yield* Effect.promise(freePort)
         const job = `http://127.0.0.1:${port}/careers/jobs/404`
-        const profile = AtsServer.applicant(join(dir, "resume.pdf"))
 
         const first = (yield* Effect.promise(() => r1.call("apply.start", { job, profile }))).result as { run: string }
         const failed = yield* ended(r1, first.run)
@@ -95,8 +95,7 @@ describe.skipIf(Postgres.binDir() === undefined)("job applications on a fleet", 
         // A résumé the runners may not upload from: a failure that names the setting, not a wait for a person.
         const elsewhere = mkdtempSync(join(tmpdir(), "switchyard-elsewhere-"))
         yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(elsewhere, { recursive: true, force: true })))
-        writeFileSync(join(elsewhere, "cv.pdf"), "%PDF-1.4\n% Grace Hopper\n")
-        const outside = { ...AtsServer.applicant(join(elsewhere, "cv.pdf")), email: "grace@example.com" }
+        const outside = profileIn(elsewhere, { email: "grace@example.com" }, "cv.pdf")
         const started = (yield* Effect.promise(() => r1.call("apply.start", { job, profile: outside }))).result as {
           run: string
         }
@@ -117,10 +116,9 @@ describe.skipIf(Postgres.binDir() === undefined)("job applications on a fleet", 
         const ats = yield* AtsServer.start
         const { pg, dir, runner } = yield* fleet()
         const r1 = yield* runner("r1", 2)
-        writeFileSync(join(dir, "resume.pdf"), "%PDF-1.4\n% Ada Lovelace\n")
-        writeFileSync(join(dir, "profile.json"), JSON.stringify(AtsServer.applicant("resume.pdf")))
+        const profile = profileFileIn(dir)
         const env = { DATABASE_URL: Redacted.value(pg.url), SWITCHYARD_RUNNERS: "r1,r2,r3", TMPDIR: dir }
-        const args = ["--job", ats.jobs.lever, "--profile", join(dir, "profile.json")]
+        const args = ["--job", ats.jobs.lever, "--profile", profile]
         const first = startApply(args, env)
         yield* Effect.addFinalizer(() => Effect.sync(() => first.child.kill("SIGKILL")))
         const asked = yield* Effect.promise(() =>
@@ -161,11 +159,8 @@ describe.skipIf(Postgres.binDir() === undefined)("job applications on a fleet", 
         assert.strictEqual(ats.submissions().length, 1)
 
         // Another applicant's run waits for a person too; it is cancelled from a terminal instead.
-        writeFileSync(
-          join(dir, "grace.json"),
-          JSON.stringify({ ...AtsServer.applicant("resume.pdf"), email: "grace@example.com" })
-        )
-        const third = startApply(["--job", ats.jobs.lever, "--profile", join(dir, "grace.json")], env)
+        const grace = profileFileIn(dir, { email: "grace@example.com" }, "grace.json")
+        const third = startApply(["--job", ats.jobs.lever, "--profile", grace], env)
         yield* Effect.addFinalizer(() => Effect.sync(() => third.child.kill("SIGKILL")))
         const waiting = yield* Effect.promise(() =>
           waitFor(() => /check-captcha needs a person/.test(third.stderr()), 150_000)

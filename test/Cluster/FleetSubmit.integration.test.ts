@@ -5,13 +5,11 @@
  * confirmation on screen. The other runner takes the application over, decides from the site or a person's answer
  * (`switchyard resume` against the fleet's database), and the site — which counts every POST — has one application.
  */
-import { writeFileSync } from "node:fs"
-import { join } from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import * as Postgres from "../../src/Cluster/Postgres.ts"
-import * as AtsServer from "../fixtures/AtsServer.ts"
 import * as JobSite from "../fixtures/JobSite.ts"
+import { profileFileIn } from "../support/Applicant.ts"
 import { type ApplyProcess, resumeCli, startApply } from "../support/Apply.ts"
 import { fleet, stopFleets } from "../support/Fleet.ts"
 import { waitFor } from "../support/Wait.ts"
@@ -26,11 +24,10 @@ const applyAndKill = (moment: Moment) =>
     const site = yield* JobSite.start
     const { pg, dir, runner, query } = yield* fleet({ SWITCHYARD_SUBMIT_WAIT_MS: "20000" })
     const runners = { r1: yield* runner("r1", 2), r2: yield* runner("r2", 2) }
-    writeFileSync(join(dir, "resume.pdf"), "%PDF-1.4\n% Ada Lovelace\n")
-    writeFileSync(join(dir, "profile.json"), JSON.stringify(AtsServer.applicant("resume.pdf")))
+    const profile = profileFileIn(dir)
     const env = { DATABASE_URL: Redacted.value(pg.url), SWITCHYARD_RUNNERS: "r1,r2,r3", TMPDIR: dir }
     const apply: ApplyProcess = startApply(
-      ["--job", site.job, "--profile", join(dir, "profile.json"), "--applications", site.applications],
+      ["--job", site.job, "--profile", profile, "--applications", site.applications],
       env
     )
     yield* Effect.addFinalizer(() => Effect.sync(() => apply.child.kill("SIGKILL")))

@@ -11,6 +11,7 @@ import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
 import type { EngineSpec } from "../../src/Engine/EngineSpec.ts"
 import * as HumanEngine from "../../src/Engine/HumanEngine.ts"
+import { said } from "../../src/Engine/Instruction.ts"
 import * as PlaywrightEngine from "../../src/Engine/PlaywrightEngine.ts"
 import * as Events from "../../src/Logging/Events.ts"
 import { missingTools } from "../../src/Sandbox/Provider/Vnc/Tools.ts"
@@ -124,14 +125,14 @@ describe("HumanEngine", () => {
           yield* sandbox.use(playwright, (e) =>
             Effect.gen(function* () {
               yield* e.navigate(site.url("/forms.html"))
-              yield* e.act('fill "Full name" with "Grace Hopper"')
+              yield* e.act(said('fill "Full name" with "Grace Hopper"'))
             })
           )
           const browserPid = (yield* sandbox.status).browserPid
 
           const act = yield* Effect.forkChild(
             sandbox
-              .use(human, (e) => e.act("enter your email and press Submit"))
+              .use(human, (e) => e.act(said("enter your email and press Submit")))
               .pipe(Effect.provideService(Events.Events, sink))
           )
           const event = yield* Deferred.await(started)
@@ -258,7 +259,7 @@ describe("HumanEngine", () => {
         const { sandbox, handoff, human } = yield* vncSession()
         const { sink, started } = yield* takeoverSink
         const act = yield* Effect.forkChild(
-          sandbox.use(human, (e) => e.act("solve the CAPTCHA")).pipe(Effect.provideService(Events.Events, sink))
+          sandbox.use(human, (e) => e.act(said("solve the CAPTCHA"))).pipe(Effect.provideService(Events.Events, sink))
         )
         yield* Deferred.await(started)
         yield* TestClock.adjust("119 seconds")
@@ -281,7 +282,7 @@ describe("HumanEngine", () => {
         // A call that is interrupted while it waits (the cascade's own limit) ends the takeover it started.
         const second = yield* takeoverSink
         const interrupted = yield* Effect.forkChild(
-          sandbox.use(human, (e) => e.act("log in")).pipe(Effect.provideService(Events.Events, second.sink))
+          sandbox.use(human, (e) => e.act(said("log in"))).pipe(Effect.provideService(Events.Events, second.sink))
         )
         yield* Deferred.await(second.started)
         yield* Fiber.interrupt(interrupted)
@@ -368,7 +369,7 @@ describe("HumanEngine", () => {
             const cannot = yield* e
               .extract("a summary", { type: "object", properties: { summary: { type: "string" } } })
               .pipe(Effect.flip)
-            const observe = yield* e.observe("the submit button").pipe(Effect.flip)
+            const observe = yield* e.observe(said("the submit button")).pipe(Effect.flip)
             return { shot, full, state, facts, filled, cannot, observe }
           })
         )

@@ -15,6 +15,7 @@ import type * as Protocol from "../../src/Cdp/Protocol.ts"
 import * as Session from "../../src/Cdp/Session.ts"
 import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
+import { said } from "../../src/Engine/Instruction.ts"
 import * as Isolated from "../../src/Engine/Isolated.ts"
 import * as MagnitudeErrors from "../../src/Engine/Magnitude/Errors.ts"
 import * as MagnitudeEngine from "../../src/Engine/MagnitudeEngine.ts"
@@ -152,7 +153,7 @@ layer(services, { excludeTestServices: true, timeout: "60 seconds" })("Magnitude
 
         const invalid = yield* Effect.flip(engine.navigate("not a url"))
         assert.strictEqual(invalid._tag, "InvalidInput")
-        const observe = yield* Effect.flip(engine.observe("the email field"))
+        const observe = yield* Effect.flip(engine.observe(said("the email field")))
         assert.strictEqual(observe._tag, "Unsupported")
       })
     )
@@ -171,7 +172,7 @@ layer(services, { excludeTestServices: true, timeout: "60 seconds" })("Magnitude
           [{ variant: "mouse:click", ...submit }]
         ])
 
-        const { exit, requests } = yield* counted(engine.act("sign up with ada@example.com"))
+        const { exit, requests } = yield* counted(engine.act(said("sign up with ada@example.com")))
         if (Exit.isFailure(exit)) return assert.fail(`act failed: ${exit.cause}`)
         assert.strictEqual(exit.value.success, true)
         assert.include(exit.value.description, "3 actions in 3 model turns")
@@ -338,7 +339,10 @@ layer(services, { excludeTestServices: true, timeout: "60 seconds" })("Magnitude
         const llm = yield* Llm
         yield* open("/forms.html")
         yield* script([])
-        const fault = (reply: LlmServer.Reply, call: Effect.Effect<unknown, SwitchyardError> = engine.act("sign up")) =>
+        const fault = (
+          reply: LlmServer.Reply,
+          call: Effect.Effect<unknown, SwitchyardError> = engine.act(said("sign up"))
+        ) =>
           Effect.gen(function* () {
             llm.faultNext(reply)
             const { exit, requests, elapsedMs } = yield* counted(call)
@@ -376,7 +380,7 @@ layer(services, { excludeTestServices: true, timeout: "60 seconds" })("Magnitude
             ? reply({ reasoning: "There is no launch button", actions: [{ variant: "task:fail" }] })
             : undefined
         )
-        const gaveUp = yield* Effect.flip(engine.act("press the launch button"))
+        const gaveUp = yield* Effect.flip(engine.act(said("press the launch button")))
         if (gaveUp._tag !== "ActionFailed") return assert.fail(`expected ActionFailed, got ${gaveUp._tag}`)
         assert.include(gaveUp.message, "gave up")
         assert.include(gaveUp.message, "There is no launch button")
@@ -388,7 +392,7 @@ layer(services, { excludeTestServices: true, timeout: "60 seconds" })("Magnitude
         // A failed model call left the engine usable.
         yield* script([])
         assert.isTrue(yield* engine.connected())
-        const after = yield* engine.act("confirm the page is shown")
+        const after = yield* engine.act(said("confirm the page is shown"))
         assert.include(after.description, "0 actions in 1 model turns")
       })
     )
@@ -401,7 +405,7 @@ layer(services, { excludeTestServices: true, timeout: "60 seconds" })("Magnitude
       // A model that never declares the task done: each turn it waits and looks again.
       const wait = { variant: "wait", seconds: 0 }
       llm.setScript((request) => (isAct(request) ? reply({ reasoning: "look again", actions: [wait] }) : undefined))
-      const { exit, requests } = yield* counted(engine.act("find the hidden prize"))
+      const { exit, requests } = yield* counted(engine.act(said("find the hidden prize")))
       const error = failureOf(exit)
       if (error._tag !== "ActionFailed") return assert.fail(`expected ActionFailed, got ${error._tag}`)
       assert.strictEqual(error.sideEffect, "possible")
@@ -411,7 +415,7 @@ layer(services, { excludeTestServices: true, timeout: "60 seconds" })("Magnitude
 
       const actions = yield* buildEngine({ maxActions: 3 })
       llm.setScript((request) => (isAct(request) ? reply({ reasoning: "again", actions: [wait, wait] }) : undefined))
-      const many = yield* counted(actions.act("wait forever"))
+      const many = yield* counted(actions.act(said("wait forever")))
       const limited = failureOf(many.exit)
       if (limited._tag !== "ActionFailed") return assert.fail(`expected ActionFailed, got ${limited._tag}`)
       assert.strictEqual(limited.sideEffect, "possible")
@@ -473,7 +477,7 @@ layer(services, { excludeTestServices: true, timeout: "60 seconds" })("Magnitude
           { variant: "keyboard:type", content: "tab@example.com" }
         ]
       ])
-      yield* engine.act("enter tab@example.com as the email")
+      yield* engine.act(said("enter tab@example.com as the email"))
 
       assert.strictEqual(yield* inTab<string>(`${byId("email")}.value`), "tab@example.com")
       assert.strictEqual(yield* evaluate<string>("location.href"), original, "the other tab was not touched")
@@ -487,7 +491,7 @@ layer(services, { excludeTestServices: true, timeout: "60 seconds" })("Magnitude
       const engine = yield* buildEngine()
       llm.faultNext({ hang: true })
       const started = Date.now()
-      const exit = yield* Effect.exit(engine.act("wait for the model").pipe(Effect.timeout("1 second")))
+      const exit = yield* Effect.exit(engine.act(said("wait for the model")).pipe(Effect.timeout("1 second")))
       assert.isTrue(Exit.isFailure(exit))
       assert.isBelow(Date.now() - started, 2_500)
       assert.isFalse(yield* engine.connected())
@@ -499,7 +503,7 @@ layer(services, { excludeTestServices: true, timeout: "60 seconds" })("Magnitude
       // The engine's own limit gives a typed Timeout the same way.
       const bounded = yield* buildEngine({ actTimeoutMs: 1_000 })
       llm.faultNext({ hang: true })
-      const timeout = yield* Effect.flip(bounded.act("wait for the model"))
+      const timeout = yield* Effect.flip(bounded.act(said("wait for the model")))
       if (timeout._tag !== "Timeout") return assert.fail(`expected Timeout, got ${timeout._tag}`)
       assert.strictEqual(timeout.timeoutMs, 1_000)
       assert.strictEqual(timeout.sideEffect, "possible")
@@ -525,7 +529,7 @@ layer(services, { excludeTestServices: true, timeout: "60 seconds" })("Magnitude
       const first = yield* connect()
       yield* first.engine.navigate(site.url("/forms.html"))
       yield* script([])
-      yield* first.engine.act("look at the page for the first connect")
+      yield* first.engine.act(said("look at the page for the first connect"))
       yield* first.release
       const [thread] = kept()
       assert.isDefined(thread, "the released worker waits, loaded, for the next connect")
@@ -535,7 +539,7 @@ layer(services, { excludeTestServices: true, timeout: "60 seconds" })("Magnitude
       assert.strictEqual((yield* second.engine.pageState()).url, site.url("/forms.html"))
       // Its agent is new: the model is asked afresh, with nothing of the first connect's run.
       yield* script([[{ variant: "mouse:click", ...(yield* centreOf("submit")) }]])
-      const run = yield* counted(second.engine.act("submit the form"))
+      const run = yield* counted(second.engine.act(said("submit the form")))
       if (Exit.isFailure(run.exit)) return assert.fail(`act failed: ${run.exit.cause}`)
       assert.include(run.exit.value.description, "1 actions in 2 model turns")
       for (const request of run.requests) assert.notInclude(LlmServer.promptText(request), "first connect")
@@ -545,7 +549,7 @@ layer(services, { excludeTestServices: true, timeout: "60 seconds" })("Magnitude
       // A call that hangs still really stops: the worker is terminated and not kept.
       const third = yield* connect({ actTimeoutMs: 1_000 })
       llm.faultNext({ hang: true })
-      const timeout = yield* Effect.flip(third.engine.act("wait for the model"))
+      const timeout = yield* Effect.flip(third.engine.act(said("wait for the model")))
       assert.strictEqual(timeout._tag, "Timeout")
       assert.isTrue(yield* poll(() => llm.pending() === 0))
       yield* third.release
@@ -590,7 +594,7 @@ layer(Layer.mergeAll(Layer.effect(Site, SiteServer.start), Layer.effect(Llm, Llm
       yield* engine.navigate(site.url("/forms.html"))
       llm.faultNext({ hang: true })
       const before = llm.requests.length
-      const fiber = yield* Effect.forkChild(engine.act("sign up"))
+      const fiber = yield* Effect.forkChild(engine.act(said("sign up")))
       assert.isTrue(yield* poll(() => llm.requests.length > before && llm.pending() > 0))
 
       process.kill(session.pid!, "SIGKILL")
@@ -618,6 +622,7 @@ import * as MagnitudeEngine from ${JSON.stringify(new URL("../../src/Engine/Magn
 import { BrowserSession } from ${JSON.stringify(new URL("../../src/Engine/BrowserSession.ts", import.meta.url).href)}
 import * as LlmServer from ${JSON.stringify(new URL("../fixtures/LlmServer.ts", import.meta.url).href)}
 import * as TestBrowser from ${JSON.stringify(new URL("../support/TestBrowser.ts", import.meta.url).href)}
+import { said } from ${JSON.stringify(new URL("../../src/Engine/Instruction.ts", import.meta.url).href)}
 
 const program = Effect.gen(function* () {
   const llm = yield* LlmServer.start()
@@ -625,7 +630,7 @@ const program = Effect.gen(function* () {
   const session = yield* TestBrowser.launchSession()
   const model = { magnitude: "openai/m", baseURLs: { openai: llm.origin + "/v1" }, apiKeys: { openai: Redacted.make("k") } }
   const context = yield* Layer.build(MagnitudeEngine.layer({ model })).pipe(Effect.provideService(BrowserSession, session))
-  const fiber = yield* Effect.forkChild(Context.get(context, Engine).act("sign up"))
+  const fiber = yield* Effect.forkChild(Context.get(context, Engine).act(said("sign up")))
   while (llm.pending() === 0) yield* Effect.sleep("20 millis")
   process.kill(session.pid, "SIGKILL")
   const error = yield* Effect.flip(Fiber.join(fiber))

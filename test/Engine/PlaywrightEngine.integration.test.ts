@@ -11,6 +11,7 @@ import * as CdpHttp from "../../src/Cdp/Http.ts"
 import * as Session from "../../src/Cdp/Session.ts"
 import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
+import { said } from "../../src/Engine/Instruction.ts"
 import type { PageFacts } from "../../src/Engine/PageFacts.ts"
 import * as PlaywrightEngine from "../../src/Engine/PlaywrightEngine.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
@@ -110,16 +111,16 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Pla
         const engine = yield* Engine
         yield* open("/forms.html")
 
-        const filled = yield* engine.act('fill "Email" with "ada@example.com"')
+        const filled = yield* engine.act(said('fill "Email" with "ada@example.com"'))
         assert.strictEqual(filled.action?.method, "fill")
         assert.deepStrictEqual(filled.action?.arguments, ["ada@example.com"])
         assert.strictEqual(filled.action?.description, 'textbox "Email"')
         assert.strictEqual(filled.description, 'filled textbox "Email" with "ada@example.com"')
-        yield* engine.act("fill Full name with Grace Hopper")
-        yield* engine.act('select "Green" in "Colour"')
-        yield* engine.act('check "I agree"')
-        yield* engine.act("uncheck Send me news")
-        yield* engine.act('click "Submit"')
+        yield* engine.act(said("fill Full name with Grace Hopper"))
+        yield* engine.act(said('select "Green" in "Colour"'))
+        yield* engine.act(said('check "I agree"'))
+        yield* engine.act(said("uncheck Send me news"))
+        yield* engine.act(said('click "Submit"'))
 
         assert.strictEqual(yield* inputValue("email"), "ada@example.com")
         assert.strictEqual(yield* inputValue("fullname"), "Grace Hopper")
@@ -128,7 +129,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Pla
         assert.isFalse(yield* checkedOf("news"))
         assert.strictEqual(yield* textOf("status"), "Submitted ada@example.com")
 
-        const noOption = yield* Effect.flip(engine.act('select "Purple" from "Colour"'))
+        const noOption = yield* Effect.flip(engine.act(said('select "Purple" from "Colour"')))
         if (noOption._tag !== "ElementNotFound") return assert.fail(`expected ElementNotFound, got ${noOption._tag}`)
         assert.strictEqual(noOption.target, 'option "Purple"')
         assert.include(noOption.message, '"Blue"')
@@ -141,19 +142,19 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Pla
         const engine = yield* Engine
         yield* open("/forms.html")
 
-        yield* engine.act('type "hello" into "Search"')
-        yield* engine.act('press Enter in "Search"')
+        yield* engine.act(said('type "hello" into "Search"'))
+        yield* engine.act(said('press Enter in "Search"'))
         assert.strictEqual(yield* textOf("search-result"), "Searched for hello")
 
         // Without a target the key goes to the focused element (still the search box).
-        yield* engine.act('type " world"')
-        yield* engine.act("press enter")
+        yield* engine.act(said('type " world"'))
+        yield* engine.act(said("press enter"))
         assert.strictEqual(yield* textOf("search-result"), "Searched for hello world")
 
-        yield* engine.act('double click "Double me"')
+        yield* engine.act(said('double click "Double me"'))
         assert.strictEqual(yield* textOf("double-result"), "Double clicks: 1")
 
-        yield* engine.act("hover Menu")
+        yield* engine.act(said("hover Menu"))
         assert.strictEqual(yield* textOf("hover-result"), "Menu opened")
       })
     )
@@ -167,28 +168,28 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Pla
         const bottom = yield* evaluate<number>("document.documentElement.scrollHeight - window.innerHeight")
         assert.isAbove(bottom, 1000)
 
-        const down = yield* engine.act("scroll down")
+        const down = yield* engine.act(said("scroll down"))
         const afterDown = yield* scrollY
         assert.isAbove(afterDown, 0)
         assert.isBelow(afterDown, bottom)
         assert.strictEqual(down.action?.method, "scrollTo")
 
-        yield* engine.act("scroll to bottom")
+        yield* engine.act(said("scroll to bottom"))
         assert.approximately(yield* scrollY, bottom, 1)
-        yield* engine.act("scroll up")
+        yield* engine.act(said("scroll up"))
         assert.isBelow(yield* scrollY, bottom)
-        yield* engine.act("scroll to top")
+        yield* engine.act(said("scroll to top"))
         assert.strictEqual(yield* scrollY, 0)
 
         // The scroll Action replays to the same place.
         yield* engine.act(down.action!)
         assert.approximately(yield* scrollY, afterDown, 2)
 
-        yield* engine.act("go back")
+        yield* engine.act(said("go back"))
         assert.strictEqual(yield* evaluate<string>("location.href"), site.url("/forms.html"))
-        yield* engine.act("go forward")
+        yield* engine.act(said("go forward"))
         assert.strictEqual(yield* evaluate<string>("location.href"), site.url("/long.html"))
-        const noForward = yield* Effect.flip(engine.act("go forward"))
+        const noForward = yield* Effect.flip(engine.act(said("go forward")))
         assert.strictEqual(noForward._tag, "ActionFailed")
       })
     )
@@ -198,7 +199,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Pla
         const engine = yield* Engine
         yield* open("/ambiguous.html")
 
-        const ambiguous = yield* Effect.flip(engine.act('click "Delete"'))
+        const ambiguous = yield* Effect.flip(engine.act(said('click "Delete"')))
         if (ambiguous._tag !== "AmbiguousTarget") return assert.fail(`expected AmbiguousTarget, got ${ambiguous._tag}`)
         assert.strictEqual(ambiguous.target, 'button or link named "Delete"')
         // Each candidate says what it sits in: the row of its order.
@@ -210,22 +211,22 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Pla
         assert.strictEqual(ambiguous.action, 'click "Delete"')
         assert.strictEqual(yield* textOf("status"), "")
 
-        const missing = yield* Effect.flip(engine.act('click "Refund"'))
+        const missing = yield* Effect.flip(engine.act(said('click "Refund"')))
         if (missing._tag !== "ElementNotFound") return assert.fail(`expected ElementNotFound, got ${missing._tag}`)
         assert.strictEqual(missing.target, 'button or link named "Refund"')
         assert.include(missing.message, 'button "Archive all"')
         assert.isTrue(missing.retryable)
 
         // A unique prefix is one clear best.
-        yield* engine.act("click Archive")
+        yield* engine.act(said("click Archive"))
         assert.strictEqual(yield* textOf("status"), "Archived")
 
         yield* open("/forms.html")
-        const noField = yield* Effect.flip(engine.act('fill "Phone number" with "123"'))
+        const noField = yield* Effect.flip(engine.act(said('fill "Phone number" with "123"')))
         if (noField._tag !== "ElementNotFound") return assert.fail(`expected ElementNotFound, got ${noField._tag}`)
         assert.strictEqual(noField.target, 'text field named "Phone number"')
 
-        const nonsense = yield* Effect.flip(engine.act("dance with the Submit button"))
+        const nonsense = yield* Effect.flip(engine.act(said("dance with the Submit button")))
         assert.strictEqual(nonsense._tag, "InvalidInput")
         assert.include(nonsense.message, '"dance"')
         assert.include(nonsense.message, 'click "Submit"')
@@ -237,16 +238,16 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Pla
         const engine = yield* Engine
         yield* open("/forms.html")
 
-        const [field] = yield* engine.observe("the email field")
+        const [field] = yield* engine.observe(said("the email field"))
         assert.strictEqual(field?.description, 'textbox "Email" in section "Your details"')
         // Observe hands out element references: `aria-ref=e12`, acted on by this engine.
         assert.match(field?.selector ?? "", /^aria-ref=(f\d+)?e\d+$/)
 
-        const [submit] = yield* engine.observe("Submit")
+        const [submit] = yield* engine.observe(said("Submit"))
         assert.strictEqual(submit?.description, 'button "Submit" in section "Your details"')
         assert.strictEqual(submit?.method, "click")
 
-        const [fill] = yield* engine.observe('fill "Email" with "observed@example.com"')
+        const [fill] = yield* engine.observe(said('fill "Email" with "observed@example.com"'))
         assert.strictEqual(fill?.method, "fill")
         assert.deepStrictEqual(fill?.arguments, ["observed@example.com"])
         assert.strictEqual(yield* inputValue("email"), "", "observe must not act")
@@ -255,12 +256,12 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Pla
         yield* engine.act(submit!)
         assert.strictEqual(yield* textOf("status"), "Submitted observed@example.com")
 
-        const [agree] = yield* engine.observe('check "agree"')
+        const [agree] = yield* engine.observe(said('check "agree"'))
         assert.strictEqual(agree?.description, 'checkbox "I agree to the terms" in section "Your details"')
 
-        assert.deepStrictEqual(yield* engine.observe("zebra crossing"), [])
+        assert.deepStrictEqual(yield* engine.observe(said("zebra crossing")), [])
         yield* open("/ambiguous.html")
-        const deletes = yield* engine.observe('click "Delete"')
+        const deletes = yield* engine.observe(said('click "Delete"'))
         assert.deepStrictEqual(
           deletes.slice(0, 2).map((a) => a.description),
           ['button "Delete" in row "Order 1"', 'button "Delete" in row "Order 2"']
@@ -302,7 +303,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Pla
         assert.strictEqual(yield* textOf("status"), "Deleted order 2")
 
         // A grammar act returns the concrete Action it ran; replaying it on a fresh page does the same.
-        const archived = yield* engine.act('click "Archive all"')
+        const archived = yield* engine.act(said('click "Archive all"'))
         yield* open("/ambiguous.html")
         yield* engine.act(archived.action!)
         assert.strictEqual(yield* textOf("status"), "Archived")
@@ -320,9 +321,9 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Pla
         const engine = yield* Engine
         const site = yield* Site
         yield* open("/forms.html")
-        yield* engine.act('fill "Password" with "s3cret-pass"')
-        yield* engine.act('check "I agree"')
-        yield* engine.act('select "Blue" in "Colour"')
+        yield* engine.act(said('fill "Password" with "s3cret-pass"'))
+        yield* engine.act(said('check "I agree"'))
+        yield* engine.act(said('select "Blue" in "Colour"'))
 
         const facts = (yield* engine.extract("everything")) as PageFacts
         assert.strictEqual(facts.url, site.url("/forms.html"))
@@ -369,7 +370,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Pla
       Effect.gen(function* () {
         const engine = yield* Engine
         yield* open("/forms.html")
-        yield* engine.act('fill "Email" with "ada@example.com"')
+        yield* engine.act(said('fill "Email" with "ada@example.com"'))
 
         const filled = yield* engine.extract("the form", {
           type: "object",
@@ -450,8 +451,8 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Pla
       const scope = yield* Scope.make()
       const first = Context.get(yield* Layer.buildWithScope(PlaywrightEngine.layer(), scope), Engine)
       yield* first.navigate(site.url("/forms.html"))
-      yield* first.act('fill "Email" with "kept@example.com"')
-      yield* first.act('check "I agree"')
+      yield* first.act(said('fill "Email" with "kept@example.com"'))
+      yield* first.act(said('check "I agree"'))
       yield* Scope.close(scope, Exit.void)
 
       assert.isFalse(yield* first.connected())

@@ -9,6 +9,7 @@ import * as CdpHttp from "../../src/Cdp/Http.ts"
 import * as Session from "../../src/Cdp/Session.ts"
 import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import { Engine } from "../../src/Engine/Engine.ts"
+import { said } from "../../src/Engine/Instruction.ts"
 import type { ModelConfig } from "../../src/Engine/Model.ts"
 import type { PageFacts } from "../../src/Engine/PageFacts.ts"
 import type { StagehandEngineOptions } from "../../src/Engine/Stagehand/Options.ts"
@@ -101,7 +102,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
           assert.deepStrictEqual(engine.capabilities, StagehandEngine.capabilities.cua)
           yield* engine.navigate(site.url("/forms.html"))
           targets = yield* formTargets
-          const result = yield* engine.act("sign up with ada@example.com")
+          const result = yield* engine.act(said("sign up with ada@example.com"))
           assert.strictEqual(result.description, "I submitted the form.")
           assert.isTrue(yield* engine.connected())
         })
@@ -146,7 +147,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
         Effect.gen(function* () {
           yield* engine.navigate(site.url("/forms.html"))
           targets = yield* formTargets
-          const result = yield* engine.act("sign up with grace@example.com")
+          const result = yield* engine.act(said("sign up with grace@example.com"))
           assert.strictEqual(result.description, "Done: the form is submitted.")
         })
       )
@@ -168,7 +169,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
       const llm = yield* LlmServer.start()
       yield* withCua(anthropic(llm), (engine) =>
         Effect.gen(function* () {
-          const blank = yield* Effect.flip(engine.act("click something"))
+          const blank = yield* Effect.flip(engine.act(said("click something")))
           assert.strictEqual(expectTag(blank, "InvalidInput").retryable, false, "no trip to www.google.com")
           yield* engine.navigate(site.url("/forms.html"))
           const typed = yield* engine.act({
@@ -199,7 +200,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
             "Unsupported"
           )
           assert.include(unfillable.message, "cua mode")
-          expectTag(yield* Effect.flip(engine.observe("the submit button")), "Unsupported")
+          expectTag(yield* Effect.flip(engine.observe(said("the submit button"))), "Unsupported")
 
           assert.deepStrictEqual(pngSize(yield* engine.screenshot()), { width: 1288, height: 711 })
           const state = yield* engine.pageState()
@@ -226,7 +227,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
             const before = llm.requests.length
             const started = Date.now()
             llm.faultNext({ status, error: `scripted ${status}` })
-            const error = expectTag(yield* Effect.flip(engine.act("click submit")), "LlmError")
+            const error = expectTag(yield* Effect.flip(engine.act(said("click submit"))), "LlmError")
             assert.strictEqual(error.status, status)
             assert.strictEqual(error.retryable, retryable)
             assert.strictEqual(error.provider, "anthropic")
@@ -235,7 +236,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
             assert.isBelow(Date.now() - started, 3_000)
           }
           llm.faultNext({ raw: "{not json" })
-          expectTag(yield* Effect.flip(engine.act("click submit")), "LlmBadResponse")
+          expectTag(yield* Effect.flip(engine.act(said("click submit"))), "LlmBadResponse")
           assert.isTrue(yield* engine.connected())
         })
       )
@@ -252,7 +253,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
           Effect.gen(function* () {
             yield* engine.navigate(site.url("/forms.html"))
             const started = Date.now()
-            const error = yield* Effect.flip(engine.act("click submit").pipe(Effect.timeout("1500 millis")))
+            const error = yield* Effect.flip(engine.act(said("click submit")).pipe(Effect.timeout("1500 millis")))
             assert.strictEqual(error._tag, "TimeoutError")
             assert.isBelow(Date.now() - started, 2_500)
             assert.isTrue(yield* Effect.promise(() => waitFor(() => llm.pending() === 0, 3_000)), "request aborted")
@@ -262,7 +263,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
           })
         )
         // The engine's own task limit gives a typed Timeout.
-        const timeout = yield* withCua(anthropic(llm), (engine) => Effect.flip(engine.act("click submit")), {
+        const timeout = yield* withCua(anthropic(llm), (engine) => Effect.flip(engine.act(said("click submit"))), {
           taskTimeoutMs: 1_000
         })
         assert.strictEqual(expectTag(timeout, "Timeout").timeoutMs, 1_000)
@@ -285,7 +286,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
       const outcome = yield* withCua(anthropic(llm), (engine) =>
         Effect.gen(function* () {
           yield* engine.navigate(site.url("/forms.html"))
-          const error = yield* Effect.flip(engine.act("click submit"))
+          const error = yield* Effect.flip(engine.act(said("click submit")))
           return { error, failedAt: Date.now(), connected: yield* engine.connected() }
         })
       ).pipe(Effect.provideService(BrowserSession, session))

@@ -9,6 +9,7 @@ import * as CdpHttp from "../../src/Cdp/Http.ts"
 import * as Session from "../../src/Cdp/Session.ts"
 import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import { type Action, Engine } from "../../src/Engine/Engine.ts"
+import { said } from "../../src/Engine/Instruction.ts"
 import * as PlaywrightEngine from "../../src/Engine/PlaywrightEngine.ts"
 import * as Errors from "../../src/Engine/Stagehand/Errors.ts"
 import type { StagehandEngineOptions } from "../../src/Engine/Stagehand/Options.ts"
@@ -187,15 +188,15 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
       const llm = yield* LlmServer.start(formScript)
       yield* withDom(llm, (engine) =>
         Effect.gen(function* () {
-          const filled = yield* engine.act("type the email address into the email field")
+          const filled = yield* engine.act(said("type the email address into the email field"))
           assert.strictEqual(filled.action?.method, "fill")
           assert.deepStrictEqual(filled.action?.arguments, ["ada@example.com"])
           assert.match(filled.action?.selector ?? "", /^xpath=\/html/)
           assert.include(filled.description, "fill")
-          const clicked = yield* engine.act("click the submit button")
+          const clicked = yield* engine.act(said("click the submit button"))
           assert.strictEqual(clicked.action?.method, "click")
 
-          const missing = expectTag(yield* Effect.flip(engine.act("open the shopping cart")), "ElementNotFound")
+          const missing = expectTag(yield* Effect.flip(engine.act(said("open the shopping cart"))), "ElementNotFound")
           assert.strictEqual(missing.target, "open the shopping cart")
           assert.strictEqual(missing.sideEffect, "none")
         })
@@ -279,13 +280,13 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
             assert.deepInclude(skills.target, { selected: ["SQL"] })
             // Through the model: the ZIP field keeps digits only, so the word the model typed is not what it shows.
             const zip = expectTag(
-              yield* Effect.flip(engine.act("put ABCDE in the ZIP code field")),
+              yield* Effect.flip(engine.act(said("put ABCDE in the ZIP code field"))),
               "VerificationFailed"
             )
             assert.strictEqual(zip.expected, "ABCDE")
             assert.strictEqual(zip.actual, "")
             assert.include(zip.message, 'textbox "ZIP code" shows ""')
-            const terms = yield* engine.act("tick the terms box")
+            const terms = yield* engine.act(said("tick the terms box"))
             assert.deepInclude(terms.target, { role: "checkbox", checked: true })
           })
         )
@@ -310,7 +311,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
       )
       const actions = yield* withDom(llm, (engine) =>
         Effect.gen(function* () {
-          const actions = yield* engine.observe("the name field and the submit button")
+          const actions = yield* engine.observe(said("the name field and the submit button"))
           assert.lengthOf(actions, 2)
           assert.deepInclude(actions[0]!, {
             method: "fill",
@@ -392,7 +393,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
             const before = llm.requests.length
             const started = Date.now()
             llm.faultNext({ status, error: `scripted ${status}` })
-            const error = expectTag(yield* Effect.flip(engine.act("click the submit button")), "LlmError")
+            const error = expectTag(yield* Effect.flip(engine.act(said("click the submit button"))), "LlmError")
             assert.strictEqual(error.status, status)
             assert.strictEqual(error.retryable, retryable, `status ${status}`)
             assert.strictEqual(error.provider, "openai")
@@ -402,7 +403,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
           }
           const observeFailure = yield* Effect.flip(
             Effect.sync(() => llm.faultNext({ status: 503, error: "overloaded" })).pipe(
-              Effect.andThen(engine.observe("the submit button"))
+              Effect.andThen(engine.observe(said("the submit button")))
             )
           )
           assert.strictEqual(expectTag(observeFailure, "LlmError").retryable, true)
@@ -419,14 +420,14 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
       yield* withDom(llm, (engine) =>
         Effect.gen(function* () {
           llm.faultNext({ raw: "{not json" })
-          const malformed = expectTag(yield* Effect.flip(engine.act("click the submit button")), "LlmBadResponse")
+          const malformed = expectTag(yield* Effect.flip(engine.act(said("click the submit button"))), "LlmBadResponse")
           assert.strictEqual(malformed.retryable, true)
           llm.faultNext({ json: LlmServer.chatCompletion('{"unexpected": true}') })
-          expectTag(yield* Effect.flip(engine.observe("the submit button")), "LlmBadResponse")
+          expectTag(yield* Effect.flip(engine.observe(said("the submit button"))), "LlmBadResponse")
           llm.faultNext({ raw: "<html>bad gateway</html>", status: 200, contentType: "text/html" })
           expectTag(yield* Effect.flip(engine.extract("the heading")), "LlmBadResponse")
           // The engine is unharmed: the next call works.
-          yield* engine.act("click the submit button")
+          yield* engine.act(said("click the submit button"))
         })
       )
       assert.lengthOf(llm.requests, 4)
@@ -446,7 +447,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
             llm.faultNext({ hang: true })
             let started = Date.now()
             const interrupted = yield* Effect.flip(
-              engine.act("click the submit button").pipe(Effect.timeout("1 second"))
+              engine.act(said("click the submit button")).pipe(Effect.timeout("1 second"))
             )
             assert.strictEqual(interrupted._tag, "TimeoutError")
             assert.isBelow(Date.now() - started, 2_000)
@@ -455,7 +456,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
             // The engine's own limit gives a typed Timeout.
             llm.faultNext({ hang: true })
             started = Date.now()
-            const timeout = expectTag(yield* Effect.flip(engine.observe("the submit button")), "Timeout")
+            const timeout = expectTag(yield* Effect.flip(engine.observe(said("the submit button"))), "Timeout")
             assert.strictEqual(timeout.timeoutMs, 1_500)
             assert.strictEqual(timeout.sideEffect, "none")
             assert.isBelow(Date.now() - started, 2_500)
@@ -463,9 +464,9 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
 
             // A slow answer inside the limit is fine, and the engine still works.
             llm.faultNext(later(300, answer({ elements: [] })))
-            assert.deepStrictEqual(yield* engine.observe("the submit button"), [])
+            assert.deepStrictEqual(yield* engine.observe(said("the submit button")), [])
             assert.isTrue(yield* engine.connected())
-            yield* engine.act("click the submit button")
+            yield* engine.act(said("click the submit button"))
           }),
         { actionTimeoutMs: 1_500 }
       )
@@ -549,7 +550,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Sta
       const failure = yield* withDom(llm, (engine) =>
         Effect.gen(function* () {
           yield* engine.navigate(site.url("/forms.html"))
-          const error = yield* Effect.flip(engine.act("click the submit button"))
+          const error = yield* Effect.flip(engine.act(said("click the submit button")))
           const failedAt = Date.now()
           assert.isFalse(yield* engine.connected())
           const after = yield* Effect.flip(engine.screenshot())

@@ -9,6 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import type { Engine } from "../../src/Engine/Engine.ts"
 import type { EngineSpec } from "../../src/Engine/EngineSpec.ts"
+import { said } from "../../src/Engine/Instruction.ts"
 import * as PlaywrightEngine from "../../src/Engine/PlaywrightEngine.ts"
 import * as StagehandEngine from "../../src/Engine/StagehandEngine.ts"
 import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
@@ -89,7 +90,7 @@ describe("the session's page model across engines", () => {
         const llm = yield* LlmServer.start(clickButtons)
         const sb = yield* sandbox()
         yield* on(sb, playwright, (e) => e.navigate(server.url("site", "/job.html")))
-        yield* on(sb, playwright, (e) => e.act('click "Apply on company site"'))
+        yield* on(sb, playwright, (e) => e.act(said('click "Apply on company site"')))
         const events = yield* sb.events
         assert.isTrue(events.some((e) => e.event === "tab_opened"))
         const opened = yield* sb.page
@@ -101,7 +102,7 @@ describe("the session's page model across engines", () => {
           ]
         )
         // Stagehand connects to the active tab: its model sees the apply page's button and clicks it.
-        yield* on(sb, stagehand(llm), (e) => e.act('click the "Submit application" button'))
+        yield* on(sb, stagehand(llm), (e) => e.act(said('click the "Submit application" button')))
         assert.deepStrictEqual(server.recorded("site"), [{ submitted: "apply" }])
         // Back to the job board by switching tabs: Stagehand, then playwright, read that page.
         yield* sb.switchTab(0)
@@ -130,7 +131,7 @@ describe("the session's page model across engines", () => {
         const sb = yield* sandbox()
         yield* on(sb, stagehand(llm), (e) => e.navigate(server.url("site", "/confirm.html")))
         // Stagehand waits behind a dialog forever: the call must end on its own, with the dialog.
-        const cut = yield* on(sb, stagehand(llm), (e) => e.act('click the "Send application" button')).pipe(
+        const cut = yield* on(sb, stagehand(llm), (e) => e.act(said('click the "Send application" button'))).pipe(
           Effect.flip,
           Effect.timeout(20_000)
         )
@@ -154,7 +155,7 @@ describe("the session's page model across engines", () => {
       const server = yield* serve
       const sb = yield* sandbox({ dialogs: { mode: "dismiss", beforeunload: "accept" } })
       yield* on(sb, playwright, (e) => e.navigate(server.url("site", "/confirm.html")))
-      const clicked = yield* on(sb, playwright, (e) => e.act('click "Send application"'))
+      const clicked = yield* on(sb, playwright, (e) => e.act(said('click "Send application"')))
       assert.isTrue(clicked.success)
       assert.deepStrictEqual(server.recorded("site"), [{ confirmed: false }])
       const events = yield* sb.events
@@ -171,7 +172,7 @@ describe("the session's page model across engines", () => {
       const resume = join(import.meta.dirname, "..", "fixtures", "uploads", "resume.pdf")
       const [, chosen] = yield* sb.chooseFiles(
         [resume],
-        on(sb, stagehand(llm), (e) => e.act('click the "Upload your CV" button'))
+        on(sb, stagehand(llm), (e) => e.act(said('click the "Upload your CV" button')))
       )
       assert.strictEqual(chosen, 1)
       yield* Effect.sleep(200)
@@ -184,7 +185,7 @@ describe("the session's page model across engines", () => {
       const server = yield* serve
       const sb = yield* sandbox({ dialogs: { mode: "agent", beforeunload: "agent" } })
       yield* on(sb, playwright, (e) => e.navigate(server.url("site", "/profile.html")))
-      yield* on(sb, playwright, (e) => e.act('fill "Headline" with "Engineer"'))
+      yield* on(sb, playwright, (e) => e.act(said('fill "Headline" with "Engineer"')))
       const left = yield* on(sb, playwright, (e) => e.navigate(server.url("site", "/job.html"))).pipe(
         Effect.flip,
         Effect.timeout(20_000)

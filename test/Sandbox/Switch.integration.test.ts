@@ -7,6 +7,7 @@ import { Context, Effect, Layer, Redacted } from "effect"
 import { chromium } from "playwright-core"
 import * as Engines from "../../src/Cascade/Engines.ts"
 import type { EngineSpec } from "../../src/Engine/EngineSpec.ts"
+import { said } from "../../src/Engine/Instruction.ts"
 import * as Isolated from "../../src/Engine/Isolated.ts"
 import * as PlaywrightEngine from "../../src/Engine/PlaywrightEngine.ts"
 import * as Events from "../../src/Logging/Events.ts"
@@ -49,8 +50,8 @@ describe("engine switch", () => {
       yield* sb.use(playwright, (e) =>
         Effect.gen(function* () {
           yield* e.navigate(url)
-          yield* e.act('fill "Email" with "ada@example.com"')
-          yield* e.act("scroll to bottom")
+          yield* e.act(said('fill "Email" with "ada@example.com"'))
+          yield* e.act(said("scroll to bottom"))
         })
       )
       const { browserPid, wsEndpoint } = yield* sb.status
@@ -120,7 +121,7 @@ describe("engine switch", () => {
       yield* sb.use(playwright, (e) => e.navigate(url))
       const { browserPid } = yield* sb.status
       process.kill(browserPid!, "SIGKILL")
-      const result = yield* sb.use(playwright, (e) => e.act('fill "Email" with "after@crash.test"'))
+      const result = yield* sb.use(playwright, (e) => e.act(said('fill "Email" with "after@crash.test"')))
       assert.isTrue(result.success)
       const state = yield* sb.use(playwright, (e) => e.pageState())
       assert.strictEqual(state.url, url)

@@ -7,6 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Option, Schema } from "effect"
 import { Router, type ToolAnswer } from "../../src/Cascade/Router.ts"
 import { idleStatus, Sandbox } from "../../src/Sandbox/Sandbox.ts"
+import { emptyState } from "../../src/Server/Sessions/Answers.ts"
 import { make, type SessionsOptions } from "../../src/Server/Sessions.ts"
 
 interface Recorder {
@@ -53,17 +54,7 @@ const stack =
                 result: { tool, n },
                 traceId: "t",
                 attemptId: "t#1",
-                state: {
-                  engine: null,
-                  level: null,
-                  disabled: [],
-                  url: null,
-                  title: null,
-                  tabs: [],
-                  dialog: null,
-                  downloads: [],
-                  tools: { available: [], masked: {} }
-                }
+                state: emptyState
               } satisfies ToolAnswer
             })) as Router["Service"]["call"],
           state: () => unused

@@ -5,7 +5,7 @@
  */
 import { Result } from "effect"
 import * as AccessibilityTree from "../../Engine/AccessibilityTree.ts"
-import * as Instruction from "../../Engine/Instruction.ts"
+import type * as Instruction from "../../Engine/Instruction.ts"
 import type { Step, Target } from "../../Store/Resolutions.ts"
 
 /** Methods a kept resolution may replay: acts on one element the page shows (not files, keys alone or scrolls). */
@@ -43,8 +43,7 @@ export const sameSelector = (a: string, b: string) => {
  * The method a grammar sentence asks for, whatever the level did: `check "I agree"` is kept as a check, which leaves
  * a ticked box ticked, not as the click a model made, which would untick it on a replay.
  */
-export const askedMethod = (instruction: string, method: string) => {
-  const parsed = Instruction.parse(instruction)
+export const askedMethod = ({ parsed }: Instruction.Said, method: string) => {
   if (Result.isFailure(parsed)) return method
   const ins = parsed.success
   switch (ins.kind) {

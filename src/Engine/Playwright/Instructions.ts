@@ -7,7 +7,7 @@ import { Effect, Result } from "effect"
 import { ActionFailed, AmbiguousTarget, ElementNotFound } from "../../Errors/Page.ts"
 import * as AccessibilityTree from "../AccessibilityTree.ts"
 import type { Action, ActResult } from "../Engine.ts"
-import * as Instruction from "../Instruction.ts"
+import type * as Instruction from "../Instruction.ts"
 import * as Actions from "./Actions.ts"
 import { attempt, engine } from "./Errors.ts"
 import type { SessionPage } from "./Page.ts"
@@ -265,8 +265,8 @@ const everything =
  * `observe`: a grammar sentence's Actions, else every element ranked against the phrase; a phrase that names no
  * element ("", "all controls") lists every interactive element of the page, named or not, in every frame.
  */
-export const observe = (sp: SessionPage, instruction: string) =>
-  observeAll(sp, instruction).pipe(Effect.map((actions) => actions.map((a) => asUpload(sp, a))))
+export const observe = (sp: SessionPage, said: Instruction.Said) =>
+  observeAll(sp, said).pipe(Effect.map((actions) => actions.map((a) => asUpload(sp, a))))
 
 /**
  * An observed click on a file input becomes an upload: a person reads one as "Resume (choose a file)", not as a
@@ -281,9 +281,8 @@ const asUpload = (sp: SessionPage, a: Action): Action =>
       }
     : a
 
-const observeAll = (sp: SessionPage, instruction: string) =>
+const observeAll = (sp: SessionPage, { text: instruction, parsed }: Instruction.Said) =>
   Effect.gen(function* () {
-    const parsed = Instruction.parse(instruction)
     const actions = Result.isSuccess(parsed) ? yield* actionsFor(sp, parsed.success, instruction) : []
     if (actions.length > 0) return actions
     const elements = yield* Actions.readElements(sp, `observe ${instruction}`)

@@ -189,14 +189,14 @@ export const make = Effect.fn("StagehandEngine.cua")(function* (options: Stageha
       return { url: landed.url, title: landed.title, status: landed.status }
     }),
 
-    act: Effect.fn("StagehandEngine.act")(function* (input: Instruction.Words | Action) {
-      return yield* Instruction.isWords(input) ? task(Instruction.textOf(input)) : runAction(input)
+    act: Effect.fn("StagehandEngine.act")(function* (input: Instruction.Said | Action) {
+      return yield* Instruction.isSaid(input) ? task(input.text) : runAction(input)
     }),
 
-    observe: Effect.fn("StagehandEngine.observe")(function* (instruction: string) {
+    observe: Effect.fn("StagehandEngine.observe")(function* (instruction: Instruction.Said) {
       return yield* new Unsupported({
         engine,
-        action: `observe ${instruction}`,
+        action: `observe ${instruction.text}`,
         message: "the stagehand engine in cua mode works from screenshots and cannot list page elements; use dom mode"
       })
     }),

@@ -295,16 +295,16 @@ export const make = Effect.fn("StagehandEngine.dom")(function* (options: Stageha
       return { url: landed.url, title: landed.title, status: landed.status }
     }),
 
-    act: Effect.fn("StagehandEngine.act")(function* (given: Instruction.Words | Action) {
-      const input = Instruction.isWords(given) ? Instruction.textOf(given) : given
-      if (typeof input === "string") {
+    act: Effect.fn("StagehandEngine.act")(function* (input: Instruction.Said | Action) {
+      if (Instruction.isSaid(input)) {
+        const { text } = input
         // Every field's value is kept first, so text the model's act sent elsewhere can be found afterwards.
-        yield* run({ action: input, timeoutMs: pageTimeoutMs, sideEffect: "none" }, () => Verify.remember(page))
-        const result = yield* run({ action: input, timeoutMs: actionTimeoutMs, sideEffect: "after-model" }, () =>
-          sh.act(input, { page })
+        yield* run({ action: text, timeoutMs: pageTimeoutMs, sideEffect: "none" }, () => Verify.remember(page))
+        const result = yield* run({ action: text, timeoutMs: actionTimeoutMs, sideEffect: "after-model" }, () =>
+          sh.act(text, { page })
         )
-        if (!result.success) return yield* Effect.fail(Errors.failedAct(result.message, input, input))
-        return actResult(result, yield* checked(result.actions.map(toAction), input))
+        if (!result.success) return yield* Effect.fail(Errors.failedAct(result.message, text, text))
+        return actResult(result, yield* checked(result.actions.map(toAction), text))
       }
       const label = `${input.method} ${input.selector}`.trim()
       const prepared = yield* run({ action: label, timeoutMs: pageTimeoutMs, sideEffect: "none" }, () =>
@@ -319,10 +319,9 @@ export const make = Effect.fn("StagehandEngine.dom")(function* (options: Stageha
       return actResult(result, yield* checked([prepared.action], label))
     }),
 
-    observe: Effect.fn("StagehandEngine.observe")(function* (instruction: string) {
-      const found = yield* run(
-        { action: `observe ${instruction}`, timeoutMs: actionTimeoutMs, sideEffect: "none" },
-        () => sh.observe(instruction, { page })
+    observe: Effect.fn("StagehandEngine.observe")(function* ({ text }: Instruction.Said) {
+      const found = yield* run({ action: `observe ${text}`, timeoutMs: actionTimeoutMs, sideEffect: "none" }, () =>
+        sh.observe(text, { page })
       )
       return found.map(toAction)
     }),

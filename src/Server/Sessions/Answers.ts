@@ -3,8 +3,22 @@
  * same shape as any other answer, so every surface reads them alike.
  */
 import type { CallMeta, ToolAnswer, ToolError } from "../../Cascade/Router.ts"
+import type { StateBlock } from "../../Cascade/StateBlock.ts"
 import * as Tools from "../../Cascade/Tools.ts"
 import { type SwitchyardError, toErrorInfo } from "../../Errors.ts"
+
+/** The state of no session: no engine, no page, every tool listed. */
+export const emptyState: StateBlock = {
+  engine: null,
+  level: null,
+  disabled: [],
+  url: null,
+  title: null,
+  tabs: [],
+  dialog: null,
+  downloads: [],
+  tools: { available: Tools.toolNames, masked: {} }
+}
 
 /** An answer no open session gave: the same shape as any other, with an empty state. */
 export const sessionless = (
@@ -17,17 +31,7 @@ export const sessionless = (
     traceId,
     ...(meta.stepId === undefined ? {} : { stepId: meta.stepId }),
     attemptId: `${traceId}#0`,
-    state: {
-      engine: null,
-      level: null,
-      disabled: [],
-      url: null,
-      title: null,
-      tabs: [],
-      dialog: null,
-      downloads: [],
-      tools: { available: Tools.toolNames, masked: {} }
-    }
+    state: emptyState
   }
 }
 

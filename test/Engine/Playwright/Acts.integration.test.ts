@@ -7,6 +7,7 @@ import { Context, Effect, Layer } from "effect"
 import * as Session from "../../../src/Cdp/Session.ts"
 import { BrowserSession } from "../../../src/Engine/BrowserSession.ts"
 import { type ActResult, Engine } from "../../../src/Engine/Engine.ts"
+import { said } from "../../../src/Engine/Instruction.ts"
 import * as PlaywrightEngine from "../../../src/Engine/PlaywrightEngine.ts"
 import type { SwitchyardError } from "../../../src/Errors.ts"
 import * as TestBrowser from "../../support/TestBrowser.ts"
@@ -267,7 +268,7 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
         () =>
           Effect.gen(function* () {
             yield* open("focus-trap")
-            const error = yield* fails('fill "Alert email" with "ada@example.com"')
+            const error = yield* fails(said('fill "Alert email" with "ada@example.com"'))
             expectType(error, "verification_failed")
             if (error._tag !== "VerificationFailed") return
             assert.strictEqual(error.sideEffect, "possible")
@@ -286,11 +287,11 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
       it.effect("a field behind a dialog that made the page inert is refused at once, naming the dialog", () =>
         Effect.gen(function* () {
           yield* open("inert")
-          const behind = yield* fails('fill "Search members" with "grace"')
+          const behind = yield* fails(said('fill "Search members" with "grace"'))
           expectType(behind, "action_failed")
           assert.include(behind.message, 'dialog "Invite a teammate"')
           assert.strictEqual(yield* inputValue("search"), "")
-          yield* act('fill "Email address" with "grace@example.com"')
+          yield* act(said('fill "Email address" with "grace@example.com"'))
           assert.strictEqual(yield* inputValue("invite"), "grace@example.com")
         })
       )
@@ -298,16 +299,16 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
       it.effect("a field that refuses the value is verification_failed saying what it shows", () =>
         Effect.gen(function* () {
           yield* open("masked")
-          const error = yield* fails('fill "ZIP code" with "ABCDE"')
+          const error = yield* fails(said('fill "ZIP code" with "ABCDE"'))
           expectType(error, "verification_failed")
           if (error._tag !== "VerificationFailed") return
           assert.strictEqual(error.actual, "")
           assert.isUndefined(error.landed)
           // A mask that formats what was typed still shows it: the act succeeds and says what the page shows.
-          const phone = yield* act('fill "Phone" with "5551234567"')
+          const phone = yield* act(said('fill "Phone" with "5551234567"'))
           assert.deepInclude(targetOf(phone), { role: "textbox", name: "Phone", value: "(555) 123-4567" })
           assert.strictEqual(yield* inputValue("phone"), "(555) 123-4567")
-          const city = yield* act('fill "City" with "Bergen"')
+          const city = yield* act(said('fill "City" with "Bergen"'))
           assert.deepInclude(targetOf(city), { value: "Bergen" })
           assert.match(String(targetOf(city)?.ref), /^(f\d+)?e\d+$/)
         })
@@ -316,31 +317,31 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
       it.effect("dates and times as people write them land in the input's own format", () =>
         Effect.gen(function* () {
           yield* open("dates-us")
-          const dob = yield* act('fill "Date of birth" with "07/04/1990"')
+          const dob = yield* act(said('fill "Date of birth" with "07/04/1990"'))
           assert.strictEqual(yield* inputValue("dob"), "1990-07-04")
           assert.deepInclude(targetOf(dob), { value: "1990-07-04" })
           // Month first, as the page says nothing else: the answer says how it was read.
           assert.include(dob.description, "month first")
-          yield* act('fill "Date of birth" with "March 15, 2026"')
+          yield* act(said('fill "Date of birth" with "March 15, 2026"'))
           assert.strictEqual(yield* inputValue("dob"), "2026-03-15")
-          yield* act('fill "Date of birth" with "15.03.2026"')
+          yield* act(said('fill "Date of birth" with "15.03.2026"'))
           assert.strictEqual(yield* inputValue("dob"), "2026-03-15")
-          yield* act('fill "Start time" with "2:30 PM"')
+          yield* act(said('fill "Start time" with "2:30 PM"'))
           assert.strictEqual(yield* inputValue("start"), "14:30")
-          yield* act('fill "Available from" with "March 2026"')
+          yield* act(said('fill "Available from" with "March 2026"'))
           assert.strictEqual(yield* inputValue("month"), "2026-03")
-          yield* act('fill "Preferred week" with "week 11, 2026"')
+          yield* act(said('fill "Preferred week" with "week 11, 2026"'))
           assert.strictEqual(yield* inputValue("week"), "2026-W11")
-          yield* act('fill "Interview slot" with "03/15/2026 9:05 am"')
+          yield* act(said('fill "Interview slot" with "03/15/2026 9:05 am"'))
           assert.strictEqual(yield* inputValue("interview"), "2026-03-15T09:05")
 
-          const unreadable = yield* fails('fill "Date of birth" with "13/13/2020"')
+          const unreadable = yield* fails(said('fill "Date of birth" with "13/13/2020"'))
           expectType(unreadable, "invalid_input")
           assert.include(unreadable.message, "YYYY-MM-DD")
           assert.strictEqual(yield* inputValue("dob"), "2026-03-15")
 
           yield* open("dates-gb")
-          const gb = yield* act('fill "Date of birth" with "07/04/1990"')
+          const gb = yield* act(said('fill "Date of birth" with "07/04/1990"'))
           assert.strictEqual(yield* inputValue("dob"), "1990-04-07")
           assert.include(gb.description, "day first")
         })
@@ -349,12 +350,12 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
       it.effect("negative numbers hold in a number input and in a spinner", () =>
         Effect.gen(function* () {
           yield* open("numbers")
-          const adjust = yield* act('fill "Adjustment" with "-1"')
+          const adjust = yield* act(said('fill "Adjustment" with "-1"'))
           assert.strictEqual(yield* inputValue("adjust"), "-1")
           assert.deepInclude(targetOf(adjust), { value: "-1" })
-          yield* act('fill "Quantity" with "-1"')
+          yield* act(said('fill "Quantity" with "-1"'))
           assert.strictEqual(yield* inputValue("qty"), "-1")
-          const bad = yield* fails('fill "Adjustment" with "a few"')
+          const bad = yield* fails(said('fill "Adjustment" with "a few"'))
           expectType(bad, "invalid_input")
           assert.include(bad.message, "number")
         })
@@ -363,16 +364,16 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
       it.effect("a range input is reachable by name with fill and set, within its bounds and steps", () =>
         Effect.gen(function* () {
           yield* open("numbers")
-          const filled = yield* act('fill "Salary" with "95"')
+          const filled = yield* act(said('fill "Salary" with "95"'))
           assert.strictEqual(yield* inputValue("salary"), "95")
           assert.deepInclude(targetOf(filled), { role: "slider", value: "95" })
           assert.strictEqual(yield* evaluate<string>("document.getElementById('salary-out').textContent"), "95")
-          yield* act('set "Salary" to 120')
+          yield* act(said('set "Salary" to 120'))
           assert.strictEqual(yield* inputValue("salary"), "120")
-          const off = yield* fails('set "Salary" to 97')
+          const off = yield* fails(said('set "Salary" to 97'))
           expectType(off, "invalid_input")
           assert.include(off.message, "5")
-          const past = yield* fails('set "Salary" to 500')
+          const past = yield* fails(said('set "Salary" to 500'))
           expectType(past, "invalid_input")
           assert.include(past.message, "200")
           assert.strictEqual(yield* inputValue("salary"), "120")
@@ -382,12 +383,12 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
       it.effect("a slider drawn without an input is set with the keys a person uses", () =>
         Effect.gen(function* () {
           yield* open("numbers")
-          const level = yield* act('set "Experience level" to 70')
+          const level = yield* act(said('set "Experience level" to 70'))
           assert.strictEqual(yield* evaluate<string>("level.getAttribute('aria-valuenow')"), "70")
           assert.deepInclude(targetOf(level), { role: "slider", value: "70" })
-          yield* act('set "Experience level" to 0')
+          yield* act(said('set "Experience level" to 0'))
           assert.strictEqual(yield* evaluate<string>("level.getAttribute('aria-valuenow')"), "0")
-          const between = yield* fails('set "Experience level" to 72')
+          const between = yield* fails(said('set "Experience level" to 72'))
           expectType(between, "verification_failed")
         })
       )
@@ -397,13 +398,13 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
         () =>
           Effect.gen(function* () {
             yield* open("rerender")
-            const first = yield* act('fill "First name" with "Ada"')
+            const first = yield* act(said('fill "First name" with "Ada"'))
             assert.strictEqual(yield* inputValue("first"), "Ada")
             assert.deepInclude(targetOf(first), { value: "Ada" })
-            const country = yield* act('fill "Country" with "Sweden"')
+            const country = yield* act(said('fill "Country" with "Sweden"'))
             assert.strictEqual(yield* inputValue("country"), "Sweden")
             assert.deepInclude(targetOf(country), { selected: ["Sweden"] })
-            const notes = yield* act('type " world" into "Notes"')
+            const notes = yield* act(said('type " world" into "Notes"'))
             assert.deepInclude(targetOf(notes), { value: "Hello world" })
           })
       )
@@ -411,7 +412,7 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
       it.effect("a multi-select takes several options in one call and keeps earlier picks", () =>
         Effect.gen(function* () {
           yield* open("multi")
-          const both = yield* act('select "Python", "SQL" in "Skills"')
+          const both = yield* act(said('select "Python", "SQL" in "Skills"'))
           assert.deepStrictEqual(
             yield* evaluate<Array<string>>(
               "[...document.getElementById('skills').selectedOptions].map((o) => o.label)"
@@ -419,7 +420,7 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
             ["Python", "SQL"]
           )
           assert.deepInclude(targetOf(both), { selected: ["Python", "SQL"] })
-          yield* act('select "Rust" in "Skills"')
+          yield* act(said('select "Rust" in "Skills"'))
           assert.deepStrictEqual(
             yield* evaluate<Array<string>>(
               "[...document.getElementById('skills').selectedOptions].map((o) => o.label)"
@@ -437,7 +438,7 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
             ["Go", "Rust"]
           )
           // An ARIA listbox that allows several: each option clicked once, none toggled off.
-          const langs = yield* act('select "English" and "French" in "Languages"')
+          const langs = yield* act(said('select "English" and "French" in "Languages"'))
           assert.deepStrictEqual(
             yield* evaluate<Array<string>>(
               "[...document.querySelectorAll('#langs [aria-selected=true]')].map((o) => o.textContent)"
@@ -445,7 +446,7 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
             ["English", "French"]
           )
           assert.deepInclude(targetOf(langs), { selected: ["English", "French"] })
-          yield* act('select "French" in "Languages"')
+          yield* act(said('select "French" in "Languages"'))
           assert.deepStrictEqual(
             yield* evaluate<Array<string>>(
               "[...document.querySelectorAll('#langs [aria-selected=true]')].map((o) => o.textContent)"
@@ -458,22 +459,22 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
       it.effect("custom checkboxes and radios are ticked through their own label's box", () =>
         Effect.gen(function* () {
           yield* open("custom-checks")
-          const remember = yield* act('check "Remember me"')
+          const remember = yield* act(said('check "Remember me"'))
           assert.isTrue(yield* checkedOf("remember"))
           assert.deepInclude(targetOf(remember), { role: "checkbox", checked: true })
-          yield* act('uncheck "Remember me"')
+          yield* act(said('uncheck "Remember me"'))
           assert.isFalse(yield* checkedOf("remember"))
-          yield* act('click "Remember me"')
+          yield* act(said('click "Remember me"'))
           assert.isTrue(yield* checkedOf("remember"))
-          yield* act('check "I accept the terms"')
+          yield* act(said('check "I accept the terms"'))
           assert.isTrue(yield* checkedOf("terms"))
-          yield* act('check "Remote"')
+          yield* act(said('check "Remote"'))
           assert.isTrue(yield* checkedOf("remote"))
-          const office = yield* act('check "Office"')
+          const office = yield* act(said('check "Office"'))
           assert.deepInclude(targetOf(office), { role: "radio", checked: true })
           assert.isFalse(yield* checkedOf("remote"))
           // Checking what is already checked changes nothing.
-          yield* act('check "Office"')
+          yield* act(said('check "Office"'))
           assert.deepStrictEqual(yield* recorded("custom-checks"), [
             { remember: true },
             { remember: false },
@@ -496,7 +497,7 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
             'fill "Locked note" with "hi"',
             'click "Next step"'
           ]) {
-            const error = yield* fails(instruction)
+            const error = yield* fails(said(instruction))
             expectType(error, "action_failed")
             assert.strictEqual("sideEffect" in error ? error.sideEffect : undefined, "none", instruction)
             assert.include(error.message, "disabled", instruction)
@@ -508,13 +509,13 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
       it.effect("a control the page is enabling after the last act is waited for a moment, then clicked once", () =>
         Effect.gen(function* () {
           yield* open("enabling")
-          yield* act('fill "Email" with "ada@example.com"')
-          yield* act('click "Join the list"')
+          yield* act(said('fill "Email" with "ada@example.com"'))
+          yield* act(said('click "Join the list"'))
           assert.deepStrictEqual(yield* recorded("enabling"), [{ joined: "ada@example.com" }])
           // A value the page does not accept leaves the button disabled: refused, saying so, nothing clicked.
           yield* open("enabling")
-          yield* act('fill "Email" with "ada"')
-          const error = yield* fails('click "Join the list"')
+          yield* act(said('fill "Email" with "ada"'))
+          const error = yield* fails(said('click "Join the list"'))
           expectType(error, "action_failed")
           assert.include(error.message, "disabled")
           assert.deepStrictEqual(yield* recorded("enabling"), [{ joined: "ada@example.com" }])
@@ -524,7 +525,7 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
       it.effect("a partly covered button is clicked where it is visible", () =>
         Effect.gen(function* () {
           yield* open("partly-covered")
-          yield* act('click "Continue to payment"')
+          yield* act(said('click "Continue to payment"'))
           assert.deepStrictEqual(yield* recorded("partly-covered"), [{ continued: true }])
         })
       )
@@ -532,8 +533,8 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
       it.effect("a cover fading away is waited out", () =>
         Effect.gen(function* () {
           yield* open("fading-cover")
-          yield* act('click "Submit"')
-          yield* act('click "Save draft"')
+          yield* act(said('click "Submit"'))
+          yield* act(said('click "Save draft"'))
           assert.deepStrictEqual(yield* recorded("fading-cover"), [{ submitted: true }, { saved: true }])
         })
       )

@@ -7,6 +7,7 @@ import { Context, Effect, Layer } from "effect"
 import * as Session from "../../../src/Cdp/Session.ts"
 import { BrowserSession } from "../../../src/Engine/BrowserSession.ts"
 import { Engine } from "../../../src/Engine/Engine.ts"
+import { said } from "../../../src/Engine/Instruction.ts"
 import * as PlaywrightEngine from "../../../src/Engine/PlaywrightEngine.ts"
 import * as TestBrowser from "../../support/TestBrowser.ts"
 import { recordScript, type WebPattern } from "../../Web/Pattern.ts"
@@ -83,11 +84,11 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
           Effect.gen(function* () {
             const { engine, recorded } = yield* onOffers
             // The first act reads the page; the page then renames an element before the next act.
-            yield* engine.act('click "Read terms"')
+            yield* engine.act(said('click "Read terms"'))
             yield* change(script)
-            const error = yield* Effect.flip(engine.act(`click "${from}"`))
+            const error = yield* Effect.flip(engine.act(said(`click "${from}"`)))
             assert.strictEqual(error.type, "element_not_found", error.message)
-            yield* engine.act(`click "${to}"`)
+            yield* engine.act(said(`click "${to}"`))
             assert.deepStrictEqual(recorded(), [{ clicked: "Read terms" }, { clicked: to }])
           })
         )
@@ -98,7 +99,7 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
         () =>
           Effect.gen(function* () {
             const { engine } = yield* onOffers
-            yield* engine.act('click "Read terms"')
+            yield* engine.act(said('click "Read terms"'))
             yield* engine.extract("the form")
             yield* change(`amount.value = "42"; gift.checked = true`)
             const read = (yield* engine.extract("the form")) as {
@@ -112,10 +113,10 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
       it.effect("an unchanged page is acted on twice in a row as it shows", () =>
         Effect.gen(function* () {
           const { engine, recorded } = yield* onOffers
-          yield* engine.act('click "Read terms"')
-          yield* engine.act('click "Archive thread"')
-          yield* engine.act('click "Remove file"')
-          yield* engine.act('click "Read terms"')
+          yield* engine.act(said('click "Read terms"'))
+          yield* engine.act(said('click "Archive thread"'))
+          yield* engine.act(said('click "Remove file"'))
+          yield* engine.act(said('click "Read terms"'))
           assert.deepStrictEqual(recorded(), [
             { clicked: "Read terms" },
             { clicked: "Archive thread" },

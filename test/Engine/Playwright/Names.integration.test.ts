@@ -9,6 +9,7 @@ import { Context, Effect, Layer } from "effect"
 import * as Session from "../../../src/Cdp/Session.ts"
 import { BrowserSession } from "../../../src/Engine/BrowserSession.ts"
 import { Engine } from "../../../src/Engine/Engine.ts"
+import { said } from "../../../src/Engine/Instruction.ts"
 import type { Field } from "../../../src/Engine/PageFacts.ts"
 import * as PlaywrightEngine from "../../../src/Engine/PlaywrightEngine.ts"
 import * as SiteServer from "../../fixtures/SiteServer.ts"
@@ -41,16 +42,16 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("nam
       Effect.gen(function* () {
         const engine = yield* Engine
         yield* open("/names/application.html")
-        const filled = yield* engine.act('fill "Expected salary" with "95000"')
+        const filled = yield* engine.act(said('fill "Expected salary" with "95000"'))
         assert.strictEqual(filled.description, 'filled textbox "Expected salary" with "95000"')
         assert.strictEqual(yield* inputValue("expected"), "95000")
         assert.strictEqual(yield* inputValue("current"), "", "the other column's input is untouched")
-        yield* engine.act('fill "Current salary" with "80000"')
+        yield* engine.act(said('fill "Current salary" with "80000"'))
         assert.strictEqual(yield* inputValue("current"), "80000")
-        yield* engine.act('select "1 month" in "Notice period"')
+        yield* engine.act(said('select "1 month" in "Notice period"'))
         assert.strictEqual(yield* inputValue("notice"), "1 month")
 
-        const listed = (yield* engine.observe("")).map((a) => a.description)
+        const listed = (yield* engine.observe(said(""))).map((a) => a.description)
         for (const name of ["Current salary", "Expected salary", "Notice period", "Earliest start"]) {
           assert.isTrue(
             listed.some((d) => d.includes(`"${name}"`)),
@@ -71,11 +72,11 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("nam
       Effect.gen(function* () {
         const engine = yield* Engine
         yield* open("/names/application.html")
-        yield* engine.act('fill "Email" with "ada@example.com"')
-        yield* engine.act('fill "Phone" with "+44 20 7946 0000"')
-        yield* engine.act('fill "City" with "London"')
-        yield* engine.act('fill "氏名" with "山田太郎"')
-        yield* engine.act('fill "メールアドレス" with "taro@example.jp"')
+        yield* engine.act(said('fill "Email" with "ada@example.com"'))
+        yield* engine.act(said('fill "Phone" with "+44 20 7946 0000"'))
+        yield* engine.act(said('fill "City" with "London"'))
+        yield* engine.act(said('fill "氏名" with "山田太郎"'))
+        yield* engine.act(said('fill "メールアドレス" with "taro@example.jp"'))
         assert.strictEqual(yield* inputValue("email"), "ada@example.com")
         assert.strictEqual(yield* inputValue("phone"), "+44 20 7946 0000")
         assert.strictEqual(yield* inputValue("city"), "London")
@@ -90,13 +91,13 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("nam
         yield* open("/names/application.html")
         const facts = (yield* engine.extract("")) as { fields: ReadonlyArray<Field> }
         assert.strictEqual(facts.fields.find((f) => f.name === "cv")?.label, "Your CV")
-        const listed = (yield* engine.observe("")).map((a) => a.description)
+        const listed = (yield* engine.observe(said(""))).map((a) => a.description)
         assert.isTrue(
           listed.some((d) => d.startsWith('file upload "Your CV"')),
           listed.join("; ")
         )
-        yield* engine.act(`upload ${JSON.stringify(join(uploads, "resume.pdf"))} to "Your CV"`)
-        yield* engine.act(`upload ${JSON.stringify(join(uploads, "cover-letter.txt"))} to "Cover letter"`)
+        yield* engine.act(said(`upload ${JSON.stringify(join(uploads, "resume.pdf"))} to "Your CV"`))
+        yield* engine.act(said(`upload ${JSON.stringify(join(uploads, "cover-letter.txt"))} to "Cover letter"`))
         assert.strictEqual(yield* evaluate<string>("document.getElementById('cv').files[0]?.name"), "resume.pdf")
         assert.strictEqual(
           yield* evaluate<string>("document.getElementById('letter').files[0]?.name"),
@@ -109,7 +110,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("nam
       Effect.gen(function* () {
         const engine = yield* Engine
         yield* open("/names/questions.html")
-        const ambiguous = yield* Effect.flip(engine.act('check "Yes"'))
+        const ambiguous = yield* Effect.flip(engine.act(said('check "Yes"')))
         if (ambiguous._tag !== "AmbiguousTarget") return assert.fail(`expected AmbiguousTarget, got ${ambiguous._tag}`)
         assert.deepStrictEqual(
           ambiguous.elements?.map((e) => e.context),
@@ -121,9 +122,9 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("nam
         )
         assert.include(ambiguous.message, 'in "Are you legally authorized to work in the country?"')
 
-        yield* engine.act('check "Yes" in "Are you legally authorized to work"')
-        yield* engine.act('check "No" in "sponsorship"')
-        yield* engine.act('check "Yes" in "Do you hold a driving licence?"')
+        yield* engine.act(said('check "Yes" in "Are you legally authorized to work"'))
+        yield* engine.act(said('check "No" in "sponsorship"'))
+        yield* engine.act(said('check "Yes" in "Do you hold a driving licence?"'))
         assert.deepStrictEqual(
           [
             yield* checked("auth-yes"),
@@ -135,7 +136,7 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("nam
         )
         assert.isTrue(yield* checked("lic-yes"))
 
-        const missing = yield* Effect.flip(engine.act('check "Yes" in "Do you need a visa?"'))
+        const missing = yield* Effect.flip(engine.act(said('check "Yes" in "Do you need a visa?"')))
         if (missing._tag !== "ElementNotFound") return assert.fail(`expected ElementNotFound, got ${missing._tag}`)
         assert.include(missing.message, 'nothing on the page sits in "Do you need a visa?"')
       })
@@ -145,23 +146,23 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("nam
       Effect.gen(function* () {
         const engine = yield* Engine
         yield* open("/names/questions.html")
-        const ambiguous = yield* Effect.flip(engine.act('click "Apply"'))
+        const ambiguous = yield* Effect.flip(engine.act(said('click "Apply"')))
         if (ambiguous._tag !== "AmbiguousTarget") return assert.fail(`expected AmbiguousTarget, got ${ambiguous._tag}`)
         assert.deepStrictEqual(ambiguous.candidates, [
           'button "Apply" in card "Data Engineer"',
           'button "Apply" in card "Analytics Engineer"',
           'button "Apply" in card "Senior Data Engineer"'
         ])
-        yield* engine.act('click "Apply" in "Data Engineer"')
-        yield* engine.act('click "Apply" in "the Senior Data Engineer card"')
+        yield* engine.act(said('click "Apply" in "Data Engineer"'))
+        yield* engine.act(said('click "Apply" in "the Senior Data Engineer card"'))
         assert.deepStrictEqual(yield* clicks, ["data", "senior"])
 
-        const found = yield* engine.observe("the Apply button of the Analytics Engineer job")
+        const found = yield* engine.observe(said("the Apply button of the Analytics Engineer job"))
         assert.deepStrictEqual(
           found.map((a) => a.description),
           ['button "Apply" in card "Analytics Engineer"']
         )
-        const listed = (yield* engine.observe("")).map((a) => a.description)
+        const listed = (yield* engine.observe(said(""))).map((a) => a.description)
         assert.include(listed, 'link "Jobs" in navigation "Main"')
       })
     )
@@ -170,8 +171,8 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("nam
       Effect.gen(function* () {
         const engine = yield* Engine
         yield* open("/names/questions.html")
-        yield* engine.act('click "♥♥♥"')
-        yield* engine.act('click "♥♥"')
+        yield* engine.act(said('click "♥♥♥"'))
+        yield* engine.act(said('click "♥♥"'))
         assert.deepStrictEqual(yield* clicks, ["three", "two"])
       })
     )
@@ -180,10 +181,10 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("nam
       Effect.gen(function* () {
         const engine = yield* Engine
         yield* open("/names/clickables.html")
-        yield* engine.act('click "dolor"')
+        yield* engine.act(said('click "dolor"'))
         assert.deepStrictEqual(yield* clicks, ["dolor"])
 
-        const listed = yield* engine.observe("")
+        const listed = yield* engine.observe(said(""))
         const handle = listed.find((a) => a.description.startsWith("slider"))
         assert.isDefined(handle, listed.map((a) => a.description).join("; "))
         yield* engine.act({ selector: handle!.selector, method: "press", arguments: ["ArrowRight"], description: "" })
