@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config"
+import { LongestFirst } from "./test/support/Sequencer.ts"
 
 // Real-browser tests start their own Chromium; two cores allow two such files at once.
 export default defineConfig({
@@ -9,6 +10,8 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // Longest files first, also on a clean clone: the run ends when the slowest worker does.
+    sequence: { sequencer: LongestFirst },
     reporters: process.env.CI ? ["default", ["json", { outputFile: ".test-report/vitest.json" }]] : ["default"]
   }
 })

@@ -1,7 +1,8 @@
 /**
  * A web pattern: pages shaped the way real sites build something (an unnamed field, a tab opened by a link, a form in
  * an iframe, a confirm on submit…) and what an agent does there through the public tools only, with what it must see.
- * The suite (Patterns.integration.test.ts) and the bench (`npm run bench -- --only web`) run every pattern.
+ * The suite (Suite.ts, run in parts by Patterns<k>.integration.test.ts) and the bench (`npm run bench -- --only web`)
+ * run every pattern.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 

@@ -37,6 +37,22 @@ const domQuiet = ({ quietMs, maxMs }: { quietMs: number; maxMs: number }) =>
     }
   })
 
+/** The page's URL, read in the page; undefined when the page cannot answer soon (a dialog holds it, it is going away). */
+const hrefOf = (page: Page) => {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let onDialog = () => {}
+  const held = new Promise<undefined>((resolve) => {
+    onDialog = () => resolve(undefined)
+    timer = setTimeout(onDialog, 2_000)
+    page.once("dialog", onDialog)
+  })
+  const read = page.evaluate(() => location.href).catch(() => undefined)
+  return Promise.race([read, held]).finally(() => {
+    clearTimeout(timer)
+    page.off("dialog", onDialog)
+  })
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** By name: playwright-core is loaded with the first connection, not with this module. */
@@ -60,9 +76,13 @@ export const around = async <A>(
   let committed = false
   // Data the action asked for (fetch, XHR) is awaited too: a route renders once its data arrives.
   const pending = new Set<Request>()
+  let asked = 0
   const onRequest = (request: Request) => {
     if (request.isNavigationRequest() && request.frame() === main) requested = request
-    else if (["fetch", "xhr"].includes(request.resourceType())) pending.add(request)
+    else if (["fetch", "xhr"].includes(request.resourceType())) {
+      pending.add(request)
+      asked++
+    }
   }
   // A navigation that failed (or turned into a download) before the action returned is not waited for again.
   let failed: Request | undefined
@@ -95,13 +115,20 @@ export const around = async <A>(
       const graceEnd = Date.now() + options.graceMs
       while (Date.now() < graceEnd && requested === undefined && !committed && pending.size === 0) await sleep(10)
     }
+    // A busy browser may report what the action started (a pushState, its data request) only after the grace. A round
+    // trip to the page comes back after those reports, and the page's own URL says whether its route changed.
+    if (requested === undefined && !committed && pending.size === 0 && options.graceMs > 0) {
+      const href = await hrefOf(page)
+      if (href !== undefined && href !== before) committed = true
+    }
     if (requested === undefined && !committed) {
       if (pending.size === 0) return { result }
       // No navigation, but the page is fetching what the action asked for (a save, a search): wait for it.
       const dataEnd = Math.min(deadline, Date.now() + 5_000)
       while (pending.size > 0 && Date.now() < dataEnd) await sleep(20)
       await page.evaluate(domQuiet, { quietMs: 100, maxMs: 1_000 }).catch(() => undefined)
-      return { result }
+      // A busy machine may report the route change (pushState) after the data the route asked for: still a move.
+      if (requested === undefined && !committed) return { result }
     }
     // A document navigation: wait for its commit (it may still fail or turn into a download), then its load.
     if (requested !== undefined) {
@@ -118,10 +145,16 @@ export const around = async <A>(
       if (!committed && failed !== pending) return { result, pending: pending.url() }
       await page.waitForLoadState("load", { timeout: Math.max(1, deadline - Date.now()) }).catch(() => undefined)
     }
+    // The new page or route renders once its data arrives; a request reported only while the DOM was quiet (a busy
+    // machine reports it late) is waited for too, within the same bound.
     const dataEnd = Math.min(deadline, Date.now() + 5_000)
-    while (pending.size > 0 && Date.now() < dataEnd) await sleep(20)
-    const left = Math.max(0, deadline - Date.now())
-    await page.evaluate(domQuiet, { quietMs: 150, maxMs: Math.min(2_000, left) }).catch(() => undefined)
+    for (;;) {
+      while (pending.size > 0 && Date.now() < dataEnd) await sleep(20)
+      const seen = asked
+      const left = Math.max(0, deadline - Date.now())
+      await page.evaluate(domQuiet, { quietMs: 150, maxMs: Math.min(2_000, left) }).catch(() => undefined)
+      if ((asked === seen && pending.size === 0) || Date.now() >= dataEnd) break
+    }
     const url = page.url()
     const title = await page.title().catch(() => "")
     return committed || url !== before ? { result, navigated: { url, title } } : { result }

@@ -66,6 +66,37 @@ jobs.addEventListener("click", (e) => {
     }
   }),
   pattern({
+    // A route that loads its view's code first and asks for its data a moment after the URL changed.
+    name: "spa-route-data-asked-late",
+    class: "navigation",
+    pages: {
+      "/app.html": `<!doctype html><title>Acme careers</title>
+<nav><a href="/spa-route-data-asked-late/app.html/jobs" id="jobs">Jobs</a></nav><main id="view"><h1>Welcome</h1></main>
+<script>
+jobs.addEventListener("click", (e) => {
+  e.preventDefault()
+  history.pushState({}, "", jobs.href)
+  view.innerHTML = "<p>Loading…</p>"
+  setTimeout(() => fetch("/spa-route-data-asked-late/jobs.json").then((r) => r.json()).then((jobs) => {
+    document.title = "Jobs – Acme careers"
+    view.innerHTML = "<h1>Jobs</h1>" + jobs.map((j) => "<a href='#'>" + j + "</a>").join(" ")
+  }), 100)
+})
+</script>`,
+      "/jobs.json": async (_req, res) => {
+        await new Promise((r) => setTimeout(r, 400))
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(["Welder", "Electrician"]))
+      }
+    },
+    run: async (agent) => {
+      await agent.ok("browser.navigate", { url: agent.url("/app.html") })
+      const moved = await agent.ok("browser.act", { instruction: 'click "Jobs"' })
+      assert.equal(moved.result.navigated?.url, agent.url("/app.html/jobs"), JSON.stringify(moved.result))
+      assert.equal(moved.result.navigated?.title, "Jobs – Acme careers")
+      assert.equal(moved.state.title, "Jobs – Acme careers")
+    }
+  }),
+  pattern({
     name: "form-post-redirect-reported",
     class: "navigation",
     pages: {
