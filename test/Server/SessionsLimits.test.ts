@@ -145,4 +145,25 @@ describe("Sessions limits", () => {
       assert.deepStrictEqual(rec.closed, ["a"])
     }).pipe(Effect.scoped)
   )
+
+  it.effect("after shutdown, calls running, waiting or new answer shutting_down", () =>
+    Effect.gen(function* () {
+      const rec = recorder()
+      const sessions = yield* make(options(rec, { session: stack(rec, 0) }))
+      const running = yield* Effect.forkChild(sessions.call("a", "browser.act", { n: 0, ms: 60_000 }))
+      yield* settle
+      const waiting = yield* Effect.forkChild(sessions.call("a", "browser.act", { n: 1 }))
+      yield* settle
+      yield* sessions.shutdown
+      for (const fiber of [running, waiting]) {
+        const answer = yield* Fiber.join(fiber)
+        assert.strictEqual(answer.error?.type, "shutting_down", JSON.stringify(answer))
+      }
+      assert.strictEqual((yield* sessions.call("b", "browser.act", { n: 2 })).error?.type, "shutting_down")
+      assert.deepStrictEqual(
+        rec.log.filter((e) => e.event === "start").map((e) => e.n),
+        [0]
+      )
+    }).pipe(Effect.scoped)
+  )
 })
