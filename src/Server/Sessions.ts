@@ -298,6 +298,7 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
       const turn = Deferred.isDone(stopping).pipe(
         Effect.flatMap((done) => (done ? Effect.succeed(refuse(stopped(tool), meta)) : run(name, tool, args, meta)))
       )
+      // `raceFirst` starts its first racer at once (not on a later tick): the lane is joined before anything yields.
       return yield* Lanes.run(registry, name, turn, onIdle).pipe(
         Effect.raceFirst(Deferred.await(stopping).pipe(Effect.as(refuse(stopped(tool), meta))))
       )
