@@ -31,12 +31,12 @@ import { Clock, Context, Deferred, Effect, Exit, HashMap, Layer, Option, Ref, Sc
 import type { CallMeta, ToolAnswer } from "../Cascade/Router.ts"
 import { Router } from "../Cascade/Router.ts"
 import * as Tools from "../Cascade/Tools.ts"
-import { Busy, SessionClosed, ShuttingDown } from "../Errors/Service.ts"
+import { Busy, SessionClosed } from "../Errors/Service.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import { idleStatus, type PageView, Sandbox, type SandboxStatus } from "../Sandbox/Sandbox.ts"
 import { type SavedPage, summary } from "../Sandbox/SavedPage.ts"
 import { defaultSession, invalidName, isSessionName } from "./SessionName.ts"
-import { refuse, sessionless } from "./Sessions/Answers.ts"
+import { refuse, sessionless, shuttingDown } from "./Sessions/Answers.ts"
 import * as Lanes from "./Sessions/Lanes.ts"
 import * as Registry from "./Sessions/Registry.ts"
 import * as Slots from "./Sessions/Slots.ts"
@@ -94,6 +94,9 @@ export class Sessions extends Context.Service<
   static readonly layer = (options: SessionsOptions) => Layer.effect(Sessions, make(options))
 }
 
+/** Saves a claimed session's page and closes its browser, giving its slot back with `releaseSlot`. */
+type Hibernate = (releaseSlot: boolean) => Effect.Effect<void>
+
 export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
   const registry = yield* Ref.make(Registry.empty)
   const slots = yield* Slots.make(options, registry)
@@ -101,13 +104,6 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
   const serviceScope = yield* Effect.scope
   const { release } = slots
   const current = Ref.get(registry)
-  const stopped = (action?: string) =>
-    new ShuttingDown({
-      ...(action === undefined ? {} : { action }),
-      message:
-        action === undefined ? "the service is shutting down" : "the service is shutting down; the call was stopped"
-    })
-
   /** The session's stack, opened (once, whoever asks first) when it is not open yet. */
   const sessionFor = (name: string): Effect.Effect<Registry.Live, SwitchyardError> =>
     Ref.modify(registry, (r): [Effect.Effect<Registry.Live, SwitchyardError>, Registry.Registry] => {
@@ -131,70 +127,89 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
     }).pipe(Effect.flatten)
 
   /**
-   * Picks the least recently used session with no call waiting or running (and no person at its browser), saves its
-   * page and closes its browser; its slot passes to the caller, or back to the cap with `releaseSlot`. Whether one was.
+   * Takes `live` out of the open sessions (when `when` holds) and marks it hibernating, in one step: what then saves
+   * its page and closes its browser, giving its slot back with `releaseSlot` (else the slot passes to the caller).
    */
-  const hibernateIdle = (releaseSlot: boolean) =>
+  const claim = (live: Registry.Live, when?: (r: Registry.Registry) => boolean) =>
     Effect.gen(function* () {
-      for (const live of Registry.idle(yield* current)) {
-        if (yield* live.router.occupied) continue
-        // Taken out only if still idle after the yield above: a call may have come meanwhile.
-        const idle = (r: Registry.Registry) => Registry.pending(r, live.name) === 0
-        if (yield* hibernateLive(live, releaseSlot, idle)) return true
-      }
-      return false
+      const done = yield* Deferred.make<void>()
+      const taken = yield* Ref.modify(registry, (r) => {
+        const [out, next] = Registry.takeOut(r, live, when)
+        return [out, Option.isSome(out) ? { ...next, hibernating: HashMap.set(next.hibernating, live.name, done) } : r]
+      })
+      return Option.map(
+        taken,
+        (kept): Hibernate =>
+          (releaseSlot) =>
+            saveAndClose(kept, done, releaseSlot)
+      )
     })
 
-  /** Saves the page of `live` (taken out of the open sessions at once) and closes its browser. Whether it did. */
-  const hibernateLive = (live: Registry.Live, releaseSlot: boolean, when?: (r: Registry.Registry) => boolean) =>
-    Effect.uninterruptible(
-      Effect.gen(function* () {
-        const done = yield* Deferred.make<void>()
-        const taken = yield* Ref.modify(registry, (r) => {
-          const [out, next] = Registry.takeOut(r, live, when)
-          return [
-            out,
-            Option.isSome(out) ? { ...next, hibernating: HashMap.set(next.hibernating, live.name, done) } : r
-          ]
-        })
-        if (Option.isNone(taken)) return false
-        yield* Effect.gen(function* () {
-          const page = yield* taken.value.sandbox.saved.pipe(
-            Effect.timeoutOption(5_000),
-            Effect.map(Option.flatten),
-            Effect.orElseSucceed(() => Option.none<SavedPage>())
-          )
-          if (Option.isSome(page)) {
-            const kept = { page: page.value, lastUsed: taken.value.lastUsed }
-            yield* Ref.update(registry, (r) => Registry.keep(r, live.name, kept))
-            yield* Effect.logInfo(`session ${live.name} hibernated: ${summary(page.value)}`)
-          }
-          yield* Deferred.done(live.closed, Exit.void)
-          yield* Scope.close(live.scope, Exit.void)
-          if (releaseSlot) yield* release
-        }).pipe(
-          Effect.ensuring(
-            Ref.update(registry, (r) => ({ ...r, hibernating: HashMap.remove(r.hibernating, live.name) })).pipe(
-              Effect.andThen(Deferred.done(done, Exit.void))
-            )
-          )
+  const saveAndClose = (live: Registry.Live, done: Deferred.Deferred<void>, releaseSlot: boolean) =>
+    Effect.gen(function* () {
+      const page = yield* live.sandbox.saved.pipe(
+        Effect.timeoutOption(5_000),
+        Effect.map(Option.flatten),
+        Effect.orElseSucceed(() => Option.none<SavedPage>())
+      )
+      if (Option.isSome(page)) {
+        const kept = { page: page.value, lastUsed: live.lastUsed }
+        yield* Ref.update(registry, (r) => Registry.keep(r, live.name, kept))
+        yield* Effect.logInfo(`session ${live.name} hibernated: ${summary(page.value)}`)
+      }
+      yield* Deferred.done(live.closed, Exit.void)
+      yield* Scope.close(live.scope, Exit.void)
+      if (releaseSlot) yield* release
+    }).pipe(
+      Effect.ensuring(
+        Ref.update(registry, (r) => ({ ...r, hibernating: HashMap.remove(r.hibernating, live.name) })).pipe(
+          Effect.andThen(Deferred.done(done, Exit.void))
         )
-        return true
-      })
+      ),
+      Effect.uninterruptible
     )
 
-  /** A session's last call ended: while calls wait for a slot, an idle session gives its browser to the first. */
-  const onIdle = current.pipe(
-    Effect.flatMap((r) => (r.waiting > 0 ? Effect.forkIn(hibernateIdle(true), serviceScope) : Effect.void)),
-    Effect.asVoid
+  /** Claims the least recently used session with no call waiting or running and no person at its browser. */
+  const claimIdle = Effect.gen(function* () {
+    for (const live of Registry.idle(yield* current)) {
+      if (yield* live.router.occupied) continue
+      // Claimed only if still idle after the yield above: a call may have come meanwhile.
+      const hibernate = yield* claim(live, (r) => Registry.pending(r, live.name) === 0)
+      if (Option.isSome(hibernate)) return hibernate
+    }
+    return Option.none<Hibernate>()
+  })
+
+  /** Hibernates an idle session for a call that needs a slot: its slot passes to the caller. Whether one was. */
+  const hibernateIdle = claimIdle.pipe(
+    Effect.flatMap(
+      Option.match({ onNone: () => Effect.succeed(false), onSome: (hibernate) => Effect.as(hibernate(false), true) })
+    ),
+    Effect.uninterruptible
   )
+
+  /**
+   * A session's last call ended: while calls wait for a slot, an idle session is claimed at once (before that
+   * session's next call can come) and hibernated on a fiber of its own, its slot going to the first waiter; one
+   * hibernation under way per waiting call at most, so sessions working in bursts are not all put to sleep at once.
+   */
+  const onIdle = Effect.gen(function* () {
+    const free = yield* Ref.modify(registry, (r): [boolean, Registry.Registry] =>
+      r.waiting > r.freeing ? [true, { ...r, freeing: r.freeing + 1 }] : [false, r]
+    )
+    if (!free) return
+    const freed = Ref.update(registry, (r) => ({ ...r, freeing: r.freeing - 1 }))
+    const hibernate = yield* claimIdle
+    if (Option.isNone(hibernate)) return yield* freed
+    yield* Effect.forkIn(hibernate.value(true).pipe(Effect.ensuring(freed)), serviceScope)
+  })
 
   const open = (name: string) =>
     Effect.gen(function* () {
       // A session being hibernated is saved first, so that its page comes back.
       const saving = HashMap.get((yield* current).hibernating, name)
       if (Option.isSome(saving)) yield* Deferred.await(saving.value)
-      yield* slots.take(hibernateIdle(false))
+      yield* slots.take(hibernateIdle)
       const scope = yield* Scope.make()
       // A session that cannot start (no VNC tools, say) gives its slot back and answers why.
       const context = yield* Layer.buildWithScope(options.session(name), scope).pipe(
@@ -277,7 +292,7 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
 
   const call = Effect.fn("Sessions.call")(
     function* (session: unknown, tool: string, args: unknown, meta: CallMeta = {}) {
-      if (yield* Deferred.isDone(stopping)) return refuse(stopped(), meta)
+      if (yield* Deferred.isDone(stopping)) return refuse(shuttingDown(), meta)
       if (!isSessionName(session)) return yield* invalidName(session)
       const name = session ?? defaultSession
       const r = yield* current
@@ -296,11 +311,13 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
       if (Option.isSome(live) && (yield* live.value.router.occupied)) return yield* run(name, tool, args, meta)
       // A call whose turn comes after shutdown began does not start.
       const turn = Deferred.isDone(stopping).pipe(
-        Effect.flatMap((done) => (done ? Effect.succeed(refuse(stopped(tool), meta)) : run(name, tool, args, meta)))
+        Effect.flatMap((done) =>
+          done ? Effect.succeed(refuse(shuttingDown(tool), meta)) : run(name, tool, args, meta)
+        )
       )
       // `raceFirst` starts its first racer at once (not on a later tick): the lane is joined before anything yields.
       return yield* Lanes.run(registry, name, turn, onIdle).pipe(
-        Effect.raceFirst(Deferred.await(stopping).pipe(Effect.as(refuse(stopped(tool), meta))))
+        Effect.raceFirst(Deferred.await(stopping).pipe(Effect.as(refuse(shuttingDown(tool), meta))))
       )
     },
     (self, _session, _tool, _args, meta = {}) =>
@@ -361,7 +378,8 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
     }),
     hibernate: Effect.fn("Sessions.hibernate")(function* (session?: string) {
       const live = HashMap.get((yield* current).open, session ?? defaultSession)
-      if (Option.isSome(live)) yield* hibernateLive(live.value, true)
+      const hibernate = Option.isSome(live) ? yield* claim(live.value) : Option.none()
+      if (Option.isSome(hibernate)) yield* hibernate.value(true)
     }),
     restore: Effect.fn("Sessions.restore")(function* (session: string | undefined, page: SavedPage) {
       const name = session ?? defaultSession

@@ -130,6 +130,31 @@ describe("Sessions limits", () => {
     }).pipe(Effect.scoped)
   )
 
+  it.live("a session working call after call still gives its browser to a call waiting for a slot", () =>
+    Effect.gen(function* () {
+      const rec = recorder()
+      const sessions = yield* make(
+        options(rec, { maxBrowsers: 1, queue: 1, slotTimeoutMs: 3_000, session: stack(rec, 0) })
+      )
+      yield* sessions.call("a", "browser.act", { n: 0 })
+      // "a" calls again as soon as each call answers, as an agent in a loop does.
+      const busyLoop = Effect.forkChild(
+        Effect.forEach(
+          Array.from({ length: 60 }, (_, i) => i + 1),
+          (n) => sessions.call("a", "browser.act", { n, ms: 50 }),
+          {
+            discard: true
+          }
+        )
+      )
+      const loop = yield* busyLoop
+      yield* Effect.sleep(20)
+      const waiting = yield* sessions.call("b", "browser.act", { n: 100 })
+      assert.isTrue(waiting.ok, JSON.stringify(waiting.error))
+      yield* Fiber.interrupt(loop)
+    }).pipe(Effect.scoped)
+  )
+
   it.effect("closing a session stops its running call with session_closed and frees its slot at once", () =>
     Effect.gen(function* () {
       const rec = recorder()

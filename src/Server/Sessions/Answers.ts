@@ -4,6 +4,7 @@
  */
 import type { CallMeta, ToolAnswer, ToolError } from "../../Cascade/Router.ts"
 import * as Tools from "../../Cascade/Tools.ts"
+import { ShuttingDown } from "../../Errors/Service.ts"
 import { type SwitchyardError, toErrorInfo } from "../../Errors.ts"
 
 /** An answer no open session gave: the same shape as any other, with an empty state. */
@@ -34,3 +35,11 @@ export const sessionless = (
 /** A call refused before any session ran it, answered like any other. */
 export const refuse = (error: SwitchyardError, meta: CallMeta) =>
   sessionless({ ok: false, error: toErrorInfo(error) }, meta)
+
+/** The service is stopping: a call that came, or (`action`) one stopped running or waiting. */
+export const shuttingDown = (action?: string) =>
+  new ShuttingDown({
+    ...(action === undefined ? {} : { action }),
+    message:
+      action === undefined ? "the service is shutting down" : "the service is shutting down; the call was stopped"
+  })

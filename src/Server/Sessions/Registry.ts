@@ -42,6 +42,8 @@ export interface Registry {
   readonly lanes: HashMap.HashMap<string, Lane>
   /** Calls waiting for a session slot. */
   readonly waiting: number
+  /** Idle sessions being hibernated to give their slot to a waiting call. */
+  readonly freeing: number
 }
 
 export const empty: Registry = {
@@ -50,7 +52,8 @@ export const empty: Registry = {
   hibernating: HashMap.empty(),
   hibernated: HashMap.empty(),
   lanes: HashMap.empty(),
-  waiting: 0
+  waiting: 0,
+  freeing: 0
 }
 
 /** Hibernated pages kept at most; past it the least recently used is dropped (its session then starts afresh). */

@@ -1,8 +1,7 @@
 /**
  * The cap on sessions (browsers) and the bounded queue in front of it: a `Semaphore` of `maxBrowsers` permits whose
- * waiters, at most `queue` and counted in the registry, are served in arrival order within `slotTimeoutMs`. A slot
- * taken without waiting (`takeIfAvailable`) does not look at waiters: a new session may take a slot freed a moment
- * before the first waiter wakes, as any first come would.
+ * waiters, at most `queue` and counted in the registry, are served in arrival order within `slotTimeoutMs`. A new
+ * session takes a free slot without queueing only when no call waits for one: a slot freed for a waiter is the waiter's.
  */
 import { Effect, HashMap, Option, Ref, Semaphore } from "effect"
 import { Busy } from "../../Errors/Service.ts"
@@ -30,7 +29,8 @@ export const make = (options: SlotsOptions, registry: Ref.Ref<Registry>) =>
 
     const take = (fromIdle: Effect.Effect<boolean>) =>
       Effect.gen(function* () {
-        if (yield* slots.takeIfAvailable(1)) return
+        // `takeIfAvailable` does not look at waiters (`take` does): a slot given back wakes the first a tick later.
+        if ((yield* Ref.get(registry)).waiting === 0 && (yield* slots.takeIfAvailable(1))) return
         // Counted as waiting before looking for an idle session, so a session going idle meanwhile gives its slot
         // to a waiter (the Sessions hibernate one when a lane empties while calls wait).
         const admitted = yield* Ref.modify(registry, (r): [boolean, Registry] =>
