@@ -104,6 +104,7 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
   const serviceScope = yield* Effect.scope
   const { release } = slots
   const current = Ref.get(registry)
+
   /** The session's stack, opened (once, whoever asks first) when it is not open yet. */
   const sessionFor = (name: string): Effect.Effect<Registry.Live, SwitchyardError> =>
     Ref.modify(registry, (r): [Effect.Effect<Registry.Live, SwitchyardError>, Registry.Registry] => {
@@ -378,8 +379,12 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
     }),
     hibernate: Effect.fn("Sessions.hibernate")(function* (session?: string) {
       const live = HashMap.get((yield* current).open, session ?? defaultSession)
-      const hibernate = Option.isSome(live) ? yield* claim(live.value) : Option.none()
-      if (Option.isSome(hibernate)) yield* hibernate.value(true)
+      if (Option.isNone(live)) return
+      // Not stopped between the claim and the close: a session claimed is always closed and its slot given back.
+      yield* claim(live.value).pipe(
+        Effect.flatMap(Option.match({ onNone: () => Effect.void, onSome: (hibernate) => hibernate(true) })),
+        Effect.uninterruptible
+      )
     }),
     restore: Effect.fn("Sessions.restore")(function* (session: string | undefined, page: SavedPage) {
       const name = session ?? defaultSession
