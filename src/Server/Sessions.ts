@@ -1,35 +1,45 @@
 /**
  * Browser sessions behind the surfaces: a default session for one agent and named sessions for workers, each with
  * its own browser, Sandbox and Router. Calls on one session run one at a time in arrival order (a FIFO lane per
- * name, entered synchronously when the call starts, so every surface gets the order its requests came in); calls on
- * different sessions run in parallel. A cap on sessions (browsers) with a bounded queue in front of it, a bound on
- * calls waiting on one session, and `busy` past either; on shutdown, calls still running answer `shutting_down`.
+ * name, joined before the call yields, so every surface gets the order its requests came in); calls on different
+ * sessions run in parallel. A cap on sessions (browsers) with a bounded queue in front of it, a bound on calls waiting
+ * on one session, and `busy` past either; on shutdown, calls running or waiting answer `shutting_down`.
  * `browser.status` and `browser.close` never open a session: a session not open is idle, and closing one frees its slot.
  * Under pressure, idle sessions hibernate: when a new session needs a browser and the cap is reached, the least recently
  * used session with no call waiting has its page (URL, cookies, storage) saved and its browser closed, and its next
  * call restores it; `busy` is left for when every session is working. An MCP client that went away frees its sessions
- * the same way. The per-name lanes are in Sessions/Lanes.ts, answers no session gave in Sessions/Answers.ts; opening,
- * hibernating and the slot queue share one set of sessions, which keeps them (past 400 lines) in this one file.
+ * the same way.
  *
- * Why not `LayerMap.make((name) => SessionStack.layer(…), { idleTimeToLive })`: in Effect 4.1 its RcMap keeps a
- * failed build as the key's entry (only an interrupted build is dropped), so a session refused with `busy` or unable
- * to start would give that failure again once a slot is free, the default session (never idle-expired) for good; it
- * has no cap with a queue (RcMap's `capacity` fails at once, and LayerMap does not expose it); `invalidate` on a
- * session in use waits for its calls to end, where `browserClose` must close the browser now and stop the call
- * holding it (`session_closed`); and `contextEffectOption`, the only read of a live session that builds none,
- * retains it and restarts its idle clock, so a status poll would keep a session open.
+ * Where the state is: the sessions (open, opening, hibernating, hibernated pages, lanes, calls waiting for a slot) are
+ * one immutable value in a `Ref` (Sessions/Registry.ts), changed in one step per decision; the cap and its queue are a
+ * `Semaphore` whose waiters are served in arrival order (Sessions/Slots.ts); each session's lane is a `Semaphore` of
+ * one permit (Sessions/Lanes.ts); a lane that empties while calls wait for a slot hibernates the least recently used
+ * idle session, whose permit the first waiter takes; a fiber on a `Schedule` closes named sessions left unused; a
+ * `Deferred` per session and one for the service stop the calls a close or a shutdown catches. Answers no session
+ * gave are in Sessions/Answers.ts.
+ *
+ * Why not `LayerMap.make((name) => SessionStack.layer(…), { idleTimeToLive })` or an `RcMap` under it: in Effect 4.1
+ * RcMap keeps a failed build as the key's entry (only an interrupted build is dropped), so a session refused with
+ * `busy` or unable to start would give that failure again once a slot is free, the default session (never
+ * idle-expired) for good; it has no cap with a queue (RcMap's `capacity` fails at once, and LayerMap does not expose
+ * it); `invalidate` on a session in use waits for its calls to end, where `browserClose` must close the browser now and
+ * stop the call holding it (`session_closed`); `contextEffectOption`, the only read of a live session that builds
+ * none, retains it and restarts its idle clock, so a status poll would keep a session open. So the registry keeps what
+ * an RcMap would, and idle closing is a sweep over it.
  */
-import { Clock, Context, Deferred, Effect, Exit, Layer, Option, Schedule, Scope, Semaphore } from "effect"
+import { Clock, Context, Deferred, Effect, Exit, HashMap, Layer, Option, Ref, Schedule, Scope } from "effect"
 import type { CallMeta, ToolAnswer } from "../Cascade/Router.ts"
 import { Router } from "../Cascade/Router.ts"
 import * as Tools from "../Cascade/Tools.ts"
-import { Busy, SessionClosed, ShuttingDown } from "../Errors/Service.ts"
+import { Busy, SessionClosed } from "../Errors/Service.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import { idleStatus, type PageView, Sandbox, type SandboxStatus } from "../Sandbox/Sandbox.ts"
 import { type SavedPage, summary } from "../Sandbox/SavedPage.ts"
 import { defaultSession, invalidName, isSessionName } from "./SessionName.ts"
-import { refuse, sessionless } from "./Sessions/Answers.ts"
+import { refuse, sessionless, shuttingDown } from "./Sessions/Answers.ts"
 import * as Lanes from "./Sessions/Lanes.ts"
+import * as Registry from "./Sessions/Registry.ts"
+import * as Slots from "./Sessions/Slots.ts"
 
 export { defaultSession, sessionNameOf } from "./SessionName.ts"
 export { refuse, sessionless } from "./Sessions/Answers.ts"
@@ -49,30 +59,11 @@ export interface SessionsOptions {
   readonly session: (name: string) => Layer.Layer<Router | Sandbox, SwitchyardError>
 }
 
-interface Live {
-  readonly name: string
-  readonly scope: Scope.Closeable
-  readonly router: Router["Service"]
-  readonly sandbox: Sandbox["Service"]
-  /** Completed when the session closes: calls still running on it answer `session_closed` rather than never. */
-  readonly closed: Deferred.Deferred<void>
-  lastUsed: number
-}
-
 export interface SessionStatus extends SandboxStatus {
   readonly session: string
   /** Its browser was closed to free a slot; its page comes back on its next call. */
   readonly hibernated?: true
 }
-
-/** A hibernated session: its page, and when it was last used (hibernated pages past the idle timeout are dropped). */
-interface Hibernated {
-  readonly page: SavedPage
-  readonly lastUsed: number
-}
-
-/** Hibernated pages kept at most; past it the oldest is dropped (its session then starts afresh). */
-const maxHibernated = 1_000
 
 export class Sessions extends Context.Service<
   Sessions,
@@ -103,184 +94,182 @@ export class Sessions extends Context.Service<
   static readonly layer = (options: SessionsOptions) => Layer.effect(Sessions, make(options))
 }
 
-export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
-  const slots = yield* Semaphore.make(options.maxBrowsers)
-  /** Sessions being opened: a second call for the same name waits for the first to finish opening it. */
-  const opening = new Map<string, Deferred.Deferred<Live, SwitchyardError>>()
-  const stopping = yield* Deferred.make<void>()
-  const sessions = new Map<string, Live>()
-  const lanes = Lanes.make(() => signal())
-  const { enter, leave } = lanes
-  const pendingOn = lanes.pending
-  const serviceScope = yield* Effect.scope
-  let waiting = 0
-  /** Pages of hibernated sessions, oldest first. */
-  const hibernated = new Map<string, Hibernated>()
-  /** Sessions being hibernated: a call for one waits until its page is saved. */
-  const hibernating = new Map<string, Deferred.Deferred<void>>()
-  /** Completed (and replaced) whenever a slot is given back or a session's last call ends: a call waiting looks again. */
-  let changed = Deferred.makeUnsafe<void>()
-  const signal = () => {
-    const was = changed
-    changed = Deferred.makeUnsafe<void>()
-    Deferred.doneUnsafe(was, Effect.void)
-  }
-  /** Gives a slot back and wakes the calls waiting for one. */
-  const release = slots.release(1).pipe(Effect.andThen(Effect.sync(signal)))
+/** Saves a claimed session's page and closes its browser, giving its slot back with `releaseSlot`. */
+type Hibernate = (releaseSlot: boolean) => Effect.Effect<void>
 
-  const sessionFor = (name: string): Effect.Effect<Live, SwitchyardError> =>
-    Effect.suspend(() => {
-      // Claimed synchronously, so two first calls for one name open one session.
-      const live = sessions.get(name)
-      if (live) return Effect.succeed(live)
-      const pending = opening.get(name)
-      if (pending) return Deferred.await(pending)
-      const claim = Deferred.makeUnsafe<Live, SwitchyardError>()
-      opening.set(name, claim)
+export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
+  const registry = yield* Ref.make(Registry.empty)
+  const slots = yield* Slots.make(options, registry)
+  const stopping = yield* Deferred.make<void>()
+  const serviceScope = yield* Effect.scope
+  const { release } = slots
+  const current = Ref.get(registry)
+
+  /** The session's stack, opened (once, whoever asks first) when it is not open yet. */
+  const sessionFor = (name: string): Effect.Effect<Registry.Live, SwitchyardError> =>
+    Ref.modify(registry, (r): [Effect.Effect<Registry.Live, SwitchyardError>, Registry.Registry] => {
+      const live = HashMap.get(r.open, name)
+      if (Option.isSome(live)) return [Effect.succeed(live.value), r]
+      const pending = HashMap.get(r.opening, name)
+      if (Option.isSome(pending)) return [Deferred.await(pending.value), r]
+      // Claimed in the same step, so two first calls for one name open one session.
+      const claim = Deferred.makeUnsafe<Registry.Live, SwitchyardError>()
       // Opened on a fiber of its own, so a caller cancelled meanwhile does not leave the claim unsettled.
-      return open(name).pipe(
+      const opened = open(name).pipe(
         Effect.onExit((exit) =>
-          Effect.sync(() => opening.delete(name)).pipe(Effect.andThen(Deferred.done(claim, exit)))
+          Ref.update(registry, (now) => ({ ...now, opening: HashMap.remove(now.opening, name) })).pipe(
+            Effect.andThen(Deferred.done(claim, exit))
+          )
         ),
         Effect.forkIn(serviceScope),
         Effect.andThen(Deferred.await(claim))
       )
-    })
+      return [opened, { ...r, opening: HashMap.set(r.opening, name, claim) }]
+    }).pipe(Effect.flatten)
 
   /**
-   * Picks the least recently used session with no call waiting or running (and no person at its browser), saves its
-   * page and closes its browser; its slot passes to the caller. Whether one was found.
+   * Takes `live` out of the open sessions (when `when` holds) and marks it hibernating, in one step: what then saves
+   * its page and closes its browser, giving its slot back with `releaseSlot` (else the slot passes to the caller).
    */
-  const hibernateIdle = Effect.gen(function* () {
-    const idle = [...sessions.values()]
-      .filter((live) => pendingOn(live.name) === 0)
-      .sort((a, b) => a.lastUsed - b.lastUsed)
-    for (const live of idle) {
+  const claim = (live: Registry.Live, when?: (r: Registry.Registry) => boolean) =>
+    Effect.gen(function* () {
+      const done = yield* Deferred.make<void>()
+      const taken = yield* Ref.modify(registry, (r) => {
+        const [out, next] = Registry.takeOut(r, live, when)
+        return [out, Option.isSome(out) ? { ...next, hibernating: HashMap.set(next.hibernating, live.name, done) } : r]
+      })
+      return Option.map(
+        taken,
+        (kept): Hibernate =>
+          (releaseSlot) =>
+            saveAndClose(kept, done, releaseSlot)
+      )
+    })
+
+  const saveAndClose = (live: Registry.Live, done: Deferred.Deferred<void>, releaseSlot: boolean) =>
+    Effect.gen(function* () {
+      const page = yield* live.sandbox.saved.pipe(
+        Effect.timeoutOption(5_000),
+        Effect.map(Option.flatten),
+        Effect.orElseSucceed(() => Option.none<SavedPage>())
+      )
+      if (Option.isSome(page)) {
+        const kept = { page: page.value, lastUsed: live.lastUsed }
+        yield* Ref.update(registry, (r) => Registry.keep(r, live.name, kept))
+        yield* Effect.logInfo(`session ${live.name} hibernated: ${summary(page.value)}`)
+      }
+      yield* Deferred.done(live.closed, Exit.void)
+      yield* Scope.close(live.scope, Exit.void)
+      if (releaseSlot) yield* release
+    }).pipe(
+      Effect.ensuring(
+        Ref.update(registry, (r) => ({ ...r, hibernating: HashMap.remove(r.hibernating, live.name) })).pipe(
+          Effect.andThen(Deferred.done(done, Exit.void))
+        )
+      ),
+      Effect.uninterruptible
+    )
+
+  /** Claims the least recently used session with no call waiting or running and no person at its browser. */
+  const claimIdle = Effect.gen(function* () {
+    for (const live of Registry.idle(yield* current)) {
       if (yield* live.router.occupied) continue
-      // Checked again after the yield above: a call may have come meanwhile.
-      if (sessions.get(live.name) !== live || pendingOn(live.name) > 0) continue
-      yield* hibernateLive(live, false)
-      return true
+      // Claimed only if still idle after the yield above: a call may have come meanwhile.
+      const hibernate = yield* claim(live, (r) => Registry.pending(r, live.name) === 0)
+      if (Option.isSome(hibernate)) return hibernate
     }
-    return false
+    return Option.none<Hibernate>()
   })
 
-  /** Saves the page of `live` (taken out of the open sessions at once) and closes its browser. */
-  const hibernateLive = (live: Live, releaseSlot: boolean) =>
-    Effect.suspend(() => {
-      const done = Deferred.makeUnsafe<void>()
-      sessions.delete(live.name)
-      hibernating.set(live.name, done)
-      return Effect.gen(function* () {
-        const page = yield* live.sandbox.saved.pipe(
-          Effect.timeoutOption(5_000),
-          Effect.map(Option.flatten),
-          Effect.orElseSucceed(() => Option.none<SavedPage>())
-        )
-        if (Option.isSome(page)) {
-          hibernated.delete(live.name)
-          hibernated.set(live.name, { page: page.value, lastUsed: live.lastUsed })
-          for (const name of hibernated.keys()) {
-            if (hibernated.size <= maxHibernated) break
-            hibernated.delete(name)
-          }
-          yield* Effect.logInfo(`session ${live.name} hibernated: ${summary(page.value)}`)
-        }
-        Deferred.doneUnsafe(live.closed, Effect.void)
-        yield* Scope.close(live.scope, Exit.void)
-        if (releaseSlot) yield* release
-      }).pipe(
-        Effect.ensuring(
-          Effect.sync(() => {
-            hibernating.delete(live.name)
-            Deferred.doneUnsafe(done, Effect.void)
-          })
-        ),
-        Effect.uninterruptible
-      )
-    })
+  /** Hibernates an idle session for a call that needs a slot: its slot passes to the caller. Whether one was. */
+  const hibernateIdle = claimIdle.pipe(
+    Effect.flatMap(
+      Option.match({ onNone: () => Effect.succeed(false), onSome: (hibernate) => Effect.as(hibernate(false), true) })
+    ),
+    Effect.uninterruptible
+  )
 
-  /** A slot for a new session: a free one, an idle session's (hibernated), or the next freed, while the queue has room. */
-  const slot = Effect.gen(function* () {
-    if (yield* slots.takeIfAvailable(1)) return
-    if (yield* hibernateIdle) return
-    if (waiting >= options.queue) {
-      return yield* new Busy({
-        message: `${sessions.size} sessions are open (the limit is ${options.maxBrowsers}), each working, and ${waiting} calls already wait for one; retry later or close a session`
-      })
-    }
-    waiting++
-    // Looks again whenever a slot is given back or a session's last call ends (it hibernates then). Never a take
-    // raced against the signal: a take that won a lost race would keep its permit for good.
-    const freed: Effect.Effect<void> = Effect.suspend(() => {
-      const next = changed
-      return slots.takeIfAvailable(1).pipe(
-        Effect.flatMap((taken) => (taken ? Effect.succeed(true) : hibernateIdle)),
-        Effect.flatMap((ok) => (ok ? Effect.void : Deferred.await(next).pipe(Effect.andThen(freed))))
-      )
-    })
-    const got = yield* freed.pipe(
-      Effect.timeoutOption(options.slotTimeoutMs),
-      Effect.ensuring(Effect.sync(() => void waiting--))
+  /**
+   * A session's last call ended: while calls wait for a slot, an idle session is claimed at once (before that
+   * session's next call can come) and hibernated on a fiber of its own, its slot going to the first waiter; one
+   * hibernation under way per waiting call at most, so sessions working in bursts are not all put to sleep at once.
+   */
+  const onIdle = Effect.gen(function* () {
+    const free = yield* Ref.modify(registry, (r): [boolean, Registry.Registry] =>
+      r.waiting > r.freeing ? [true, { ...r, freeing: r.freeing + 1 }] : [false, r]
     )
-    if (Option.isNone(got)) {
-      return yield* new Busy({
-        message: `no session slot freed within ${options.slotTimeoutMs} ms (${options.maxBrowsers} sessions are open, each working)`
-      })
-    }
+    if (!free) return
+    const freed = Ref.update(registry, (r) => ({ ...r, freeing: r.freeing - 1 }))
+    const hibernate = yield* claimIdle
+    if (Option.isNone(hibernate)) return yield* freed
+    yield* Effect.forkIn(hibernate.value(true).pipe(Effect.ensuring(freed)), serviceScope)
   })
 
   const open = (name: string) =>
     Effect.gen(function* () {
       // A session being hibernated is saved first, so that its page comes back.
-      const saving = hibernating.get(name)
-      if (saving !== undefined) yield* Deferred.await(saving)
-      yield* slot
+      const saving = HashMap.get((yield* current).hibernating, name)
+      if (Option.isSome(saving)) yield* Deferred.await(saving.value)
+      yield* slots.take(hibernateIdle)
       const scope = yield* Scope.make()
       // A session that cannot start (no VNC tools, say) gives its slot back and answers why.
       const context = yield* Layer.buildWithScope(options.session(name), scope).pipe(
         Effect.onError(() => Scope.close(scope, Exit.void).pipe(Effect.andThen(release)))
       )
-      const live: Live = {
+      const live: Registry.Live = {
         name,
         scope,
         router: Context.get(context, Router),
         sandbox: Context.get(context, Sandbox),
-        closed: Deferred.makeUnsafe<void>(),
+        closed: yield* Deferred.make<void>(),
         lastUsed: yield* Clock.currentTimeMillis
       }
-      sessions.set(name, live)
+      const back = yield* Ref.modify(registry, (r) => [
+        HashMap.get(r.hibernated, name),
+        { ...r, open: HashMap.set(r.open, name, live), hibernated: HashMap.remove(r.hibernated, name) }
+      ])
       // A hibernated session's page comes back before its call runs; the answer reports it (`restored`).
-      const back = hibernated.get(name)
-      if (back !== undefined) {
-        hibernated.delete(name)
+      if (Option.isSome(back)) {
         yield* live.sandbox
-          .restore(back.page, "hibernation")
+          .restore(back.value.page, "hibernation")
           .pipe(Effect.catch((error) => Effect.logWarning(`session ${name} could not be restored: ${error.message}`)))
       }
       return live
     })
 
-  const closeSession = (name: string) =>
-    Effect.gen(function* () {
-      const live = sessions.get(name)
-      if (!live) return
-      sessions.delete(name)
-      Deferred.doneUnsafe(live.closed, Effect.void)
-      yield* Scope.close(live.scope, Exit.void)
-      yield* release
-    })
+  /** Closes the open session now (when `when` holds), stopping its calls and freeing its slot. */
+  const closeSession = (name: string, when?: (r: Registry.Registry, live: Registry.Live) => boolean) =>
+    Ref.modify(registry, (r) => {
+      const live = HashMap.get(r.open, name)
+      if (Option.isNone(live) || (when !== undefined && !when(r, live.value))) return [Option.none<Registry.Live>(), r]
+      return [live, { ...r, open: HashMap.remove(r.open, name) }]
+    }).pipe(
+      Effect.flatMap(
+        Option.match({
+          onNone: () => Effect.void,
+          onSome: (live) =>
+            Deferred.done(live.closed, Exit.void).pipe(
+              Effect.andThen(Scope.close(live.scope, Exit.void)),
+              Effect.andThen(release)
+            )
+        })
+      )
+    )
+
+  const touch = (live: Registry.Live) =>
+    Clock.currentTimeMillis.pipe(Effect.flatMap((now) => Ref.update(registry, (r) => Registry.touch(r, live, now))))
 
   /** Runs a call whose turn has come: status and close of a session not open answer without opening it. */
   const run = (name: string, tool: string, args: unknown, meta: CallMeta) =>
     Effect.gen(function* () {
       const found = Tools.find(tool)
       const idle = Option.isSome(found) ? found.value.whenNotOpen : undefined
-      if (idle !== undefined && !sessions.has(name) && !opening.has(name)) {
+      const r = yield* current
+      if (idle !== undefined && !HashMap.has(r.open, name) && !HashMap.has(r.opening, name)) {
         return sessionless({ ok: true, result: idle }, meta)
       }
       const live = yield* sessionFor(name)
-      live.lastUsed = yield* Clock.currentTimeMillis
+      yield* touch(live)
       const answer = yield* live.router.call(tool, args, meta).pipe(
         Effect.raceFirst(
           Deferred.await(live.closed).pipe(
@@ -298,17 +287,17 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
       )
       // Closing the browser ends the session, so its slot is free at once.
       if (answer.ok && Option.exists(found, (t) => t.closesSession)) yield* closeSession(name)
-      else live.lastUsed = yield* Clock.currentTimeMillis
+      else yield* touch(live)
       return answer
     })
 
   const call = Effect.fn("Sessions.call")(
     function* (session: unknown, tool: string, args: unknown, meta: CallMeta = {}) {
-      if (Deferred.isDoneUnsafe(stopping))
-        return refuse(new ShuttingDown({ message: "the service is shutting down" }), meta)
+      if (yield* Deferred.isDone(stopping)) return refuse(shuttingDown(), meta)
       if (!isSessionName(session)) return yield* invalidName(session)
       const name = session ?? defaultSession
-      const pending = pendingOn(name)
+      const r = yield* current
+      const pending = Registry.pending(r, name)
       if (pending >= options.maxPendingPerSession) {
         return yield* new Busy({
           message: `session "${name}" already has ${pending} calls waiting (the limit is ${options.maxPendingPerSession}); calls on one session run one at a time`
@@ -317,28 +306,19 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
       // Calls that must answer while a long call holds the session take no turn: a status read, a close (which stops
       // that call), and a person's takeover and hand-back (the long call may be the one waiting for the person).
       if (Option.exists(Tools.find(tool), (t) => t.outsideLane)) return yield* run(name, tool, args, meta)
-      const turn = enter(name)
-      const live = sessions.get(name)
-      // While a person holds the browser, automation calls are refused at once rather than after the queue.
-      const person = live === undefined ? Effect.succeed(false) : live.router.occupied
-      const inLane = (turn === undefined ? Effect.void : Deferred.await(turn)).pipe(
-        Effect.andThen(run(name, tool, args, meta)),
-        Effect.raceFirst(
-          Deferred.await(stopping).pipe(
-            Effect.as(
-              refuse(
-                new ShuttingDown({ action: tool, message: "the service is shutting down; the call was stopped" }),
-                meta
-              )
-            )
-          )
-        ),
-        Effect.ensuring(Effect.sync(() => leave(name, turn)))
-      )
-      return yield* person.pipe(
-        Effect.flatMap((occupied) =>
-          occupied ? Effect.sync(() => leave(name, turn)).pipe(Effect.andThen(run(name, tool, args, meta))) : inLane
+      // While a person holds the browser, automation calls are refused at once rather than after the queue. The read
+      // does not wait, so the call still joins its lane before it yields.
+      const live = HashMap.get(r.open, name)
+      if (Option.isSome(live) && (yield* live.value.router.occupied)) return yield* run(name, tool, args, meta)
+      // A call whose turn comes after shutdown began does not start.
+      const turn = Deferred.isDone(stopping).pipe(
+        Effect.flatMap((done) =>
+          done ? Effect.succeed(refuse(shuttingDown(tool), meta)) : run(name, tool, args, meta)
         )
+      )
+      // `raceFirst` starts its first racer at once (not on a later tick): the lane is joined before anything yields.
+      return yield* Lanes.run(registry, name, turn, onIdle).pipe(
+        Effect.raceFirst(Deferred.await(stopping).pipe(Effect.as(refuse(shuttingDown(tool), meta))))
       )
     },
     (self, _session, _tool, _args, meta = {}) =>
@@ -347,69 +327,86 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
 
   const status = Effect.fn("Sessions.status")(function* (session?: string) {
     const name = session ?? defaultSession
-    const live = sessions.get(name)
-    if (live) return { session: name, ...(yield* live.sandbox.status) }
-    return { session: name, ...idleStatus, ...(hibernated.has(name) ? { hibernated: true as const } : {}) }
+    const r = yield* current
+    const live = HashMap.get(r.open, name)
+    if (Option.isSome(live)) return { session: name, ...(yield* live.value.sandbox.status) }
+    return { session: name, ...idleStatus, ...(HashMap.has(r.hibernated, name) ? { hibernated: true as const } : {}) }
   })
 
-  // Named sessions left unused give their slot back.
+  // Named sessions left unused give their slot back; hibernated pages left unused are dropped.
   if (options.idleTimeoutMs !== null) {
     const limit = options.idleTimeoutMs
+    const unused = (now: number) => (r: Registry.Registry, live: Registry.Live) =>
+      live.name !== defaultSession && Registry.pending(r, live.name) === 0 && now - live.lastUsed > limit
     yield* Effect.forkScoped(
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
-        for (const live of [...sessions.values()]) {
-          if (live.name !== defaultSession && pendingOn(live.name) === 0 && now - live.lastUsed > limit) {
-            yield* closeSession(live.name)
-          }
-        }
-        for (const [name, kept] of [...hibernated]) if (now - kept.lastUsed > limit) hibernated.delete(name)
+        for (const name of HashMap.keys((yield* current).open)) yield* closeSession(name, unused(now))
+        yield* Ref.update(registry, (r) => ({
+          ...r,
+          hibernated: HashMap.filter(r.hibernated, (kept) => now - kept.lastUsed <= limit)
+        }))
       }).pipe(Effect.repeat(Schedule.spaced(Math.max(1_000, Math.min(60_000, limit / 2)))), Effect.ignore)
     )
   }
 
   yield* Effect.addFinalizer(() =>
     Deferred.succeed(stopping, undefined).pipe(
-      Effect.andThen(Effect.forEach([...sessions.keys()], closeSession, { concurrency: "unbounded", discard: true }))
+      Effect.andThen(current),
+      Effect.flatMap((r) =>
+        Effect.forEach(HashMap.keys(r.open), (name) => closeSession(name), { concurrency: "unbounded", discard: true })
+      )
     )
   )
 
-  /** Closing forgets a hibernated page too: the session starts afresh. */
-  const close = Effect.fn("Sessions.close")(function* (session?: string) {
-    const name = session ?? defaultSession
-    const saving = hibernating.get(name)
-    if (saving !== undefined) yield* Deferred.await(saving)
-    hibernated.delete(name)
-    yield* closeSession(name)
-  })
+  /** Waits for the session's page to be saved when it is being hibernated. */
+  const saved = (name: string) =>
+    current.pipe(
+      Effect.flatMap((r) =>
+        Option.match(HashMap.get(r.hibernating, name), { onNone: () => Effect.void, onSome: Deferred.await })
+      )
+    )
 
   return Sessions.of({
     call,
     status,
-    close,
+    /** Closing forgets a hibernated page too: the session starts afresh. */
+    close: Effect.fn("Sessions.close")(function* (session?: string) {
+      const name = session ?? defaultSession
+      yield* saved(name)
+      yield* Ref.update(registry, (r) => ({ ...r, hibernated: HashMap.remove(r.hibernated, name) }))
+      yield* closeSession(name)
+    }),
     hibernate: Effect.fn("Sessions.hibernate")(function* (session?: string) {
-      const live = sessions.get(session ?? defaultSession)
-      if (live !== undefined) yield* hibernateLive(live, true)
+      const live = HashMap.get((yield* current).open, session ?? defaultSession)
+      if (Option.isNone(live)) return
+      // Not stopped between the claim and the close: a session claimed is always closed and its slot given back.
+      yield* claim(live.value).pipe(
+        Effect.flatMap(Option.match({ onNone: () => Effect.void, onSome: (hibernate) => hibernate(true) })),
+        Effect.uninterruptible
+      )
     }),
     restore: Effect.fn("Sessions.restore")(function* (session: string | undefined, page: SavedPage) {
       const name = session ?? defaultSession
-      const saving = hibernating.get(name)
-      if (saving !== undefined) yield* Deferred.await(saving)
+      yield* saved(name)
       // Opening a session hibernated here brings back its own page.
-      const fresh = !sessions.has(name) && !opening.has(name) && hibernated.has(name)
+      const r = yield* current
+      const fresh = !HashMap.has(r.open, name) && !HashMap.has(r.opening, name) && HashMap.has(r.hibernated, name)
       const live = yield* sessionFor(name)
       if (!fresh) yield* live.sandbox.restore(page, "failover")
     }),
-    isOpen: (session) => {
-      const name = session ?? defaultSession
-      return sessions.has(name) || opening.has(name) || hibernated.has(name) || hibernating.has(name)
-    },
-    page: (session) => {
-      const live = sessions.get(session ?? defaultSession)
-      return live === undefined ? Effect.succeedNone : Effect.map(live.sandbox.page, Option.some)
-    },
-    list: Effect.suspend(() => Effect.forEach([...sessions.keys()], (name) => status(name))),
-    browsers: Effect.sync(() => sessions.size + [...opening.keys()].filter((name) => !sessions.has(name)).length),
+    isOpen: (session) => Registry.isOpen(Ref.getUnsafe(registry), session ?? defaultSession),
+    page: (session) =>
+      current.pipe(
+        Effect.flatMap((r) =>
+          Option.match(HashMap.get(r.open, session ?? defaultSession), {
+            onNone: () => Effect.succeedNone,
+            onSome: (live) => Effect.map(live.sandbox.page, Option.some)
+          })
+        )
+      ),
+    list: current.pipe(Effect.flatMap((r) => Effect.forEach(HashMap.keys(r.open), (name) => status(name)))),
+    browsers: Effect.map(current, Registry.browsers),
     shutdown: Deferred.succeed(stopping, undefined).pipe(Effect.asVoid)
   })
 })

@@ -5,6 +5,7 @@
 import type { CallMeta, ToolAnswer, ToolError } from "../../Cascade/Router.ts"
 import type { StateBlock } from "../../Cascade/StateBlock.ts"
 import * as Tools from "../../Cascade/Tools.ts"
+import { ShuttingDown } from "../../Errors/Service.ts"
 import { type SwitchyardError, toErrorInfo } from "../../Errors.ts"
 
 /** The state of no session: no engine, no page, every tool listed. */
@@ -38,3 +39,11 @@ export const sessionless = (
 /** A call refused before any session ran it, answered like any other. */
 export const refuse = (error: SwitchyardError, meta: CallMeta) =>
   sessionless({ ok: false, error: toErrorInfo(error) }, meta)
+
+/** The service is stopping: a call that came, or (`action`) one stopped running or waiting. */
+export const shuttingDown = (action?: string) =>
+  new ShuttingDown({
+    ...(action === undefined ? {} : { action }),
+    message:
+      action === undefined ? "the service is shutting down" : "the service is shutting down; the call was stopped"
+  })

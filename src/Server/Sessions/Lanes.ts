@@ -1,68 +1,38 @@
 /**
- * One FIFO lane per session name: a call joins its session's lane synchronously when it starts, so calls on one
- * session run one at a time in the order they came, and a session whose lane empties is announced as idle.
+ * One FIFO lane per session name: a `Semaphore` of one permit, kept in the registry while calls wait or run on it.
+ * A call joins its lane before it yields, so calls on one session run one at a time in the order they came.
  */
-import { Deferred, Effect } from "effect"
+import { Effect, HashMap, Option, Ref, Semaphore } from "effect"
+import type { Lane, Registry } from "./Registry.ts"
 
-/** One session name's FIFO: calls waiting or running, and the turns of those waiting, in arrival order. */
-interface Lane {
-  pending: number
-  running: boolean
-  readonly waiters: Array<Deferred.Deferred<void>>
-}
-
-export interface Lanes {
-  /**
-   * Joins the session's lane at once (no yield before it): `undefined` when the call may run now, else the turn it
-   * waits for.
-   */
-  readonly enter: (name: string) => Deferred.Deferred<void> | undefined
-  /** Hands the lane to the next in line, or drops a turn given up while waiting. */
-  readonly leave: (name: string, turn: Deferred.Deferred<void> | undefined) => void
-  /** Calls waiting or running on the session. */
-  readonly pending: (name: string) => number
-}
-
-/** `onIdle` is told when a session's last call ends. */
-export const make = (onIdle: () => void): Lanes => {
-  const lanes = new Map<string, Lane>()
-
-  const enter = (name: string): Deferred.Deferred<void> | undefined => {
-    let lane = lanes.get(name)
-    if (lane === undefined) {
-      lane = { pending: 0, running: false, waiters: [] }
-      lanes.set(name, lane)
-    }
-    lane.pending++
-    if (!lane.running) {
-      lane.running = true
-      return undefined
-    }
-    const turn = Deferred.makeUnsafe<void>()
-    lane.waiters.push(turn)
-    return turn
-  }
-
-  const leave = (name: string, turn: Deferred.Deferred<void> | undefined) => {
-    const lane = lanes.get(name)
-    if (lane === undefined) return
-    lane.pending--
-    // A turn is completed only when handed over: an uncompleted one was given up while waiting.
-    if (turn === undefined || Deferred.isDoneUnsafe(turn)) {
-      const next = lane.waiters.shift()
-      if (next) Deferred.doneUnsafe(next, Effect.void)
-      else lane.running = false
-    } else {
-      lane.waiters.splice(lane.waiters.indexOf(turn), 1)
-    }
-    if (lane.pending === 0) {
-      lanes.delete(name)
-      // A session with nothing left to do may give its browser to a call waiting for a slot.
-      onIdle()
-    }
-  }
-
-  const pending = (name: string) => lanes.get(name)?.pending ?? 0
-
-  return { enter, leave, pending }
-}
+/**
+ * Runs `self` in the session's lane: after the calls that came before it on that session, never beside one. The
+ * Semaphore serves waiters in the order they asked, a newcomer never takes a permit a waiter is owed, and a call
+ * given up while waiting leaves the line. `onIdle` runs when the session's last call ends.
+ */
+export const run = <A, E, R>(
+  registry: Ref.Ref<Registry>,
+  name: string,
+  self: Effect.Effect<A, E, R>,
+  onIdle: Effect.Effect<void>
+): Effect.Effect<A, E, R> =>
+  Effect.acquireUseRelease(
+    Ref.modify(registry, (r): [Semaphore.Semaphore, Registry] => {
+      const lane = Option.getOrElse(
+        HashMap.get(r.lanes, name),
+        (): Lane => ({ turns: Semaphore.makeUnsafe(1), pending: 0 })
+      )
+      return [lane.turns, { ...r, lanes: HashMap.set(r.lanes, name, { ...lane, pending: lane.pending + 1 }) }]
+    }),
+    (turns) => turns.withPermit(self),
+    () =>
+      Ref.modify(registry, (r): [boolean, Registry] => {
+        const lane = HashMap.get(r.lanes, name)
+        if (Option.isNone(lane)) return [false, r]
+        const left = lane.value.pending - 1
+        // A lane with nobody in it is dropped: the next call on the session makes a new one.
+        return left === 0
+          ? [true, { ...r, lanes: HashMap.remove(r.lanes, name) }]
+          : [false, { ...r, lanes: HashMap.set(r.lanes, name, { ...lane.value, pending: left }) }]
+      }).pipe(Effect.flatMap((emptied) => (emptied ? onIdle : Effect.void)))
+  )
