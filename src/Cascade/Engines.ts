@@ -83,8 +83,11 @@ export const make = Effect.fnUntraced(function* (options: EnginesOptions = {}) {
     }
   }
   // Credentials and models do not change while the service runs: each level is resolved once, when first asked for.
-  const resolved = new Map<string, Effect.Effect<EngineSpec, NotConfigured>>()
-  for (const level of levels) resolved.set(EngineId.label(idOf(level)), yield* Effect.cached(specFor(level)))
+  const resolved: ReadonlyMap<string, Effect.Effect<EngineSpec, NotConfigured>> = new Map(
+    yield* Effect.forEach(levels, (level) =>
+      Effect.cached(specFor(level)).pipe(Effect.map((spec) => [EngineId.label(idOf(level)), spec] as const))
+    )
+  )
   return {
     specFor: (level: Level) => resolved.get(EngineId.label(idOf(level))) ?? specFor(level)
   }

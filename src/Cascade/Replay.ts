@@ -10,7 +10,7 @@
  * that is now what the kept target was (a submit, pay, delete or send included); a replay that may have acted and
  * failed (a click) is answered as it is, never followed by the cascade acting again.
  */
-import { Clock, Context, Effect, Layer, Option, Result } from "effect"
+import { Clock, Context, Effect, Layer, Option, Ref, Result } from "effect"
 import { Egress } from "../Egress/Egress.ts"
 import * as AccessibilityTree from "../Engine/AccessibilityTree.ts"
 import type { Action, Engine } from "../Engine/Engine.ts"
@@ -125,50 +125,55 @@ export const make = Effect.fnUntraced(function* (options: ReplayOptions) {
     })
 
   /** Replays an entry on the model-free level: its targets found again, then acted on (an act) or listed. */
-  const replay = (entry: Entry, tool: Key["tool"], instruction: string) => {
-    let acting = false
-    let acted = ""
-    const work = onPlaywright((engine) =>
-      Effect.gen(function* () {
-        if (engine.elements === undefined) return miss("the model-free level lists no elements")
-        const elements = yield* engine.elements()
-        const found: Array<AccessibilityTree.Element> = []
-        for (const step of entry.resolution.steps) {
-          const matching = elements.filter(isTarget(step.target))
-          if (matching.length === 0) return miss(`no ${describeTarget(step.target)} on the page`)
-          if (matching.length > 1)
-            return miss(`${matching.length} elements on the page are ${describeTarget(step.target)}`)
-          found.push(matching[0]!)
-        }
-        const actions = entry.resolution.steps.map(
-          (step, i): Action => ({
-            selector: `aria-ref=${found[i]!.ref}`,
-            method: step.method,
-            arguments: Keys.fill(step.arguments, instruction),
-            description: AccessibilityTree.describeIn(found[i]!)
-          })
-        )
-        const target = actions.map((a) => a.description).join(", ")
-        if (tool === "observe") return { _tag: "hit", value: actions, target } satisfies Tried
-        acting = true
-        acted = target
-        const done = yield* Effect.result(policed("browser.act", "playwright", engine.act(actions[0]!)))
-        if (Result.isSuccess(done)) return { _tag: "hit", value: done.success, target } satisfies Tried
-        return judge(done.failure, entry.resolution.steps[0]!, target)
-      })
-    )
-    return work.pipe(
-      Effect.timeoutOption(timeoutMs),
-      Effect.map((outcome) =>
-        Option.getOrElse(outcome, (): Tried => miss(`the replay took longer than ${timeoutMs} ms`))
-      ),
-      Effect.catch((error: SwitchyardError) =>
-        Effect.succeed<Tried>(
-          acting ? judge(error, entry.resolution.steps[0]!, acted) : miss(`${error.type}: ${error.message}`)
+  const replay = (entry: Entry, tool: Key["tool"], instruction: string) =>
+    Effect.gen(function* () {
+      // The target once the act began: a failure after that may have acted, and is judged rather than missed.
+      const acting = yield* Ref.make<string | undefined>(undefined)
+      const work = onPlaywright((engine) =>
+        Effect.gen(function* () {
+          if (engine.elements === undefined) return miss("the model-free level lists no elements")
+          const elements = yield* engine.elements()
+          const found: Array<AccessibilityTree.Element> = []
+          for (const step of entry.resolution.steps) {
+            const matching = elements.filter(isTarget(step.target))
+            if (matching.length === 0) return miss(`no ${describeTarget(step.target)} on the page`)
+            if (matching.length > 1)
+              return miss(`${matching.length} elements on the page are ${describeTarget(step.target)}`)
+            found.push(matching[0]!)
+          }
+          const actions = entry.resolution.steps.map(
+            (step, i): Action => ({
+              selector: `aria-ref=${found[i]!.ref}`,
+              method: step.method,
+              arguments: Keys.fill(step.arguments, instruction),
+              description: AccessibilityTree.describeIn(found[i]!)
+            })
+          )
+          const target = actions.map((a) => a.description).join(", ")
+          if (tool === "observe") return { _tag: "hit", value: actions, target } satisfies Tried
+          yield* Ref.set(acting, target)
+          const done = yield* Effect.result(policed("browser.act", "playwright", engine.act(actions[0]!)))
+          if (Result.isSuccess(done)) return { _tag: "hit", value: done.success, target } satisfies Tried
+          return judge(done.failure, entry.resolution.steps[0]!, target)
+        })
+      )
+      return yield* work.pipe(
+        Effect.timeoutOption(timeoutMs),
+        Effect.map((outcome) =>
+          Option.getOrElse(outcome, (): Tried => miss(`the replay took longer than ${timeoutMs} ms`))
+        ),
+        Effect.catch((error: SwitchyardError) =>
+          Ref.get(acting).pipe(
+            Effect.map(
+              (acted): Tried =>
+                acted === undefined
+                  ? miss(`${error.type}: ${error.message}`)
+                  : judge(error, entry.resolution.steps[0]!, acted)
+            )
+          )
         )
       )
-    )
-  }
+    })
 
   /** A replayed act that failed: a miss the cascade repairs, unless it may have acted where acting twice costs. */
   const judge = (error: SwitchyardError, step: Step, target: string): Tried => {
