@@ -2,7 +2,8 @@
  * One raw CDP WebSocket, opened through Effect's socket module and closed with its scope: commands typed from
  * devtools-protocol and answered through Deferreds, events published to subscribers. Transport only, no page semantics.
  */
-import { Deferred, Effect, Exit, PubSub, type Scope } from "effect"
+import { WebSocket as NodeWebSocket } from "@effect/platform-node/NodeWS"
+import { Deferred, Effect, Exit, Layer, PubSub, type Scope } from "effect"
 import { Socket } from "effect/socket"
 import { CdpClosed } from "../Errors/Engine.ts"
 import type * as Protocol from "./Protocol.ts"
@@ -40,11 +41,24 @@ interface Frame {
   readonly error?: { readonly message: string }
 }
 
+/**
+ * WebSockets without per-message compression. Node's own WebSocket always asks for it and Chromium agrees, so every
+ * frame (a screenshot's megabyte of base64, every network event) was deflated by the browser and inflated here: most
+ * of the service's CPU on a call, for bytes that only cross the loopback. As Playwright's own transport does.
+ */
+const uncompressed = Layer.succeed(Socket.WebSocketConstructor)(
+  (url, options) =>
+    new NodeWebSocket(url, typeof options === "object" && !Array.isArray(options) ? options.protocols : options, {
+      perMessageDeflate: false,
+      maxPayload: 256 * 1024 * 1024
+    }) as unknown as globalThis.WebSocket
+)
+
 /** Opens a connection to `wsEndpoint` (a browser's or a Node inspector's), failing after `timeoutMs`. */
 export const connect = (wsEndpoint: string, timeoutMs = 5_000): Effect.Effect<Connection, CdpClosed, Scope.Scope> =>
   Effect.gen(function* () {
     const socket = yield* Socket.makeWebSocket(wsEndpoint, { openTimeout: timeoutMs }).pipe(
-      Effect.provide(Socket.layerWebSocketConstructorGlobal)
+      Effect.provide(uncompressed)
     )
     const reader = yield* socket.reader.pipe(
       Effect.mapError((cause) => {

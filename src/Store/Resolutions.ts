@@ -259,25 +259,30 @@ export const make: (options: ResolutionsOptions) => Effect.Effect<Resolutions["S
       )
 
     const hit = (key: Key, timing: { readonly replayMs: number }) =>
+      // One transaction: one commit (a disk sync on the embedded store) where each statement alone made its own.
       run("count a replay", (db) =>
-        Effect.gen(function* () {
-          const now = yield* Clock.currentTimeMillis
-          const rows = yield* db<{
-            cost_ms: number | string
-          }>`SELECT cost_ms FROM replay_entries WHERE id = ${idOf(key)}`
-          const costMs = Number(rows[0]?.cost_ms ?? 0)
-          yield* db`UPDATE replay_entries SET hits = hits + 1, used_ms = ${now}, expires_ms = ${now + ttlMs}
+        db.withTransaction(
+          Effect.gen(function* () {
+            const now = yield* Clock.currentTimeMillis
+            const rows = yield* db<{
+              cost_ms: number | string
+            }>`SELECT cost_ms FROM replay_entries WHERE id = ${idOf(key)}`
+            const costMs = Number(rows[0]?.cost_ms ?? 0)
+            yield* db`UPDATE replay_entries SET hits = hits + 1, used_ms = ${now}, expires_ms = ${now + ttlMs}
             WHERE id = ${idOf(key)}`
-          yield* count(db, key.site, { hits: 1, savedMs: Math.max(0, costMs - timing.replayMs) })
-        })
+            yield* count(db, key.site, { hits: 1, savedMs: Math.max(0, costMs - timing.replayMs) })
+          })
+        )
       )
 
     const miss = (key: Key, why: "failed" | "absent") =>
       run("count a replay miss", (db) =>
-        Effect.gen(function* () {
-          if (why === "failed") yield* db`UPDATE replay_entries SET misses = misses + 1 WHERE id = ${idOf(key)}`
-          yield* count(db, key.site, why === "failed" ? { misses: 1 } : { absent: 1 })
-        })
+        db.withTransaction(
+          Effect.gen(function* () {
+            if (why === "failed") yield* db`UPDATE replay_entries SET misses = misses + 1 WHERE id = ${idOf(key)}`
+            yield* count(db, key.site, why === "failed" ? { misses: 1 } : { absent: 1 })
+          })
+        )
       )
 
     const list = (site?: string) =>

@@ -1,4 +1,5 @@
 /** The raw CDP connection against a real Chromium: typed commands and errors, events, and a socket that closes. */
+import { createConnection, createServer, type Server } from "node:net"
 import { assert, describe, layer } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Option, PubSub, Scope } from "effect"
 import * as CdpConnection from "../../src/Cdp/Connection.ts"
@@ -99,6 +100,59 @@ layer(TestBrowser.layer(), { excludeTestServices: true })("Cdp connection", (it)
         yield* cdp.send("Target.setDiscoverTargets", { discover: true })
         const [first, second] = yield* Effect.all([a, b])
         assert.deepStrictEqual(first, second)
+      })
+    )
+  })
+
+  describe("transport", () => {
+    /** A TCP relay on 127.0.0.1 in front of the browser's DevTools port that keeps the browser's upgrade answer. */
+    const relay = (wsEndpoint: string) =>
+      Effect.acquireRelease(
+        Effect.promise(
+          () =>
+            new Promise<{ server: Server; endpoint: string; answers: Array<string> }>((resolve) => {
+              const target = new URL(wsEndpoint)
+              const answers: Array<string> = []
+              const server = createServer((client) => {
+                const browser = createConnection(Number(target.port), target.hostname)
+                let head = ""
+                browser.on("data", (chunk) => {
+                  if (!head.includes("\r\n\r\n")) {
+                    head += chunk.toString("latin1")
+                    if (head.includes("\r\n\r\n")) answers.push(head.split("\r\n\r\n")[0]!)
+                  }
+                })
+                client.pipe(browser).pipe(client)
+                client.on("error", () => browser.destroy())
+                browser.on("error", () => client.destroy())
+              })
+              server.listen(0, "127.0.0.1", () => {
+                const port = (server.address() as { port: number }).port
+                resolve({ server, endpoint: `ws://127.0.0.1:${port}${target.pathname}`, answers })
+              })
+            })
+        ),
+        ({ server }) =>
+          Effect.promise(
+            () =>
+              new Promise<void>((done) => {
+                server.close(() => done())
+              })
+          )
+      )
+
+    it.effect("the browser sends its frames uncompressed: no per-message deflate to undo on every answer", () =>
+      Effect.gen(function* () {
+        const session = yield* BrowserSession
+        const { endpoint, answers } = yield* relay(session.wsEndpoint)
+        const cdp = yield* CdpConnection.connect(endpoint)
+        const { sessionId } = yield* cdp.send("Target.attachToTarget", { targetId: session.targetId, flatten: true })
+        // A large answer (a screenshot's base64) still arrives whole.
+        const shot = yield* cdp.send("Page.captureScreenshot", { format: "png" }, sessionId)
+        assert.isAbove(Buffer.from(shot.data, "base64").length, 1_000)
+        assert.strictEqual(answers.length, 1)
+        assert.match(answers[0]!, /^HTTP\/1\.1 101/)
+        assert.notMatch(answers[0]!, /sec-websocket-extensions/i, "the browser agreed to compress its frames")
       })
     )
   })

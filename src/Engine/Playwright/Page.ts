@@ -9,6 +9,7 @@ import type { SideEffect } from "../../Errors/Fields.ts"
 import type { SwitchyardError } from "../../Errors.ts"
 import * as Elements from "./Elements.ts"
 import { type Attempt, attempt, connectError, engine } from "./Errors.ts"
+import * as Uncompressed from "./Uncompressed.ts"
 
 let sdk: Promise<typeof import("playwright-core")> | undefined
 /**
@@ -85,11 +86,13 @@ export interface ConnectOptions {
 export const connect = (options: ConnectOptions): Effect.Effect<SessionPage, SwitchyardError, Scope.Scope> =>
   Effect.gen(function* () {
     const { limits } = options
+    // Released after the browser below disconnects (finalizers run last-added first).
+    const wsEndpoint = yield* Uncompressed.endpoint(options.wsEndpoint)
     const browser = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: () =>
           preload().then(({ chromium }) =>
-            chromium.connectOverCDP(options.wsEndpoint, { timeout: options.connectTimeoutMs ?? 15_000 })
+            chromium.connectOverCDP(wsEndpoint, { timeout: options.connectTimeoutMs ?? 15_000 })
           ),
         catch: (cause) => connectError(options.wsEndpoint, cause)
       }),
