@@ -112,9 +112,12 @@ ensure_bundle() {
     return 0
   fi
   say "bundling the service's entry (once per change of its sources)"
-  node "$SWITCHYARD_ROOT/scripts/bundle.ts" 2>&1 >/dev/null | sed 's/^/switchyard: bundle: /' >&2  || true
-  if [ -f "$current" ] && [ -f "$bundles/$(cat "$current")/Main.js" ]; then
-    printf '%s\n' "$bundles/$(cat "$current")/Main.js"
+  local built
+  # A failed build (no bundler, a folder that cannot be written) leaves an older build behind: run from source then,
+  # never from a build of other sources.
+  if built="$(node "$SWITCHYARD_ROOT/scripts/bundle.ts" 2> >(sed 's/^/switchyard: bundle: /' >&2))" &&
+    [ -f "$built" ]; then
+    printf '%s\n' "$built"
   else
     say "could not bundle the entry: running from source (slower to start)"
   fi

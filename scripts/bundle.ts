@@ -5,10 +5,11 @@
  * the bundle loads a handful. The SDKs (playwright-core, Stagehand, magnitude-core, the MCP SDK) stay in node_modules.
  *
  * Usage: node scripts/bundle.ts. Writes dist/bundle/<build>/ and then dist/bundle/current (the build's name) last, so
- * a start never sees half a build; a service still running from an earlier build keeps its files (lazy chunks) until
- * that build is a week old. The bundler is rolldown, which comes with vitest (vite 8): no package of its own.
+ * a start never sees half a build, with the time the build began (a source saved while it ran is newer, and builds
+ * again). A build a process still runs from keeps its files (lazy chunks); others go once a week old. The bundler is
+ * rolldown, which comes with vitest (vite 8): no package of its own.
  */
-import { existsSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { build } from "rolldown"
 
@@ -16,6 +17,7 @@ const root = resolve(import.meta.dirname, "..")
 const bundles = join(root, "dist", "bundle")
 const name = `${Date.now().toString(36)}-${process.pid}`
 const out = join(bundles, name)
+const began = new Date()
 
 // effect's modules are what the bundle is for; every other package is loaded from node_modules as it is.
 const inlined = (id: string) => id === "effect" || id.startsWith("effect/") || id.startsWith("@effect/")
@@ -40,13 +42,30 @@ await build({
   }
 })
 writeFileSync(join(bundles, `current.${process.pid}`), name)
+utimesSync(join(bundles, `current.${process.pid}`), began, began)
 renameSync(join(bundles, `current.${process.pid}`), join(bundles, "current"))
 
-// Earlier builds a week old: no service started from one is expected to still load its chunks.
+/** The command lines of this machine's processes (Linux's /proc): a build named in one is still running. */
+const running = () => {
+  const lines: Array<string> = []
+  for (const pid of existsSync("/proc") ? readdirSync("/proc") : []) {
+    if (!/^\d+$/.test(pid)) continue
+    try {
+      lines.push(readFileSync(`/proc/${pid}/cmdline`, "utf8"))
+    } catch {
+      // The process ended while the list was read.
+    }
+  }
+  return lines
+}
+
+// Earlier builds a week old that no process runs from: their chunks are no longer anyone's to load.
 const weekAgo = Date.now() - 7 * 24 * 3600 * 1000
+const inUse = running()
 for (const entry of readdirSync(bundles)) {
   const path = join(bundles, entry)
   if (entry === name || entry === "current" || !existsSync(join(path, "Main.js"))) continue
-  if (statSync(path).mtimeMs < weekAgo) rmSync(path, { recursive: true, force: true })
+  if (statSync(path).mtimeMs < weekAgo && !inUse.some((line) => line.includes(path)))
+    rmSync(path, { recursive: true, force: true })
 }
 process.stdout.write(`${join(out, "Main.js")}\n`)

@@ -41,15 +41,23 @@ interface Frame {
   readonly error?: { readonly message: string }
 }
 
+/** A WebSocket endpoint on this machine, where compressing frames costs CPU and saves nothing. */
+export const isLoopback = (wsEndpoint: string) => {
+  if (!URL.canParse(wsEndpoint)) return false
+  const host = new URL(wsEndpoint).hostname
+  return host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host)
+}
+
 /**
- * WebSockets without per-message compression. Node's own WebSocket always asks for it and Chromium agrees, so every
- * frame (a screenshot's megabyte of base64, every network event) was deflated by the browser and inflated here: most
- * of the service's CPU on a call, for bytes that only cross the loopback. As Playwright's own transport does.
+ * WebSockets without per-message compression to a browser on this machine. Node's own WebSocket always asks for it
+ * and Chromium agrees, so every frame (a screenshot's megabyte of base64, every network event) was deflated by the
+ * browser and inflated here: most of the service's CPU on a call, for bytes that only cross the loopback. As
+ * Playwright's own transport does. A browser elsewhere keeps it: over a network, compression may pay for itself.
  */
 const uncompressed = Layer.succeed(Socket.WebSocketConstructor)(
   (url, options) =>
     new NodeWebSocket(url, typeof options === "object" && !Array.isArray(options) ? options.protocols : options, {
-      perMessageDeflate: false,
+      perMessageDeflate: !isLoopback(String(url)),
       maxPayload: 256 * 1024 * 1024
     }) as unknown as globalThis.WebSocket
 )

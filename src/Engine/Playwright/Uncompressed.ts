@@ -6,6 +6,7 @@
  */
 import { createConnection, createServer, type Socket } from "node:net"
 import { Effect, type Scope } from "effect"
+import { isLoopback } from "../../Cdp/Connection.ts"
 
 /** The end of an HTTP request's head. */
 const headEnd = Buffer.from("\r\n\r\n")
@@ -17,16 +18,13 @@ const withoutOffer = (head: string) =>
     .filter((line) => !/^sec-websocket-extensions\s*:/i.test(line))
     .join("\r\n")
 
-const loopback = new Set(["127.0.0.1", "localhost", "[::1]"])
-
 /**
  * An endpoint for `wsEndpoint` whose WebSocket carries uncompressed frames, open for the scope's lifetime. A browser
  * elsewhere (not `ws://` on this machine) is reached directly: over a network, compression may pay for itself.
  */
 export const endpoint = (wsEndpoint: string): Effect.Effect<string, never, Scope.Scope> => {
   const target = URL.canParse(wsEndpoint) ? new URL(wsEndpoint) : undefined
-  if (target === undefined || target.protocol !== "ws:" || !loopback.has(target.hostname))
-    return Effect.succeed(wsEndpoint)
+  if (target === undefined || target.protocol !== "ws:" || !isLoopback(wsEndpoint)) return Effect.succeed(wsEndpoint)
   const port = Number(target.port || 80)
   const host = target.hostname === "[::1]" ? "::1" : target.hostname
   const open = new Set<Socket>()
@@ -51,6 +49,8 @@ export const endpoint = (wsEndpoint: string): Effect.Effect<string, never, Scope
       const at = head.indexOf(headEnd)
       if (at < 0) return
       client.off("data", onHead)
+      // Only the WebSocket it stands for: the browser's other DevTools routes (`/json/*`) are not reached through it.
+      if (!head.subarray(0, at).toString("latin1").startsWith(`GET ${target.pathname}${target.search} `)) return end()
       browser.write(withoutOffer(head.subarray(0, at).toString("latin1")), "latin1")
       browser.write(head.subarray(at))
       client.pipe(browser)
@@ -60,7 +60,14 @@ export const endpoint = (wsEndpoint: string): Effect.Effect<string, never, Scope
   })
   return Effect.acquireRelease(
     Effect.callback<string>((resume) => {
+      // A relay that cannot listen leaves the endpoint as it was (compressed, still working); a failed accept later
+      // is that connection's, never the service's.
+      let listening = false
+      relay.on("error", () => {
+        if (!listening) resume(Effect.succeed(wsEndpoint))
+      })
       relay.listen(0, "127.0.0.1", () => {
+        listening = true
         const address = relay.address() as { readonly port: number }
         resume(Effect.succeed(`ws://127.0.0.1:${address.port}${target.pathname}${target.search}`))
       })

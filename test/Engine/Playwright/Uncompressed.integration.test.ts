@@ -42,6 +42,28 @@ layer(TestBrowser.layer(), { excludeTestServices: true })("Playwright's uncompre
     })
   )
 
+  it.effect(
+    "the relay carries only its WebSocket: the browser's other DevTools routes are not reached through it",
+    () =>
+      Effect.gen(function* () {
+        const session = yield* BrowserSession
+        const relayed = yield* Uncompressed.endpoint(session.wsEndpoint)
+        const { port } = new URL(relayed)
+        // The browser's own port answers /json/version; through the relay, the same request gets no answer.
+        const directly = yield* Effect.promise(() =>
+          fetch(`http://127.0.0.1:${new URL(session.wsEndpoint).port}/json/version`).then((r) => r.status)
+        )
+        assert.strictEqual(directly, 200)
+        const through = yield* Effect.promise(() =>
+          fetch(`http://127.0.0.1:${port}/json/version`).then(
+            (r) => `answered ${r.status}`,
+            () => "refused"
+          )
+        )
+        assert.strictEqual(through, "refused")
+      }).pipe(Effect.scoped)
+  )
+
   it.effect("a browser elsewhere is reached directly", () =>
     Effect.gen(function* () {
       assert.strictEqual(
