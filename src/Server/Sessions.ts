@@ -16,7 +16,8 @@
  * one permit (Sessions/Lanes.ts); a lane that empties while calls wait for a slot hibernates the least recently used
  * idle session, whose permit the first waiter takes; a fiber on a `Schedule` closes named sessions left unused; a
  * `Deferred` per session and one for the service stop the calls a close or a shutdown catches. Answers no session
- * gave are in Sessions/Answers.ts.
+ * gave are in Sessions/Answers.ts. Opening, hibernating and the slot queue decide together on that one registry,
+ * which keeps them (past 400 lines) in this one file.
  *
  * Why not `LayerMap.make((name) => SessionStack.layer(…), { idleTimeToLive })` or an `RcMap` under it: in Effect 4.1
  * RcMap keeps a failed build as the key's entry (only an interrupted build is dropped), so a session refused with
@@ -389,11 +390,19 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
     restore: Effect.fn("Sessions.restore")(function* (session: string | undefined, page: SavedPage) {
       const name = session ?? defaultSession
       yield* saved(name)
-      // Opening a session hibernated here brings back its own page.
-      const r = yield* current
-      const fresh = !HashMap.has(r.open, name) && !HashMap.has(r.opening, name) && HashMap.has(r.hibernated, name)
-      const live = yield* sessionFor(name)
-      if (!fresh) yield* live.sandbox.restore(page, "failover")
+      // In the session's lane, as a call: a session being restored is not idle, so no other call hibernates it then.
+      yield* Lanes.run(
+        registry,
+        name,
+        Effect.gen(function* () {
+          // Opening a session hibernated here brings back its own page.
+          const r = yield* current
+          const fresh = !HashMap.has(r.open, name) && !HashMap.has(r.opening, name) && HashMap.has(r.hibernated, name)
+          const live = yield* sessionFor(name)
+          if (!fresh) yield* live.sandbox.restore(page, "failover")
+        }),
+        onIdle
+      )
     }),
     isOpen: (session) => Registry.isOpen(Ref.getUnsafe(registry), session ?? defaultSession),
     page: (session) =>

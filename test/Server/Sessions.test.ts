@@ -153,6 +153,23 @@ describe("Sessions", () => {
     }).pipe(Effect.scoped)
   )
 
+  it.live("a session being restored after a failover is not hibernated for another session's call", () =>
+    Effect.gen(function* () {
+      const rec = recorder()
+      const sessions = yield* make(
+        options(rec, { maxBrowsers: 1, queue: 1, slotTimeoutMs: 5_000, session: stack(rec, 0, 300) })
+      )
+      const page = { url: "https://a.test/kept", cookies: [], localStorage: [], sessionStorage: [] }
+      const restoring = Effect.runFork(sessions.restore("a", page))
+      yield* Effect.sleep(50)
+      // b needs the only browser: it waits for a's restore to end, then a hibernates for it.
+      assert.isTrue((yield* sessions.call("b", "browser.act", { n: 0 })).ok)
+      assert.deepStrictEqual(rec.restored, ["a https://a.test/kept"], "a's page was put back whole before b ran")
+      assert.deepStrictEqual(rec.closed, ["a"], "a gave its browser only after that")
+      yield* Fiber.join(restoring)
+    }).pipe(Effect.scoped)
+  )
+
   it.live("busy only when every session is working; a call waiting for a slot takes the first to go idle", () =>
     Effect.gen(function* () {
       const rec = recorder()

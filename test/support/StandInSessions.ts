@@ -34,7 +34,7 @@ const unused = Effect.die("not used by Sessions")
 
 /** A stand-in stack: opening takes `openMs`; each call records its start and end and takes `args.ms`. */
 export const stack =
-  (rec: Recorder, openMs: number | ((name: string) => Effect.Effect<void>) = 0) =>
+  (rec: Recorder, openMs: number | ((name: string) => Effect.Effect<void>) = 0, restoreMs = 0) =>
   (name: string) =>
     Layer.effectContext(
       Effect.gen(function* () {
@@ -97,7 +97,10 @@ export const stack =
               sessionStorage: []
             })
           ),
-          restore: (page) => Effect.sync(() => void rec.restored.push(`${name} ${page.url}`)),
+          restore: (page) =>
+            Effect.sleep(restoreMs).pipe(
+              Effect.andThen(Effect.sync(() => void rec.restored.push(`${name} ${page.url}`)))
+            ),
           forceRelease: Effect.void,
           close: Effect.void
         })
