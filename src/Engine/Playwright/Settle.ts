@@ -146,9 +146,9 @@ export const around = async <A>(
       await page.waitForLoadState("load", { timeout: Math.max(1, deadline - Date.now()) }).catch(() => undefined)
     }
     // The new page or route renders once its data arrives; a request reported only while the DOM was quiet (a busy
-    // machine reports it late) is waited for too, within the same bound.
+    // machine reports it late) is waited for too, within the same bound — once: a page that polls asks again forever.
     const dataEnd = Math.min(deadline, Date.now() + 5_000)
-    for (;;) {
+    for (let pass = 0; pass < 2; pass++) {
       while (pending.size > 0 && Date.now() < dataEnd) await sleep(20)
       const seen = asked
       const left = Math.max(0, deadline - Date.now())
