@@ -1,6 +1,7 @@
 /**
- * The session's own folders on disk: where its downloads go (made on the browser's first start, kept across
- * relaunches) and the copies of uploaded files a browser running as another user can read. Owns both paths.
+ * The session's own folders on disk: where its downloads go (made when a browser starts; when it goes, a folder with
+ * files stays for the agent, whose answers name its files by path) and the copies of uploaded files a browser running
+ * as another user can read. Owns both paths.
  */
 import { chown, mkdir, mkdtemp, rm, rmdir } from "node:fs/promises"
 import { tmpdir } from "node:os"
@@ -23,7 +24,7 @@ export class Folders extends Context.Service<
   Folders,
   {
     /**
-     * The session's download folder, made on the first start and kept across relaunches. A browser running as another
+     * The download folder of the session's browser, made on its start and kept while it runs. A browser running as another
      * user gets the folder as its own, under /tmp when that user cannot get through to the configured root (a private
      * TMPDIR), as its profile does.
      */
