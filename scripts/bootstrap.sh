@@ -103,7 +103,7 @@ ensure_postgresql() {
 # prints its path. A start from it loads a handful of files where src/Main.ts loads ~550 modules. When it cannot be
 # built (no bundler installed), prints nothing and the service runs from source.
 ensure_bundle() {
-  local bundles="$SWITCHYARD_ROOT/dist/bundle"
+  local bundles="$SWITCHYARD_ROOT/.bundle"
   local current="$bundles/current"
   if [ -f "$current" ] && [ -f "$bundles/$(cat "$current")/Main.js" ] &&
     [ -z "$(find "$SWITCHYARD_ROOT/src" "$SWITCHYARD_ROOT/package-lock.json" "$SWITCHYARD_ROOT/scripts/bundle.ts" \

@@ -4,7 +4,7 @@
  * start loads about 550 ES modules before the first browser (effect's barrel alone about 250) and takes ~4× the CPU;
  * the bundle loads a handful. The SDKs (playwright-core, Stagehand, magnitude-core, the MCP SDK) stay in node_modules.
  *
- * Usage: node scripts/bundle.ts. Writes dist/bundle/<build>/ and then dist/bundle/current (the build's name) last, so
+ * Usage: node scripts/bundle.ts. Writes .bundle/<build>/ and then .bundle/current (the build's name) last, so
  * a start never sees half a build, with the time the build began (a source saved while it ran is newer, and builds
  * again). A build a process still runs from keeps its files (lazy chunks); others go once a week old. The bundler is
  * rolldown, which comes with vitest (vite 8): no package of its own.
@@ -14,7 +14,7 @@ import { join, resolve } from "node:path"
 import { build } from "rolldown"
 
 const root = resolve(import.meta.dirname, "..")
-const bundles = join(root, "dist", "bundle")
+const bundles = join(root, ".bundle")
 const name = `${Date.now().toString(36)}-${process.pid}`
 const out = join(bundles, name)
 const began = new Date()

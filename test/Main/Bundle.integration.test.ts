@@ -29,7 +29,7 @@ describe("the bundled entry", () => {
         const entry = execFileSync("bash", ["-c", 'source "$1/scripts/bootstrap.sh" && ensure_bundle', "bash", root], {
           encoding: "utf8"
         }).trim()
-        assert.match(entry, /\/dist\/bundle\/[^/]+\/Main\.js$/)
+        assert.match(entry, /\/\.bundle\/[^/]+\/Main\.js$/)
         const site = yield* RecordingSite.start({
           "/": form,
           "/joined": "<!doctype html><title>Joined</title><p>Welcome</p>"
@@ -60,7 +60,7 @@ describe("the bundled entry", () => {
 
         const loaded = readFileSync(log, "utf8").split("\n").filter(Boolean)
         const own = loaded.filter((url) => url.startsWith(`file://${root}/`) && !url.includes("/node_modules/"))
-        const bundled = own.filter((url) => url.includes("/dist/bundle/"))
+        const bundled = own.filter((url) => url.includes("/.bundle/"))
         assert.deepStrictEqual(
           own.filter((url) => !bundled.includes(url) && !url.includes("/test/fixtures/")),
           [],
