@@ -64,20 +64,26 @@ export class Calls extends Context.Service<
     ) => Effect.Effect<A, E | SwitchyardError>
     /** Runs the switch protocol to `spec` even when it is already connected (a fresh client). */
     readonly switchTo: (spec: EngineSpec, reason: string) => Effect.Effect<SessionState.SwitchRecord, SwitchyardError>
-    /** Runs `work` on the active page without an engine, holding the lease; refused while a dialog waits. */
+    /**
+     * Runs `work` on the active page without an engine, holding the lease (the browser started when there is none);
+     * refused while a person has the browser or a dialog waits on the page.
+     */
     readonly onPage: <A>(work: (page: OnPage) => Effect.Effect<A, SwitchyardError>) => Effect.Effect<A, SwitchyardError>
     /** The tabs now. */
     readonly tabs: Effect.Effect<ReadonlyArray<PageEvent.Tab>, SwitchyardError>
-    /** Makes a tab the page the session works on. */
+    /** Makes a tab the page the session works on; every engine level then drives it. */
     readonly switchTab: (ref: TabRef) => Effect.Effect<ReadonlyArray<PageEvent.Tab>, SwitchyardError>
-    /** Closes a tab (the active one when absent). */
+    /** Closes a tab (the active one when absent); closing the active tab falls back to the previous one. */
     readonly closeTab: (ref?: TabRef) => Effect.Effect<ReadonlyArray<PageEvent.Tab>, SwitchyardError>
     /** Answers the dialog open on the active tab. */
     readonly answerDialog: (answer: {
       readonly accept: boolean
       readonly promptText?: string
     }) => Effect.Effect<Dialogs.OpenDialog, SwitchyardError>
-    /** Opens a saved page in the session's browser (started if need be), the next answer saying why. */
+    /**
+     * Opens a saved page in the session's browser (started if need be): its cookies and storage in place before its
+     * first request. The next answer reports it (`pageEvents`: `restored`, with `reason`).
+     */
     readonly restore: (
       page: SavedPage.SavedPage,
       reason: SavedPage.RestoreReason

@@ -23,12 +23,17 @@ const shown = <A extends { readonly tab: string }>(active: string, tabs: Readonl
 export class PageRecords extends Context.Service<
   PageRecords,
   {
+    /** The console messages and uncaught errors of the active tab's page since it loaded, or with `since` of every tab
+     * since then (a bounded ring since the browser started), redacted. */
     readonly console: (
       query: Console.Query
     ) => Effect.Effect<Omit<Console.Answer, "messages"> & { readonly messages: ReadonlyArray<Shown<Console.Message>> }>
+    /** The requests of the active tab's page since it started loading, or with `since` of every tab since then (a
+     * bounded ring since the browser started), redacted. */
     readonly network: (
       query: Network.Query
     ) => Effect.Effect<Omit<Network.Answer, "requests"> & { readonly requests: ReadonlyArray<Shown<Network.Request>> }>
+    /** One request with its headers and bodies (capped, redacted), while the ring holds it. */
     readonly request: (seq: number) => Effect.Effect<Shown<Network.Details> | undefined>
   }
 >()("switchyard/Sandbox/PageRecords") {

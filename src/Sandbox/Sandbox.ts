@@ -6,14 +6,13 @@
  * Folders and PageRecords; Calls puts them in order around each call. The Sandbox itself keeps no state.
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
-import type { Engine, PageState } from "../Engine/Engine.ts"
-import type { EngineSpec } from "../Engine/EngineSpec.ts"
+import type { PageState } from "../Engine/Engine.ts"
 import * as Page from "../Engine/PageState.ts"
 import { BrowserUnavailable } from "../Errors/Browser.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import * as HumanCheck from "../Takeover/HumanCheck.ts"
 import { BrowserLife, type DownloadSettings } from "./BrowserLife.ts"
-import { Calls, type OnPage } from "./Calls.ts"
+import { Calls } from "./Calls.ts"
 import { Captures } from "./Captures.ts"
 import { EngineSwitch } from "./EngineSwitch.ts"
 import { Folders } from "./Folders.ts"
@@ -22,16 +21,14 @@ import { Lease } from "./Lease.ts"
 import type * as Limits from "./Limits.ts"
 import type * as PageEvent from "./PageEvent.ts"
 import { PageEvents } from "./PageEvents.ts"
-import type * as Console from "./PageLink/Console.ts"
 import * as Dialogs from "./PageLink/Dialogs.ts"
 import type { Download } from "./PageLink/Downloads.ts"
-import type * as Network from "./PageLink/Network.ts"
 import type { MainFrame } from "./PageLink.ts"
-import { PageRecords, type Shown } from "./PageRecords.ts"
+import { PageRecords } from "./PageRecords.ts"
 import type * as SavedPage from "./SavedPage.ts"
 import * as SessionState from "./SessionState.ts"
 import * as Snapshot from "./Snapshot.ts"
-import { type TabRef, Tabs } from "./Tabs.ts"
+import { Tabs } from "./Tabs.ts"
 import { Tracking } from "./Tracking.ts"
 
 export { dialogError, type OnPage } from "./Calls.ts"
@@ -71,16 +68,16 @@ export interface SandboxOptions {
   readonly downloadWaitMs?: number
 }
 
+/** What the Sandbox passes through from its parts as they declare it: the calls in order, the page's records. */
+type FromParts = Pick<
+  Calls["Service"],
+  "use" | "switchTo" | "tabs" | "switchTab" | "closeTab" | "answerDialog" | "onPage" | "restore"
+> &
+  PageRecords["Service"]
+
 export class Sandbox extends Context.Service<
   Sandbox,
-  {
-    /** Runs `f` on the engine `spec` names, inside the lease: starts the browser, connects or switches as needed. */
-    readonly use: <A, E>(
-      spec: EngineSpec,
-      f: (engine: Engine["Service"]) => Effect.Effect<A, E>
-    ) => Effect.Effect<A, E | SwitchyardError>
-    /** Runs the switch protocol to `spec` even when it is already connected (a fresh client). */
-    readonly switchTo: (spec: EngineSpec, reason: string) => Effect.Effect<SessionState.SwitchRecord, SwitchyardError>
+  FromParts & {
     /** The page's state as the browser sees it, without any engine. */
     readonly pageState: Effect.Effect<PageState, SwitchyardError>
     /** The session page's URL and title as read when the last call ended: cheap, for every answer's state. */
@@ -110,17 +107,6 @@ export class Sandbox extends Context.Service<
     readonly page: Effect.Effect<PageView>
     /** What happened on the pages since the last answer (tabs opened, dialogs, files chosen, downloads); drained. */
     readonly events: Effect.Effect<ReadonlyArray<PageEvent.PageEvent>>
-    /** The tabs now. */
-    readonly tabs: Effect.Effect<ReadonlyArray<PageEvent.Tab>, SwitchyardError>
-    /** Makes a tab the page the session works on; every engine level then drives it. */
-    readonly switchTab: (ref: TabRef) => Effect.Effect<ReadonlyArray<PageEvent.Tab>, SwitchyardError>
-    /** Closes a tab (the active one when absent); closing the active tab falls back to the previous one. */
-    readonly closeTab: (ref?: TabRef) => Effect.Effect<ReadonlyArray<PageEvent.Tab>, SwitchyardError>
-    /** Answers the dialog open on the active tab. */
-    readonly answerDialog: (answer: {
-      readonly accept: boolean
-      readonly promptText?: string
-    }) => Effect.Effect<Dialogs.OpenDialog, SwitchyardError>
     /** The dialog open on the active tab, if any: engine calls are refused while it is. */
     readonly openDialog: Effect.Effect<Option.Option<Dialogs.OpenDialog>>
     /** Runs `self` with any file chooser the active page opens answered with `files` (absolute paths). */
@@ -128,33 +114,8 @@ export class Sandbox extends Context.Service<
       files: ReadonlyArray<string>,
       self: Effect.Effect<A, E>
     ) => Effect.Effect<readonly [A, number], E | SwitchyardError>
-    /**
-     * Runs `work` on the active page without an engine, holding the lease (the browser started when there is none);
-     * refused while a person has the browser or a dialog waits on the page.
-     */
-    readonly onPage: <A>(work: (page: OnPage) => Effect.Effect<A, SwitchyardError>) => Effect.Effect<A, SwitchyardError>
-    /** The console messages and uncaught errors of the active tab's page since it loaded, or with `since` of every tab
-     * since then (a bounded ring since the browser started), redacted. */
-    readonly console: (
-      query: Console.Query
-    ) => Effect.Effect<Omit<Console.Answer, "messages"> & { readonly messages: ReadonlyArray<Shown<Console.Message>> }>
-    /** The requests of the active tab's page since it started loading, or with `since` of every tab since then (a
-     * bounded ring since the browser started), redacted. */
-    readonly network: (
-      query: Network.Query
-    ) => Effect.Effect<Omit<Network.Answer, "requests"> & { readonly requests: ReadonlyArray<Shown<Network.Request>> }>
-    /** One request with its headers and bodies (capped, redacted), while the ring holds it. */
-    readonly request: (seq: number) => Effect.Effect<Shown<Network.Details> | undefined>
     /** The page's URL, cookies and storage: read now when the browser answers, else as the last call left them. */
     readonly saved: Effect.Effect<Option.Option<SavedPage.SavedPage>>
-    /**
-     * Opens a saved page in the session's browser (started if need be): its cookies and storage in place before its
-     * first request. The next answer reports it (`pageEvents`: `restored`, with `reason`).
-     */
-    readonly restore: (
-      page: SavedPage.SavedPage,
-      reason: SavedPage.RestoreReason
-    ) => Effect.Effect<void, SwitchyardError>
     /** Interrupts the call holding the lease and disconnects its engine; the browser stays. */
     readonly forceRelease: Effect.Effect<void>
     /** Disconnects the engine and stops the browser; the next call starts a new one. Idempotent. */
@@ -225,22 +186,24 @@ export const make = Effect.fnUntraced(function* () {
   return Sandbox.of({
     use: calls.use,
     switchTo: calls.switchTo,
-    page: life.onBrowser(
-      (live) =>
-        Effect.gen(function* () {
-          return {
-            tabs: yield* tabs.listed,
-            dialog: Option.getOrNull(yield* live.link.dialog(live.targetId)),
-            downloads: yield* live.link.downloads
-          }
-        }),
-      Effect.succeed<PageView>({ tabs: [], dialog: null, downloads: [] })
-    ),
+    page: life
+      .onBrowser(
+        (live) =>
+          Effect.gen(function* () {
+            return {
+              tabs: yield* tabs.listed,
+              dialog: Option.getOrNull(yield* live.link.dialog(live.targetId)),
+              downloads: yield* live.link.downloads
+            }
+          }),
+        Effect.succeed<PageView>({ tabs: [], dialog: null, downloads: [] })
+      )
+      .pipe(Effect.withSpan("Sandbox.page")),
     events: Effect.gen(function* () {
       // Dialogs answered by policy and downloads that finished between calls are reported too.
       yield* life.onBrowser((live) => live.link.notices.pipe(Effect.flatMap(pageEvents.note)), Effect.void)
       return yield* pageEvents.drain
-    }),
+    }).pipe(Effect.withSpan("Sandbox.events")),
     tabs: calls.tabs,
     switchTab: calls.switchTab,
     closeTab: calls.closeTab,
@@ -301,13 +264,13 @@ export const make = Effect.fnUntraced(function* () {
         },
         yield* Clock.currentTimeMillis
       )
-    }),
+    }).pipe(Effect.withSpan("Sandbox.status")),
     history: engines.history,
     onPage: calls.onPage,
     console: records.console,
     network: records.network,
     request: records.request,
-    saved: life.current.pipe(Effect.flatMap(tracking.savedNow)),
+    saved: life.current.pipe(Effect.flatMap(tracking.savedNow), Effect.withSpan("Sandbox.saved")),
     restore: calls.restore,
     forceRelease,
     close

@@ -412,10 +412,14 @@ export const make = Effect.fnUntraced(function* (options: SessionsOptions) {
             onNone: () => Effect.succeedNone,
             onSome: (live) => Effect.map(live.sandbox.page, Option.some)
           })
-        )
+        ),
+        Effect.withSpan("Sessions.page")
       ),
-    list: current.pipe(Effect.flatMap((r) => Effect.forEach(HashMap.keys(r.open), (name) => status(name)))),
+    list: current.pipe(
+      Effect.flatMap((r) => Effect.forEach(HashMap.keys(r.open), (name) => status(name))),
+      Effect.withSpan("Sessions.list")
+    ),
     browsers: Effect.map(current, Registry.browsers),
-    shutdown: Deferred.succeed(stopping, undefined).pipe(Effect.asVoid)
+    shutdown: Deferred.succeed(stopping, undefined).pipe(Effect.asVoid, Effect.withSpan("Sessions.shutdown"))
   })
 })
