@@ -27,6 +27,7 @@ const page = (background: string) => `<!doctype html><html><head><title>Colours<
     color: #000; border: 0; outline: none; padding: 0 }
 </style></head><body>
 <button onclick="document.body.style.background = '#00aa00'">Make green</button>
+<a href="/blue" target="_blank" style="position: absolute; left: 300px; top: 20px; color: #fff">Open blue</a>
 <label for="box">Secret</label>
 <input id="box" type="text">
 </body></html>`
@@ -103,30 +104,35 @@ const marked = async (png: Uint8Array) => {
   return stats.channels.slice(0, 3).some((c) => c.stdev > 0)
 }
 
+/** A service over stdio with the replay level on, its logs and store in the test's own directories. */
+const service = Effect.gen(function* () {
+  const logs = mkdtempSync(join(tmpdir(), "switchyard-shots-"))
+  const client = yield* stdioClient({
+    SWITCHYARD_LOG_DIR: logs,
+    SWITCHYARD_REPLAY: "on",
+    SWITCHYARD_STORE: join(mkdtempSync(join(tmpdir(), "switchyard-shots-store-")), "store.db"),
+    DATABASE_URL: "",
+    SWITCHYARD_DATABASE_URL: ""
+  })
+  const call = (name: string, args: Record<string, unknown>) =>
+    Effect.promise(async () => {
+      const result = (await client.callTool({ name, arguments: args })) as {
+        isError?: boolean
+        content: ReadonlyArray<{ type: string; data?: string; text?: string }>
+      }
+      assert.notStrictEqual(result.isError, true, JSON.stringify(result.content).slice(0, 400))
+      return result
+    })
+  return { logs, call, close: Effect.promise(() => client.close()) }
+})
+
 describe("attempt screenshots", () => {
   it.live(
     "each shows its attempt's page, an equal one is pointed at, typed text never shows",
     () =>
       Effect.gen(function* () {
         const url = yield* site
-        const logs = mkdtempSync(join(tmpdir(), "switchyard-shots-"))
-        // The replay level on, its store in the test's own directory.
-        const client = yield* stdioClient({
-          SWITCHYARD_LOG_DIR: logs,
-          SWITCHYARD_REPLAY: "on",
-          SWITCHYARD_STORE: join(mkdtempSync(join(tmpdir(), "switchyard-shots-store-")), "store.db"),
-          DATABASE_URL: "",
-          SWITCHYARD_DATABASE_URL: ""
-        })
-        const call = (name: string, args: Record<string, unknown>) =>
-          Effect.promise(async () => {
-            const result = (await client.callTool({ name, arguments: args })) as {
-              isError?: boolean
-              content: ReadonlyArray<{ type: string; data?: string; text?: string }>
-            }
-            assert.notStrictEqual(result.isError, true, JSON.stringify(result.content).slice(0, 400))
-            return result
-          })
+        const { logs, call, close } = yield* service
         const red = `${url}/red`
         // Learnt once (the cascade resolves the sentences), then replayed: a replayed act stores no picture itself.
         yield* call("browser_navigate", { url: red })
@@ -139,7 +145,7 @@ describe("attempt screenshots", () => {
         const shot = yield* call("browser_screenshot", {})
         yield* call("browser_navigate", { url: `${url}/blue` })
         yield* call("browser_extract", { instruction: "the page" })
-        yield* Effect.promise(() => client.close())
+        yield* close
 
         const image = Buffer.from(shot.content.find((c) => c.type === "image")!.data!, "base64")
         assert.strictEqual(yield* Effect.promise(() => background(image)), "green")
@@ -181,6 +187,34 @@ describe("attempt screenshots", () => {
         for (const file of stored) {
           assert.isFalse(yield* Effect.promise(() => marked(readFileSync(file))), `${file} shows the typed text`)
         }
+      }),
+    120_000
+  )
+
+  it.live(
+    "a read's picture is of its tab, also when the next call switches to another tab",
+    () =>
+      Effect.gen(function* () {
+        const url = yield* site
+        const { logs, call, close } = yield* service
+        const red = `${url}/red`
+        yield* call("browser_navigate", { url: red })
+        yield* call("browser_act", { instruction: 'click "Open blue"' })
+        yield* call("browser_tabs", { action: "switch", tab: 0 })
+        yield* call("browser_act", { instruction: 'click "Make green"' })
+        yield* call("browser_navigate", { url: red })
+        // Replayed: no picture of its own, the read after it has its picture held.
+        yield* call("browser_act", { instruction: 'click "Make green"' })
+        yield* call("browser_extract", { instruction: "the page" })
+        yield* call("browser_tabs", { action: "switch", tab: 1 })
+        yield* call("browser_extract", { instruction: "the page" })
+        yield* close
+
+        const calls = traces(logs)
+        const [, , , , , click, extract] = calls
+        assert.isTrue(click!.lines.some((l) => l.event === "replay" && l.outcome === "hit"))
+        assert.strictEqual(extract!.pngs.length, 1)
+        assert.strictEqual(yield* Effect.promise(() => background(readFileSync(extract!.pngs[0]!))), "green")
       }),
     120_000
   )
