@@ -40,8 +40,8 @@ export class Captures extends Context.Service<
     readonly unmasked: Effect.Effect<void>
     /** Takes the frame held, if any. */
     readonly release: Effect.Effect<void>
-    /** Something may change the page (a navigate or an act begins, the page moved): the frame held is taken first;
-     * earlier frames no longer show it. */
+    /** Something may change the page (a navigate or an act begins, the page moved): a frame held is taken first, and
+     * waited for; earlier frames no longer show it. */
     readonly changed: Effect.Effect<void>
   }
 >()("switchyard/Sandbox/Captures") {
@@ -101,11 +101,10 @@ const serve = (keeps: ReadonlyArray<Keep>, image: Uint8Array) =>
  * of them, so one frame serves them all and a burst of calls costs at most two captures.
  */
 export const make = (
-  shot: Effect.Effect<Option.Option<Uint8Array>>,
-  options: { readonly holdMs?: number } = {}
+  shot: Effect.Effect<Option.Option<Uint8Array>>
 ): Effect.Effect<Captures["Service"], never, Scope.Scope> =>
   Effect.gen(function* () {
-    const hold = Duration.millis(options.holdMs ?? holdMs)
+    const hold = Duration.millis(holdMs)
     // The captures' own scope, closed after the finalizer below has let the last of them finish (finalizers run
     // last-added first): a session that closes keeps the screenshot of its last attempt.
     const scope = yield* Scope.fork(yield* Effect.scope)
@@ -221,10 +220,13 @@ export const make = (
     )
     const settled = Effect.andThen(release, unmasked)
     yield* Effect.addFinalizer(() => settled)
-    // The frame held is asked for in the same step that moves the generation on: it is of the page before.
+    // A frame held is asked for in the same step that moves the generation on, and the change waits for it: it shows
+    // the page before. (A capture merely running is an earlier attempt's: typing may go on beside it, under the mask.)
     const changed = Ref.modify(state, (s): [Effect.Effect<void>, Shots] => {
+      if (s.held === undefined) return [Effect.void, { ...s, generation: s.generation + 1 }]
       const [run, next] = releasing(s)
-      return [run, { ...next, generation: next.generation + 1 }]
+      const taken = next.running === undefined ? Effect.void : Deferred.await(next.running)
+      return [Effect.andThen(run, taken), { ...next, generation: next.generation + 1 }]
     }).pipe(Effect.flatten)
     const begin = Ref.update(state, (s) => ({ ...s, begun: s.generation }))
     return Captures.of({

@@ -151,13 +151,17 @@ describe("Captures", () => {
       const captures = yield* Captures.make(gated(gates))
       const read = (name: string) => Effect.andThen(captures.begin, captures.start(save(name)))
 
-      // An act begins: the frame held for the read before it is asked for first, of the page before the act.
+      // An act begins (even one that only types): the frame held for the read before it is taken first, and the act
+      // waits for it, so it shows the page before the act.
       yield* captures.changed
       yield* read("observe")
-      yield* captures.changed
+      const acting = yield* Effect.forkChild(captures.changed)
       while (gates.length < 1) yield* Effect.yieldNow
-      yield* captures.start(save("act"))
+      yield* Effect.yieldNow
+      assert.isUndefined(acting.pollUnsafe(), "the act waits for the held frame")
       yield* Deferred.succeed(gates[0]!, undefined)
+      yield* Fiber.join(acting)
+      yield* captures.start(save("act"))
       while (gates.length < 2) yield* Effect.yieldNow
       yield* Deferred.succeed(gates[1]!, undefined)
       yield* captures.settled
