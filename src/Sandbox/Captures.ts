@@ -65,7 +65,7 @@ export class Captures extends Context.Service<
 }
 
 /** How long a read's frame is held at most: past it the frame is taken in the pause before the agent's next call. */
-export const holdMs = 250
+export const holdMs = 100
 
 /** One frame: the page's generation when it was asked for, and the attempts it serves. */
 interface Frame {
