@@ -36,10 +36,9 @@ export class Captures extends Context.Service<
     readonly begin: Effect.Effect<void>
     /** Takes the frame held, then waits until no capture is running (each is bounded by its own limit). */
     readonly settled: Effect.Effect<void>
-    /** Waits until no capture is running, leaving a held frame held: what reads pixels reads them first. */
-    readonly unmasked: Effect.Effect<void>
-    /** Takes the frame held, if any. */
-    readonly release: Effect.Effect<void>
+    /** Runs a read of the page's pixels with no mask on the page: after the capture running, with none starting
+     * until it ends; a frame held is taken after it. */
+    readonly pixels: <A, E>(read: Effect.Effect<A, E>) => Effect.Effect<A, E>
     /** Something may change the page (a navigate or an act begins, the page moved): a frame held is taken first, and
      * waited for; earlier frames no longer show it. */
     readonly changed: Effect.Effect<void>
@@ -89,6 +88,8 @@ interface Shots {
   readonly held: Frame | undefined
   /** Attempts that ended after the current frame was asked for: the next capture serves them. */
   readonly waiting: ReadonlyArray<Keep>
+  /** Pixel reads under way: no capture starts (no mask goes on the page) until they end. */
+  readonly reading: number
   readonly last: { readonly generation: number; readonly image: Uint8Array; readonly first: Keep } | undefined
 }
 
@@ -117,6 +118,7 @@ export const make = (
       current: undefined,
       held: undefined,
       waiting: [],
+      reading: 0,
       last: undefined
     })
 
@@ -168,6 +170,13 @@ export const make = (
     /** Asks for a frame of the page now for `keeps` (the step on the Ref), and what then runs the capture. */
     const ask = (s: Shots, keeps: ReadonlyArray<Keep>): [Effect.Effect<void>, Shots] => {
       if (s.running !== undefined) return [Effect.void, { ...s, waiting: [...s.waiting, ...keeps] }]
+      // A pixel read is under way: the frame is held until it ends.
+      if (s.reading > 0) {
+        return [
+          Effect.void,
+          { ...s, held: { generation: s.generation, keeps: [...(s.held?.keeps ?? []), ...keeps], taken: false } }
+        ]
+      }
       const done = Deferred.makeUnsafe<void>()
       // Also when the run was cut short: the state is reset only if the run still owns it.
       const finish = Ref.update(state, (now) =>
@@ -213,12 +222,24 @@ export const make = (
         return ask(s, [keep])
       }).pipe(Effect.flatten)
 
+    /** Waits until no capture is running. */
     const unmasked: Effect.Effect<void> = Ref.get(state).pipe(
       Effect.flatMap((s) =>
         s.running === undefined ? Effect.void : Deferred.await(s.running).pipe(Effect.withSpan("Captures.settled"))
       )
     )
     const settled = Effect.andThen(release, unmasked)
+    /** Counts a pixel read in once no capture runs (in one step, so none starts in between). */
+    const enter: Effect.Effect<void> = Ref.modify(state, (s): [boolean, Shots] =>
+      s.running === undefined ? [true, { ...s, reading: s.reading + 1 }] : [false, s]
+    ).pipe(Effect.flatMap((entered) => (entered ? Effect.void : Effect.andThen(unmasked, enter))))
+    const leave = Ref.modify(state, (s) => releasing({ ...s, reading: s.reading - 1 })).pipe(Effect.flatten)
+    const pixels = <A, E>(read: Effect.Effect<A, E>) =>
+      Effect.acquireUseRelease(
+        enter,
+        () => read,
+        () => leave
+      )
     yield* Effect.addFinalizer(() => settled)
     // A frame held is asked for in the same step that moves the generation on, and the change waits for it: it shows
     // the page before. (A capture merely running is an earlier attempt's: typing may go on beside it, under the mask.)
@@ -233,8 +254,7 @@ export const make = (
       start: Effect.fn("Captures.start")(start),
       begin,
       settled,
-      unmasked,
-      release,
+      pixels,
       changed
     })
   })
@@ -280,8 +300,7 @@ export const guard = (
         staysOnPage(input) ? captures.changed : Effect.andThen(captures.settled, captures.changed),
         engine.act(input)
       ),
-    screenshot: (options) =>
-      Effect.andThen(captures.unmasked, engine.screenshot(options).pipe(Effect.ensuring(captures.release))),
+    screenshot: (options) => captures.pixels(engine.screenshot(options)),
     // The agent's script may do anything a click may.
     ...(engine.evaluate === undefined
       ? {}

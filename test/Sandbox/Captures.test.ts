@@ -127,11 +127,17 @@ describe("Captures", () => {
       yield* captures.start(save("extract"))
       yield* Effect.yieldNow
       assert.strictEqual(gates.length, 0, "the read's frame is held, no mask goes on the page")
-      // The agent's screenshot: nothing to wait for, it reads the pixels first.
+      // The agent's screenshot: nothing to wait for, it reads the pixels first; no mask goes on the page while it
+      // does, not even when the read's frame has been held its longest.
       yield* captures.begin
-      yield* captures.unmasked
-      assert.strictEqual(gates.length, 0)
-      yield* captures.release
+      const reading = yield* Deferred.make<void>()
+      const screenshot = yield* Effect.forkChild(captures.pixels(Deferred.await(reading)))
+      yield* Effect.yieldNow
+      yield* TestClock.adjust(Captures.holdMs)
+      yield* Effect.yieldNow
+      assert.strictEqual(gates.length, 0, "no capture while the pixels are read")
+      yield* Deferred.succeed(reading, undefined)
+      yield* Fiber.join(screenshot)
       while (gates.length < 1) yield* Effect.yieldNow
       yield* captures.start(save("screenshot"))
       yield* Deferred.succeed(gates[0]!, undefined)
