@@ -176,7 +176,10 @@ describe("switchyard serve", () => {
       )
       assert.strictEqual(summary.finalDecision.outcome, "failure")
       const artifacts = readdirSync(join(dir, "artifacts"))
-      assert.strictEqual(artifacts.filter((a) => a.endsWith(".png")).length, summary.totals.attempts)
+      // Every attempt has its picture: stored, or pointed at where an equal one is.
+      const shared = lines.filter((l) => l.event === "screenshot_shared")
+      assert.strictEqual(artifacts.filter((a) => a.endsWith(".png")).length + shared.length, summary.totals.attempts)
+      for (const l of shared) assert.isTrue(existsSync(join(dir, "..", l.sameAsTrace, l.file)), l.file)
       const snapshots = artifacts.filter((a) => a.endsWith(".snapshot.json"))
       assert.isAtLeast(snapshots.length, 1)
       const snapshot = JSON.parse(readFileSync(join(dir, "artifacts", snapshots[0]!), "utf8"))

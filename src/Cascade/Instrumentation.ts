@@ -122,8 +122,23 @@ export const capture =
       const sink = yield* Artifacts.Artifacts
       const call = yield* Events.CurrentCall
       if (call === undefined) return
-      // Taken now, saved in the background: the answer does not wait for the frame.
-      if (sink.screenshots) yield* artifacts.screenshotLater((png) => sink.write(call.traceId, `${at.id}.png`, png))
+      // Taken or held, saved in the background: the answer does not wait for the frame. The event of an attempt whose
+      // picture is an earlier one's is stamped with this call's ids.
+      if (sink.screenshots) {
+        const name = `${at.id}.png`
+        yield* artifacts.screenshotLater({
+          save: (png) => sink.write(call.traceId, name, png),
+          same: (first) =>
+            Events.emit({
+              event: "screenshot_shared",
+              attemptId: at.id,
+              sameAs: first.where.attemptId,
+              sameAsTrace: first.where.traceId,
+              file: first.where.file
+            }).pipe(Effect.provideService(Events.CurrentCall, call)),
+          where: { attemptId: at.id, traceId: call.traceId, file: Artifacts.fileOf(name) }
+        })
+      }
       if (error !== undefined && sink.snapshots) {
         const lookedFor = "target" in error ? error.target : undefined
         const snapshot = yield* artifacts.snapshot(lookedFor)

@@ -12,6 +12,9 @@ export interface ArtifactSink {
   readonly write: (traceId: string, name: string, data: Uint8Array | object) => Effect.Effect<void>
 }
 
+/** The file an artifact is stored as, under its trace's directory. */
+export const fileOf = (name: string) => `artifacts/${name.replaceAll(/[^A-Za-z0-9._-]/g, "_").slice(0, 128) || "_"}`
+
 export const Artifacts = Context.Reference<ArtifactSink>("switchyard/Artifacts", {
   defaultValue: () => ({ screenshots: false, snapshots: false, write: () => Effect.void })
 })

@@ -105,7 +105,7 @@ export const make = Effect.fnUntraced(function* (options: AttemptLogOptions = {}
       if (job.kind === "artifact") {
         try {
           const trace = await traceOf(job.traceId, new Date().toISOString())
-          await writeFile(join(trace.dir, "artifacts", safeName(job.name)), job.data)
+          await writeFile(join(trace.dir, Artifacts.fileOf(job.name)), job.data)
         } catch (error) {
           failure(`artifact ${job.name}`, error)
         }

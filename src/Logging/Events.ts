@@ -156,6 +156,19 @@ export const Replay = Schema.Struct({
   savedMs: Schema.optionalKey(Schema.Number)
 })
 
+/**
+ * An attempt's screenshot is the one stored for an earlier attempt: nothing could have changed the page in between,
+ * so the same picture was neither taken nor stored again. `file` is under the trace directory of `sameAsTrace`.
+ */
+export const ScreenshotShared = Schema.Struct({
+  event: Schema.tag("screenshot_shared"),
+  attemptId: Schema.String,
+  /** The attempt whose screenshot it is. */
+  sameAs: Schema.String,
+  sameAsTrace: Schema.String,
+  file: Schema.String
+})
+
 /** Attempt lifecycle (seed 003) and engine events (seed 001 §10): what `emit` takes. */
 export const EngineEvent = Schema.Union([
   Start,
@@ -171,7 +184,8 @@ export const EngineEvent = Schema.Union([
   CascadeEscalation,
   LevelSkipped,
   HumanTakeover,
-  Replay
+  Replay,
+  ScreenshotShared
 ]).pipe(Schema.toTaggedUnion("event"))
 export type EngineEvent = typeof EngineEvent.Type
 
@@ -225,6 +239,7 @@ export const Stamped = Schema.Union([
   stamped(LevelSkipped),
   stamped(HumanTakeover),
   stamped(Replay),
+  stamped(ScreenshotShared),
   stamped(ScenarioStep)
 ]).pipe(Schema.toTaggedUnion("event"))
 export type Stamped = typeof Stamped.Type

@@ -250,6 +250,8 @@ export const make = Effect.fnUntraced(function* (options: CallsOptions) {
       .run(
         Effect.gen(function* () {
           const live = yield* life.ensure.pipe(Effect.flatMap(tabs.sync))
+          // A frame held for the page before is taken of that page, not of the tab shown next.
+          yield* captures.settled
           const now = yield* work(live)
           yield* track(now)
           yield* tabs.list(now)

@@ -1,14 +1,14 @@
 /**
- * Screenshots per attempt off the answer's path: a capture starts when its attempt ends and finishes while the
- * answer goes out. The mask it puts on typed text changes paint only (no layout, no values), so the next call's reads
- * and typing may overlap it; what may navigate or reads the page's pixels waits until no capture runs (`settled`).
- *
- * An attempt after which nothing could have changed the page (a read: no navigate or act began since the frame was
- * asked for, and the page is at the same address) shares that frame instead of asking for another: it shows the page
- * as the attempt left it. `guard` puts an engine's calls in that order. Owns, in one Ref, the capture running, the
- * attempts waiting for the next one and the last frame.
+ * Screenshots per attempt off the answer's path, one frame per state of the page. An attempt that changed the page
+ * has its frame taken when it ends, while the answer goes out; the mask it puts on typed text changes paint only, so
+ * the next call's reads and typing may overlap it; what may navigate or reads the page's pixels waits until no
+ * capture runs. An attempt that changed nothing (a read) has its frame held: the page stays as it left it until
+ * something may change it, so the frame is taken then (before that change), after a pixel read that comes first
+ * (the agent's screenshot does not wait behind it), or a moment later. An attempt after which nothing could have
+ * changed the page shares the frame kept for it and is recorded as pointing at it. `guard` puts an engine's calls in
+ * that order. Owns, in one Ref, the frame being taken, the frame held, the attempts waiting and the last frame.
  */
-import { Context, Deferred, Effect, Layer, Option, Ref, Scope } from "effect"
+import { Context, Deferred, Duration, Effect, Layer, Option, Ref, Scope } from "effect"
 import type { Action, Engine } from "../Engine/Engine.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import * as Instruction from "../Engine/Instruction.ts"
@@ -16,15 +16,31 @@ import { BrowserLife } from "./BrowserLife.ts"
 import { pageOf } from "./SessionState.ts"
 import * as Snapshot from "./Snapshot.ts"
 
+/** An attempt's screenshot as it asks for one: stored as its own, or recorded as the one another attempt stored. */
+export interface Keep {
+  /** Stores the frame as this attempt's screenshot. */
+  readonly save: (image: Uint8Array) => Effect.Effect<void>
+  /** Records that this attempt's screenshot is the one `first` stored (the page had not changed in between). */
+  readonly same: (first: Keep) => Effect.Effect<void>
+  /** Where the stored picture is found: the attempt, its trace and the file. */
+  readonly where: { readonly attemptId: string; readonly traceId: string; readonly file: string }
+}
+
 export class Captures extends Context.Service<
   Captures,
   {
-    /** Takes a screenshot now, right after the one running, or shares a frame of the unchanged page; hands it to
-     * `save` in the background. */
-    readonly start: (save: (image: Uint8Array) => Effect.Effect<void>) => Effect.Effect<void>
-    /** Waits until no capture is running (each is bounded by its own limit). */
+    /** Takes the attempt's screenshot (now, after the one running, or held until needed), or points it at a frame
+     * of the unchanged page; in the background. */
+    readonly start: (keep: Keep) => Effect.Effect<void>
+    /** An engine attempt begins: what changes before the next `start` was done by it. */
+    readonly begin: Effect.Effect<void>
+    /** Takes the frame held, then waits until no capture is running (each is bounded by its own limit). */
     readonly settled: Effect.Effect<void>
-    /** Something may change the page (a navigate or an act begins, the page moved): earlier frames no longer show it. */
+    /** Runs a read of the page's pixels with no mask on the page: after the capture running, with none starting
+     * until it ends; a frame held is taken after it. */
+    readonly pixels: <A, E>(read: Effect.Effect<A, E>) => Effect.Effect<A, E>
+    /** Something may change the page (a navigate or an act begins, the page moved): a frame held is taken first, and
+     * waited for; earlier frames no longer show it. */
     readonly changed: Effect.Effect<void>
   }
 >()("switchyard/Sandbox/Captures") {
@@ -47,12 +63,13 @@ export class Captures extends Context.Service<
   )
 }
 
-type Save = (image: Uint8Array) => Effect.Effect<void>
+/** How long a read's frame is held at most: past it the frame is taken in the pause before the agent's next call. */
+export const holdMs = 100
 
 /** One frame: the page's generation when it was asked for, and the attempts it serves. */
 interface Frame {
   readonly generation: number
-  readonly saves: ReadonlyArray<Save>
+  readonly keeps: ReadonlyArray<Keep>
   /** Its image came back: no more attempts join it. */
   readonly taken: boolean
 }
@@ -61,14 +78,24 @@ interface Frame {
 interface Shots {
   /** Counts the page's possible changes: a frame of an older generation no longer shows it. */
   readonly generation: number
+  /** The generation when the current engine attempt began. */
+  readonly begun: number
   /** Completes when the running loop of captures ends; none while no capture runs. */
   readonly running: Deferred.Deferred<void> | undefined
   /** The frame being taken. */
   readonly current: Frame | undefined
+  /** A frame not asked for yet: attempts that changed nothing, until something needs the page. */
+  readonly held: Frame | undefined
   /** Attempts that ended after the current frame was asked for: the next capture serves them. */
-  readonly waiting: ReadonlyArray<Save>
-  readonly last: { readonly generation: number; readonly image: Uint8Array } | undefined
+  readonly waiting: ReadonlyArray<Keep>
+  /** Pixel reads under way: no capture starts (no mask goes on the page) until they end. */
+  readonly reading: number
+  readonly last: { readonly generation: number; readonly image: Uint8Array; readonly first: Keep } | undefined
 }
+
+/** The first attempt of a frame stores it; the others point at it. */
+const serve = (keeps: ReadonlyArray<Keep>, image: Uint8Array) =>
+  Effect.forEach(keeps, (keep, i) => (i === 0 ? keep.save(image) : keep.same(keeps[0]!)), { discard: true })
 
 /**
  * Attempts that end while a capture runs share the next one: by the time it starts the page already shows the last
@@ -78,78 +105,158 @@ export const make = (
   shot: Effect.Effect<Option.Option<Uint8Array>>
 ): Effect.Effect<Captures["Service"], never, Scope.Scope> =>
   Effect.gen(function* () {
+    const hold = Duration.millis(holdMs)
     // The captures' own scope, closed after the finalizer below has let the last of them finish (finalizers run
     // last-added first): a session that closes keeps the screenshot of its last attempt.
     const scope = yield* Scope.fork(yield* Effect.scope)
-    yield* Effect.addFinalizer(() => settled)
     // Each decision is one atomic step on the Ref, so a start never races the loop's end: at most one capture (one
     // mask) is on the page at a time.
     const state = yield* Ref.make<Shots>({
       generation: 0,
+      begun: 0,
       running: undefined,
       current: undefined,
+      held: undefined,
       waiting: [],
+      reading: 0,
       last: undefined
     })
 
-    const loop = (saves: ReadonlyArray<Save>): Effect.Effect<void> =>
-      Ref.modify(state, (s): [number, Shots] => [
-        s.generation,
-        { ...s, current: { generation: s.generation, saves, taken: false } }
-      ]).pipe(
-        Effect.flatMap((generation) =>
-          shot.pipe(
-            Effect.flatMap((image) =>
-              // The frame's attempts as they stand when its image came back; no more join it.
-              Ref.modify(state, (s): [ReadonlyArray<Save>, Shots] => [
-                s.current?.saves ?? saves,
-                {
-                  ...s,
-                  current: s.current === undefined ? undefined : { ...s.current, taken: true },
-                  last: Option.isSome(image) ? { generation, image: image.value } : s.last
-                }
-              ]).pipe(
-                Effect.flatMap((served) =>
-                  Option.isNone(image)
-                    ? Effect.void
-                    : Effect.forEach(served, (save) => save(image.value), { discard: true })
-                )
+    /** Takes `state.current`, then the frames asked for meanwhile, until none is left; the step that finds none
+     * also ends the run (`done`), so no attempt is left waiting for a capture nobody takes. */
+    const loop = (done: Deferred.Deferred<void>): Effect.Effect<void> =>
+      Ref.get(state).pipe(
+        Effect.flatMap(({ current }) =>
+          current === undefined
+            ? Effect.void
+            : shot.pipe(
+                Effect.withSpan("Captures.shot"),
+                Effect.flatMap((image) =>
+                  // The frame's attempts as they stand when its image came back; no more join it.
+                  Ref.modify(state, (s): [ReadonlyArray<Keep>, Shots] => {
+                    const keeps = s.current?.keeps ?? current.keeps
+                    return [
+                      keeps,
+                      {
+                        ...s,
+                        current: s.current === undefined ? undefined : { ...s.current, taken: true },
+                        last: Option.isSome(image)
+                          ? { generation: current.generation, image: image.value, first: keeps[0]! }
+                          : s.last
+                      }
+                    ]
+                  }).pipe(Effect.flatMap((keeps) => (Option.isNone(image) ? Effect.void : serve(keeps, image.value))))
+                ),
+                // The attempts that ended meanwhile: a frame of the page as it is now.
+                Effect.andThen(
+                  Ref.modify(state, (s): [boolean, Shots] =>
+                    s.waiting.length === 0
+                      ? [false, { ...s, running: undefined, current: undefined }]
+                      : [
+                          true,
+                          {
+                            ...s,
+                            current: { generation: s.generation, keeps: s.waiting, taken: false },
+                            waiting: []
+                          }
+                        ]
+                  )
+                ),
+                Effect.flatMap((more) => (more ? loop(done) : Effect.void))
               )
-            )
-          )
-        ),
-        Effect.andThen(Ref.modify(state, (s): [ReadonlyArray<Save>, Shots] => [s.waiting, { ...s, waiting: [] }])),
-        Effect.flatMap((next) => (next.length > 0 ? loop(next) : Effect.void))
+        )
       )
 
-    const start = (save: Save) =>
+    /** Asks for a frame of the page now for `keeps` (the step on the Ref), and what then runs the capture. */
+    const ask = (s: Shots, keeps: ReadonlyArray<Keep>): [Effect.Effect<void>, Shots] => {
+      if (s.running !== undefined) return [Effect.void, { ...s, waiting: [...s.waiting, ...keeps] }]
+      // A pixel read is under way: the frame is held until it ends.
+      if (s.reading > 0) {
+        return [
+          Effect.void,
+          { ...s, held: { generation: s.generation, keeps: [...(s.held?.keeps ?? []), ...keeps], taken: false } }
+        ]
+      }
+      const done = Deferred.makeUnsafe<void>()
+      // Also when the run was cut short: the state is reset only if the run still owns it.
+      const finish = Ref.update(state, (now) =>
+        now.running === done ? { ...now, running: undefined, current: undefined, waiting: [] } : now
+      ).pipe(Effect.andThen(Deferred.succeed(done, undefined)))
+      return [
+        Effect.forkIn(loop(done).pipe(Effect.ensuring(finish)), scope).pipe(Effect.asVoid),
+        { ...s, running: done, current: { generation: s.generation, keeps, taken: false } }
+      ]
+    }
+
+    /** The step that asks for the held frame, if any. */
+    const releasing = (s: Shots): [Effect.Effect<void>, Shots] =>
+      s.held === undefined ? [Effect.void, s] : ask({ ...s, held: undefined }, s.held.keeps)
+
+    const release = Ref.modify(state, releasing).pipe(Effect.flatten)
+
+    const start = (keep: Keep) =>
       Ref.modify(state, (s): [Effect.Effect<void>, Shots] => {
-        const { current, last } = s
+        const { current, held, last } = s
         if (current !== undefined && !current.taken && current.generation === s.generation) {
-          return [Effect.void, { ...s, current: { ...current, saves: [...current.saves, save] } }]
+          return [Effect.void, { ...s, current: { ...current, keeps: [...current.keeps, keep] } }]
         }
         if (last !== undefined && last.generation === s.generation) {
-          return [Effect.forkIn(save(last.image), scope).pipe(Effect.asVoid), s]
+          return [Effect.forkIn(keep.same(last.first), scope).pipe(Effect.asVoid), s]
         }
-        if (s.running !== undefined) return [Effect.void, { ...s, waiting: [...s.waiting, save] }]
-        const done = Deferred.makeUnsafe<void>()
-        const finish = Ref.update(state, (now) => ({
-          ...now,
-          running: undefined,
-          current: undefined,
-          waiting: []
-        })).pipe(Effect.andThen(Deferred.succeed(done, undefined)))
-        return [
-          Effect.forkIn(loop([save]).pipe(Effect.ensuring(finish)), scope).pipe(Effect.asVoid),
-          { ...s, running: done }
-        ]
+        if (held !== undefined && held.generation === s.generation) {
+          return [Effect.void, { ...s, held: { ...held, keeps: [...held.keeps, keep] } }]
+        }
+        // Nothing changed during this attempt: the page stays as it left it until something may change it.
+        if (s.begun === s.generation && s.running === undefined) {
+          const frame: Frame = { generation: s.generation, keeps: [keep], taken: false }
+          const later = Effect.sleep(hold).pipe(
+            Effect.andThen(
+              Ref.modify(state, (now) =>
+                now.held?.generation === frame.generation ? releasing(now) : [Effect.void, now]
+              )
+            ),
+            Effect.flatten
+          )
+          return [Effect.forkIn(later, scope).pipe(Effect.asVoid), { ...s, held: frame }]
+        }
+        return ask(s, [keep])
       }).pipe(Effect.flatten)
 
-    const settled: Effect.Effect<void> = Ref.get(state).pipe(
-      Effect.flatMap((s) => (s.running === undefined ? Effect.void : Deferred.await(s.running)))
+    /** Waits until no capture is running. */
+    const unmasked: Effect.Effect<void> = Ref.get(state).pipe(
+      Effect.flatMap((s) =>
+        s.running === undefined ? Effect.void : Deferred.await(s.running).pipe(Effect.withSpan("Captures.settled"))
+      )
     )
-    const changed = Ref.update(state, (s) => ({ ...s, generation: s.generation + 1 }))
-    return Captures.of({ start: Effect.fn("Captures.start")(start), settled, changed })
+    const settled = Effect.andThen(release, unmasked)
+    /** Counts a pixel read in once no capture runs (in one step, so none starts in between). */
+    const enter: Effect.Effect<void> = Ref.modify(state, (s): [boolean, Shots] =>
+      s.running === undefined ? [true, { ...s, reading: s.reading + 1 }] : [false, s]
+    ).pipe(Effect.flatMap((entered) => (entered ? Effect.void : Effect.andThen(unmasked, enter))))
+    const leave = Ref.modify(state, (s) => releasing({ ...s, reading: s.reading - 1 })).pipe(Effect.flatten)
+    const pixels = <A, E>(read: Effect.Effect<A, E>) =>
+      Effect.acquireUseRelease(
+        enter,
+        () => read,
+        () => leave
+      )
+    yield* Effect.addFinalizer(() => settled)
+    // A frame held is asked for in the same step that moves the generation on, and the change waits for it: it shows
+    // the page before. (A capture merely running is an earlier attempt's: typing may go on beside it, under the mask.)
+    const changed = Ref.modify(state, (s): [Effect.Effect<void>, Shots] => {
+      if (s.held === undefined) return [Effect.void, { ...s, generation: s.generation + 1 }]
+      const [run, next] = releasing(s)
+      const taken = next.running === undefined ? Effect.void : Deferred.await(next.running)
+      return [Effect.andThen(run, taken), { ...next, generation: next.generation + 1 }]
+    }).pipe(Effect.flatten)
+    const begin = Ref.update(state, (s) => ({ ...s, begun: s.generation }))
+    return Captures.of({
+      start: Effect.fn("Captures.start")(start),
+      begin,
+      settled,
+      pixels,
+      changed
+    })
   })
 
 /** Acts that only type, hover, scroll or set files: they leave the document where it is (typing no line break, which
@@ -170,18 +277,22 @@ const staysOnPage = (input: Instruction.Said | Action) => {
 }
 
 /**
- * The engine as a call sees it: what may navigate (navigate, act) or reads the page's pixels (a screenshot, any call
- * of a vision engine) first waits for the attempt screenshot in flight — a capture cut by a navigation would hang
- * on its frame; reads (extract, observe, page state) and acts that only type, hover, scroll or set files run beside
- * it (the mask hides what they type). Whatever may change the page tells the captures so.
+ * The engine as a call sees it: what may navigate (navigate, act) first waits for the attempt screenshot in flight —
+ * a capture cut by a navigation would hang on its frame; what reads the page's pixels (a screenshot, any call of a
+ * vision engine) waits for a mask on the page, reads, then lets a held frame be taken; reads (extract, observe, page
+ * state) and acts that only type, hover, scroll or set files run beside a capture (the mask hides what they type).
+ * Whatever may change the page tells the captures so, which first takes a frame held for the page before.
  */
 export const guard = (
   captures: Captures["Service"],
   spec: EngineSpec,
   engine: Engine["Service"]
 ): Effect.Effect<Engine["Service"]> => {
-  if (spec.capabilities.vision) return Effect.as(Effect.andThen(captures.settled, captures.changed), engine)
-  return Effect.succeed({
+  // A vision engine's calls may change the page without saying so: its attempt is one that changed it.
+  if (spec.capabilities.vision) {
+    return Effect.as(Effect.andThen(captures.begin, Effect.andThen(captures.settled, captures.changed)), engine)
+  }
+  return Effect.as(captures.begin, {
     ...engine,
     navigate: (url) => Effect.andThen(captures.settled, Effect.andThen(captures.changed, engine.navigate(url))),
     act: (input) =>
@@ -189,7 +300,7 @@ export const guard = (
         staysOnPage(input) ? captures.changed : Effect.andThen(captures.settled, captures.changed),
         engine.act(input)
       ),
-    screenshot: (options) => Effect.andThen(captures.settled, engine.screenshot(options)),
+    screenshot: (options) => captures.pixels(engine.screenshot(options)),
     // The agent's script may do anything a click may.
     ...(engine.evaluate === undefined
       ? {}

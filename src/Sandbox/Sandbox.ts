@@ -13,7 +13,7 @@ import type { SwitchyardError } from "../Errors.ts"
 import * as HumanCheck from "../Takeover/HumanCheck.ts"
 import { BrowserLife, type DownloadSettings } from "./BrowserLife.ts"
 import { Calls } from "./Calls.ts"
-import { Captures } from "./Captures.ts"
+import * as Captures from "./Captures.ts"
 import { EngineSwitch } from "./EngineSwitch.ts"
 import { Folders } from "./Folders.ts"
 import { Idle } from "./Idle.ts"
@@ -95,8 +95,8 @@ export class Sandbox extends Context.Service<
     readonly humanCheck: Effect.Effect<boolean>
     /** Artifacts over raw CDP, whatever engine is connected: a masked screenshot, a failure snapshot. */
     readonly artifacts: {
-      /** A masked screenshot taken now and handed to `save` in the background (Captures.ts). */
-      readonly screenshotLater: (save: (image: Uint8Array) => Effect.Effect<void>) => Effect.Effect<void>
+      /** The attempt's masked screenshot, stored in the background or pointed at an equal one (Captures.ts). */
+      readonly screenshotLater: (keep: Captures.Keep) => Effect.Effect<void>
       /** Waits until the screenshots in flight are saved. */
       readonly settled: Effect.Effect<void>
       readonly snapshot: (lookedFor?: string) => Effect.Effect<Option.Option<unknown>>
@@ -149,7 +149,7 @@ const parts = (options: SandboxOptions) => {
     // Well inside an attempt's time limit (15 s on most levels): a slow download must not make its click time out and
     // be clicked again.
     downloadWaitMs: options.downloadWaitMs ?? 5_000
-  }).pipe(Layer.provideMerge(Layer.mergeAll(Captures.layer, PageRecords.layer)), Layer.provideMerge(idle))
+  }).pipe(Layer.provideMerge(Layer.mergeAll(Captures.Captures.layer, PageRecords.layer)), Layer.provideMerge(idle))
   return Layer.fresh(calls)
 }
 
@@ -161,7 +161,7 @@ export const make = Effect.fnUntraced(function* () {
   const tabs = yield* Tabs
   const tracking = yield* Tracking
   const pageEvents = yield* PageEvents
-  const captures = yield* Captures
+  const captures = yield* Captures.Captures
   const idle = yield* Idle
   const records = yield* PageRecords
 

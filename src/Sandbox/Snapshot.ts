@@ -1,6 +1,6 @@
 /**
  * Artifacts read straight from the page over raw CDP, whatever engine is (or is not) connected: a screenshot with
- * text inputs masked before capture, and the failure snapshot of seed 003 — the full accessibility tree plus a
+ * no typed text in it, and the failure snapshot of seed 003 — the full accessibility tree plus a
  * minimal DOM JSON around the nodes next to the failure.
  */
 import { Effect } from "effect"
@@ -11,12 +11,26 @@ import * as Redact from "../Logging/Redact.ts"
 /** How attempt screenshots are encoded: PNG with Chromium's fast settings (larger files, about half the time). */
 export const captureParams = { format: "png", optimizeForSpeed: true } as const
 
-/** A PNG of the viewport; text inputs are masked in the page for the capture and unmasked after. */
+/**
+ * A PNG of the viewport with no typed text in it: a page where nothing is typed is captured as it is (asked before
+ * and after the capture, so text typed meanwhile sends it back); else text inputs are masked in the page for the
+ * capture and unmasked after.
+ */
 export const screenshot = (page: PageRun) =>
   page((cdp, sessionId) =>
     Effect.gen(function* () {
+      const nothingTyped = cdp
+        .send("Runtime.evaluate", { expression: Redact.nothingTypedScript, returnByValue: true }, sessionId)
+        .pipe(Effect.map((r) => r.result.value === true))
+      const capture = cdp
+        .send("Page.captureScreenshot", captureParams, sessionId)
+        .pipe(Effect.map((shot) => new Uint8Array(Buffer.from(shot.data, "base64"))))
+      if (yield* nothingTyped) {
+        const plain = yield* capture
+        if (yield* nothingTyped) return plain
+      }
       yield* cdp.send("Runtime.evaluate", { expression: Redact.maskInputsScript }, sessionId)
-      const shot = yield* cdp.send("Page.captureScreenshot", captureParams, sessionId).pipe(
+      return yield* capture.pipe(
         // Bounded: a clean-up runs uninterruptibly, and a page whose main thread hangs would never answer it.
         Effect.ensuring(
           cdp
@@ -24,7 +38,6 @@ export const screenshot = (page: PageRun) =>
             .pipe(Effect.timeoutOption(2_000), Effect.ignore)
         )
       )
-      return new Uint8Array(Buffer.from(shot.data, "base64"))
     })
   )
 

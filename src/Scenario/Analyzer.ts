@@ -2,7 +2,7 @@
  * Reads any log root (scenario runs or production) — each trace's `summary.json` and `attempt.jsonl` — into per-trace
  * timelines and suite-wide statistics; Report.ts renders and writes them.
  */
-import { readdir, readFile, stat } from "node:fs/promises"
+import { access, readdir, readFile, stat } from "node:fs/promises"
 import { basename, dirname, join, resolve } from "node:path"
 import { Data, Effect, Option, Schema } from "effect"
 import * as EngineId from "../EngineId.ts"
@@ -200,11 +200,25 @@ export const readTrace = (dir: string, redactor: Redact.Redactor = Redact.defaul
       // the last failed one's.
       const lastWith = (id: string, failed: boolean) =>
         list.findLastIndex((a) => a.attemptId === id && (!failed || a.outcome === "failure"))
+      // An attempt whose picture equals an earlier one's points at it (in this trace or another of the same day).
+      const pointers = new Map<string, string>()
+      for (const e of events) {
+        if (e.event !== "screenshot_shared") continue
+        const path = join(dirname(dir), safeName(e.sameAsTrace), e.file)
+        if (
+          await access(path).then(
+            () => true,
+            () => false
+          )
+        )
+          pointers.set(e.attemptId, path)
+      }
       for (const id of new Set(list.map((a) => a.attemptId))) {
         const png = safeName(`${id}.png`)
         const snapshot = safeName(`${id}.snapshot.json`)
         const shot = lastWith(id, false)
-        if (artifacts.has(png) && shot >= 0) list[shot] = { ...list[shot]!, screenshot: join(dir, "artifacts", png) }
+        const picture = artifacts.has(png) ? join(dir, "artifacts", png) : pointers.get(id)
+        if (picture !== undefined && shot >= 0) list[shot] = { ...list[shot]!, screenshot: picture }
         const failed = lastWith(id, true)
         if (artifacts.has(snapshot) && failed >= 0) {
           list[failed] = { ...list[failed]!, snapshot: join(dir, "artifacts", snapshot) }

@@ -1,8 +1,28 @@
-/** Attempt screenshots in the background: one at a time, bursts share a capture, reads of an unchanged page share
- * its frame, and pixel readers wait for them. */
+/** Attempt screenshots in the background: one at a time, bursts share a capture, reads of an unchanged page point
+ * at its frame, a read's frame is held until something needs the page, and pixel readers wait for masks. */
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Option } from "effect"
+import { TestClock } from "effect/testing"
 import * as Captures from "../../src/Sandbox/Captures.ts"
+
+/** An attempt named `name`: what it stored (the image's first byte), or `=` and the attempt whose picture it is. */
+const keeper = (saved: Array<[string, number | string]>) => {
+  const keep = (name: string): Captures.Keep => ({
+    save: (image) => Effect.sync(() => void saved.push([name, image[0]!])),
+    same: (first) => Effect.sync(() => void saved.push([name, `=${first.where.attemptId}`])),
+    where: { attemptId: name, traceId: "trace", file: `artifacts/${name}.png` }
+  })
+  return keep
+}
+
+/** A capture that waits for its gate; its image is its number. */
+const gated = (gates: Array<Deferred.Deferred<void>>) =>
+  Effect.gen(function* () {
+    const gate = yield* Deferred.make<void>()
+    gates.push(gate)
+    yield* Deferred.await(gate)
+    return Option.some(new Uint8Array([gates.length]))
+  })
 
 describe("Captures", () => {
   it.effect("runs one capture at a time; attempts ending meanwhile share the next; settled waits for all", () =>
@@ -19,8 +39,8 @@ describe("Captures", () => {
         running--
         return Option.some(new Uint8Array([gates.length]))
       })
-      const saved: Array<[string, number]> = []
-      const save = (name: string) => (image: Uint8Array) => Effect.sync(() => saved.push([name, image[0]!]))
+      const saved: Array<[string, number | string]> = []
+      const save = keeper(saved)
       const captures = yield* Captures.make(shot)
 
       // Each attempt here may have changed the page (an act began before it ended).
@@ -43,7 +63,7 @@ describe("Captures", () => {
       assert.deepStrictEqual(saved, [
         ["a", 1],
         ["b", 2],
-        ["c", 2]
+        ["c", "=b"]
       ])
       assert.strictEqual(mostAtOnce, 1, "never two masks on the page at once")
       yield* acted("d")
@@ -54,18 +74,12 @@ describe("Captures", () => {
     }).pipe(Effect.scoped)
   )
 
-  it.effect("reads share the frame of the page nothing changed since; a change asks for a new one", () =>
+  it.effect("reads point at the frame of the page nothing changed since; a change asks for a new one", () =>
     Effect.gen(function* () {
       const gates: Array<Deferred.Deferred<void>> = []
-      const shot = Effect.gen(function* () {
-        const gate = yield* Deferred.make<void>()
-        gates.push(gate)
-        yield* Deferred.await(gate)
-        return Option.some(new Uint8Array([gates.length]))
-      })
-      const saved: Array<[string, number]> = []
-      const save = (name: string) => (image: Uint8Array) => Effect.sync(() => saved.push([name, image[0]!]))
-      const captures = yield* Captures.make(shot)
+      const saved: Array<[string, number | string]> = []
+      const save = keeper(saved)
+      const captures = yield* Captures.make(gated(gates))
 
       yield* captures.changed
       yield* captures.start(save("act"))
@@ -92,12 +106,102 @@ describe("Captures", () => {
       yield* captures.settled
       assert.deepStrictEqual(saved, [
         ["act", 1],
-        ["extract", 1],
-        ["screenshot", 1],
+        ["extract", "=act"],
+        ["screenshot", "=act"],
         ["navigate", 2],
         ["fill", 3]
       ])
     }).pipe(Effect.scoped)
+  )
+
+  it.effect("a read's frame is held: a pixel read goes first, then the frame serves the read and the screenshot", () =>
+    Effect.gen(function* () {
+      const gates: Array<Deferred.Deferred<void>> = []
+      const saved: Array<[string, number | string]> = []
+      const save = keeper(saved)
+      const captures = yield* Captures.make(gated(gates))
+
+      // A click whose attempt took no screenshot of its own, then a read: nothing changed during the read.
+      yield* captures.changed
+      yield* captures.begin
+      yield* captures.start(save("extract"))
+      yield* Effect.yieldNow
+      assert.strictEqual(gates.length, 0, "the read's frame is held, no mask goes on the page")
+      // The agent's screenshot: nothing to wait for, it reads the pixels first; no mask goes on the page while it
+      // does, not even when the read's frame has been held its longest.
+      yield* captures.begin
+      const reading = yield* Deferred.make<void>()
+      const screenshot = yield* Effect.forkChild(captures.pixels(Deferred.await(reading)))
+      yield* Effect.yieldNow
+      yield* TestClock.adjust(Captures.holdMs)
+      yield* Effect.yieldNow
+      assert.strictEqual(gates.length, 0, "no capture while the pixels are read")
+      yield* Deferred.succeed(reading, undefined)
+      yield* Fiber.join(screenshot)
+      while (gates.length < 1) yield* Effect.yieldNow
+      yield* captures.start(save("screenshot"))
+      yield* Deferred.succeed(gates[0]!, undefined)
+      yield* captures.settled
+      assert.deepStrictEqual(saved, [
+        ["extract", 1],
+        ["screenshot", "=extract"]
+      ])
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("a held frame is taken before a change, after a moment, or when the captures close", () =>
+    Effect.gen(function* () {
+      const gates: Array<Deferred.Deferred<void>> = []
+      const saved: Array<[string, number | string]> = []
+      const save = keeper(saved)
+      const captures = yield* Captures.make(gated(gates))
+      const read = (name: string) => Effect.andThen(captures.begin, captures.start(save(name)))
+
+      // An act begins (even one that only types): the frame held for the read before it is taken first, and the act
+      // waits for it, so it shows the page before the act.
+      yield* captures.changed
+      yield* read("observe")
+      const acting = yield* Effect.forkChild(captures.changed)
+      while (gates.length < 1) yield* Effect.yieldNow
+      yield* Effect.yieldNow
+      assert.isUndefined(acting.pollUnsafe(), "the act waits for the held frame")
+      yield* Deferred.succeed(gates[0]!, undefined)
+      yield* Fiber.join(acting)
+      yield* captures.start(save("act"))
+      while (gates.length < 2) yield* Effect.yieldNow
+      yield* Deferred.succeed(gates[1]!, undefined)
+      yield* captures.settled
+      assert.deepStrictEqual(saved, [
+        ["observe", 1],
+        ["act", 2]
+      ])
+
+      // Nothing comes after the read: its frame is taken a moment later.
+      yield* captures.changed
+      yield* read("extract")
+      yield* TestClock.adjust(Captures.holdMs - 1)
+      assert.strictEqual(gates.length, 2)
+      yield* TestClock.adjust(1)
+      while (gates.length < 3) yield* Effect.yieldNow
+      yield* Deferred.succeed(gates[2]!, undefined)
+      yield* captures.settled
+      assert.deepStrictEqual(saved.at(-1), ["extract", 3])
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("a closing scope takes the frame held and saves it", () =>
+    Effect.gen(function* () {
+      const saved: Array<[string, number | string]> = []
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const captures = yield* Captures.make(Effect.succeed(Option.some(new Uint8Array([9]))))
+          yield* captures.changed
+          yield* captures.begin
+          yield* captures.start(keeper(saved)("extract"))
+        })
+      )
+      assert.deepStrictEqual(saved, [["extract", 9]])
+    })
   )
 
   it.effect("a closing scope lets the capture in flight finish and save", () =>
@@ -110,7 +214,11 @@ describe("Captures", () => {
             const captures = yield* Captures.make(
               Deferred.await(gate).pipe(Effect.as(Option.some(new Uint8Array([7]))))
             )
-            yield* captures.start((image) => Effect.sync(() => saved.push(image[0]!)))
+            yield* captures.changed
+            yield* captures.start({
+              ...keeper([])("act"),
+              save: (image) => Effect.sync(() => void saved.push(image[0]!))
+            })
           })
         )
       )

@@ -77,11 +77,18 @@ const logRoot = () => {
           errorType: "llm_error",
           reason: "the model provider answered 500"
         }
-      )
+      ),
+      // The second call's picture would have equalled the first's: its log points at it.
+      {
+        event: "screenshot_shared",
+        attemptId: "prod-2#2.1",
+        sameAs: "prod-2#1.1",
+        sameAsTrace: "prod-2",
+        file: "artifacts/prod-2_1.1.png"
+      }
     ],
     artifacts: {
-      "prod-2_1.1.png": png(160, 100, [40, 40, 200]),
-      "prod-2_2.1.png": png(160, 100, [40, 200, 40])
+      "prod-2_1.1.png": png(160, 100, [40, 40, 200])
     }
   })
   const open = { attemptId: "prod-3#1", action: "browser.navigate" }
@@ -138,6 +145,13 @@ describe("Analyzer", () => {
           ["stagehand", false, false],
           ["playwright", true, true]
         ]
+      )
+
+      // An attempt whose log points at an equal picture has it as its screenshot.
+      const prod2 = analysis.failing[1]!.attempts
+      assert.deepStrictEqual(
+        prod2.map((a) => a.screenshot?.split("/").at(-1)),
+        ["prod-2_1.1.png", "prod-2_1.1.png"]
       )
 
       const text = readFileSync(markdown, "utf8")

@@ -43,6 +43,31 @@ export const maskInputsScript = `(() => {
   }
 })()`
 
+/** Elements whose own text the mask hides, by the same rule as its stylesheet (without the descendant part). */
+const maskedSelector = maskCss.slice(0, maskCss.indexOf("{")).replace(", [contenteditable] *", "")
+
+/**
+ * JS that tells whether the mask would hide anything: true when no text-like input shown holds a value and no
+ * editable element or textbox shows text (in the document and its open shadow roots). A page with nothing typed is captured
+ * as it is, without the two style changes (and repaints) of masking it; false when it cannot tell.
+ */
+export const nothingTypedScript = `(() => {
+  try {
+    ${rootsSource}
+    for (const root of roots) {
+      for (const el of root.querySelectorAll(${JSON.stringify(maskedSelector)})) {
+        const field = el.tagName === "INPUT" || el.tagName === "TEXTAREA";
+        // A hidden input's value (a form token) is never painted.
+        if (field && el.type === "hidden") continue;
+        if (field ? el.value !== "" : (el.textContent || "").trim() !== "") return false;
+      }
+    }
+    return true;
+  } catch (e) {
+    return false;
+  }
+})()`
+
 /** JS that undoes `maskInputsScript`. Idempotent; never throws. */
 export const unmaskInputsScript = `(() => {
   try {

@@ -1,0 +1,221 @@
+/**
+ * Attempt screenshots as a person debugging finds them, through the official MCP client on a real service: each
+ * attempt's picture shows the page as that attempt left it, an attempt whose picture would equal an earlier one points
+ * at it in its log instead of storing it again, and text typed into the page never shows in a stored picture.
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterEach, assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import sharp from "sharp"
+import { stdioClient } from "../support/McpClient.ts"
+import { stopServices } from "../support/Service.ts"
+
+afterEach(stopServices)
+
+const secret = "WMWM8642"
+
+/** A page whose colour says which it is and what was done on it, with a large text field at a known place. */
+const page = (background: string) => `<!doctype html><html><head><title>Colours</title><style>
+  body { margin: 0; background: ${background} }
+  button { position: absolute; left: 40px; top: 20px; font-size: 24px }
+  label { position: absolute; left: 40px; top: 80px; font-size: 20px; color: #fff }
+  #box { position: absolute; left: 40px; top: 120px; width: 640px; height: 96px; font: 64px monospace; background: #fff;
+    color: #000; border: 0; outline: none; padding: 0 }
+</style></head><body>
+<button onclick="document.body.style.background = '#00aa00'">Make green</button>
+<a href="/blue" target="_blank" style="position: absolute; left: 300px; top: 20px; color: #fff">Open blue</a>
+<label for="box">Secret</label>
+<input id="box" type="text">
+</body></html>`
+
+/** The field's inside, a few pixels in from its edges: one colour when no text shows there. */
+const field = { left: 48, top: 128, width: 624, height: 80 }
+
+const site = Effect.acquireRelease(
+  Effect.promise(
+    () =>
+      new Promise<ReturnType<typeof createServer>>((resolve) => {
+        const server = createServer((req, res) => {
+          res.writeHead(200, { "content-type": "text/html; charset=utf-8" })
+          res.end(page(req.url === "/blue" ? "#0000cc" : "#cc0000"))
+        })
+        server.listen(0, "127.0.0.1", () => resolve(server))
+      })
+  ),
+  (server) => Effect.promise(() => new Promise<void>((done) => server.close(() => done())))
+).pipe(Effect.map((server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`))
+
+interface Line {
+  readonly event: string
+  readonly ts: string
+  readonly attemptId?: string
+  readonly action?: string
+  readonly outcome?: string
+  readonly sameAs?: string
+  readonly sameAsTrace?: string
+  readonly file?: string
+}
+
+/** Each call's trace directory and lines, in the order the calls were made. */
+const traces = (root: string) => {
+  const day = join(root, "browser-automation")
+  return readdirSync(day)
+    .flatMap((date) => readdirSync(join(day, date)).map((id) => ({ id, dir: join(day, date, id) })))
+    .map(({ id, dir }) => ({
+      id,
+      dir,
+      lines: readFileSync(join(dir, "attempt.jsonl"), "utf8")
+        .split("\n")
+        .filter((l) => l !== "")
+        .map((l) => JSON.parse(l) as Line),
+      pngs: existsSync(join(dir, "artifacts"))
+        ? readdirSync(join(dir, "artifacts"))
+            .filter((f) => f.endsWith(".png"))
+            .map((f) => join(dir, "artifacts", f))
+        : []
+    }))
+    .sort((a, b) => a.lines[0]!.ts.localeCompare(b.lines[0]!.ts))
+}
+
+/** The statistics of a part of a picture (sharp's `stats` reads its input: the part is cut out first). */
+const statsOf = async (png: Uint8Array, part: { left: number; top: number; width: number; height: number }) =>
+  sharp(await sharp(png).extract(part).png().toBuffer()).stats()
+
+/** The page's background colour in a corner of the picture, by its strongest channel. */
+const background = async (png: Uint8Array) => {
+  const stats = await statsOf(png, { left: 700, top: 300, width: 40, height: 40 })
+  const [r, g, b] = stats.channels.map((c) => c.mean)
+  return r! > 2 * Math.max(g!, b!)
+    ? "red"
+    : g! > 2 * Math.max(r!, b!)
+      ? "green"
+      : b! > 2 * Math.max(r!, g!)
+        ? "blue"
+        : "?"
+}
+
+/** Whether anything but one flat colour shows inside the field (text, a caret). */
+const marked = async (png: Uint8Array) => {
+  const stats = await statsOf(png, field)
+  return stats.channels.slice(0, 3).some((c) => c.stdev > 0)
+}
+
+/** A service over stdio with the replay level on, its logs and store in the test's own directories. */
+const service = Effect.gen(function* () {
+  const logs = mkdtempSync(join(tmpdir(), "switchyard-shots-"))
+  const client = yield* stdioClient({
+    SWITCHYARD_LOG_DIR: logs,
+    SWITCHYARD_REPLAY: "on",
+    SWITCHYARD_STORE: join(mkdtempSync(join(tmpdir(), "switchyard-shots-store-")), "store.db"),
+    DATABASE_URL: "",
+    SWITCHYARD_DATABASE_URL: ""
+  })
+  const call = (name: string, args: Record<string, unknown>) =>
+    Effect.promise(async () => {
+      const result = (await client.callTool({ name, arguments: args })) as {
+        isError?: boolean
+        content: ReadonlyArray<{ type: string; data?: string; text?: string }>
+      }
+      assert.notStrictEqual(result.isError, true, JSON.stringify(result.content).slice(0, 400))
+      return result
+    })
+  return { logs, call, close: Effect.promise(() => client.close()) }
+})
+
+describe("attempt screenshots", () => {
+  it.live(
+    "each shows its attempt's page, an equal one is pointed at, typed text never shows",
+    () =>
+      Effect.gen(function* () {
+        const url = yield* site
+        const { logs, call, close } = yield* service
+        const red = `${url}/red`
+        // Learnt once (the cascade resolves the sentences), then replayed: a replayed act stores no picture itself.
+        yield* call("browser_navigate", { url: red })
+        yield* call("browser_act", { instruction: `fill "Secret" with "${secret}"` })
+        yield* call("browser_act", { instruction: 'click "Make green"' })
+        yield* call("browser_navigate", { url: red })
+        yield* call("browser_act", { instruction: `fill "Secret" with "${secret}"` })
+        yield* call("browser_act", { instruction: 'click "Make green"' })
+        yield* call("browser_extract", { instruction: "the page" })
+        const shot = yield* call("browser_screenshot", {})
+        yield* call("browser_navigate", { url: `${url}/blue` })
+        yield* call("browser_extract", { instruction: "the page" })
+        yield* close
+
+        const image = Buffer.from(shot.content.find((c) => c.type === "image")!.data!, "base64")
+        assert.strictEqual(yield* Effect.promise(() => background(image)), "green")
+        assert.isTrue(yield* Effect.promise(() => marked(image)), "the agent's own screenshot shows the typed text")
+
+        const calls = traces(logs)
+        assert.strictEqual(calls.length, 10)
+        const [, , , , , click, extract, screenshot, navigateBlue, extractBlue] = calls
+        assert.isTrue(
+          click!.lines.some((l) => l.event === "replay" && l.outcome === "hit"),
+          "the second click is replayed"
+        )
+        assert.deepStrictEqual(click!.pngs, [])
+
+        // The read after the replayed click: its picture was taken after the agent's screenshot, before the navigate,
+        // and shows the page as the read left it (green, not the blue page after).
+        assert.strictEqual(extract!.pngs.length, 1)
+        const extracted = readFileSync(extract!.pngs[0]!)
+        assert.strictEqual(yield* Effect.promise(() => background(extracted)), "green")
+
+        // The screenshot call's attempt saw the same page: its log points at the read's picture.
+        assert.deepStrictEqual(screenshot!.pngs, [])
+        const pointer = screenshot!.lines.find((l) => l.event === "screenshot_shared")
+        const readAttempt = extract!.lines.find((l) => l.event === "start")!.attemptId
+        assert.strictEqual(pointer?.sameAs, readAttempt)
+        assert.strictEqual(pointer?.sameAsTrace, extract!.id)
+        assert.isTrue(existsSync(join(extract!.dir, pointer!.file!)))
+
+        // The read on the blue page points at the navigate's picture, which is blue.
+        const blue = extractBlue!.lines.find((l) => l.event === "screenshot_shared")
+        assert.deepStrictEqual(extractBlue!.pngs, [])
+        assert.strictEqual(blue?.sameAsTrace, navigateBlue!.id)
+        const navigated = readFileSync(join(navigateBlue!.dir, blue!.file!))
+        assert.strictEqual(yield* Effect.promise(() => background(navigated)), "blue")
+
+        // No stored picture shows what was typed.
+        const stored = calls.flatMap((c) => c.pngs)
+        assert.isAtLeast(stored.length, 5)
+        for (const file of stored) {
+          assert.isFalse(yield* Effect.promise(() => marked(readFileSync(file))), `${file} shows the typed text`)
+        }
+      }),
+    120_000
+  )
+
+  it.live(
+    "a read's picture is of its tab, also when the next call switches to another tab",
+    () =>
+      Effect.gen(function* () {
+        const url = yield* site
+        const { logs, call, close } = yield* service
+        const red = `${url}/red`
+        yield* call("browser_navigate", { url: red })
+        yield* call("browser_act", { instruction: 'click "Open blue"' })
+        yield* call("browser_tabs", { action: "switch", tab: 0 })
+        yield* call("browser_act", { instruction: 'click "Make green"' })
+        yield* call("browser_navigate", { url: red })
+        // Replayed: no picture of its own, the read after it has its picture held.
+        yield* call("browser_act", { instruction: 'click "Make green"' })
+        yield* call("browser_extract", { instruction: "the page" })
+        yield* call("browser_tabs", { action: "switch", tab: 1 })
+        yield* call("browser_extract", { instruction: "the page" })
+        yield* close
+
+        const calls = traces(logs)
+        const [, , , , , click, extract] = calls
+        assert.isTrue(click!.lines.some((l) => l.event === "replay" && l.outcome === "hit"))
+        assert.strictEqual(extract!.pngs.length, 1)
+        assert.strictEqual(yield* Effect.promise(() => background(readFileSync(extract!.pngs[0]!))), "green")
+      }),
+    120_000
+  )
+})
