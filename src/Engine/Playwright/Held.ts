@@ -2,14 +2,11 @@
  * The element one act works on, held for that act in the page's own world: each read or write on it is one round trip
  * to the page, where a locator finds the element again every time (about ten CDP messages each). An element the page
  * replaced meanwhile (no longer in the document) is reached through the locator instead, which finds its successor.
- *
- * It is held without a Playwright element handle in the page's world: Playwright builds each such handle's preview with
- * its injected script, which it compiles into that world first (a third of a megabyte, 100 ms of renderer CPU on every
- * new document) where the snapshot has already compiled it into its own. Instead the element is found where Playwright
- * finds it, in its own world: Playwright dispatches `__playwright_mark_target__` on the element a locator resolves to
- * (DOM events reach every world; its trace recorder reads them so), a listener of the page's world takes it, and a
- * handle to a plain object holding it (whose preview needs no script) keeps it for the act. Where no mark arrives
- * (a Playwright that no longer sends them), the element is taken with a Playwright element handle as before.
+ * It is held without a Playwright element handle in that world, whose preview would first compile Playwright's injected
+ * script there (a third of a megabyte per document; the snapshot compiled it already, in its own world): Playwright
+ * marks the element a locator resolves to with a DOM event, `__playwright_mark_target__` (events reach every world;
+ * its trace recorder reads them so), a listener of the page's world takes it, and a handle to a plain object holding
+ * it keeps it for the act. Where no mark arrives, a Playwright element handle holds it as before.
  */
 import type { ElementHandle, Frame, JSHandle, Locator, Page } from "playwright-core"
 
@@ -107,10 +104,18 @@ export const placed = (frame: Frame, locator: Locator, selector: string): Locato
   return locator
 }
 
-/** Marking and taking are one step per page: a mark another hold made in between would be taken for this one's. */
+/**
+ * Marking and taking are one step per page: a mark another hold made in between would be taken for this one's. A
+ * step that does not end (a page that stopped answering) holds the next one up for `waitMs` at most.
+ */
 const queues = new WeakMap<Page, Promise<unknown>>()
-const inTurn = <A>(page: Page, f: () => Promise<A>): Promise<A> => {
-  const run = (queues.get(page) ?? Promise.resolve()).then(f, f)
+const inTurn = <A>(page: Page, waitMs: number, f: () => Promise<A>): Promise<A> => {
+  const before = queues.get(page) ?? Promise.resolve()
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const turn = Promise.race([before, new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]).finally(() =>
+    clearTimeout(timer)
+  )
+  const run = turn.then(f, f)
   queues.set(
     page,
     run.catch(() => undefined)
@@ -160,9 +165,8 @@ const taking = async (locator: Locator, timeout: number): Promise<JSHandle<Taken
 /** Holds the element `locator` names; it is taken on the first evaluate (one element, attached). */
 export const hold = (locator: Locator): Held => {
   let handle: Promise<JSHandle<Taken> | ElementHandle | undefined> | undefined
-  let dropped = false
   const take = (timeout: number) => {
-    handle ??= inTurn(locator.page(), () => taking(locator, timeout))
+    handle ??= inTurn(locator.page(), timeout, () => taking(locator, timeout))
       .then((h): Promise<JSHandle<Taken> | ElementHandle> | JSHandle<Taken> | undefined =>
         h === "unmarked" ? locator.elementHandle({ timeout }) : h
       )
@@ -172,23 +176,33 @@ export const hold = (locator: Locator): Held => {
       )
     return handle
   }
-  const viaLocator = <R, Arg>(f: (el: Element, arg: Arg) => R | Promise<R>, arg: Arg, timeout: number) =>
-    locator.evaluate(f as (el: Element, arg: unknown) => R, arg as unknown, { timeout }) as Promise<R>
+  const release = () => {
+    void handle?.then((h) => h?.dispose()).catch(() => undefined)
+  }
+  /** `f` on the held element; not ok when none is held, it left the document (`replaced`) or its page went. */
+  const onHeld = async (f: object, arg: unknown, timeout: number) => {
+    const h = await take(timeout)
+    if (h === undefined) return { ok: false, replaced: false } as const
+    return (h as JSHandle<Taken | Element>)
+      .evaluate(onlyConnected(f), arg)
+      .then((result) => (result.ok ? result : ({ ok: false, replaced: true } as const)))
+      .catch(() => ({ ok: false, replaced: false }) as const)
+  }
   return {
     locator,
     evaluate: async (f, arg, timeout) => {
-      const h = dropped ? undefined : await take(timeout)
-      if (h === undefined) return viaLocator(f, arg, timeout)
-      // A handle whose page went (a navigation, a closed frame) is no use: the locator says what happened.
-      const result = await (h as JSHandle<Taken | Element>)
-        .evaluate(onlyConnected(f), arg as unknown)
-        .catch(() => ({ ok: false }) as const)
+      let result = await onHeld(f, arg, timeout)
+      if (!result.ok && result.replaced) {
+        // The element the locator names now is held instead, if it names one.
+        release()
+        handle = undefined
+        result = await onHeld(f, arg, timeout)
+      }
       if (result.ok) return result.value as Awaited<ReturnType<typeof f>>
-      dropped = true
-      return viaLocator(f, arg, timeout)
+      return locator.evaluate(f as (el: Element, arg: unknown) => unknown, arg as unknown, { timeout }) as Promise<
+        Awaited<ReturnType<typeof f>>
+      >
     },
-    release: () => {
-      void handle?.then((h) => h?.dispose()).catch(() => undefined)
-    }
+    release
   }
 }
