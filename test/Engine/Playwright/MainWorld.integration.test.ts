@@ -11,6 +11,7 @@ import { type ActResult, Engine } from "../../../src/Engine/Engine.ts"
 import { said } from "../../../src/Engine/Instruction.ts"
 import * as PlaywrightEngine from "../../../src/Engine/PlaywrightEngine.ts"
 import * as TestBrowser from "../../support/TestBrowser.ts"
+import { waitFor } from "../../support/Wait.ts"
 import { reportState, type WebPattern } from "../../Web/Pattern.ts"
 import * as Server from "../../Web/Server.ts"
 
@@ -120,7 +121,14 @@ const onForm = Effect.gen(function* () {
     const states = server.recorded("form").filter((r): r is { state: Record<string, unknown> } => "state" in r)
     return states.at(-1)?.state
   }
-  return { engine, state }
+  /** What the page last reported, once it reports `expected` (or after ten seconds, for the assertion to say). */
+  const shows = (expected: Record<string, unknown>) =>
+    Effect.promise(async () => {
+      const matches = () => Object.entries(expected).every(([k, v]) => state()?.[k] === v)
+      await waitFor(matches)
+      return state()
+    })
+  return { engine, state, shows }
 })
 
 const targetOf = (result: ActResult) => result.target
@@ -152,18 +160,17 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
       for (const { kind, sentence, shows } of acts) {
         it.effect(`a ${kind} after a navigation compiles the injected script only outside the page's world`, () =>
           Effect.gen(function* () {
-            const { engine, state } = yield* onForm
+            const { engine, shows: reported } = yield* onForm
             const { compiled } = yield* watching(engine.act(said(sentence)))
             compiledOnlyOutside(compiled)
-            yield* Effect.sleep("300 millis")
-            assert.deepInclude(state(), shows)
+            assert.deepInclude(yield* reported(shows), shows)
           })
         )
       }
 
       it.effect("acts by reference after a snapshot compile no large script in the page's world", () =>
         Effect.gen(function* () {
-          const { engine, state } = yield* onForm
+          const { engine, shows } = yield* onForm
           const { result: elements, compiled: read } = yield* watching(engine.elements!())
           compiledOnlyOutside(read)
           const ref = (name: string) => elements.find((e) => e.name === name)!.ref
@@ -186,21 +193,23 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
             })
           )
           assert.deepStrictEqual(compiled, [], "nothing large compiled again")
-          yield* Effect.sleep("300 millis")
-          assert.deepInclude(state(), { name: "Grace", country: "no", terms: true, city: "Oslo" })
+          const expected = { name: "Grace", country: "no", terms: true, city: "Oslo" }
+          assert.deepInclude(yield* shows(expected), expected)
         })
       )
 
       it.effect("a fill answers what the field shows after the page changed it, read from the page", () =>
         Effect.gen(function* () {
-          const { engine, state } = yield* onForm
+          const { engine, state, shows } = yield* onForm
           // The page capitalises each word as it is typed: the answer says what the field shows.
           const typed = yield* engine.act(said('fill "Full name" with "ada lovelace"'))
           assert.strictEqual(targetOf(typed)?.value, "Ada Lovelace")
           const framed = yield* engine.act(said('fill "City" with "bergen"'))
           assert.strictEqual(targetOf(framed)?.value, "bergen")
-          yield* Effect.sleep("300 millis")
-          assert.deepInclude(state(), { name: "Ada Lovelace", city: "bergen" })
+          assert.deepInclude(yield* shows({ name: "Ada Lovelace", city: "bergen" }), {
+            name: "Ada Lovelace",
+            city: "bergen"
+          })
           // A field that takes no letters shows nothing: the fill fails saying so.
           const refused = yield* Effect.flip(engine.act(said('fill "Promo code" with "spring"')))
           assert.strictEqual(refused.type, "verification_failed", refused.message)
