@@ -323,23 +323,22 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
     const percent = method === "scrollTo" ? yield* parsePercent(argument!, label) : 0
     /** setInputFiles on a button or drop zone clicks it (its chooser gets the files): the answer says so. */
     let clicked = false
-    const perform = async ({ locator: on }: Held): Promise<unknown> => {
+    const perform = async (held: Held): Promise<unknown> => {
+      const on = held.locator
       switch (method) {
         case "press":
           return on.press(argument!, { timeout })
         case "scrollIntoView":
           return on.scrollIntoViewIfNeeded({ timeout })
         case "scrollTo":
-          return on.evaluate(PageFacts.scrollToPercent, percent, { timeout })
+          return held.evaluate(PageFacts.scrollToPercent, percent, timeout)
         case "setInputFiles": {
           const files = [...action.arguments]
           // A file input takes the files itself; a button or drop zone in front of one opens its chooser on click.
-          const isFileInput = await on.evaluate(
+          const isFileInput = await held.evaluate(
             (el) => el instanceof HTMLInputElement && el.type === "file",
             undefined,
-            {
-              timeout
-            }
+            timeout
           )
           if (isFileInput) return on.setInputFiles(files, { timeout })
           // The session answers the chooser this click opens with the files the call named (any engine's click).

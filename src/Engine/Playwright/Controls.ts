@@ -378,6 +378,11 @@ const whereLanded = (a: Acting) =>
         ),
       { concurrency: 20 }
     )
+    yield* Effect.promise(() =>
+      Promise.all(
+        sp.page.frames().map((f) => f.evaluate(Verify.unmarkLanded, Verify.landedMark).catch(() => undefined))
+      )
+    )
     const at = marks.indexOf(true)
     return at < 0 ? undefined : a.refFor(fields[at]!)
   })

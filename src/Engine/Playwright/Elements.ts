@@ -13,7 +13,7 @@ export type { Child, SnapshotNode } from "./Elements/Nodes.ts"
 import { generation } from "./Elements/Generation.ts"
 import { editable, emptyScan, type FrameScan, scanFrame } from "./Elements/Scan.ts"
 import { type FrameHints, fromSnapshot } from "./Elements/Snapshot.ts"
-import { located } from "./Held.ts"
+import { listen, located, placed } from "./Held.ts"
 
 /** Collects the iframe nodes' references, to name each frame by its iframe's title. */
 const iframeRefs = (roots: ReadonlyArray<Child>): Array<string> =>
@@ -86,6 +86,9 @@ const startingWith = (text: string) =>
     "i"
   )
 
+/** A frame's generation, its window listening from then on for the elements an act holds (Held.ts). */
+const watching = `(${listen})(), (${generation})()`
+
 export const inventory = (page: Page): Inventory => {
   const handedOut = new Map<string, PageElement>()
   let latest: Reading | undefined
@@ -93,7 +96,7 @@ export const inventory = (page: Page): Inventory => {
   let readAt: string | undefined
   const generations = async () => {
     const frames = page.frames()
-    const each = await Promise.all(frames.map((f) => within(1_000, f.evaluate(generation), undefined)))
+    const each = await Promise.all(frames.map((f) => within(1_000, f.evaluate<string>(watching), undefined)))
     return each.includes(undefined) ? undefined : each.join("|")
   }
   const scanned = new Map<string, Scanned>()
@@ -145,10 +148,7 @@ export const inventory = (page: Page): Inventory => {
         frames.map((frame) =>
           within(
             1_000,
-            frame
-              .locator(editable)
-              .evaluateAll(scanFrame)
-              .then((scan) => ({ frame, scan })),
+            frame.evaluate(scanFrame, editable).then((scan) => ({ frame, scan })),
             { frame, scan: emptyScan as FrameScan }
           )
         )
@@ -226,9 +226,9 @@ export const inventory = (page: Page): Inventory => {
     if (ref.startsWith("x")) {
       const at = scanned.get(ref)
       if (at === undefined) return undefined
-      if ("index" in at) return at.frame.locator(editable).nth(at.index)
+      if ("index" in at) return placed(at.frame, at.frame.locator(editable).nth(at.index), editable)
       const found = at.frame.locator(at.path)
-      return at.text === "" ? found : found.filter({ hasText: startingWith(at.text) })
+      return placed(at.frame, at.text === "" ? found : found.filter({ hasText: startingWith(at.text) }), at.path)
     }
     return located(page.mainFrame(), `aria-ref=${ref}`)
   }

@@ -1,10 +1,14 @@
 /**
- * The element one act works on, held for that act as a handle in the page's own world: each read or write on it is
- * one round trip to the page, where a locator finds the element again every time (about ten CDP messages each). An
- * element the page replaced meanwhile (no longer in the document) is reached through the locator instead, which finds
- * its successor the way it always did.
+ * The element one act works on, held for that act in the page's own world: each read or write on it is one round trip
+ * to the page, where a locator finds the element again every time (about ten CDP messages each). An element the page
+ * replaced meanwhile (no longer in the document) is reached through the locator instead, which finds its successor.
+ * It is held without a Playwright element handle in that world, whose preview would first compile Playwright's injected
+ * script there (a third of a megabyte per document; the snapshot compiled it already, in its own world): Playwright
+ * marks the element a locator resolves to with a DOM event, `__playwright_mark_target__` (events reach every world;
+ * its trace recorder reads them so), a listener of the page's world takes it, and a handle to a plain object holding
+ * it keeps it for the act. Where no mark arrives, a Playwright element handle holds it as before.
  */
-import type { ElementHandle, Frame, Locator } from "playwright-core"
+import type { ElementHandle, Frame, JSHandle, Locator, Page } from "playwright-core"
 
 export interface Held {
   readonly locator: Locator
@@ -14,70 +18,191 @@ export interface Held {
   readonly release: () => void
 }
 
+/** What the listener keeps on the window (under a symbol, not enumerable): the targets of the last marking. */
+interface Marks {
+  batch: Array<Element>
+}
+
+/**
+ * Runs in a frame: listens, once per window, for the elements Playwright marks as its call's targets (a reset, then one
+ * mark per target). Self-contained: Playwright serializes it into the frame.
+ */
+export const listen = () => {
+  const key = Symbol.for("switchyard.marks")
+  const store = window as unknown as Record<symbol, Marks | undefined>
+  if (store[key] !== undefined) return
+  const marks: Marks = { batch: [] }
+  Object.defineProperty(window, key, { value: marks, configurable: true })
+  addEventListener("__playwright_reset_targets__", () => (marks.batch = []), true)
+  addEventListener(
+    "__playwright_mark_target__",
+    (event) => {
+      // The element itself, inside open shadow roots too (the event is composed).
+      const target = event.composedPath()[0]
+      if (target instanceof Node && target.nodeType === Node.ELEMENT_NODE) marks.batch.push(target as Element)
+    },
+    true
+  )
+}
+
+/** What `taken` answers, as a handle: the one element marked last, or why there is none. */
+interface Taken {
+  readonly listening: boolean
+  readonly el?: Element
+}
+
+/** Runs in a frame: the element of the last marking when it marked exactly one; the marks are emptied. */
+const taken = (): Taken => {
+  const marks = (window as unknown as Record<symbol, Marks | undefined>)[Symbol.for("switchyard.marks")]
+  if (marks === undefined) return { listening: false }
+  const batch = marks.batch
+  marks.batch = []
+  return batch.length === 1 ? { listening: true, el: batch[0]! } : { listening: true }
+}
+
+/** Runs in a frame: forgets marks left by earlier calls (a frame other than the marked one keeps its own). */
+const forget = () => {
+  const marks = (window as unknown as Record<symbol, Marks | undefined>)[Symbol.for("switchyard.marks")]
+  if (marks !== undefined) marks.batch = []
+}
+
 type Wrapped = (
-  el: Element,
+  held: Taken | Element,
   arg: unknown
 ) => Promise<{ readonly ok: false } | { readonly ok: true; readonly value: unknown }>
 
 const wrappers = new WeakMap<object, Wrapped>()
 
 /**
- * `f` as a page function that first checks the element is still in the document. Built here from `f`'s source (as
- * Playwright serializes `f` itself), so the page runs no eval of its own and a strict CSP does not stop it.
+ * `f` as a page function on the held element (an object holding it, or a Playwright element handle's element) that
+ * first checks the element is still in the document. Built here from `f`'s source (as Playwright serializes `f`
+ * itself), so the page runs no eval of its own and a strict CSP does not stop it.
  */
 const onlyConnected = (f: object): Wrapped => {
   let wrapped = wrappers.get(f)
   if (wrapped === undefined) {
     wrapped = new Function(
-      "el",
+      "held",
       "arg",
-      `if (!el.isConnected) return { ok: false }; return Promise.resolve((${String(f)})(el, arg)).then((value) => ({ ok: true, value }))`
+      `const el = held instanceof Node ? held : held.el; if (!el || !el.isConnected) return { ok: false }; return Promise.resolve((${String(f)})(el, arg)).then((value) => ({ ok: true, value }))`
     ) as Wrapped
     wrappers.set(f, wrapped)
   }
   return wrapped
 }
 
-/** Locators made by `located`: a frame and a selector, whose element a plain query finds (six CDP messages, where a
- * locator's handle costs nine: it waits and checks more, which the locator itself still does when needed). */
-const plain = new WeakMap<Locator, { readonly frame: Frame; readonly selector: string }>()
+/** The frame whose document a locator made by `located` searches; a selector that may enter a frame has none. */
+const frameOf = new WeakMap<Locator, Frame>()
 
-/** A locator for `selector` in `frame` whose element `hold` takes with one query. */
-export const located = (frame: Frame, selector: string): Locator => {
-  const locator = frame.locator(selector)
-  plain.set(locator, { frame, selector })
+/** A locator for `selector` in `frame`, whose element `hold` looks for in that frame alone when the selector stays
+ * in it (a reference into a frame, `f2e5`, or a selector through one may reach another). */
+export const located = (frame: Frame, selector: string): Locator => placed(frame, frame.locator(selector), selector)
+
+/** `locator`, built on `frame` from `selector`, registered as `located` registers its own. */
+export const placed = (frame: Frame, locator: Locator, selector: string): Locator => {
+  if (!/^aria-ref=f\d|>>|internal:control=enter-frame/.test(selector)) frameOf.set(locator, frame)
   return locator
 }
 
-/** Holds the element `locator` names; the handle is taken on the first evaluate (one element, attached). */
-export const hold = (locator: Locator): Held => {
-  let handle: Promise<ElementHandle | undefined> | undefined
-  let dropped = false
-  const take = (timeout: number) => {
-    const query = plain.get(locator)
-    handle ??= (
-      query === undefined ? locator.elementHandle({ timeout }) : query.frame.$(query.selector, { strict: true })
-    ).then(
-      (h) => h ?? undefined,
-      () => undefined
+/**
+ * Marking and taking are one step per page: a mark another hold made in between would be taken for this one's. A
+ * step that does not end (a page that stopped answering) holds the next one up for `waitMs` at most.
+ */
+const queues = new WeakMap<Page, Promise<unknown>>()
+const inTurn = <A>(page: Page, waitMs: number, f: () => Promise<A>): Promise<A> => {
+  const before = queues.get(page) ?? Promise.resolve()
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const turn = Promise.race([before, new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]).finally(() =>
+    clearTimeout(timer)
+  )
+  const run = turn.then(f, f)
+  queues.set(
+    page,
+    run.catch(() => undefined)
+  )
+  return run
+}
+
+/** How long the marking read waits for the element to be there (a missing one is then waited for by the locator). */
+const markWaitMs = 2_000
+
+/**
+ * The element `locator` names, as a handle to a plain object holding it in its frame's world; undefined when it names
+ * none (or several) yet, "unmarked" when it names one but no mark arrived. Playwright's attribute read (of any
+ * attribute: the read is what marks) marks the one element it resolves to.
+ */
+const taking = async (locator: Locator, timeout: number): Promise<JSHandle<Taken> | "unmarked" | undefined> => {
+  const page = locator.page()
+  const known = frameOf.get(locator)
+  const frames = known === undefined ? page.frames() : [known]
+  const attempt = async (): Promise<JSHandle<Taken> | "deaf" | "unmarked" | undefined> => {
+    if (frames.length > 1) await Promise.all(frames.map((f) => f.evaluate(forget).catch(() => undefined)))
+    const marked = await locator.getAttribute("id", { timeout: Math.min(timeout, markWaitMs) }).then(
+      () => true,
+      () => false
     )
+    if (!marked) return undefined
+    const found = await Promise.all(
+      frames.map(async (f) => {
+        const handle = await f.evaluateHandle(taken).catch(() => undefined)
+        const state = await handle?.evaluate((t) => (t.el !== undefined ? "one" : t.listening ? "none" : "deaf"))
+        return { handle, state: state ?? "none" }
+      })
+    )
+    const ones = found.filter((x) => x.state === "one")
+    for (const x of found) if (ones.length !== 1 || x !== ones[0]) void x.handle?.dispose().catch(() => undefined)
+    if (ones.length === 1) return ones[0]!.handle
+    return found.some((x) => x.state === "deaf") ? "deaf" : "unmarked"
+  }
+  const first = await attempt()
+  if (first !== "deaf") return first
+  // A document loaded since the last read listens from now on.
+  await Promise.all(frames.map((f) => f.evaluate(listen).catch(() => undefined)))
+  const second = await attempt()
+  return second === "deaf" ? "unmarked" : second
+}
+
+/** Holds the element `locator` names; it is taken on the first evaluate (one element, attached). */
+export const hold = (locator: Locator): Held => {
+  let handle: Promise<JSHandle<Taken> | ElementHandle | undefined> | undefined
+  const take = (timeout: number) => {
+    handle ??= inTurn(locator.page(), timeout, () => taking(locator, timeout))
+      .then((h): Promise<JSHandle<Taken> | ElementHandle> | JSHandle<Taken> | undefined =>
+        h === "unmarked" ? locator.elementHandle({ timeout }) : h
+      )
+      .then(
+        (h) => h ?? undefined,
+        () => undefined
+      )
     return handle
   }
-  const viaLocator = <R, Arg>(f: (el: Element, arg: Arg) => R | Promise<R>, arg: Arg, timeout: number) =>
-    locator.evaluate(f as (el: Element, arg: unknown) => R, arg as unknown, { timeout }) as Promise<R>
+  const release = () => {
+    void handle?.then((h) => h?.dispose()).catch(() => undefined)
+  }
+  /** `f` on the held element; not ok when none is held, it left the document (`replaced`) or its page went. */
+  const onHeld = async (f: object, arg: unknown, timeout: number) => {
+    const h = await take(timeout)
+    if (h === undefined) return { ok: false, replaced: false } as const
+    return (h as JSHandle<Taken | Element>)
+      .evaluate(onlyConnected(f), arg)
+      .then((result) => (result.ok ? result : ({ ok: false, replaced: true } as const)))
+      .catch(() => ({ ok: false, replaced: false }) as const)
+  }
   return {
     locator,
     evaluate: async (f, arg, timeout) => {
-      const h = dropped ? undefined : await take(timeout)
-      if (h === undefined) return viaLocator(f, arg, timeout)
-      // A handle whose page went (a navigation, a closed frame) is no use: the locator says what happened.
-      const result = await h.evaluate(onlyConnected(f), arg as unknown).catch(() => ({ ok: false }) as const)
+      let result = await onHeld(f, arg, timeout)
+      if (!result.ok && result.replaced) {
+        // The element the locator names now is held instead, if it names one.
+        release()
+        handle = undefined
+        result = await onHeld(f, arg, timeout)
+      }
       if (result.ok) return result.value as Awaited<ReturnType<typeof f>>
-      dropped = true
-      return viaLocator(f, arg, timeout)
+      return locator.evaluate(f as (el: Element, arg: unknown) => unknown, arg as unknown, { timeout }) as Promise<
+        Awaited<ReturnType<typeof f>>
+      >
     },
-    release: () => {
-      void handle?.then((h) => h?.dispose()).catch(() => undefined)
-    }
+    release
   }
 }

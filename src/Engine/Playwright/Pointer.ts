@@ -240,6 +240,21 @@ export interface Aim {
   readonly exact: boolean
 }
 
+/** Where the target is on the page: read on the held element in the page's top frame (no Playwright element handle
+ * there, whose preview would load Playwright's script into the page's world), by Playwright in a frame. */
+const boxOf = async (on: Held, timeout: number) => {
+  const box = await on.evaluate(
+    (el) => {
+      if (window !== window.top) return null
+      const r = el.getBoundingClientRect()
+      return r.width === 0 && r.height === 0 ? undefined : { x: r.x, y: r.y, width: r.width, height: r.height }
+    },
+    undefined,
+    timeout
+  )
+  return box === null ? on.locator.boundingBox({ timeout }) : (box ?? null)
+}
+
 /**
  * Scrolls the target into view (out from under sticky bars) and finds where a person would point at it (`uncover`);
  * where hover matters (`uncover` says where), the mouse moves there in steps, as a person's hand travels. A disabled
@@ -275,7 +290,7 @@ export const approach = async (
     if ((await on.locator.count()) === 0) throw new Detached()
   }
   const aim = seen.point === null ? undefined : { ...seen.point, toggle: seen.toggle, exact: seen.top && seen.stable }
-  const box = aim === undefined ? await on.locator.boundingBox({ timeout }) : null
+  const box = aim === undefined ? await boxOf(on, timeout) : null
   if (aim === undefined && box === null) return undefined
   const to = aim ?? { x: box!.x + box!.width / 2, y: box!.y + box!.height / 2 }
   if (options.travel === true || seen.hover || aim?.exact !== true) {
@@ -299,12 +314,6 @@ export const click = async (page: Page, on: Held, aim: Aim | undefined, timeout:
   const position = aim?.via === "visible" ? { position: { x: aim.ox, y: aim.oy } } : {}
   const { locator } = on
   await (count === 2 ? locator.dblclick({ timeout, ...position }) : locator.click({ timeout, ...position }))
-}
-
-/** Remembers where a Playwright action left the mouse (the centre of its target). */
-export const arrived = async (page: Page, on: Held) => {
-  const box = await on.locator.boundingBox({ timeout: 1_000 }).catch(() => null)
-  if (box !== null) where.set(page, { x: box.x + box.width / 2, y: box.y + box.height / 2 })
 }
 
 export const hover = async (page: Page, on: Held, timeout: number) => {

@@ -399,17 +399,18 @@ export const before = (on: On, remember: boolean, timeout: number) => evaluateOn
 /** Reads what the control shows after the act against what was asked. */
 export const after = (on: On, ask: Ask, timeout: number) => evaluateOn(on, readBack, ask, timeout)
 
-/** Whether the marked field is this one; the mark is taken off. */
+/** Whether the marked field is this one: read where Playwright reads attributes, outside the page's own world. */
 export const isLanded = (locator: Locator, timeout: number) =>
-  locator.evaluate(
-    (el, mark) => {
-      const marked = el.hasAttribute(mark)
-      el.removeAttribute(mark)
-      return marked
-    },
-    landedMark,
-    { timeout }
-  )
+  locator.getAttribute(landedMark, { timeout }).then((value) => value !== null)
+
+/** Runs in a frame: the mark taken off every field that has it, open shadow roots included. */
+export const unmarkLanded = (mark: string) => {
+  const visit = (root: Document | ShadowRoot) => {
+    for (const el of Array.from(root.querySelectorAll(`[${mark}]`))) el.removeAttribute(mark)
+    for (const el of Array.from(root.querySelectorAll("*"))) if (el.shadowRoot !== null) visit(el.shadowRoot)
+  }
+  visit(document)
+}
 
 /**
  * An expression for engines that act through a selector of their own (Stagehand: an XPath, or CSS): `inspect` or

@@ -9,8 +9,18 @@
 /** Rich-text editors (`contenteditable` hosts) that a person types into. */
 export const editable = '[contenteditable]:not([contenteditable="false"])'
 
-/** Runs in a frame over its editors (`editable`); the rest it finds itself. */
-export const scanFrame = (editors: Array<Element>) => {
+/**
+ * Runs in a frame (in the page's own world, by a plain evaluate: no selector engine loaded there), given `editable`.
+ * Its editors are found in the order Playwright's CSS engine lists them (each root's matches, then each open shadow
+ * root's in document order), so `frame.locator(editable).nth(i)` is the i-th of them.
+ */
+export const scanFrame = (editableSelector: string) => {
+  const editors: Array<Element> = []
+  const query = (root: Document | ShadowRoot) => {
+    editors.push(...Array.from(root.querySelectorAll(editableSelector)))
+    for (const el of Array.from(root.querySelectorAll("*"))) if (el.shadowRoot !== null) query(el.shadowRoot)
+  }
+  query(document)
   const clean = (s: string | null | undefined) => (s ?? "").replace(/\s+/g, " ").trim()
   const boxOf = (el: Element) => {
     const r = el.getBoundingClientRect()
