@@ -17,6 +17,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Effect } from "effect"
 import * as LocalChromium from "../src/Sandbox/Provider/LocalChromium.ts"
+import { serviceProcessEnv } from "../test/support/Service.ts"
 import { waitFor } from "../test/support/Wait.ts"
 import * as Entry from "./Entry.ts"
 import * as ProcessTree from "./ProcessTree.ts"
@@ -228,7 +229,7 @@ const definitions = (chromium: string): ReadonlyArray<Server> => [
     // What bin/switchyard sets; a log root of its own; evaluate on for its probe (the tasks do not use it).
     env: (dir) => ({
       SWITCHYARD_LOG_DIR: join(dir, "logs"),
-      NODE_OPTIONS: "--max-semi-space-size=8",
+      ...serviceProcessEnv,
       SWITCHYARD_EVALUATE: "on"
     }),
     prepare: async () => ({}),

@@ -6,7 +6,7 @@
  * The checks are in Router/Checks.ts, the session's starting storage state in Router/StorageStart.ts.
  */
 import { createHash } from "node:crypto"
-import { Cache, Clock, Context, Effect, Layer, Option, Ref } from "effect"
+import { Clock, Context, Effect, Layer, Option, Ref } from "effect"
 import { Egress } from "../Egress/Egress.ts"
 import * as Screenshot from "../Engine/Screenshot.ts"
 import { Unsupported } from "../Errors/Engine.ts"
@@ -24,6 +24,7 @@ import * as HandoffTools from "./HandoffTools.ts"
 import { type CascadeConfig, cascadeFor, defaultPolicy, handsToPerson, type Policy, platformOf } from "./Policy.ts"
 import { Replay, type Replayed } from "./Replay.ts"
 import * as Checks from "./Router/Checks.ts"
+import * as Steps from "./Router/Steps.ts"
 import * as StorageStart from "./Router/StorageStart.ts"
 import * as StagehandFallback from "./StagehandFallback.ts"
 import * as StateBlock from "./StateBlock.ts"
@@ -66,20 +67,8 @@ export interface RouterOptions extends StagehandFallback.StagehandFallbackOption
   readonly screenshot?: Screenshot.Limits
 }
 
-/** Per request or step: Stagehand's flags, and the calls made, which number the attempts. */
-interface StepState {
-  readonly flags: Ref.Ref<StagehandFallback.Flags>
-  readonly calls: Ref.Ref<number>
-}
-
 /** Groups identical calls in logs without writing their values. */
 const hashArgs = (args: unknown) => createHash("sha256").update(JSON.stringify(args)).digest("hex").slice(0, 16)
-
-/** Traces kept for retry/disable state; the least recently used are dropped past this, so a long-lived service stays
- * bounded. */
-const maxTraces = 2_000
-
-const stepKey = (traceId: string, stepId: string | undefined) => `${traceId}\u0000${stepId ?? ""}`
 
 export class Router extends Context.Service<
   Router,
@@ -124,19 +113,12 @@ export class Router extends Context.Service<
         const maxArgumentBytes = options.maxArgumentBytes ?? 256 * 1024
         const uploadRoots = options.uploadRoots ?? [process.cwd()]
         const screenshotLimits = options.screenshot ?? Screenshot.defaults
-        const steps = yield* Cache.make({
-          capacity: maxTraces,
-          lookup: (_key: string) =>
-            Effect.all({
-              flags: Ref.make<StagehandFallback.Flags>({ stagehandRetryUsed: false, stagehandDisabled: false }),
-              calls: Ref.make(0)
-            })
-        })
+        const steps = yield* Steps.make()
         const cascadeNow = Ref.get(lastUrl).pipe(Effect.map((url) => cascadeFor(policy, url)))
 
         const answer = (
           base: { traceId: string; stepId: string | undefined; attemptId: string },
-          step: StepState,
+          step: Steps.StepState,
           config: CascadeConfig,
           outcome:
             | { ok: true; result: unknown; resources?: ReadonlyArray<Tool.Resource> }
@@ -249,7 +231,7 @@ export class Router extends Context.Service<
         const begin = (meta: Tool.CallMeta) =>
           Effect.gen(function* () {
             const traceId = meta.traceId ?? crypto.randomUUID()
-            const step = yield* Cache.get(steps, stepKey(traceId, meta.stepId))
+            const step = yield* steps.get(traceId, meta.stepId)
             const n = yield* Ref.updateAndGet(step.calls, (calls) => calls + 1)
             const base = {
               traceId,
@@ -376,9 +358,7 @@ export class Router extends Context.Service<
           call: call as Router["Service"]["call"],
           occupied: handoff.active.pipe(Effect.map(Option.isSome)),
           state: Effect.fn("Router.state")(function* (meta: Tool.CallMeta = {}) {
-            const step = meta.traceId
-              ? yield* Cache.getOption(steps, stepKey(meta.traceId, meta.stepId))
-              : Option.none()
+            const step = meta.traceId ? yield* steps.find(meta.traceId, meta.stepId) : Option.none()
             const disabled = Option.isSome(step) && (yield* Ref.get(step.value.flags)).stagehandDisabled
             return yield* states.block(disabled, yield* sandbox.status, yield* cascadeNow)
           })

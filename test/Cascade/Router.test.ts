@@ -2,6 +2,7 @@
  * The Router's agent-facing policy (seeds 000 and 004), with the cascade scripted: which levels a call reaches,
  * what the agent is told, and what state every answer carries.
  */
+import { queryObjects } from "node:v8"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Fiber, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
@@ -362,5 +363,31 @@ describe("Router", () => {
         assert.strictEqual(none.error?.type, "unsupported")
         assert.include(none.error?.message, "instruction")
       })
+  )
+
+  it.effect("calls without a traceId leave none of their fibers behind in the Router", () =>
+    Effect.gen(function* () {
+      const r = yield* router({ stagehand: [], calls: [] })
+      const fiberClass = (yield* Effect.forkChild(Effect.void)).constructor
+      // queryObjects collects garbage first: what it counts is held.
+      const fibers = () => queryObjects(fiberClass, { format: "count" }) as number
+      yield* r.call("browser.observe", { instruction: "Apply button" })
+      const before = fibers()
+      for (let i = 0; i < 300; i++) yield* r.call("browser.observe", { instruction: "Apply button" })
+      assert.isBelow(fibers() - before, 30, "fibers held after 300 calls, each on a trace of its own")
+    })
+  )
+
+  it.effect("a trace's attempts are numbered on while it is among the 2,000 most recently used", () =>
+    Effect.gen(function* () {
+      const r = yield* router({ stagehand: [], calls: [] })
+      const observe = (traceId: string) => r.call("browser.observe", { instruction: "Apply button" }, { traceId })
+      yield* observe("kept")
+      yield* observe("dropped")
+      for (let i = 0; i < 1_998; i++) yield* observe(`other-${i}`)
+      assert.strictEqual((yield* observe("kept")).attemptId, "kept#2")
+      yield* observe("newest")
+      assert.strictEqual((yield* observe("dropped")).attemptId, "dropped#1", "the least recently used is forgotten")
+    })
   )
 })

@@ -12,11 +12,16 @@ import { waitFor } from "./Wait.ts"
 const main = join(import.meta.dirname, "..", "..", "src", "Main.ts")
 /** What bin/switchyard puts in NODE_OPTIONS, so tests and the bench run the service as users do. */
 const serviceNodeOptions = "--max-semi-space-size=8"
+/** glibc's malloc thresholds bin/switchyard fixes (why: there). */
+export const serviceMalloc = { MALLOC_MMAP_THRESHOLD_: "131072", MALLOC_TRIM_THRESHOLD_: "131072" } as const
+/** What bin/switchyard sets for the service's process, for a client that spawns the service itself. */
+export const serviceProcessEnv = { ...serviceMalloc, NODE_OPTIONS: serviceNodeOptions } as const
 
-/** The environment bin/switchyard runs the service in (its NODE_OPTIONS and compile cache), over `env`. */
+/** The environment bin/switchyard runs the service in (its NODE_OPTIONS, malloc thresholds and compile cache), over `env`. */
 export const serviceEnv = (env: Record<string, string | undefined>): Record<string, string> => {
   const options = [serviceNodeOptions, env.NODE_OPTIONS].filter(Boolean).join(" ")
   return {
+    ...serviceMalloc,
     ...(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as Record<string, string>),
     NODE_COMPILE_CACHE: env.NODE_COMPILE_CACHE ?? join(tmpdir(), "node-compile-cache"),
     NODE_OPTIONS: options
