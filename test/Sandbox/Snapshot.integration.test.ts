@@ -33,6 +33,40 @@ layer(Layer.merge(TestBrowser.layer(), Layer.empty))("Snapshot", (it) => {
         assert.include(value, "secret@example.test", "the page's own value is untouched")
       })
     )
+    it.effect("mask what is typed in a frame of the page's origin, as in the page itself", () =>
+      Effect.gen(function* () {
+        const session = yield* BrowserSession
+        const site = yield* SiteServer.start
+        yield* Session.navigate(session.wsEndpoint, session.targetId, site.url("/forms.html"))
+        // A sign-in form in a same-origin frame, as payment and login widgets embed theirs.
+        yield* evaluate(
+          session,
+          `new Promise((done) => {
+            const frame = document.createElement("iframe")
+            frame.style.cssText = "width:400px;height:120px;border:0"
+            frame.onload = () => done(true)
+            frame.srcdoc = '<label>Password <input id="secret" style="font-size:28px"></label>'
+            document.body.prepend(frame)
+          })`
+        )
+        const empty = yield* Snapshot.screenshot(Session.fresh(session))
+        yield* evaluate(
+          session,
+          `document.querySelector("iframe").contentDocument.getElementById("secret").value = "hunter2 WWWW"`
+        )
+        const masked = yield* Snapshot.screenshot(Session.fresh(session))
+        const raw = yield* Session.withTarget(session.wsEndpoint, session.targetId, (cdp, sessionId) =>
+          cdp.send("Page.captureScreenshot", Snapshot.captureParams, sessionId)
+        )
+        assert.notDeepEqual(Buffer.from(raw.data, "base64"), Buffer.from(empty), "unmasked, the typed value shows")
+        assert.deepEqual(Buffer.from(masked), Buffer.from(empty), "masked, the frame's typed value leaves no trace")
+        const left = yield* evaluate<number>(
+          session,
+          `document.querySelector("iframe").contentDocument.adoptedStyleSheets.length`
+        )
+        assert.strictEqual(left, 0, "the frame's mask is removed after the capture")
+      })
+    )
   })
 
   describe("the mask", () => {

@@ -1,31 +1,50 @@
 /**
  * Screenshots without typed text: scripts a page evaluates before a capture to hide the text of every text-like
- * input (in the document and its open shadow roots), and after it to show it again. The mask changes paint only (no
- * layout, no values), so work on the DOM may run while it is on.
+ * input (in the document, its open shadow roots and the frames of its origin), and after it to show it again. The
+ * mask changes paint only (no layout, no values), so work on the DOM may run while it is on. A frame of another origin
+ * runs in its own process, out of these scripts' reach: what is typed there is not masked.
  */
 
 const maskId = "switchyard-mask"
 const maskCss =
   'input:not([type=checkbox i]):not([type=radio i]):not([type=button i]):not([type=submit i]):not([type=reset i]):not([type=image i]):not([type=range i]):not([type=color i]):not([type=file i]), textarea, [contenteditable]:not([contenteditable="false" i]), [contenteditable] *, [role=textbox], [role=searchbox] { color: transparent !important; -webkit-text-fill-color: transparent !important; text-shadow: none !important; caret-color: transparent !important; }'
 
-/** Collects the document and its open shadow roots, where a document stylesheet does not reach. */
+/** Collects the document, its open shadow roots and the documents of its same-origin frames (with theirs), where a
+ * document's stylesheet does not reach. */
 const rootsSource = `const roots = [document];
     for (let i = 0; i < roots.length; i++) {
-      for (const el of roots[i].querySelectorAll("*")) if (el.shadowRoot) roots.push(el.shadowRoot);
+      for (const el of roots[i].querySelectorAll("*")) {
+        if (el.shadowRoot) roots.push(el.shadowRoot);
+        if (el.tagName === "IFRAME" || el.tagName === "FRAME") {
+          let inner = null;
+          try { inner = el.contentDocument; } catch (e) {}
+          if (inner) roots.push(inner);
+        }
+      }
+    }`
+
+/** The mask's stylesheet for the document `root` belongs to: a constructed sheet is adopted only in its own document. */
+const sheetSource = `const key = Symbol.for("${maskId}");
+    const sheetOf = (root, make) => {
+      const doc = root.nodeType === 9 ? root : root.ownerDocument;
+      const win = doc && doc.defaultView;
+      if (!win) return undefined;
+      let sheet = win[key];
+      if (sheet === undefined && make && typeof win.CSSStyleSheet === "function" && "replaceSync" in win.CSSStyleSheet.prototype) {
+        sheet = new win.CSSStyleSheet();
+        sheet.replaceSync(${JSON.stringify(maskCss)});
+        Object.defineProperty(win, key, { value: sheet, configurable: true });
+      }
+      return sheet;
     }`
 
 /** JS to evaluate in a page before a screenshot: hides the text of every text-like input. Idempotent; never throws. */
 export const maskInputsScript = `(() => {
   try {
-    const key = Symbol.for("${maskId}");
-    let sheet = globalThis[key];
-    if (sheet === undefined && typeof CSSStyleSheet === "function" && "replaceSync" in CSSStyleSheet.prototype) {
-      sheet = new CSSStyleSheet();
-      sheet.replaceSync(${JSON.stringify(maskCss)});
-      Object.defineProperty(globalThis, key, { value: sheet, configurable: true });
-    }
+    ${sheetSource}
     ${rootsSource}
     for (const root of roots) {
+      const sheet = sheetOf(root, true);
       if (sheet && Array.isArray(root.adoptedStyleSheets) && !root.adoptedStyleSheets.includes(sheet)) {
         root.adoptedStyleSheets = [...root.adoptedStyleSheets, sheet];
       }
@@ -48,7 +67,7 @@ const maskedSelector = maskCss.slice(0, maskCss.indexOf("{")).replace(", [conten
 
 /**
  * JS that tells whether the mask would hide anything: true when no text-like input shown holds a value and no
- * editable element or textbox shows text (in the document and its open shadow roots). A page with nothing typed is captured
+ * editable element or textbox shows text (in the document, its open shadow roots and same-origin frames). A page with nothing typed is captured
  * as it is, without the two style changes (and repaints) of masking it; false when it cannot tell.
  */
 export const nothingTypedScript = `(() => {
@@ -71,9 +90,10 @@ export const nothingTypedScript = `(() => {
 /** JS that undoes `maskInputsScript`. Idempotent; never throws. */
 export const unmaskInputsScript = `(() => {
   try {
-    const sheet = globalThis[Symbol.for("${maskId}")];
+    ${sheetSource}
     ${rootsSource}
     for (const root of roots) {
+      const sheet = sheetOf(root, false);
       if (sheet && Array.isArray(root.adoptedStyleSheets) && root.adoptedStyleSheets.includes(sheet)) {
         root.adoptedStyleSheets = root.adoptedStyleSheets.filter((s) => s !== sheet);
       }
