@@ -8,7 +8,7 @@ import { DateTime, Effect, Redacted } from "effect"
 import { EndpointUnreachable } from "../../Errors/Browser.ts"
 import { CdpClosed, NotConfigured, NotInitialized, Timeout, Unsupported } from "../../Errors/Engine.ts"
 import type { SideEffect } from "../../Errors/Fields.ts"
-import { ActionFailed, NavigationFailed } from "../../Errors/Page.ts"
+import { ActionFailed } from "../../Errors/Page.ts"
 import type { SwitchyardError } from "../../Errors.ts"
 import { BrowserSession } from "../BrowserSession.ts"
 import { type Action, type ActResult, type Capabilities, Engine, type ScreenshotOptions } from "../Engine.ts"
@@ -177,16 +177,7 @@ export const make = Effect.fn("StagehandEngine.cua")(function* (options: Stageha
       const label = `navigate ${url}`
       yield* requireAbsoluteUrl(engine, label, url)
       const step: Step = { action: label, timeoutMs: navigationTimeoutMs, sideEffect: "possible", url }
-      const landed = yield* call<Navigated>(step, "navigate", url)
-      if (landed.errorCode !== undefined) {
-        return yield* new NavigationFailed({
-          engine,
-          action: label,
-          url,
-          message: `navigation to ${url} failed: ${landed.errorCode}`
-        })
-      }
-      return { url: landed.url, title: landed.title, status: landed.status }
+      return yield* Errors.landed(label, url, yield* call<Navigated>(step, "navigate", url))
     }),
 
     act: Effect.fn("StagehandEngine.act")(function* (input: Instruction.Said | Action) {

@@ -9,7 +9,6 @@ import { DateTime, Effect, Redacted } from "effect"
 import { EndpointUnreachable } from "../../Errors/Browser.ts"
 import { CdpClosed, Timeout } from "../../Errors/Engine.ts"
 import type { SideEffect } from "../../Errors/Fields.ts"
-import { NavigationFailed } from "../../Errors/Page.ts"
 import type { SwitchyardError } from "../../Errors.ts"
 import * as Secrets from "../../Logging/Secrets.ts"
 import { BrowserSession } from "../BrowserSession.ts"
@@ -281,18 +280,10 @@ export const make = Effect.fn("StagehandEngine.dom")(function* (options: Stageha
     navigate: Effect.fn("StagehandEngine.navigate")(function* (url: string) {
       const label = `navigate ${url}`
       yield* requireAbsoluteUrl(engine, label, url)
-      const landed = yield* run({ action: label, timeoutMs: navigationTimeoutMs, sideEffect: "possible", url }, () =>
+      const at = yield* run({ action: label, timeoutMs: navigationTimeoutMs, sideEffect: "possible", url }, () =>
         StagehandPage.navigate(page, url, navigationTimeoutMs)
       )
-      if (landed.errorCode !== undefined) {
-        return yield* new NavigationFailed({
-          engine,
-          action: label,
-          url,
-          message: `navigation to ${url} failed: ${landed.errorCode}`
-        })
-      }
-      return { url: landed.url, title: landed.title, status: landed.status }
+      return yield* Errors.landed(label, url, at)
     }),
 
     act: Effect.fn("StagehandEngine.act")(function* (input: Instruction.Said | Action) {

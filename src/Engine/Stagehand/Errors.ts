@@ -3,6 +3,7 @@
  * classes with us and the CUA worker sends errors as plain data, so failures are matched by name, status and message.
  */
 
+import { Effect } from "effect"
 import { EndpointUnreachable } from "../../Errors/Browser.ts"
 import {
   CdpClosed,
@@ -14,9 +15,10 @@ import {
   Unsupported
 } from "../../Errors/Engine.ts"
 import type { SideEffect } from "../../Errors/Fields.ts"
-import { ActionFailed, ElementNotFound, InvalidInput } from "../../Errors/Page.ts"
+import { ActionFailed, ElementNotFound, InvalidInput, NavigationFailed } from "../../Errors/Page.ts"
 import { isSwitchyardError, type SwitchyardError } from "../../Errors.ts"
 import { pageFailure } from "../Navigation.ts"
+import type { Navigated } from "./Page.ts"
 
 const engine = "stagehand" as const
 
@@ -231,3 +233,11 @@ export const connectError = (cause: unknown, endpoint: string, provider: string)
     message: `Stagehand cannot attach to ${endpoint}: ${read(cause).message}`
   })
 }
+
+/** Where a navigation landed, or NavigationFailed when it ended on the browser's error page. */
+export const landed = (action: string, url: string, at: Navigated) =>
+  at.errorCode === undefined
+    ? Effect.succeed({ url: at.url, title: at.title, status: at.status })
+    : Effect.fail(
+        new NavigationFailed({ engine, action, url, message: `navigation to ${url} failed: ${at.errorCode}` })
+      )
