@@ -24,6 +24,19 @@ const gated = (gates: Array<Deferred.Deferred<void>>) =>
     return Option.some(new Uint8Array([gates.length]))
   })
 
+/** Captures whose n-th capture ends when `finish(n)` is called (once it has begun), and what each attempt kept. */
+const rig = Effect.gen(function* () {
+  const gates: Array<Deferred.Deferred<void>> = []
+  const saved: Array<[string, number | string]> = []
+  const captures = yield* Captures.make(gated(gates))
+  const finish = (n: number) =>
+    Effect.gen(function* () {
+      while (gates.length < n) yield* Effect.yieldNow
+      yield* Deferred.succeed(gates[n - 1]!, undefined)
+    })
+  return { gates, saved, save: keeper(saved), captures, finish }
+})
+
 describe("Captures", () => {
   it.effect("runs one capture at a time; attempts ending meanwhile share the next; settled waits for all", () =>
     Effect.gen(function* () {
@@ -76,17 +89,14 @@ describe("Captures", () => {
 
   it.effect("reads point at the frame of the page nothing changed since; a change asks for a new one", () =>
     Effect.gen(function* () {
-      const gates: Array<Deferred.Deferred<void>> = []
-      const saved: Array<[string, number | string]> = []
-      const save = keeper(saved)
-      const captures = yield* Captures.make(gated(gates))
+      const { gates, saved, save, captures, finish } = yield* rig
 
       yield* captures.changed
       yield* captures.start(save("act"))
       yield* Effect.yieldNow
       // A read ending while the act's frame is being taken joins it.
       yield* captures.start(save("extract"))
-      yield* Deferred.succeed(gates[0]!, undefined)
+      yield* finish(1)
       yield* captures.settled
       // A read after it, with nothing changed in between, gets the same frame without a capture.
       yield* captures.start(save("screenshot"))
@@ -100,9 +110,8 @@ describe("Captures", () => {
       // A change while a frame is being taken: the attempt after it waits for the next frame.
       yield* captures.changed
       yield* captures.start(save("fill"))
-      yield* Deferred.succeed(gates[1]!, undefined)
-      while (gates.length < 3) yield* Effect.yieldNow
-      yield* Deferred.succeed(gates[2]!, undefined)
+      yield* finish(2)
+      yield* finish(3)
       yield* captures.settled
       assert.deepStrictEqual(saved, [
         ["act", 1],
@@ -116,10 +125,7 @@ describe("Captures", () => {
 
   it.effect("a read's frame is held: a pixel read goes first, then the frame serves the read and the screenshot", () =>
     Effect.gen(function* () {
-      const gates: Array<Deferred.Deferred<void>> = []
-      const saved: Array<[string, number | string]> = []
-      const save = keeper(saved)
-      const captures = yield* Captures.make(gated(gates))
+      const { gates, saved, save, captures, finish } = yield* rig
 
       // A click whose attempt took no screenshot of its own, then a read: nothing changed during the read.
       yield* captures.changed
@@ -140,7 +146,7 @@ describe("Captures", () => {
       yield* Fiber.join(screenshot)
       while (gates.length < 1) yield* Effect.yieldNow
       yield* captures.start(save("screenshot"))
-      yield* Deferred.succeed(gates[0]!, undefined)
+      yield* finish(1)
       yield* captures.settled
       assert.deepStrictEqual(saved, [
         ["extract", 1],
@@ -151,10 +157,7 @@ describe("Captures", () => {
 
   it.effect("a held frame is taken before a change, after a moment, or when the captures close", () =>
     Effect.gen(function* () {
-      const gates: Array<Deferred.Deferred<void>> = []
-      const saved: Array<[string, number | string]> = []
-      const save = keeper(saved)
-      const captures = yield* Captures.make(gated(gates))
+      const { gates, saved, save, captures, finish } = yield* rig
       const read = (name: string) => Effect.andThen(captures.begin, captures.start(save(name)))
 
       // An act begins (even one that only types): the frame held for the read before it is taken first, and the act
@@ -165,11 +168,10 @@ describe("Captures", () => {
       while (gates.length < 1) yield* Effect.yieldNow
       yield* Effect.yieldNow
       assert.isUndefined(acting.pollUnsafe(), "the act waits for the held frame")
-      yield* Deferred.succeed(gates[0]!, undefined)
+      yield* finish(1)
       yield* Fiber.join(acting)
       yield* captures.start(save("act"))
-      while (gates.length < 2) yield* Effect.yieldNow
-      yield* Deferred.succeed(gates[1]!, undefined)
+      yield* finish(2)
       yield* captures.settled
       assert.deepStrictEqual(saved, [
         ["observe", 1],
@@ -182,8 +184,7 @@ describe("Captures", () => {
       yield* TestClock.adjust(Captures.holdMs - 1)
       assert.strictEqual(gates.length, 2)
       yield* TestClock.adjust(1)
-      while (gates.length < 3) yield* Effect.yieldNow
-      yield* Deferred.succeed(gates[2]!, undefined)
+      yield* finish(3)
       yield* captures.settled
       assert.deepStrictEqual(saved.at(-1), ["extract", 3])
     }).pipe(Effect.scoped)
