@@ -59,6 +59,10 @@ export interface ServerResult {
     readonly browserRssMiB: number
     readonly browserPssMiB: number
     readonly browserUssMiB: number
+    /** What else the server started: the warm pool's spare browser (Switchyard's only, for the next session). */
+    readonly spareUssMiB?: number
+    readonly sparePssMiB?: number
+    readonly spareRssMiB?: number
     readonly processes: number
   }
   /** Spawn → `initialize` answered (the client's connect), each spawn a fresh process. */
@@ -490,6 +494,7 @@ export const run = (options: { readonly rounds: number; readonly spawns: number 
           memory: [] as Array<{
             service: ReturnType<typeof ProcessTree.memoryMiB>
             browser: ReturnType<typeof ProcessTree.memoryMiB>
+            spare: ReturnType<typeof ProcessTree.memoryMiB>
           }>,
           failures: 0,
           firstFailure: undefined as string | undefined,
@@ -566,9 +571,12 @@ export const run = (options: { readonly rounds: number; readonly spawns: number 
         entry.tasks.push(calls)
         entry.wall.push(wall)
         entry.cpu.push(cpu)
+        // The oldest process the server started is the session's browser; later ones are spares for other sessions.
+        const [browser = [], ...spares] = ProcessTree.children(connected.pid)
         entry.memory.push({
           service: ProcessTree.memoryMiB([connected.pid]),
-          browser: ProcessTree.memoryMiB(after.filter((pid) => pid !== connected.pid))
+          browser: ProcessTree.memoryMiB(browser),
+          spare: ProcessTree.memoryMiB(spares.flat())
         })
       })
 
@@ -657,7 +665,14 @@ export const run = (options: { readonly rounds: number; readonly spawns: number 
           browserRssMiB: Stats.summarize(entry.memory.map((m) => m.browser.rss)).median,
           browserPssMiB: Stats.summarize(entry.memory.map((m) => m.browser.pss)).median,
           browserUssMiB: Stats.summarize(entry.memory.map((m) => m.browser.uss)).median,
-          processes: median(entry.memory.map((m) => m.service.processes + m.browser.processes))
+          ...(entry.memory.some((m) => m.spare.processes > 0)
+            ? {
+                spareUssMiB: Stats.summarize(entry.memory.map((m) => m.spare.uss)).median,
+                sparePssMiB: Stats.summarize(entry.memory.map((m) => m.spare.pss)).median,
+                spareRssMiB: Stats.summarize(entry.memory.map((m) => m.spare.rss)).median
+              }
+            : {}),
+          processes: median(entry.memory.map((m) => m.service.processes + m.browser.processes + m.spare.processes))
         },
         initialize: Stats.summarize(initialize.get(server.id)!),
         batch: {

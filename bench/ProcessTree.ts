@@ -10,6 +10,8 @@ const ticksPerSecond = 100
 interface Stat {
   readonly ppid: number
   readonly ticks: number
+  /** Clock ticks after boot when the process started. */
+  readonly start: number
 }
 
 const stat = (pid: number): Stat | undefined => {
@@ -18,7 +20,7 @@ const stat = (pid: number): Stat | undefined => {
     // The command name may hold spaces and parentheses: the fields after it start past the last ")".
     const fields = text.slice(text.lastIndexOf(")") + 2).split(" ")
     if (fields[0] === "Z" || fields[0] === "X") return undefined
-    return { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) }
+    return { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]), start: Number(fields[19]) }
   } catch {
     return undefined
   }
@@ -41,6 +43,16 @@ export const tree = (root: number): Array<number> => {
   if (stat(root) !== undefined) visit(root)
   return out
 }
+
+/**
+ * The processes `root` started, each with everything it started in turn, oldest first: a service's browsers (the
+ * session's, then the spare its warm pool started after the session took one).
+ */
+export const children = (root: number): Array<Array<number>> =>
+  tree(root)
+    .filter((pid) => pid !== root && stat(pid)?.ppid === root)
+    .sort((a, b) => (stat(a)?.start ?? 0) - (stat(b)?.start ?? 0))
+    .map(tree)
 
 /** CPU time used so far by the processes, in ms (a process that exited meanwhile no longer counts). */
 export const cpuMs = (pids: ReadonlyArray<number>) =>

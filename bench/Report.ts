@@ -74,6 +74,9 @@ const batchTargets = (
   ]
 }
 
+/** A server and the browser of its one session, USS: what one more session of it costs beyond shared pages. */
+const sessionUss = (s: Peers.ServerResult) => Math.round((s.memory.serviceUssMiB + s.memory.browserUssMiB) * 10) / 10
+
 /** Target 6: ours against the peers on the same task, in the default configuration. */
 const peerTargets = (p: Peers.PeersResult): Array<Target> => {
   const ours = p.servers.switchyard
@@ -81,7 +84,7 @@ const peerTargets = (p: Peers.PeersResult): Array<Target> => {
   const others = Peers.servers.filter((id) => id !== "switchyard").map((id) => [id, p.servers[id]] as const)
   const fastest = others.reduce((a, b) => (b[1].task.median < a[1].task.median ? b : a))
   const lightest = others.reduce((a, b) => (b[1].textBytesPerTask < a[1].textBytesPerTask ? b : a))
-  const perCall = (["fill", "select", "read"] as const).map((kind) => ({
+  const perCall = (["fill", "select", "check", "click", "read", "screenshot"] as const).map((kind) => ({
     kind,
     ours: ours.perCall[kind]?.median ?? Number.NaN,
     theirs: pw.perCall[kind]?.median ?? Number.NaN
@@ -100,10 +103,17 @@ const peerTargets = (p: Peers.PeersResult): Array<Target> => {
       met: ours.cpuMsPerTask.median <= pw.cpuMsPerTask.median
     },
     {
-      figure: "peers: per-call latency of fill / select / read, p50, against Playwright MCP",
+      figure:
+        "peers: per-call latency of fill / select / check / click / read / screenshot, p50, against Playwright MCP",
       target: "≤ 1× each",
       measured: perCall.map((c) => `${c.kind} ${c.ours} vs ${c.theirs} ms`).join("; "),
       met: perCall.every((c) => c.ours <= c.theirs)
+    },
+    {
+      figure: "peers: memory of one session (server + its session's browser, USS), against Playwright MCP's",
+      target: "≤ 1×",
+      measured: `${sessionUss(ours)} vs ${sessionUss(pw)} MiB (besides: a spare browser for the next session, ${ours.memory.spareUssMiB ?? 0} MiB, which spares that session and a crash recovery Chromium's start)`,
+      met: sessionUss(ours) <= sessionUss(pw)
     },
     {
       figure: "peers: text bytes per task (tool results) against the lightest peer",
@@ -538,10 +548,15 @@ const peersSection = (p: Peers.PeersResult) => {
         (s) => `${s.memory.serviceUssMiB} / ${s.memory.servicePssMiB} / ${s.memory.serviceRssMiB}`
       ),
       row(
-        "its browser's processes USS / PSS / RSS, MiB",
+        "its session's browser's processes USS / PSS / RSS, MiB",
         (s) => `${s.memory.browserUssMiB} / ${s.memory.browserPssMiB} / ${s.memory.browserRssMiB}`
       ),
-      row("processes (server + browser)", (s) => s.memory.processes),
+      row("a spare browser for the next session (warm pool) USS / PSS / RSS, MiB", (s) =>
+        s.memory.spareUssMiB === undefined
+          ? "–"
+          : `${s.memory.spareUssMiB} / ${s.memory.sparePssMiB} / ${s.memory.spareRssMiB}`
+      ),
+      row("processes (server + browsers)", (s) => s.memory.processes),
       row("spawn → initialize answered, ms (median / p95)", (s) => stat(s.initialize))
     ]
   )}\n\nThe same task with each server's batch form fill (Switchyard: \`browser_fill_form\` by labels with its submit, then \`browser_snapshot {find: "status"}\` to read; Playwright MCP: a snapshot, \`browser_fill_form\`, then a click; chrome-devtools-mcp: a snapshot, \`fill_form\`, then a click):\n\n${md(
