@@ -42,7 +42,11 @@ const selectorOf = (field: Field) =>
 const fillable = (f: Field) => ["text", "email", "tel", "textarea", "url", "number"].includes(f.type)
 
 /** Letters and digits in order: a value as the page may show it back (a phone mask, a date in its own format). */
-const essence = (s: string) => s.normalize("NFKC").replace(/[^\p{L}\p{N}]+/gu, "").toLowerCase()
+const essence = (s: string) =>
+  s
+    .normalize("NFKC")
+    .replace(/[^\p{L}\p{N}]+/gu, "")
+    .toLowerCase()
 
 const holds = (field: Field, value: string) => essence(field.value) === essence(value)
 
