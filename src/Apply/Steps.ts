@@ -82,7 +82,7 @@ export const fillPage = (driver: Driver, profile: Profile, facts: Facts) =>
     const wanted = new Map<Field, string>()
     const written: Array<string> = []
     let set = 0
-    let bySentence = 0
+    let sentences = 0
     for (const field of facts.fields) {
       if (fillable(field)) {
         const value = valueFor(profile, field)
@@ -90,9 +90,9 @@ export const fillPage = (driver: Driver, profile: Profile, facts: Facts) =>
         wanted.set(field, value)
         if (field.value === value) continue
         const sentence = sentenceFor(field, value, names)
+        if (sentence !== undefined) sentences++
         const said = sentence === undefined ? undefined : yield* driver.answer("browser.act", { instruction: sentence })
-        if (said?.ok === true) bySentence++
-        else yield* byId(driver, field, value)
+        if (said?.ok !== true) yield* byId(driver, field, value)
         written.push(value)
         set++
       } else if (field.type === "file" && field.value === "") {
@@ -100,9 +100,9 @@ export const fillPage = (driver: Driver, profile: Profile, facts: Facts) =>
         set++
       }
     }
-    if (bySentence === 0) return set
-    // What each field holds now, read from the page: a sentence answered on another level than expected may have
-    // found another field than the one meant.
+    if (sentences === 0) return set
+    // What each field holds now, read from the page: a level that resolved a sentence (a model's pick, say) may have
+    // found another field than the one meant, and a sentence that failed may have typed before its check.
     const now = yield* driver.facts
     const same = (a: Field, b: Field) => (a.id ? a.id === b.id : a.name === b.name && a.type === b.type)
     for (const before of facts.fields.filter(fillable)) {
