@@ -3,7 +3,7 @@
  * Chromium, the Greenhouse-like board on 127.0.0.1 and the scripted model behind Stagehand. The first application
  * fills its fields through the model; the next one, another applicant on another job of the same board, has them
  * replayed with its own values and asks the model nothing for them; a field renamed since is resolved again, and the
- * site receives each applicant's values in the right fields.
+ * site receives each applicant's values in the right fields — also when the model picks the wrong field.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -13,6 +13,7 @@ import { Effect } from "effect"
 import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
 import * as ScriptedModel from "../../src/Scenario/ScriptedModel.ts"
 import * as AtsServer from "../fixtures/AtsServer.ts"
+import * as LlmServer from "../fixtures/LlmServer.ts"
 import { type Changes, profileFileIn } from "../support/Applicant.ts"
 import { type ApplyProcess, startApply } from "../support/Apply.ts"
 import { processesMatching } from "../support/Processes.ts"
@@ -56,7 +57,7 @@ const replaysOf = (logs: string, run: string): ReadonlyArray<ReplayLine> => {
 }
 
 /** One store, one log root and one model for every application; each applicant has a profile of their own. */
-const workspace = (model: ScriptedModel.ScriptedModel) => {
+const workspace = (model: { readonly origin: string }) => {
   const dir = mkdtempSync(join(tmpdir(), "switchyard-apply-replay-"))
   dirs.push(dir)
   const logs = join(dir, "logs")
@@ -178,4 +179,49 @@ const rest = (who: { readonly email: string; readonly phone: string }) => ({
   email: who.email,
   phone: who.phone,
   resume: "resume.pdf"
+})
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/** A model that fills "Last Name"'s value into the "First Name" box, and every other field where it is asked to. */
+const confusedModel: LlmServer.Script = (request) => {
+  const prompt = LlmServer.promptText(request)
+  const reply = (value: unknown) => ({ json: LlmServer.chatCompletion(JSON.stringify(value)) })
+  if (!("twoStep" in (LlmServer.requestedSchema(request)?.properties ?? {}))) return reply({ elements: [] })
+  const fill = /given the following action: fill "([^"]+)" with "([^"]*)"/s.exec(prompt)
+  const name = fill?.[1] === "Last Name" ? "First Name" : fill?.[1]
+  const id =
+    name === undefined
+      ? undefined
+      : new RegExp(`\\[(\\d+-\\d+)\\] textbox: ${escapeRegExp(name)}`, "m").exec(prompt)?.[1]
+  return reply({
+    action: id === undefined ? null : { elementId: id, description: name, method: "fill", arguments: [fill![2]] },
+    twoStep: false
+  })
+}
+
+describe("switchyard apply with a model that picks the wrong field", () => {
+  it.live(
+    "the page is read again after the sentences, and each field that holds another's value is set through its id",
+    () =>
+      Effect.gen(function* () {
+        const ats = yield* AtsServer.start
+        const llm = yield* LlmServer.start(confusedModel)
+        const { apply } = workspace(llm)
+        yield* apply(ats.greenhouseJob(101), {}, "ada")
+        // The model was asked, and answered "First Name" for "Last Name".
+        const asked = llm.requests.map(
+          (r) => /given the following action: (fill "[^"]*")/.exec(LlmServer.promptText(r))?.[1]
+        )
+        assert.include(asked, 'fill "Last Name"')
+        const [received] = ats.submissions()
+        assert.deepInclude(received!.fields, {
+          first_name: "Ada",
+          last_name: "Lovelace",
+          email: "ada@example.com",
+          phone: "+44 20 7946 0000"
+        })
+      }),
+    240_000
+  )
 })
