@@ -306,8 +306,9 @@ export const run = (configured: Config.ServiceConfig, options: ApplyOptions) =>
       Effect.provide(
         workflowLayer.pipe(
           Layer.provideMerge(SessionHost.layer),
-          // The sessions emit engine events into the same store the steps are written to.
-          Layer.provideMerge(Service.layer(config, undefined, TaskEvents.layerEngineEvents)),
+          // The sessions emit engine events into the same store the steps are written to, and keep what the replay
+          // level resolved there too: the next application on this store replays it.
+          Layer.provideMerge(Service.layer(config, undefined, TaskEvents.layerEngineEvents, options.store)),
           Layer.provideMerge(engineLayer(options.store))
         )
       )

@@ -3,7 +3,9 @@
  * notice a human check and recognise the confirmation (the submit itself is Submit.ts). Each decides from the page's
  * facts, read afresh without a model (so a step run again after a crash, on another runner or after a person does
  * only what is still missing); its actions go through the session's cascade, the model's engines first when one is
- * configured.
+ * configured. A field is filled by a sentence naming it as the page does (`fill "First Name" with "Ada"`), so the
+ * replay level answers it on the next application to a page of the same shape; the fields are then read again and
+ * any that does not hold its own value is set through its id.
  */
 import { Effect } from "effect"
 import { StepFailed } from "../Errors/Service.ts"
@@ -39,22 +41,77 @@ const selectorOf = (field: Field) =>
 
 const fillable = (f: Field) => ["text", "email", "tel", "textarea", "url", "number"].includes(f.type)
 
-/** Fills the page's empty or wrong fields the profile answers, and its empty file inputs; how many it set. */
+/** Letters and digits in order: a value as the page may show it back (a phone mask, a date in its own format). */
+const essence = (s: string) =>
+  s
+    .normalize("NFKC")
+    .replace(/[^\p{L}\p{N}]+/gu, "")
+    .toLowerCase()
+
+const holds = (field: Field, value: string) => essence(field.value) === essence(value)
+
+/** Quotes would end the sentence's quoted words early, and a placeholder's form would be read as one: such a field is
+ * filled through its id. A secret's reference (`{{secret:NAME}}`) is carried as it is, and kept as a reference. */
+const quotable = (s: string) => s.trim() !== "" && !/["“”]|\{\{\s*value:/.test(s)
+
+/**
+ * The sentence that fills `field` with `value`, naming the field as the page does: the replay level keeps what it
+ * resolved to under the page's route with the value as a placeholder. None when the page's name for it is not one
+ * the sentence can carry, or is shared with another field (the id says which one is meant).
+ */
+const sentenceFor = (field: Field, value: string, names: ReadonlyMap<string, number>) =>
+  quotable(field.label) && quotable(value) && names.get(essence(field.label)) === 1
+    ? `fill "${field.label.trim()}" with "${value}"`
+    : undefined
+
+const byId = (driver: Driver, field: Field, value: string) =>
+  driver.call("browser.act", {
+    action: { selector: selectorOf(field), method: "fill", arguments: [value], description: field.label }
+  })
+
+/**
+ * Fills the page's empty or wrong fields the profile answers, and its empty file inputs; how many it set. Each text
+ * field is filled by its sentence through the cascade (replayed when a page of the same shape was filled before), or
+ * through its id when the sentence is not answered; then the page is read again, and a field that does not hold its
+ * own value, or took a value meant for another, is set through its id.
+ */
 export const fillPage = (driver: Driver, profile: Profile, facts: Facts) =>
   Effect.gen(function* () {
+    const names = new Map<string, number>()
+    for (const f of facts.fields) names.set(essence(f.label), (names.get(essence(f.label)) ?? 0) + 1)
+    const wanted = new Map<Field, string>()
+    const written: Array<string> = []
     let set = 0
+    let sentences = 0
     for (const field of facts.fields) {
       if (fillable(field)) {
         const value = valueFor(profile, field)
-        if (value === undefined || field.value === value) continue
-        yield* driver.call("browser.act", {
-          action: { selector: selectorOf(field), method: "fill", arguments: [value], description: field.label }
-        })
+        if (value === undefined) continue
+        wanted.set(field, value)
+        if (field.value === value) continue
+        const sentence = sentenceFor(field, value, names)
+        if (sentence !== undefined) sentences++
+        const said = sentence === undefined ? undefined : yield* driver.answer("browser.act", { instruction: sentence })
+        if (said?.ok !== true) yield* byId(driver, field, value)
+        written.push(value)
         set++
       } else if (field.type === "file" && field.value === "") {
         yield* driver.upload(field.label || field.name, profile.resume)
         set++
       }
+    }
+    if (sentences === 0) return set
+    // What each field holds now, read from the page: a level that resolved a sentence (a model's pick, say) may have
+    // found another field than the one meant, and a sentence that failed may have typed before its check.
+    const now = yield* driver.facts
+    const same = (a: Field, b: Field) => (a.id ? a.id === b.id : a.name === b.name && a.type === b.type)
+    for (const before of facts.fields.filter(fillable)) {
+      const after = now.fields.find((f) => same(f, before))
+      if (after === undefined) continue
+      const value = wanted.get(before)
+      if (value !== undefined && !holds(after, value)) yield* byId(driver, after, value)
+      else if (value === undefined && !holds(after, before.value) && written.some((w) => holds(after, w)))
+        yield* byId(driver, after, before.value)
     }
     return set
   })

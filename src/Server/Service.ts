@@ -140,7 +140,9 @@ export const loadSecrets = (config: Config.ServiceConfig, env: Record<string, st
 export const layer = <R = never>(
   config: Config.ServiceConfig,
   http?: Listening,
-  events?: Layer.Layer<never, never, R>
+  events?: Layer.Layer<never, never, R>,
+  /** The store replayed resolutions are kept in, when not the environment's (`switchyard apply --store`). */
+  store?: Location.StoreOptions
 ) =>
   Layer.unwrap(
     Effect.gen(function* () {
@@ -158,7 +160,7 @@ export const layer = <R = never>(
       // One store of named storage states for every session, opened on its first use.
       const storage = yield* StorageStates.make({ key: config.storage.key, location: Location.fromEnv() })
       // One store of replayed resolutions for every session (and every runner of a fleet), opened on its first use.
-      const resolutions = yield* Resolutions.make({ location: Location.fromEnv(), ttlMs: config.replay.ttlMs })
+      const resolutions = yield* Resolutions.make({ location: store ?? Location.fromEnv(), ttlMs: config.replay.ttlMs })
       const policy = yield* policyOf(config)
       const sessions = config.sessions
       const idle = sessions.idleTimeoutMs

@@ -55,20 +55,26 @@ const kill = async (p: ApplyProcess) => {
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
-/** A model that answers Stagehand's act requests of the form `click the "Label" …` with the tree line named so,
- * and anything else with nothing to do. */
+/** A model that answers Stagehand's act requests of the form `click the "Label" …` and `fill "Label" with "value"`
+ * with the tree line named so, and anything else with nothing to do. */
 const clickingModel: LlmServer.Script = (request) => {
   const properties = Object.keys(LlmServer.requestedSchema(request)?.properties ?? {})
   const prompt = LlmServer.promptText(request)
   const reply = (value: unknown) => ({ json: LlmServer.chatCompletion(JSON.stringify(value)) })
   if (!(properties.includes("action") && properties.includes("twoStep"))) return reply({ elements: [] })
-  const name = /given the following action: click the "([^"]+)"/s.exec(prompt)?.[1]
+  const click = /given the following action: click the "([^"]+)"/s.exec(prompt)
+  const fill = /given the following action: fill "([^"]+)" with "([^"]*)"/s.exec(prompt)
+  const name = click?.[1] ?? fill?.[1]
   const id =
     name === undefined
       ? undefined
-      : new RegExp(`\\[(\\d+-\\d+)\\] [\\w ]+: ${escapeRegExp(name)}`, "m").exec(prompt)?.[1]
+      : // A field's own line, not its label's: a label is no place to type.
+        new RegExp(`\\[(\\d+-\\d+)\\] ${fill === null ? "[\\w ]+" : "textbox"}: ${escapeRegExp(name)}`, "m").exec(
+          prompt
+        )?.[1]
+  const [method, args] = fill === null ? ["click", []] : ["fill", [fill[2]]]
   return reply({
-    action: id === undefined ? null : { elementId: id, description: name, method: "click", arguments: [] },
+    action: id === undefined ? null : { elementId: id, description: name, method, arguments: args },
     twoStep: false
   })
 }
@@ -98,6 +104,13 @@ describe("switchyard apply", () => {
         const served = JSON.stringify(operations.map((e) => [e.data.operation, e.data.engine]))
         assert.isTrue(
           operations.some((e) => e.data.operation === "browser.upload" && e.data.engine === "stagehand:dom"),
+          served
+        )
+        // The fields were filled by their sentences on the model's level too.
+        const fills = operations.filter((e) => e.data.step === "fill-fields" && e.data.operation === "browser.act")
+        assert.isNotEmpty(fills)
+        assert.isTrue(
+          fills.every((e) => e.data.engine === "stagehand:dom"),
           served
         )
         // The page's facts are read without a model whatever the cascade: the model was only asked to act.
