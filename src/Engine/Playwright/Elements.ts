@@ -3,6 +3,7 @@
  * (`ariaSnapshotJSON({ mode: "ai", boxes: true })`: every frame, cross-origin ones included, and open shadow roots;
  * `[ref=eN]` resolved by the `aria-ref=` selector), named and placed in context by Elements/Snapshot.ts, plus what a
  * scan of each frame's DOM adds (Elements/Scan.ts): rich-text editors and controls without a role, referenced as `xN`.
+ * A read visits each frame once before the snapshot (Elements/Pass.ts): whether it changed, its scan, an extract's facts.
  */
 import type { Frame, Locator, Page } from "playwright-core"
 import type { Element as PageElement } from "../AccessibilityTree.ts"
@@ -300,7 +301,7 @@ export const inventory = (page: Page): Inventory => {
   }
 
   const current = async (timeoutMs: number, what: "names" | "values", facts?: FactsWanted) => {
-    const asked = facts === undefined ? null : { maxText: facts.maxText, tables: facts.tables }
+    const asked = facts ?? null
     // Whether the last read still stands and, where it does not, what the new read starts from: one visit.
     const visits = latest === undefined || readAt === undefined ? undefined : await visitAll(what, asked)
     const now = visits === undefined ? undefined : joined(visits)
