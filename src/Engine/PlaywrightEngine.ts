@@ -4,7 +4,7 @@
  * (Playwright/Instructions.ts), and page facts; its failures are mapped in Playwright/Errors.ts.
  */
 import { DateTime, Effect, Layer, Option } from "effect"
-import type { Page } from "playwright-core"
+import type { Frame, Page } from "playwright-core"
 import type { SwitchyardError } from "../Errors.ts"
 import * as AccessibilityTree from "./AccessibilityTree.ts"
 import { BrowserSession } from "./BrowserSession.ts"
@@ -49,18 +49,9 @@ export interface PlaywrightEngineOptions {
 /** The most text read from a page at once: past it, a page's text is cut there (and the answer says so). */
 const wholeTextChars = 2_000_000
 
-/** Page facts of the main frame and of every child frame (cross-origin ones too), as one page, with its whole
- * text; the tables when asked for. Fields of child frames lose their boxes (they are measured in another frame). */
-const readFacts = async (page: Page, tables: boolean): Promise<PageFacts.RawFacts> => {
-  const collect = `(${PageFacts.collectFacts})(${wholeTextChars}, ${tables})`
-  const main = (await page.evaluate(collect)) as PageFacts.RawFacts
-  const children = await Promise.all(
-    page
-      .frames()
-      .filter((f) => f !== page.mainFrame())
-      .slice(0, 20)
-      .map((f) => Elements.within(2_000, f.evaluate(collect) as Promise<PageFacts.RawFacts>, undefined))
-  )
+/** Merges the facts of the main frame and of its first twenty child frames (cross-origin ones too) into one page,
+ * with its whole text. Fields of child frames lose their boxes (they are measured in another frame). */
+const merged = (main: PageFacts.RawFacts, children: ReadonlyArray<PageFacts.RawFacts | undefined>) => {
   const all = {
     ...main,
     headings: [...main.headings],
@@ -79,6 +70,28 @@ const readFacts = async (page: Page, tables: boolean): Promise<PageFacts.RawFact
     if (f.tables !== undefined) all.tables = [...(all.tables ?? []), ...f.tables]
   }
   return all
+}
+
+const collect = (tables: boolean) => `(${PageFacts.collectFacts})(${wholeTextChars}, ${tables})`
+
+/** The page's facts, each frame read on its own: `read` holds those a frame already gave (the elements' visit). */
+const readFacts = async (
+  page: Page,
+  tables: boolean,
+  read: ReadonlyMap<Frame, PageFacts.RawFacts> = new Map()
+): Promise<PageFacts.RawFacts> => {
+  const main = read.get(page.mainFrame()) ?? ((await page.evaluate(collect(tables))) as PageFacts.RawFacts)
+  const children = await Promise.all(
+    page
+      .frames()
+      .filter((f) => f !== page.mainFrame())
+      .slice(0, 20)
+      .map(
+        (f) =>
+          read.get(f) ?? Elements.within(2_000, f.evaluate(collect(tables)) as Promise<PageFacts.RawFacts>, undefined)
+      )
+  )
+  return merged(main, children)
 }
 
 /** Fields take the names their elements carry (the same in observe, controls and the grammar), matched by box. */
@@ -116,14 +129,16 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
       ? { text, truncated: PageFacts.truncation(offset, text.length, raw.textLength) }
       : { text }
   }
+  /** The page's facts and its elements, read in one visit of each frame (a frame that gave no facts is read again). */
   const facts = (label: string, tables: boolean) =>
-    Effect.all(
-      [
-        attempt(at(label), () => readFacts(page, tables)),
-        Actions.currentElements(sp, label, "values").pipe(Effect.map((c) => c.elements))
-      ],
-      { concurrency: 2 }
-    ).pipe(Effect.map(([raw, elements]) => [namedLike(raw, elements), elements] as const))
+    attempt(at(label), async () => {
+      const current = await sp.elements.current(sp.limits.actionTimeoutMs, "values", {
+        maxText: wholeTextChars,
+        tables
+      })
+      const raw = await readFacts(page, tables, current.facts)
+      return [namedLike(raw, current.elements), current.elements] as const
+    })
   const session = yield* BrowserSession
   const sp = yield* SessionPage.connect({
     wsEndpoint: session.wsEndpoint,

@@ -3,6 +3,7 @@
  * (`ariaSnapshotJSON({ mode: "ai", boxes: true })`: every frame, cross-origin ones included, and open shadow roots;
  * `[ref=eN]` resolved by the `aria-ref=` selector), named and placed in context by Elements/Snapshot.ts, plus what a
  * scan of each frame's DOM adds (Elements/Scan.ts): rich-text editors and controls without a role, referenced as `xN`.
+ * A read visits each frame once before the snapshot (Elements/Pass.ts): whether it changed, its scan, an extract's facts.
  */
 import type { Frame, Locator, Page } from "playwright-core"
 import type { Element as PageElement } from "../AccessibilityTree.ts"
@@ -10,10 +11,12 @@ import type { Child } from "./Elements/Nodes.ts"
 
 export type { Child, SnapshotNode } from "./Elements/Nodes.ts"
 
-import { generation } from "./Elements/Generation.ts"
+import type { RawFacts } from "../PageFacts.ts"
+import type { PassInput, PassResult } from "./Elements/Pass.ts"
+import * as Pass from "./Elements/Pass.ts"
 import { editable, emptyScan, type FrameScan, scanFrame } from "./Elements/Scan.ts"
 import { type FrameHints, fromSnapshot } from "./Elements/Snapshot.ts"
-import { listen, located, placed } from "./Held.ts"
+import { located, placed } from "./Held.ts"
 
 /** Collects the iframe nodes' references, to name each frame by its iframe's title. */
 const iframeRefs = (roots: ReadonlyArray<Child>): Array<string> =>
@@ -33,6 +36,12 @@ export interface Reading {
   readonly elements: ReadonlyArray<PageElement>
 }
 
+/** The page's facts (PageFacts.ts) read in the same visit of each frame as its elements: text up to `maxText`. */
+export interface FactsWanted {
+  readonly maxText: number
+  readonly tables: boolean
+}
+
 /** The elements of a page and what their references point at; one per connected page. */
 export interface Inventory {
   /** Reads every frame's elements now; earlier references stay valid while their elements keep role and name. */
@@ -44,8 +53,14 @@ export interface Inventory {
    */
   readonly current: (
     timeoutMs: number,
-    what: "names" | "values"
-  ) => Promise<{ readonly elements: Array<PageElement>; readonly kept: boolean }>
+    what: "names" | "values",
+    facts?: FactsWanted
+  ) => Promise<{
+    readonly elements: Array<PageElement>
+    readonly kept: boolean
+    /** With `facts`: the facts of the frames that gave them in time (the page's and its first twenty child frames). */
+    readonly facts: ReadonlyMap<Frame, RawFacts>
+  }>
   /** The element a reference names (`e12`, `f2e5`, `x3`, also written `aria-ref=e12`), or undefined. */
   readonly locate: (ref: string) => Locator | undefined
   /** The element as last read under a reference this engine handed out (references do not survive reconnecting). */
@@ -86,19 +101,58 @@ const startingWith = (text: string) =>
     "i"
   )
 
-/** A frame's generation, its window listening from then on for the elements an act holds (Held.ts). */
-const watching = `(${listen})(), (${generation})()`
+/** One frame's visit of a read (Elements/Pass.ts), or undefined when the frame did not answer in time. */
+type Visited = { readonly frame: Frame; readonly result: PassResult | undefined }
 
 export const inventory = (page: Page): Inventory => {
   const handedOut = new Map<string, PageElement>()
   let latest: Reading | undefined
   /** Every frame's generation (Elements/Generation.ts) just before the last read began; unknown when one did not say. */
   let readAt: string | undefined
-  const generations = async () => {
-    const frames = page.frames()
-    const each = await Promise.all(frames.map((f) => within(1_000, f.evaluate<string>(watching), undefined)))
-    return each.includes(undefined) ? undefined : each.join("|")
+  /** Each frame's last scan and the generation it was taken at: it holds while that generation does. */
+  let kept = new Map<Frame, { readonly generation: string; readonly scan: FrameScan }>()
+  /** Frames whose document holds the visit (Elements/Pass.ts): a navigation starts a document without it. */
+  const installed = new WeakSet<Frame>()
+  page.on("framenavigated", (frame) => installed.delete(frame))
+  /** Visits every frame at once: generations, scans where the kept ones no longer hold, facts when asked. */
+  const visitAll = (what: PassInput["what"], facts: PassInput["facts"]): Promise<Array<Visited>> => {
+    const main = page.mainFrame()
+    // The facts of the page and of its first twenty child frames, as an extract reads them.
+    const withFacts = new Set([
+      main,
+      ...page
+        .frames()
+        .filter((f) => f !== main)
+        .slice(0, 20)
+    ])
+    return Promise.all(
+      page.frames().map(async (frame) => {
+        const input = {
+          known: kept.get(frame)?.generation ?? null,
+          what,
+          facts: withFacts.has(frame) ? facts : null
+        }
+        const result = await within(
+          input.facts === null ? 1_000 : 2_000,
+          (installed.has(frame)
+            ? frame.evaluate(Pass.visiting, input).then((r) => r ?? frame.evaluate(Pass.installing, input))
+            : frame.evaluate(Pass.installing, input)
+          ).then((r) => {
+            installed.add(frame)
+            return r
+          }),
+          undefined
+        )
+        return { frame, result }
+      })
+    )
   }
+  /** The facts each frame's visit read. */
+  const factsOf = (visits: ReadonlyArray<Visited>) =>
+    new Map(visits.flatMap((v) => (v.result?.facts === undefined ? [] : [[v.frame, v.result.facts] as const])))
+  /** The frames' generations joined, or undefined when a frame did not say. */
+  const joined = (visits: ReadonlyArray<Visited>) =>
+    visits.some((v) => v.result === undefined) ? undefined : visits.map((v) => v.result!.generation).join("|")
   const scanned = new Map<string, Scanned>()
   let next = 0
   const keyed = new Map<string, string>()
@@ -130,9 +184,10 @@ export const inventory = (page: Page): Inventory => {
           (pairs) => new Map(pairs.filter((p): p is readonly [Frame, string] => p[0] !== null && wanted.has(p[0])))
         )
 
-  const read = async (timeoutMs: number, at?: string) => {
+  const read = async (timeoutMs: number, visited?: ReadonlyArray<Visited>) => {
     readAt = undefined
-    const before = at ?? (await generations())
+    const visits = visited ?? (await visitAll("read", null))
+    const before = joined(visits)
     const snapshot = (await page.ariaSnapshotJSON({
       mode: "ai",
       boxes: true,
@@ -141,17 +196,22 @@ export const inventory = (page: Page): Inventory => {
     const frames = page.frames()
     const main = page.mainFrame()
     const iframes = iframeRefs(snapshot)
-    // Each frame (cross-origin ones too: Playwright attaches to them) for what the snapshot leaves out or shows
-    // too plainly; each iframe for the title that names it.
+    const byFrame = new Map(visits.map((v) => [v.frame, v.result]))
+    // Each frame's scan (cross-origin ones too: Playwright attaches to them) for what the snapshot leaves out or
+    // shows too plainly: the visit's, the kept one while its generation holds, else one now (a frame that came
+    // since, or whose values alone changed); each iframe for the title that names it.
     const [scans, titles] = await Promise.all([
       Promise.all(
-        frames.map((frame) =>
-          within(
-            1_000,
-            frame.evaluate(scanFrame, editable).then((scan) => ({ frame, scan })),
-            { frame, scan: emptyScan as FrameScan }
-          )
-        )
+        frames.map(async (frame) => {
+          const result = byFrame.get(frame)
+          const held = kept.get(frame)
+          const scan =
+            result?.scan ??
+            (result !== undefined && held?.generation === result.generation
+              ? held.scan
+              : await within(1_000, frame.evaluate(scanFrame, editable), emptyScan as FrameScan))
+          return { frame, scan, generation: result?.generation }
+        })
       ),
       Promise.all(
         iframes.map(async (ref) => {
@@ -163,6 +223,13 @@ export const inventory = (page: Page): Inventory => {
         })
       )
     ])
+    // A scan taken after its frame's visit is kept under the visit's generation: should the frame have changed in
+    // between, the next visit sees a newer one and scans again.
+    kept = new Map(
+      scans.flatMap(({ frame, scan, generation }) =>
+        generation === undefined ? [] : [[frame, { generation, scan }] as const]
+      )
+    )
     const hinted = new Set(
       scans
         .filter(
@@ -233,15 +300,18 @@ export const inventory = (page: Page): Inventory => {
     return located(page.mainFrame(), `aria-ref=${ref}`)
   }
 
-  /** A generation without its values part (Elements/Generation.ts puts it last in each frame's answer). */
-  const names = (generations: string) => generations.replace(/:[0-9a-z]+(?=\||$)/g, "")
-  const current = async (timeoutMs: number, what: "names" | "values") => {
-    const now = latest === undefined || readAt === undefined ? undefined : await generations()
+  const current = async (timeoutMs: number, what: "names" | "values", facts?: FactsWanted) => {
+    const asked = facts ?? null
+    // Whether the last read still stands and, where it does not, what the new read starts from: one visit.
+    const visits = latest === undefined || readAt === undefined ? undefined : await visitAll(what, asked)
+    const now = visits === undefined ? undefined : joined(visits)
     const same =
-      now !== undefined && readAt !== undefined && (what === "values" ? now === readAt : names(now) === names(readAt))
-    return latest !== undefined && same
-      ? { elements: [...latest.elements], kept: true }
-      : { elements: await read(timeoutMs, now), kept: false }
+      now !== undefined &&
+      readAt !== undefined &&
+      (what === "values" ? now === readAt : Pass.names(now) === Pass.names(readAt))
+    if (latest !== undefined && same) return { elements: [...latest.elements], kept: true, facts: factsOf(visits!) }
+    const fresh = visits ?? (await visitAll("read", asked))
+    return { elements: await read(timeoutMs, fresh), kept: false, facts: factsOf(fresh) }
   }
 
   return {

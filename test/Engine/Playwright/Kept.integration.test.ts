@@ -24,7 +24,7 @@ const offers: WebPattern = {
 <label for="amount">Amount</label><input id="amount" value="10">
 <label><input id="gift" type="checkbox"> Gift</label>
 <div id="host"></div>
-<iframe id="docs" title="Documents" srcdoc="<button onclick='parent.record({ clicked: this.textContent })'>Remove file</button>"></iframe>
+<iframe id="docs" title="Documents" srcdoc="<button onclick='parent.record({ clicked: this.textContent })'>Remove file</button><label>PIN <input id='pin' type='password'></label>"></iframe>
 <script>
 host.attachShadow({ mode: "open" }).innerHTML =
   '<button onclick="record({ clicked: this.textContent })">Archive thread</button>'
@@ -107,6 +107,26 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
             }
             assert.strictEqual(read.controls.find((c) => c.name === "Amount")?.value, "42")
             assert.strictEqual(read.controls.find((c) => c.name === "Gift")?.checked, true)
+          })
+      )
+
+      it.effect(
+        "a password a script typed into a frame is not shown by the read after another part of the page changed",
+        () =>
+          Effect.gen(function* () {
+            const { engine } = yield* onOffers
+            // The elements as a batch fill reads them: kept while their names and places hold.
+            const elementsNow = engine.elements!
+            yield* engine.act(said('click "Read terms"'))
+            yield* elementsNow()
+            // Only the frame's values change (no change of its document); the page's own document changes too.
+            yield* change(
+              `docs.contentDocument.getElementById("pin").value = "s3cret-9"; decline.textContent = "Accept"`
+            )
+            const elements = yield* elementsNow()
+            assert.strictEqual(elements.find((e) => e.name === "PIN")?.value, "[redacted]")
+            assert.notInclude(JSON.stringify(elements), "s3cret-9")
+            assert.notInclude(JSON.stringify(yield* engine.extract("the form")), "s3cret-9")
           })
       )
 
