@@ -6,7 +6,7 @@
  * with a page marked as the proxy's own, so no call takes it for the site's. Its headers are in Proxy/Headers.ts.
  */
 import { lookup as dnsLookup } from "node:dns/promises"
-import { Agent, createServer, type IncomingMessage, request, type ServerResponse } from "node:http"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import { connect, type LookupFunction, type Socket } from "node:net"
 import type { Duplex } from "node:stream"
 import { Effect } from "effect"
@@ -17,6 +17,10 @@ import { endToEnd, headerLines, kindOf, plainAnswer } from "./Proxy/Headers.ts"
 import { causeOf, type Unreached, unreachedAnswer } from "./Unreached.ts"
 
 export { type Unreached, unreachedHeader } from "./Unreached.ts"
+
+// Not `import ... from "node:http"`: an ES import of node:http reads every export, and its WebSocket getters load
+// Node's bundled undici (fetch, HTTP/2, TLS, zlib): ~90 ms of CPU on every start, before the first browser.
+const { Agent, createServer, request } = process.getBuiltinModule("node:http")
 
 /** A refused request, as recorded for the session's current call. */
 export interface Block {

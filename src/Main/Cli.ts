@@ -89,7 +89,17 @@ const serve = (flags: Command.Command.Config.Infer<typeof serveFlags>) =>
     )
     // On stdio the surface loads alone and reads requests at once; the service's modules and layers come after it.
     const serveStdio = flags.jsonrpc
-      ? load(() => import("../Server/JsonRpc.ts")).pipe(Effect.map((JsonRpc) => JsonRpc.serveSessions))
+      ? load(() => import("../Server/JsonRpc/Protocol.ts")).pipe(
+          Effect.map(
+            (Protocol) => (stop: Effect.Effect<void>, sessions: Sessions["Service"]) =>
+              // The method table is the tool list's: requests are read while it loads, and wait for it.
+              Protocol.serveLoading(
+                load(() => import("../Server/JsonRpc.ts")).pipe(Effect.map((JsonRpc) => JsonRpc.handler(sessions))),
+                stop,
+                sessions.shutdown
+              )
+          )
+        )
       : load(() => import("../Server/Mcp.ts")).pipe(
           Effect.map(
             (Mcp) => (stop: Effect.Effect<void>, sessions: Sessions["Service"]) =>

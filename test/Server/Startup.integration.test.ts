@@ -104,6 +104,28 @@ describe("service start", () => {
     }).pipe(Effect.scoped)
   )
 
+  it.live("JSON-RPC: ready before the tool list has loaded; a call sent meanwhile is answered once it has", () =>
+    Effect.gen(function* () {
+      const pipe = yield* heldPipe("go")
+      // The service cannot load the tool list (and so its method table) until the pipe is written.
+      const service = startService({
+        NODE_OPTIONS: `--import=${holdModule}`,
+        SWITCHYARD_TEST_HOLD_MODULE: "/src/Cascade/Tools.ts",
+        SWITCHYARD_TEST_HOLD_PIPE: pipe.path
+      })
+      yield* Effect.promise(() => service.stderrLine(/switchyard: ready/))
+      const status = service.call("browserStatus")
+      const unknown = service.call("browser.nope")
+      yield* Effect.promise(pipe.release)
+      const answer = yield* Effect.promise(() => status)
+      assert.strictEqual((answer.result as { active: boolean } | undefined)?.active, false, JSON.stringify(answer))
+      // The method table is the tools' once loaded: an unknown method is refused with the methods there are.
+      const refused = (yield* Effect.promise(() => unknown)).error as { code: number; message: string } | undefined
+      assert.strictEqual(refused?.code, -32601, JSON.stringify(refused))
+      assert.include(refused?.message, "browser.navigate")
+    }).pipe(Effect.scoped)
+  )
+
   it.live("a configuration error found while building ends the start with the error, on MCP's front too", () =>
     Effect.gen(function* () {
       const missing = join(tmpdir(), "switchyard-no-such-policy.json")
