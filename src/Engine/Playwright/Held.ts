@@ -6,9 +6,9 @@
  * script there (a third of a megabyte per document; the snapshot compiled it already, in its own world): Playwright
  * marks the element a locator resolves to with a DOM event, `__playwright_mark_target__` (events reach every world;
  * its trace recorder reads them so), a listener of the page's world takes it, and a handle to a plain object holding
- * it keeps it for the act. Where no mark arrives, a Playwright element handle holds it as before. In a single document the
- * handle is taken without asking first whether it holds one element: the act's first read on it says so, and only then
- * is it taken again the long way (one round trip fewer per act).
+ * it keeps it for the act. Where no mark arrives, a Playwright element handle holds it as before. Where one document is
+ * searched, the handle is not asked first whether it holds the element: the act's first read on it says so (one round
+ * trip fewer per act), and only a handle that holds none is taken again the long way.
  */
 import type { ElementHandle, Frame, JSHandle, Locator, Page } from "playwright-core"
 
@@ -78,8 +78,8 @@ const wrappers = new WeakMap<object, Wrapped>()
 /**
  * `f` as a page function on the held element (an object holding it, or a Playwright element handle's element) that
  * first checks the element is still in the document (`untaken`: the object holds none, as a marking taken without
- * asking may leave it). Built here from `f`'s source (as Playwright serializes `f`
- * itself), so the page runs no eval of its own and a strict CSP does not stop it.
+ * asking may leave it). Built here from `f`'s source (as Playwright serializes `f` itself), so the page runs no eval
+ * of its own and a strict CSP does not stop it.
  */
 const onlyConnected = (f: object): Wrapped => {
   let wrapped = wrappers.get(f)
