@@ -2,10 +2,11 @@
  * The kept resolutions, in the embedded store and on PostgreSQL alike: per site, expiring on virtual time, counted,
  * listed and cleared.
  */
-import { execFileSync } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { pathToFileURL } from "node:url"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Exit, Redacted, Scope } from "effect"
 import { TestClock } from "effect/testing"
@@ -169,6 +170,60 @@ describe("Resolutions in the embedded store", () => {
       // The store is tried again on the next use, and fails the same way rather than crashing.
       assert.strictEqual((yield* Effect.flip(kept.stats())).type, "step_failed")
     })
+  )
+})
+
+/** Runs in a process of its own: keeps an entry, replays it twice, says so, and waits to be killed. */
+const keeper = (module: string, file: string) => `
+import { Effect } from ${JSON.stringify(import.meta.resolve("effect"))}
+import * as Resolutions from ${JSON.stringify(module)}
+const key = { site: "https://a.example", route: "/jobs/:id/apply", tool: "act", instruction: "click \\"Send\\"" }
+const resolution = { steps: [{ target: { role: "button", name: "Send", around: [] }, method: "click", arguments: [] }], destructive: true }
+await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
+  const kept = yield* Resolutions.make({ location: { kind: "embedded", file: ${JSON.stringify(file)} } })
+  yield* kept.record(key, resolution, { resolvedBy: "playwright", costMs: 900 })
+  yield* kept.hit(key, { replayMs: 100 })
+  yield* kept.hit(key, { replayMs: 100 })
+  process.stdout.write("kept\\n")
+  yield* Effect.never
+})))
+`
+
+describe("Resolutions after the service's process is killed", () => {
+  it.effect("what was written before a kill -9 is there when the store is opened again", () =>
+    Effect.gen(function* () {
+      const dir = yield* Effect.acquireRelease(
+        Effect.sync(() => mkdtempSync(join(tmpdir(), "switchyard-resolutions-"))),
+        (d) => Effect.sync(() => rmSync(d, { recursive: true, force: true }))
+      )
+      const file = join(dir, "store.db")
+      const script = join(dir, "keeper.mjs")
+      const module = pathToFileURL(join(import.meta.dirname, "..", "..", "src", "Store", "Resolutions.ts")).href
+      writeFileSync(script, keeper(module, file))
+      yield* Effect.acquireUseRelease(
+        Effect.sync(() => spawn(process.execPath, [script], { stdio: ["ignore", "pipe", "inherit"] })),
+        (child) =>
+          Effect.promise(
+            () =>
+              new Promise<void>((resolve, reject) => {
+                child.on("exit", (code) => reject(new Error(`the keeper exited (${code}) before it kept anything`)))
+                child.stdout.on("data", (chunk) => {
+                  if (String(chunk).includes("kept")) {
+                    child.removeAllListeners("exit")
+                    child.on("exit", () => resolve())
+                    child.kill("SIGKILL")
+                  }
+                })
+              })
+          ),
+        (child) => Effect.sync(() => child.kill("SIGKILL"))
+      )
+      const kept = yield* Resolutions.make({ location: { kind: "embedded", file } })
+      const [entry] = yield* kept.list()
+      assert.strictEqual(entry?.resolution.steps[0]?.target.name, "Send")
+      assert.strictEqual(entry?.hits, 2)
+      assert.include(yield* kept.stats(), { entries: 1, hits: 2, savedMs: 1_600 })
+    }).pipe(Effect.orDie)
   )
 })
 

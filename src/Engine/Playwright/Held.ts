@@ -6,7 +6,9 @@
  * script there (a third of a megabyte per document; the snapshot compiled it already, in its own world): Playwright
  * marks the element a locator resolves to with a DOM event, `__playwright_mark_target__` (events reach every world;
  * its trace recorder reads them so), a listener of the page's world takes it, and a handle to a plain object holding
- * it keeps it for the act. Where no mark arrives, a Playwright element handle holds it as before.
+ * it keeps it for the act. Where no mark arrives, a Playwright element handle holds it as before. Where one document is
+ * searched, the handle is not asked first whether it holds the element: the act's first read on it says so (one round
+ * trip fewer per act), and only a handle that holds none is taken again the long way.
  */
 import type { ElementHandle, Frame, JSHandle, Locator, Page } from "playwright-core"
 
@@ -69,14 +71,15 @@ const forget = () => {
 type Wrapped = (
   held: Taken | Element,
   arg: unknown
-) => Promise<{ readonly ok: false } | { readonly ok: true; readonly value: unknown }>
+) => Promise<{ readonly ok: false; readonly untaken?: true } | { readonly ok: true; readonly value: unknown }>
 
 const wrappers = new WeakMap<object, Wrapped>()
 
 /**
  * `f` as a page function on the held element (an object holding it, or a Playwright element handle's element) that
- * first checks the element is still in the document. Built here from `f`'s source (as Playwright serializes `f`
- * itself), so the page runs no eval of its own and a strict CSP does not stop it.
+ * first checks the element is still in the document (`untaken`: the object holds none, as a marking taken without
+ * asking may leave it). Built here from `f`'s source (as Playwright serializes `f` itself), so the page runs no eval
+ * of its own and a strict CSP does not stop it.
  */
 const onlyConnected = (f: object): Wrapped => {
   let wrapped = wrappers.get(f)
@@ -84,7 +87,7 @@ const onlyConnected = (f: object): Wrapped => {
     wrapped = new Function(
       "held",
       "arg",
-      `const el = held instanceof Node ? held : held.el; if (!el || !el.isConnected) return { ok: false }; return Promise.resolve((${String(f)})(el, arg)).then((value) => ({ ok: true, value }))`
+      `const el = held instanceof Node ? held : held.el; if (!el) return { ok: false, untaken: true }; if (!el.isConnected) return { ok: false }; return Promise.resolve((${String(f)})(el, arg)).then((value) => ({ ok: true, value }))`
     ) as Wrapped
     wrappers.set(f, wrapped)
   }
@@ -129,9 +132,14 @@ const markWaitMs = 2_000
 /**
  * The element `locator` names, as a handle to a plain object holding it in its frame's world; undefined when it names
  * none (or several) yet, "unmarked" when it names one but no mark arrived. Playwright's attribute read (of any
- * attribute: the read is what marks) marks the one element it resolves to.
+ * attribute: the read is what marks) marks the one element it resolves to. `asking`: whether the frames are asked
+ * which holds the mark; when not, the one frame searched answers its handle as it is, to be checked on its first use.
  */
-const taking = async (locator: Locator, timeout: number): Promise<JSHandle<Taken> | "unmarked" | undefined> => {
+const taking = async (
+  locator: Locator,
+  timeout: number,
+  asking: boolean
+): Promise<JSHandle<Taken> | "unmarked" | undefined> => {
   const page = locator.page()
   const known = frameOf.get(locator)
   const frames = known === undefined ? page.frames() : [known]
@@ -142,6 +150,8 @@ const taking = async (locator: Locator, timeout: number): Promise<JSHandle<Taken
       () => false
     )
     if (!marked) return undefined
+    if (!asking && frames.length === 1)
+      return (await frames[0]!.evaluateHandle(taken).catch(() => undefined)) ?? "unmarked"
     const found = await Promise.all(
       frames.map(async (f) => {
         const handle = await f.evaluateHandle(taken).catch(() => undefined)
@@ -165,8 +175,10 @@ const taking = async (locator: Locator, timeout: number): Promise<JSHandle<Taken
 /** Holds the element `locator` names; it is taken on the first evaluate (one element, attached). */
 export const hold = (locator: Locator): Held => {
   let handle: Promise<JSHandle<Taken> | ElementHandle | undefined> | undefined
+  // Until a first read found the element in the handle taken without asking.
+  let asking = false
   const take = (timeout: number) => {
-    handle ??= inTurn(locator.page(), timeout, () => taking(locator, timeout))
+    handle ??= inTurn(locator.page(), timeout, () => taking(locator, timeout, asking))
       .then((h): Promise<JSHandle<Taken> | ElementHandle> | JSHandle<Taken> | undefined =>
         h === "unmarked" ? locator.elementHandle({ timeout }) : h
       )
@@ -185,17 +197,32 @@ export const hold = (locator: Locator): Held => {
     if (h === undefined) return { ok: false, replaced: false } as const
     return (h as JSHandle<Taken | Element>)
       .evaluate(onlyConnected(f), arg)
-      .then((result) => (result.ok ? result : ({ ok: false, replaced: true } as const)))
+      .then((result) =>
+        result.ok
+          ? result
+          : result.untaken === true && !asking
+            ? ({ ok: false, replaced: false, untaken: true } as const)
+            : ({ ok: false, replaced: true } as const)
+      )
       .catch(() => ({ ok: false, replaced: false }) as const)
   }
   return {
     locator,
     evaluate: async (f, arg, timeout) => {
       let result = await onHeld(f, arg, timeout)
+      if (!result.ok && "untaken" in result) {
+        // The marking taken without asking held no element (none, several, or a document not listening yet): taken
+        // again the long way, which tells these apart.
+        release()
+        handle = undefined
+        asking = true
+        result = await onHeld(f, arg, timeout)
+      }
       if (!result.ok && result.replaced) {
         // The element the locator names now is held instead, if it names one.
         release()
         handle = undefined
+        asking = true
         result = await onHeld(f, arg, timeout)
       }
       if (result.ok) return result.value as Awaited<ReturnType<typeof f>>

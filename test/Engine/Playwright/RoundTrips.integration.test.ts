@@ -1,0 +1,168 @@
+/**
+ * What one act on an element already read costs the page: the commands the engine sends the page's session, counted on
+ * the wire between the engine and the browser, while every act still reads back from the page what the control shows.
+ */
+import { createConnection, createServer, type Socket } from "node:net"
+import { assert, layer } from "@effect/vitest"
+import { Context, Effect, Layer } from "effect"
+import * as Session from "../../../src/Cdp/Session.ts"
+import { BrowserSession } from "../../../src/Engine/BrowserSession.ts"
+import { Engine } from "../../../src/Engine/Engine.ts"
+import * as PlaywrightEngine from "../../../src/Engine/PlaywrightEngine.ts"
+import * as TestBrowser from "../../support/TestBrowser.ts"
+import type { WebPattern } from "../../Web/Pattern.ts"
+import * as Server from "../../Web/Server.ts"
+
+const form: WebPattern = {
+  name: "signup",
+  class: "widgets",
+  pages: {
+    "/index.html": `<!doctype html><html lang="en"><title>Sign up</title>
+<h1>Create your account</h1>
+<label for="name">Full name</label><input id="name">
+<label for="plan">Plan</label>
+<select id="plan"><option value="">Choose a plan</option><option value="free">Free</option><option value="pro">Pro</option></select>
+<label><input id="terms" type="checkbox"> I agree to the terms</label>
+`
+  },
+  run: async () => undefined
+}
+
+class Pages extends Context.Service<Pages, Server.PatternServer>()("test/RoundTripPages") {}
+
+const pagesLayer = Layer.effect(
+  Pages,
+  Effect.acquireRelease(
+    Effect.promise(() => Server.start([form])),
+    (s) => Effect.promise(s.close)
+  )
+)
+
+/** The commands a client sent over a WebSocket, read from its (masked) frames as they pass. */
+const commandsIn = (onCommand: (text: string) => void) => {
+  let buffer = Buffer.alloc(0)
+  return (chunk: Buffer) => {
+    buffer = Buffer.concat([buffer, chunk])
+    for (;;) {
+      if (buffer.length < 2) return
+      let length = buffer[1]! & 0x7f
+      let at = 2
+      if (length === 126) {
+        if (buffer.length < 4) return
+        length = buffer.readUInt16BE(2)
+        at = 4
+      } else if (length === 127) {
+        if (buffer.length < 10) return
+        length = Number(buffer.readBigUInt64BE(2))
+        at = 10
+      }
+      const masked = (buffer[1]! & 0x80) !== 0
+      const start = at + (masked ? 4 : 0)
+      if (buffer.length < start + length) return
+      const payload = Buffer.from(buffer.subarray(start, start + length))
+      if (masked) for (let i = 0; i < payload.length; i++) payload[i]! ^= buffer[at + (i % 4)]!
+      if ((buffer[0]! & 0x0f) === 1) onCommand(payload.toString("utf8"))
+      buffer = buffer.subarray(start + length)
+    }
+  }
+}
+
+/** The commands counted so far that went to a page's session (not the browser's own bookkeeping). */
+class Wire extends Context.Service<Wire, { readonly pageCommands: () => number }>()("test/Wire") {}
+
+/** The browser reached through a relay on 127.0.0.1 that counts the page commands the engine sends. */
+const counted = Layer.effectContext(
+  Effect.gen(function* () {
+    const session = yield* BrowserSession
+    const target = new URL(session.wsEndpoint)
+    let commands = 0
+    const open = new Set<Socket>()
+    const relay = createServer((client) => {
+      const browser = createConnection({ port: Number(target.port), host: target.hostname })
+      open.add(client).add(browser)
+      for (const socket of [client, browser]) socket.on("error", () => socket.destroy())
+      let head = true
+      const count = commandsIn((text) => {
+        if (text.includes('"sessionId"')) commands++
+      })
+      client.on("data", (chunk: Buffer) => {
+        browser.write(chunk)
+        if (!head) return count(chunk)
+        const end = chunk.indexOf("\r\n\r\n")
+        if (end >= 0) {
+          head = false
+          count(chunk.subarray(end + 4))
+        }
+      })
+      browser.pipe(client)
+    })
+    const port = yield* Effect.acquireRelease(
+      Effect.promise(
+        () =>
+          new Promise<number>((resolve) =>
+            relay.listen(0, "127.0.0.1", () => resolve((relay.address() as { port: number }).port))
+          )
+      ),
+      () =>
+        Effect.sync(() => {
+          relay.close()
+          for (const socket of open) socket.destroy()
+        })
+    )
+    return Context.make(BrowserSession, {
+      ...session,
+      wsEndpoint: `ws://127.0.0.1:${port}${target.pathname}`
+    }).pipe(Context.add(Wire, { pageCommands: () => commands }))
+  })
+)
+
+layer(Layer.mergeAll(counted.pipe(Layer.provideMerge(TestBrowser.layer())), pagesLayer), {
+  excludeTestServices: true,
+  timeout: "90 seconds"
+})("an act on an element already read", (it) => {
+  it.layer(PlaywrightEngine.layer({ elementWaitMs: 500, actionTimeoutMs: 6_000 }))("playwright", (it) => {
+    it.effect("fills in ten page commands, selects in eight and checks in eleven, and the page shows each", () =>
+      Effect.gen(function* () {
+        const server = yield* Pages
+        const engine = yield* Engine
+        const wire = yield* Wire
+        yield* engine.navigate(server.url("signup", "/index.html"))
+        const elements = yield* engine.elements!()
+        const ref = (name: string) => elements.find((e) => e.name === name)!.ref
+        const costOf = <A, E, R>(act: Effect.Effect<A, E, R>) =>
+          Effect.gen(function* () {
+            const before = wire.pageCommands()
+            yield* act
+            // The element's release is sent as the act ends, not waited for.
+            yield* Effect.sleep("200 millis")
+            return wire.pageCommands() - before
+          })
+        const fill = yield* costOf(
+          engine.act({ selector: ref("Full name"), method: "fill", arguments: ["Grace Hopper"], description: "" })
+        )
+        const select = yield* costOf(
+          engine.act({ selector: ref("Plan"), method: "selectOption", arguments: ["Pro"], description: "" })
+        )
+        const check = yield* costOf(
+          engine.act({ selector: ref("I agree to the terms"), method: "check", arguments: [], description: "" })
+        )
+        // What the page shows, read over a connection of its own (the page posts nothing: no request of its own
+        // adds to what an act waits for).
+        const session = yield* BrowserSession
+        const shown = yield* Session.evaluate(
+          session.wsEndpoint,
+          session.targetId,
+          `({ name: document.getElementById("name").value, plan: document.getElementById("plan").value,
+            terms: document.getElementById("terms").checked })`
+        )
+        const expected = { name: "Grace Hopper", plan: "pro", terms: true }
+        assert.deepInclude(shown, expected)
+        assert.deepStrictEqual(
+          { fill: Math.min(fill, 10), select: Math.min(select, 8), check: Math.min(check, 11) },
+          { fill, select, check },
+          `page commands per act: fill ${fill}, select ${select}, check ${check}`
+        )
+      })
+    )
+  })
+})
