@@ -1,10 +1,11 @@
 /**
- * Screenshots per attempt off the answer's path, one frame per state of the page. An attempt that changed the page
- * has its frame taken when it ends, while the answer goes out; the mask it puts on typed text changes paint only, so
- * the next call's reads and typing may overlap it; what may navigate or reads the page's pixels waits until no
- * capture runs. An attempt that changed nothing (a read) has its frame held: the page stays as it left it until
- * something may change it, so the frame is taken then (before that change), after a pixel read that comes first
- * (the agent's screenshot does not wait behind it), or a moment later. An attempt after which nothing could have
+ * Screenshots per attempt off the answer's path, one frame per state of the page. An attempt that may have moved the
+ * page (a click, a navigate) has its frame taken when it ends, while the answer goes out; the mask it puts on typed
+ * text changes paint only, so the next call's reads and typing may overlap it; what may navigate or reads the page's
+ * pixels waits until no capture runs. An attempt that changed nothing (a read) or only typed has its frame held: the
+ * page stays as it left it until something may change it, so the frame is taken then (before a change that may move
+ * the page, beside one that only types), after a pixel read that comes first (the agent's screenshot does not wait
+ * behind it), or a moment later. An attempt after which nothing could have
  * changed the page shares the frame kept for it and is recorded as pointing at it. `guard` puts an engine's calls in
  * that order. Owns, in one Ref, the frame being taken, the frame held, the attempts waiting and the last frame.
  */
@@ -42,6 +43,9 @@ export class Captures extends Context.Service<
     /** Something may change the page (a navigate or an act begins, the page moved): a frame held is taken first, and
      * waited for; earlier frames no longer show it. */
     readonly changed: Effect.Effect<void>
+    /** An act that only types, hovers, scrolls or sets files begins: a frame held is asked for and not waited for
+     * (the mask hides what it types, as for a capture already running); earlier frames no longer show the page. */
+    readonly typing: Effect.Effect<void>
   }
 >()("switchyard/Sandbox/Captures") {
   /** Masked screenshots of the session's page over the kept connection, whatever engine is connected. */
@@ -80,6 +84,8 @@ interface Shots {
   readonly generation: number
   /** The generation when the current engine attempt began. */
   readonly begun: number
+  /** The generation an act that only types moved the page to: an attempt that ends there has its frame held. */
+  readonly typed: number
   /** Completes when the running loop of captures ends; none while no capture runs. */
   readonly running: Deferred.Deferred<void> | undefined
   /** The frame being taken. */
@@ -114,6 +120,7 @@ export const make = (
     const state = yield* Ref.make<Shots>({
       generation: 0,
       begun: 0,
+      typed: -1,
       running: undefined,
       current: undefined,
       held: undefined,
@@ -206,8 +213,9 @@ export const make = (
         if (held !== undefined && held.generation === s.generation) {
           return [Effect.void, { ...s, held: { ...held, keeps: [...held.keeps, keep] } }]
         }
-        // Nothing changed during this attempt: the page stays as it left it until something may change it.
-        if (s.begun === s.generation && s.running === undefined) {
+        // Nothing changed during this attempt, or it only typed: the page stays as it left it until something may
+        // change it.
+        if ((s.begun === s.generation || s.typed === s.generation) && s.running === undefined) {
           const frame: Frame = { generation: s.generation, keeps: [keep], taken: false }
           const later = Effect.sleep(hold).pipe(
             Effect.andThen(
@@ -249,13 +257,18 @@ export const make = (
       const taken = next.running === undefined ? Effect.void : Deferred.await(next.running)
       return [Effect.andThen(run, taken), { ...next, generation: next.generation + 1 }]
     }).pipe(Effect.flatten)
+    const typing = Ref.modify(state, (s): [Effect.Effect<void>, Shots] => {
+      const [run, next] = releasing(s)
+      return [run, { ...next, generation: next.generation + 1, typed: next.generation + 1 }]
+    }).pipe(Effect.flatten)
     const begin = Ref.update(state, (s) => ({ ...s, begun: s.generation }))
     return Captures.of({
       start: Effect.fn("Captures.start")(start),
       begin,
       settled,
       pixels,
-      changed
+      changed,
+      typing
     })
   })
 
@@ -280,7 +293,8 @@ const staysOnPage = (input: Instruction.Said | Action) => {
  * The engine as a call sees it: what may navigate (navigate, act) first waits for the attempt screenshot in flight —
  * a capture cut by a navigation would hang on its frame; what reads the page's pixels (a screenshot, any call of a
  * vision engine) waits for a mask on the page, reads, then lets a held frame be taken; reads (extract, observe, page
- * state) and acts that only type, hover, scroll or set files run beside a capture (the mask hides what they type).
+ * state) and acts that only type, hover, scroll or set files run beside a capture (the mask hides what they type),
+ * a held one included.
  * Whatever may change the page tells the captures so, which first takes a frame held for the page before.
  */
 export const guard = (
@@ -297,7 +311,7 @@ export const guard = (
     navigate: (url) => Effect.andThen(captures.settled, Effect.andThen(captures.changed, engine.navigate(url))),
     act: (input) =>
       Effect.andThen(
-        staysOnPage(input) ? captures.changed : Effect.andThen(captures.settled, captures.changed),
+        staysOnPage(input) ? captures.typing : Effect.andThen(captures.settled, captures.changed),
         engine.act(input)
       ),
     screenshot: (options) => captures.pixels(engine.screenshot(options)),

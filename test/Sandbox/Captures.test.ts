@@ -1,5 +1,6 @@
 /** Attempt screenshots in the background: one at a time, bursts share a capture, reads of an unchanged page point
- * at its frame, a read's frame is held until something needs the page, and pixel readers wait for masks. */
+ * at its frame, a read's or a typing act's frame is held until something needs the page, and pixel readers wait for
+ * masks. */
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Option } from "effect"
 import { TestClock } from "effect/testing"
@@ -22,6 +23,12 @@ const gated = (gates: Array<Deferred.Deferred<void>>) =>
     gates.push(gate)
     yield* Deferred.await(gate)
     return Option.some(new Uint8Array([gates.length]))
+  })
+
+/** A few turns of the scheduler, fewer once `done` holds: long enough for what does not wait to get there. */
+const turns = (done: () => boolean) =>
+  Effect.gen(function* () {
+    for (let i = 0; i < 20 && !done(); i++) yield* Effect.yieldNow
   })
 
 /** Captures whose n-th capture ends when `finish(n)` is called (once it has begun), and what each attempt kept. */
@@ -187,6 +194,58 @@ describe("Captures", () => {
       yield* finish(3)
       yield* captures.settled
       assert.deepStrictEqual(saved.at(-1), ["extract", 3])
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("an act that only typed has its frame held: the read and the screenshot after it wait for no capture", () =>
+    Effect.gen(function* () {
+      const { gates, saved, save, captures, finish } = yield* rig
+
+      // A fill: the page changed by typing only; its frame is held, as a read's is.
+      yield* captures.begin
+      yield* captures.typing
+      yield* captures.start(save("fill"))
+      yield* Effect.yieldNow
+      assert.strictEqual(gates.length, 0, "the fill's frame is held")
+      // The read after it shares the held frame; the agent's screenshot reads the pixels at once.
+      yield* captures.begin
+      yield* captures.start(save("extract"))
+      const screenshot = yield* Effect.forkChild(captures.pixels(Effect.void))
+      yield* turns(() => screenshot.pollUnsafe() !== undefined)
+      assert.isDefined(screenshot.pollUnsafe(), "the screenshot waits for no capture")
+      yield* finish(1)
+      yield* captures.settled
+      assert.deepStrictEqual(saved, [
+        ["fill", 1],
+        ["extract", "=fill"]
+      ])
+
+      // Two fills in a row: the second does not wait for the first's frame, which is taken beside it.
+      yield* captures.begin
+      yield* captures.typing
+      yield* captures.start(save("fill 2"))
+      yield* captures.begin
+      const typing = yield* Effect.forkChild(captures.typing)
+      yield* turns(() => typing.pollUnsafe() !== undefined && gates.length === 2)
+      assert.isDefined(typing.pollUnsafe(), "the next fill goes on beside the capture")
+      assert.strictEqual(gates.length, 2, "the held frame is being taken")
+      yield* captures.start(save("fill 3"))
+      yield* finish(2)
+      yield* finish(3)
+      yield* captures.settled
+      assert.deepStrictEqual(saved.slice(2), [
+        ["fill 2", 2],
+        ["fill 3", 3]
+      ])
+
+      // A click may move the page: its frame is taken when it ends.
+      yield* captures.begin
+      yield* captures.changed
+      yield* captures.start(save("click"))
+      yield* Effect.yieldNow
+      assert.strictEqual(gates.length, 4, "the click's frame is taken at once")
+      yield* finish(4)
+      yield* captures.settled
     }).pipe(Effect.scoped)
   )
 
