@@ -4,31 +4,18 @@
  * `switchyard resume` typed in another terminal ending it. Real processes, a real Chromium on a VNC display, the
  * Lever-like site's human check.
  */
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterEach, assert, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
 import { missingTools } from "../../src/Sandbox/Provider/Vnc/Tools.ts"
 import * as AtsServer from "../fixtures/AtsServer.ts"
 import { profileFileIn } from "../support/Applicant.ts"
-import { type ApplyProcess, resumeCli, startApply } from "../support/Apply.ts"
-import { processesMatching } from "../support/Processes.ts"
+import { cleanedAfterEach, resumeCli, startApply } from "../support/Apply.ts"
 import { waitFor } from "../support/Wait.ts"
 
-const started: Array<ApplyProcess> = []
-const dirs: Array<string> = []
-
-afterEach(async () => {
-  for (const p of started.splice(0))
-    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL")
-  for (const dir of dirs.splice(0)) {
-    assert.isTrue(await waitFor(() => processesMatching(dir).length === 0, 10_000), `processes left under ${dir}`)
-    await Effect.runPromise(LocalChromium.reapStaleProfiles(dir))
-    rmSync(dir, { recursive: true, force: true })
-  }
-})
+const { started, dirs } = cleanedAfterEach()
 
 const missing = missingTools()
 const skipReason = missing.length > 0 ? ` [skipped: needs ${missing.map((m) => m.tool).join(", ")}]` : ""

@@ -5,32 +5,18 @@
  * replayed with its own values and asks the model nothing for them; a field renamed since is resolved again, and the
  * site receives each applicant's values in the right fields — also when the model picks the wrong field.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterEach, assert, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
 import * as ScriptedModel from "../../src/Scenario/ScriptedModel.ts"
 import * as AtsServer from "../fixtures/AtsServer.ts"
 import * as LlmServer from "../fixtures/LlmServer.ts"
 import { type Changes, profileFileIn } from "../support/Applicant.ts"
-import { type ApplyProcess, startApply } from "../support/Apply.ts"
-import { processesMatching } from "../support/Processes.ts"
-import { waitFor } from "../support/Wait.ts"
+import { cleanedAfterEach, startApply } from "../support/Apply.ts"
 
-const started: Array<ApplyProcess> = []
-const dirs: Array<string> = []
-
-afterEach(async () => {
-  for (const p of started.splice(0))
-    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL")
-  for (const dir of dirs.splice(0)) {
-    assert.isTrue(await waitFor(() => processesMatching(dir).length === 0, 10_000), `processes left under ${dir}`)
-    await Effect.runPromise(LocalChromium.reapStaleProfiles(dir))
-    rmSync(dir, { recursive: true, force: true })
-  }
-})
+const { started, dirs } = cleanedAfterEach()
 
 interface ReplayLine {
   readonly event: "replay"

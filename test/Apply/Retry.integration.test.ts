@@ -5,31 +5,18 @@
  * as a new attempt beside the failed one (`--status` shows both). A run waiting for a person is cancelled with
  * `--cancel`; its retry keeps the submit's mark, so the new attempt still never clicks Submit a second time on its own.
  */
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterEach, assert, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
 import * as JobSite from "../fixtures/JobSite.ts"
 import { profileFileIn } from "../support/Applicant.ts"
-import { type ApplyProcess, cli, eventsIn, resumeCli, startApply } from "../support/Apply.ts"
-import { processesMatching } from "../support/Processes.ts"
+import { type ApplyProcess, cleanedAfterEach, cli, eventsIn, resumeCli, startApply } from "../support/Apply.ts"
 import { waitFor } from "../support/Wait.ts"
 
-const started: Array<ApplyProcess> = []
-const dirs: Array<string> = []
-
-afterEach(async () => {
-  for (const p of started.splice(0))
-    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL")
-  for (const dir of dirs.splice(0)) {
-    assert.isTrue(await waitFor(() => processesMatching(dir).length === 0, 10_000), `processes left under ${dir}`)
-    await Effect.runPromise(LocalChromium.reapStaleProfiles(dir))
-    rmSync(dir, { recursive: true, force: true })
-  }
-})
+const { started, dirs } = cleanedAfterEach()
 
 const freePort = () =>
   new Promise<number>((resolve) => {

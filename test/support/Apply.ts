@@ -1,10 +1,15 @@
 /** `switchyard apply` as users run it, for tests: a real process on an embedded store, JSON-RPC on its stdin. */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
-import { existsSync } from "node:fs"
+import { existsSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { DatabaseSync } from "node:sqlite"
+import { afterEach, assert } from "@effect/vitest"
+import { Effect } from "effect"
+import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
 import { outcomeOf } from "./Command.ts"
+import { processesMatching } from "./Processes.ts"
+import { waitFor } from "./Wait.ts"
 
 const main = join(import.meta.dirname, "..", "..", "src", "Main.ts")
 
@@ -97,3 +102,22 @@ export const cli = (command: string, args: ReadonlyArray<string>, env: Record<st
 
 /** `switchyard resume …` as a person types it. */
 export const resumeCli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => cli("resume", args, env)
+
+/**
+ * The apply processes and folders a test file starts, put in `started` and `dirs`: after each test every process is
+ * killed, nothing is left running under a folder, its browsers' profiles are reaped and the folder is removed.
+ */
+export const cleanedAfterEach = () => {
+  const started: Array<ApplyProcess> = []
+  const dirs: Array<string> = []
+  afterEach(async () => {
+    for (const p of started.splice(0))
+      if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL")
+    for (const dir of dirs.splice(0)) {
+      assert.isTrue(await waitFor(() => processesMatching(dir).length === 0, 10_000), `processes left under ${dir}`)
+      await Effect.runPromise(LocalChromium.reapStaleProfiles(dir))
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+  return { started, dirs }
+}
