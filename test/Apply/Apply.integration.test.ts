@@ -3,32 +3,18 @@
  * like Greenhouse, Lever and Workday on 127.0.0.1. A process killed mid-application and started again finishes it
  * without running a completed step again; a human check waits for a person across a restart.
  */
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterEach, assert, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
 import * as AtsServer from "../fixtures/AtsServer.ts"
 import * as LlmServer from "../fixtures/LlmServer.ts"
 import { profileFileIn } from "../support/Applicant.ts"
-import { type ApplyProcess, eventsIn, startApply, startsPerStep } from "../support/Apply.ts"
-import { processesMatching } from "../support/Processes.ts"
+import { type ApplyProcess, cleanedAfterEach, eventsIn, startApply, startsPerStep } from "../support/Apply.ts"
 import { waitFor } from "../support/Wait.ts"
 
-const started: Array<ApplyProcess> = []
-const dirs: Array<string> = []
-
-afterEach(async () => {
-  for (const p of started.splice(0))
-    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL")
-  for (const dir of dirs.splice(0)) {
-    // Every browser the runs started is gone with them (their profiles live under the run's own TMPDIR).
-    assert.isTrue(await waitFor(() => processesMatching(dir).length === 0, 10_000), `processes left under ${dir}`)
-    await Effect.runPromise(LocalChromium.reapStaleProfiles(dir))
-    rmSync(dir, { recursive: true, force: true })
-  }
-})
+const { started, dirs } = cleanedAfterEach()
 
 /** A temp dir with the applicant's profile and résumé, the store file, and a TMPDIR for the browsers. */
 const workspace = () => {

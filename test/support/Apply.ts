@@ -114,6 +114,7 @@ export const cleanedAfterEach = () => {
     for (const p of started.splice(0))
       if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL")
     for (const dir of dirs.splice(0)) {
+      // Every browser the runs started is gone with them (their profiles live under the run's own TMPDIR).
       assert.isTrue(await waitFor(() => processesMatching(dir).length === 0, 10_000), `processes left under ${dir}`)
       await Effect.runPromise(LocalChromium.reapStaleProfiles(dir))
       rmSync(dir, { recursive: true, force: true })
