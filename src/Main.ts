@@ -1,13 +1,16 @@
 #!/usr/bin/env node
 /**
  * Switchyard's entry: turns on Node's compile cache first (modules parsed and type-stripped once, reused by later
- * starts), opens MCP's stdio front when that is what this process serves (it answers `initialize` while the rest
+ * starts), spawns the first warm browser when this process serves (its start runs beside the service's modules'
+ * load), opens MCP's stdio front when that is what this process serves (it answers `initialize` while the rest
  * loads), then runs the command line (Main/Cli.ts).
  */
 import { enableCompileCache } from "node:module"
+import * as EarlyBrowser from "./Sandbox/Provider/EarlyBrowser.ts"
 import * as Front from "./Server/Mcp/Front.ts"
 
 enableCompileCache()
+await EarlyBrowser.begin(process.argv.slice(2), process.env)
 if (Front.opensAtSpawn(process.argv.slice(2), process.env)) {
   await Front.open("underscore")
   // Loading the command line holds the event loop: what the client sent at spawn is read and answered first.

@@ -348,11 +348,4 @@ const within = <A>(promise: Promise<A>, ms: number) => {
   ]).finally(() => clearTimeout(timer))
 }
 
-/**
- * Chromium flags that send every request through the proxy: loopback too (Chromium bypasses proxies for loopback
- * unless told `<-loopback>`). WebRTC's UDP is kept off by the profile's preference (LocalChromium.ts): no switch does it.
- */
-export const chromiumArgs = (proxyUrl: string): ReadonlyArray<string> => [
-  `--proxy-server=${proxyUrl}`,
-  "--proxy-bypass-list=<-loopback>"
-]
+export { chromiumArgs } from "./ProxyFlags.ts"

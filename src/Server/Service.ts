@@ -9,6 +9,7 @@ import { Effect, Layer, Logger } from "effect"
 import * as Policy from "../Cascade/Policy.ts"
 import * as Address from "../Egress/Address.ts"
 import type * as Egress from "../Egress/Egress.ts"
+import * as Relay from "../Egress/Relay.ts"
 import { InvalidInput } from "../Errors/Page.ts"
 import * as Secrets from "../Logging/Secrets.ts"
 import * as SystemLog from "../Logging/SystemLog.ts"
@@ -16,6 +17,8 @@ import * as Telemetry from "../Logging/Telemetry.ts"
 import * as AdsPower from "../Sandbox/Provider/AdsPower.ts"
 import { BrowserProvider } from "../Sandbox/Provider/Browser.ts"
 import * as CdpEndpoint from "../Sandbox/Provider/CdpEndpoint.ts"
+import * as EarlyBrowser from "../Sandbox/Provider/EarlyBrowser.ts"
+import * as Process from "../Sandbox/Provider/LocalChromium/Process.ts"
 import * as LocalChromium from "../Sandbox/Provider/LocalChromium.ts"
 import * as WarmPool from "../Sandbox/Provider/WarmPool.ts"
 import * as Location from "../Store/Location.ts"
@@ -29,8 +32,34 @@ import { Sessions } from "./Sessions.ts"
 
 type Registry = Effect.Success<ReturnType<typeof Reaper.register>>
 
-/** Each session's browser provider: a layer built per session, or one built here once (a warm pool's). */
+/**
+ * Each session's browser provider: a layer built per session, or one built here once (a warm pool's). The browser the
+ * entry started early (EarlyBrowser.ts) becomes the pool's first when this configuration would launch the same one;
+ * otherwise it is stopped.
+ */
 const provider = (config: Config.ServiceConfig, registry: Registry) =>
+  Effect.gen(function* () {
+    const early = EarlyBrowser.take()
+    const taken = early === undefined ? undefined : yield* Effect.promise(() => early)
+    let adopted = false
+    const built = yield* providerOf(config, registry, (options) => {
+      if (taken === undefined || Process.identity(options) !== taken.identity) return undefined
+      adopted = true
+      return Relay.adopt(taken.relay).pipe(
+        Effect.flatMap((relay) =>
+          LocalChromium.adopt(taken.launched, options).pipe(Effect.map((browser) => ({ browser, relay })))
+        )
+      )
+    })
+    if (taken !== undefined && !adopted) yield* Effect.forkDetach(Effect.promise(() => EarlyBrowser.close(taken)))
+    return built
+  })
+
+const providerOf = (
+  config: Config.ServiceConfig,
+  registry: Registry,
+  early: (options: LocalChromium.LocalChromiumOptions) => WarmPool.WarmPoolOptions["adopt"]
+) =>
   Effect.gen(function* () {
     const browser = config.browser
     if (browser.provider === "cdp" && browser.cdpUrl) return CdpEndpoint.layer({ endpoint: browser.cdpUrl })
@@ -58,9 +87,10 @@ const provider = (config: Config.ServiceConfig, registry: Registry) =>
     // With human takeover on, every session's browser is a headed one on its own display: none is started ahead.
     const { warmBrowsers, maxBrowsers } = config.sessions
     if (warmBrowsers === 0 || browser.profileDir || config.human.enabled) return LocalChromium.layer(options)
+    const adopt = early(options)
     const pool = yield* WarmPool.make(
       (egressProxy) => LocalChromium.make(egressProxy === undefined ? options : { ...options, egressProxy }).acquire,
-      { size: warmBrowsers, maxBrowsers }
+      { size: warmBrowsers, maxBrowsers, ...(adopt === undefined ? {} : { adopt }) }
     )
     return Layer.succeed(BrowserProvider, pool)
   })

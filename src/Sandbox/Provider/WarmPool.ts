@@ -23,11 +23,17 @@ export interface WarmPoolOptions {
   /** How long after a browser is taken the next one starts; default 500 ms. Chromium's start takes most of a core
    * for a while: started at once, it would slow the first call of the session that just took its browser. */
   readonly refillAfterMs?: number
+  /** A browser already starting behind a relay of its own (the early launch's): the pool's first start takes it. */
+  readonly adopt?: Effect.Effect<Started, SwitchyardError, Scope.Scope>
 }
 
-interface Warm {
+/** A browser started for the pool, with the relay it goes through. */
+export interface Started {
   readonly browser: RunningBrowser
   readonly relay: Relay.Relay
+}
+
+interface Warm extends Started {
   readonly scope: Scope.Closeable
 }
 
@@ -46,16 +52,19 @@ export const make = (
     // order they were started, each as the answer of its start (undefined when it failed).
     const warm: Array<Deferred.Deferred<Warm | undefined>> = []
     let inUse = 0
+    let adopt = options.adopt
 
     /** Starts a browser and readies it for a first client (its page's renderer up), outside any session. */
-    const startOne = (done: Deferred.Deferred<Warm | undefined>) =>
+    const startOne = (done: Deferred.Deferred<Warm | undefined>, first: WarmPoolOptions["adopt"]) =>
       Effect.gen(function* () {
         const scope = yield* Scope.fork(pool)
         // The relay first, so it closes after its browser.
-        const relay = yield* Relay.start.pipe(Scope.provide(scope))
-        const started = yield* launch(relay.url).pipe(
+        const fresh = Relay.start.pipe(
+          Effect.flatMap((relay) => launch(relay.url).pipe(Effect.map((browser) => ({ browser, relay }))))
+        )
+        const started = yield* (first ?? fresh).pipe(
           Scope.provide(scope),
-          Effect.tap((browser) =>
+          Effect.tap(({ browser }) =>
             CdpHttp.listTargets(browser.httpEndpoint).pipe(
               Effect.flatMap((targets) => {
                 const page = targets.find((t) => t.type === "page")
@@ -68,7 +77,7 @@ export const make = (
           Effect.exit
         )
         if (Exit.isFailure(started)) yield* Scope.close(scope, started)
-        yield* Deferred.succeed(done, Exit.isSuccess(started) ? { browser: started.value, relay, scope } : undefined)
+        yield* Deferred.succeed(done, Exit.isSuccess(started) ? { ...started.value, scope } : undefined)
       }).pipe(Effect.onInterrupt(() => Deferred.succeed(done, undefined)))
 
     /** Tops the pool up to its size within the cap; a start that fails is not retried until the next take. */
@@ -77,7 +86,15 @@ export const make = (
       if (wanted <= 0) return Effect.void
       const starts = Array.from({ length: wanted }, () => Deferred.makeUnsafe<Warm | undefined>())
       warm.push(...starts)
-      return Effect.forkIn(Effect.forEach(starts, startOne, { concurrency: "unbounded", discard: true }), pool)
+      const first = adopt
+      adopt = undefined
+      return Effect.forkIn(
+        Effect.forEach(starts, (done, i) => startOne(done, i === 0 ? first : undefined), {
+          concurrency: "unbounded",
+          discard: true
+        }),
+        pool
+      )
     }).pipe(Effect.asVoid)
 
     /** The oldest browser started ahead, waiting for it when it is still starting (it is further along than a new one). */
@@ -124,5 +141,7 @@ export const make = (
     })
 
     yield* fill
+    // Not taken by a first start (a pool with no room): stopped at once.
+    if (adopt !== undefined) yield* Effect.scoped(adopt).pipe(Effect.ignore)
     return BrowserProvider.of({ name: "local", canRelaunch: true, acquire })
   })

@@ -1,13 +1,12 @@
 /**
  * A local Chromium's profile directory: where a temp one goes, the WebRTC preference set in it before launch, the
- * owner file that marks it live, and the removal of what a crashed run left behind.
+ * owner file that marks it live, and the removal of what a crashed run left behind. Plain code, no effect: the early
+ * launch (EarlyBrowser.ts) runs it before the service's modules load.
  */
 import { readFileSync } from "node:fs"
 import { chown, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect } from "effect"
-import { BrowserLaunchFailed } from "../../../Errors/Browser.ts"
 import { type Account, reachable, type Sandboxing } from "./Sandboxing.ts"
 
 /** Temp profiles carry this prefix so a later run (or a test) can find what a crashed run left behind. */
@@ -26,39 +25,28 @@ export const profileParent = (sandbox: Sandboxing) =>
  * UDP, no host candidates) and reaches a TURN server only over TCP through the egress proxy, which checks it like any
  * other connection. The command-line switch of the same name does not hold (packets still left); the preference does.
  */
-export const webrtcThroughProxy = (profileDir: string, owner: Account | undefined) =>
-  Effect.tryPromise({
-    try: async () => {
-      const dir = join(profileDir, "Default")
-      const file = join(dir, "Preferences")
-      await mkdir(dir, { recursive: true })
-      const before = await readFile(file, "utf8")
-        .then((text) => JSON.parse(text) as Record<string, unknown>)
-        .catch(() => ({}) as Record<string, unknown>)
-      const webrtc = typeof before.webrtc === "object" && before.webrtc !== null ? before.webrtc : {}
-      const prefs = {
-        ...before,
-        webrtc: { ...webrtc, ip_handling_policy: "disable_non_proxied_udp", multiple_routes_enabled: false }
-      }
-      await writeFile(file, JSON.stringify(prefs))
-      if (owner !== undefined) {
-        await chown(dir, owner.uid, owner.gid)
-        await chown(file, owner.uid, owner.gid)
-      }
-    },
-    catch: (cause) =>
-      new BrowserLaunchFailed({
-        retryable: false,
-        message: `cannot set WebRTC to go through the egress proxy in the profile ${profileDir}: ${String(cause)}`,
-        cause
-      })
-  })
+export const webrtcThroughProxy = async (profileDir: string, owner: Account | undefined) => {
+  const dir = join(profileDir, "Default")
+  const file = join(dir, "Preferences")
+  await mkdir(dir, { recursive: true })
+  const before = await readFile(file, "utf8")
+    .then((text) => JSON.parse(text) as Record<string, unknown>)
+    .catch(() => ({}) as Record<string, unknown>)
+  const webrtc = typeof before.webrtc === "object" && before.webrtc !== null ? before.webrtc : {}
+  const prefs = {
+    ...before,
+    webrtc: { ...webrtc, ip_handling_policy: "disable_non_proxied_udp", multiple_routes_enabled: false }
+  }
+  await writeFile(file, JSON.stringify(prefs))
+  if (owner !== undefined) {
+    await chown(dir, owner.uid, owner.gid)
+    await chown(file, owner.uid, owner.gid)
+  }
+}
 
 // Chromium's helpers can hold files in the profile for a moment after the browser exits.
-export const removeProfile = (dir: string) =>
-  Effect.promise(() =>
-    rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }).catch(() => undefined)
-  )
+export const removeProfile = (dir: string): Promise<void> =>
+  rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }).catch(() => undefined)
 
 /** Whether a process runs; a zombie (dead, waiting for its reaper) does not. */
 const running = (pid: number) => {
@@ -79,20 +67,19 @@ export const ownerFile = ".switchyard-owner"
  * but nobody is left to delete the profile). A profile is stale when its owner file names a dead process, or when it
  * has none and is over a minute old (a launch that never got that far).
  */
-export const reapStaleProfiles = (dir: string = tmpdir()) =>
-  Effect.promise(async () => {
-    const reaped: Array<string> = []
-    const entries = await readdir(dir).catch(() => [] as Array<string>)
-    for (const name of entries.filter((n) => n.startsWith(profilePrefix))) {
-      const path = join(dir, name)
-      const owner = await readFile(join(path, ownerFile), "utf8").catch(() => undefined)
-      const stale =
-        owner !== undefined
-          ? !running(Number(owner))
-          : Date.now() - ((await stat(path).catch(() => undefined))?.mtimeMs ?? Date.now()) > 60_000
-      if (!stale) continue
-      await rm(path, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }).catch(() => undefined)
-      reaped.push(path)
-    }
-    return reaped
-  })
+export const reapStaleProfiles = async (dir: string = tmpdir()) => {
+  const reaped: Array<string> = []
+  const entries = await readdir(dir).catch(() => [] as Array<string>)
+  for (const name of entries.filter((n) => n.startsWith(profilePrefix))) {
+    const path = join(dir, name)
+    const owner = await readFile(join(path, ownerFile), "utf8").catch(() => undefined)
+    const stale =
+      owner !== undefined
+        ? !running(Number(owner))
+        : Date.now() - ((await stat(path).catch(() => undefined))?.mtimeMs ?? Date.now()) > 60_000
+    if (!stale) continue
+    await rm(path, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }).catch(() => undefined)
+    reaped.push(path)
+  }
+  return reaped
+}

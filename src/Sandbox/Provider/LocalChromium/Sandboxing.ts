@@ -3,8 +3,6 @@
  * sandbox on; the accounts and directory permissions that decide whether that user can reach its profile.
  */
 import { existsSync, readFileSync, statSync } from "node:fs"
-import { Effect } from "effect"
-import { BrowserLaunchFailed } from "../../../Errors/Browser.ts"
 
 // setpriv makes the kernel SIGKILL Chromium when this process dies, however it dies, and drops root for it.
 export const setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].find(existsSync)
@@ -42,24 +40,26 @@ export type Sandboxing =
   | { readonly kind: "self" }
   | { readonly kind: "off" }
 
-export const sandboxing = (options: { readonly user?: string | undefined; readonly noSandbox?: boolean | undefined }) =>
-  Effect.suspend((): Effect.Effect<Sandboxing, BrowserLaunchFailed> => {
-    if (options.noSandbox === true) return Effect.succeed({ kind: "off" })
-    if (process.getuid?.() !== 0) return Effect.succeed({ kind: "self" })
-    const user = options.user ?? "nobody"
-    const found = account(user)
-    if (found === undefined || found.uid === 0 || setpriv === undefined)
-      return Effect.fail(
-        new BrowserLaunchFailed({
-          retryable: false,
-          message:
-            found === undefined || found.uid === 0
-              ? `as root, Chromium runs sandboxed as an unprivileged user, and "${user}" is none (set browser.user / SWITCHYARD_BROWSER_USER, or SWITCHYARD_NO_SANDBOX=true to run it without its sandbox)`
-              : "as root, Chromium runs sandboxed as an unprivileged user through setpriv (util-linux), which is not installed (or set SWITCHYARD_NO_SANDBOX=true)"
-        })
-      )
-    return Effect.succeed({ kind: "user", account: found })
-  })
+/** How Chromium is sandboxed under `options`, or why it cannot run (a message that says what to set). Plain code, no
+ * effect: the early launch (EarlyBrowser.ts) decides it before the service's modules load. */
+export const decide = (options: {
+  readonly user?: string | undefined
+  readonly noSandbox?: boolean | undefined
+}): Sandboxing | { readonly kind: "refused"; readonly message: string } => {
+  if (options.noSandbox === true) return { kind: "off" }
+  if (process.getuid?.() !== 0) return { kind: "self" }
+  const user = options.user ?? "nobody"
+  const found = account(user)
+  if (found === undefined || found.uid === 0 || setpriv === undefined)
+    return {
+      kind: "refused",
+      message:
+        found === undefined || found.uid === 0
+          ? `as root, Chromium runs sandboxed as an unprivileged user, and "${user}" is none (set browser.user / SWITCHYARD_BROWSER_USER, or SWITCHYARD_NO_SANDBOX=true to run it without its sandbox)`
+          : "as root, Chromium runs sandboxed as an unprivileged user through setpriv (util-linux), which is not installed (or set SWITCHYARD_NO_SANDBOX=true)"
+    }
+  return { kind: "user", account: found }
+}
 
 /** Whether another user may reach `dir`: the first directory above it that lets no other user through, if any. */
 export const reachable = (dir: string) => {

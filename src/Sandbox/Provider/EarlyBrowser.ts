@@ -1,0 +1,146 @@
+/**
+ * The first warm browser, spawned by the entry before the service's modules load, so Chromium's own start runs beside
+ * them; the warm pool adopts it when the configuration would have launched the same browser, and closes it otherwise.
+ * Plain Node with no effect (the entry loads nothing heavier): the launch is LocalChromium/Process.ts's, through a
+ * relay (Egress/RelayServer.ts) that refuses every connection until a session takes the browser.
+ */
+import { rmSync } from "node:fs"
+import * as RelayServer from "../../Egress/RelayServer.ts"
+import * as Process from "./LocalChromium/Process.ts"
+import { removeProfile } from "./LocalChromium/Profile.ts"
+import { setpriv } from "./LocalChromium/Sandboxing.ts"
+
+export interface Early {
+  /** What it was launched as (Process.identity): adopted only by a service that would launch the same. */
+  readonly identity: string
+  readonly relay: RelayServer.RelayServer
+  readonly launched: Promise<Process.Launched>
+}
+
+interface Spawned {
+  readonly pid: number
+  readonly profileDir: string
+}
+
+let early: Promise<Early | undefined> | undefined
+let spawned: Spawned | undefined
+
+/** `serve`'s flags that leave the browser as configured (`--headed` does not); any other flag or command: no start. */
+const serveFlags = new Map([
+  ["--jsonrpc", false],
+  ["--http", false],
+  ["--host", true],
+  ["--port", true],
+  ["--token", true],
+  ["--log-dir", true],
+  ["--max-browsers", true]
+])
+
+const on = (value: string | undefined) => (value === undefined ? undefined : /^(1|true|on|yes)$/i.test(value))
+
+/**
+ * The browser options `serve` would start its warm browser with, read from the environment as the configuration
+ * reads them; undefined when this process will run no local warm browser, or when it could outlive a SIGKILLed
+ * service (without setpriv nothing kills it with this process). A configuration file can still say otherwise: the
+ * service then closes the browser (`take`).
+ */
+export const optionsFor = (
+  argv: ReadonlyArray<string>,
+  env: Record<string, string | undefined>
+): Process.LocalChromiumOptions | undefined => {
+  if (setpriv === undefined) return undefined
+  if (env.SWITCHYARD_DATABASE_URL || env.DATABASE_URL) return undefined
+  if (env.SWITCHYARD_WARM_BROWSERS === "0" || on(env.SWITCHYARD_HUMAN) === true || env.SWITCHYARD_PROFILE_DIR)
+    return undefined
+  if (env.SWITCHYARD_BROWSER !== undefined && env.SWITCHYARD_BROWSER !== "local") return undefined
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string
+    if (i === 0 && arg === "serve") continue
+    const [flag, value] = arg.split("=", 2)
+    const takesValue = serveFlags.get(flag as string)
+    if (takesValue === undefined) return undefined
+    if (takesValue && value === undefined) i++
+  }
+  const heap = Number(env.SWITCHYARD_PAGE_HEAP_MB)
+  return {
+    headless: on(env.SWITCHYARD_HEADLESS) ?? true,
+    user: env.SWITCHYARD_BROWSER_USER ?? "nobody",
+    noSandbox: on(env.SWITCHYARD_NO_SANDBOX) ?? false,
+    ...(Number.isInteger(heap) && heap > 0 ? { heapLimitMb: heap } : {})
+  }
+}
+
+/** Kills what was spawned and removes its profile, at once: what is left when this process exits without taking it. */
+const dropNow = () => {
+  const left = spawned
+  spawned = undefined
+  if (left === undefined) return
+  try {
+    process.kill(-left.pid, "SIGKILL")
+  } catch {
+    // gone already
+  }
+  rmSync(left.profileDir, { recursive: true, force: true })
+}
+
+/**
+ * Starts the first browser when `argv` and `env` are a `serve` that will keep one warm; resolves once Chromium is
+ * spawned (or nothing is), not when it is up. Until the service takes it, it goes with this process, however the
+ * process ends.
+ */
+export const begin = (argv: ReadonlyArray<string>, env: Record<string, string | undefined>): Promise<void> => {
+  const options = optionsFor(argv, env)
+  const identity = options === undefined ? undefined : Process.identity(options)
+  if (options === undefined || identity === undefined) return Promise.resolve()
+  process.once("exit", dropNow)
+  let started!: () => void
+  const spawning = new Promise<void>((resolve) => {
+    started = resolve
+  })
+  early = RelayServer.listen().then(
+    (relay) => {
+      const launched = Process.launch({ ...options, egressProxy: relay.url }, (pid, profileDir) => {
+        spawned = { pid, profileDir }
+        started()
+      })
+      // A launch that failed is the service's to report when it takes it; a start that failed ends the wait.
+      launched.catch(() => started())
+      return { identity, relay, launched }
+    },
+    () => {
+      started()
+      return undefined
+    }
+  )
+  return spawning
+}
+
+/**
+ * Hands the early browser to the service, once: undefined when there is none. It is the caller's from then on: the
+ * warm pool adopts it, or `close` stops it.
+ */
+export const take = (): Promise<Early | undefined> | undefined => {
+  const taken = early
+  early = undefined
+  if (taken !== undefined) process.removeListener("exit", dropNow)
+  return taken
+}
+
+/** Stops a browser taken and not adopted: its process group killed, its profile removed, its relay closed. */
+export const close = async (taken: Early) => {
+  const pid = spawned?.pid
+  if (pid !== undefined) {
+    try {
+      process.kill(-pid, "SIGKILL")
+    } catch {
+      // gone already
+    }
+  }
+  const launched = await taken.launched.catch(() => undefined)
+  if (launched !== undefined) {
+    Process.killGroup(launched.child)
+    await launched.exit
+    if (launched.ownsProfile) await removeProfile(launched.profileDir)
+  }
+  await taken.relay.close()
+}

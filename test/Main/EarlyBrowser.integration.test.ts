@@ -1,0 +1,148 @@
+/**
+ * The first warm browser is spawned by the entry before the service's modules load (Sandbox/Provider/EarlyBrowser.ts):
+ * it is up while they load, the service adopts it as the browser its first session takes, a configuration that keeps
+ * no warm browser closes it, a SIGKILL at any moment leaves none of it, and a command that uses no browser starts none.
+ */
+import { execFile } from "node:child_process"
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterEach, assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { profilePrefix, reapStaleProfiles } from "../../src/Sandbox/Provider/LocalChromium.ts"
+import * as SiteServer from "../fixtures/SiteServer.ts"
+import { processesMatching } from "../support/Processes.ts"
+import { serviceEnv, startService, stopServices } from "../support/Service.ts"
+import { waitFor } from "../support/Wait.ts"
+
+const tmps: Array<string> = []
+
+// A SIGKILLed service leaves its browsers' profiles for the next start to reap: reaped here, in each test's own folder.
+afterEach(async () => {
+  await stopServices()
+  for (const tmp of tmps.splice(0)) {
+    await waitFor(() => processesMatching(tmp).length === 0)
+    await Effect.runPromise(reapStaleProfiles(tmp))
+    rmSync(tmp, { recursive: true, force: true })
+  }
+})
+
+const root = join(import.meta.dirname, "..", "..")
+const holdModule = join(root, "test", "fixtures", "HoldModule.ts")
+
+/** A temp directory of its own for the service's browsers' profiles, one an unprivileged Chromium can pass through. */
+const ownTmp = () => {
+  const tmp = mkdtempSync(join(tmpdir(), "switchyard-early-"))
+  chmodSync(tmp, 0o711)
+  tmps.push(tmp)
+  return tmp
+}
+
+/** The browser processes (not their helpers) whose profile is under `tmp`. */
+const browsers = (tmp: string) => processesMatching(`--user-data-dir=${tmp}`).filter((p) => !/--type=/.test(p.cmdline))
+
+const profiles = (tmp: string) => readdirSync(tmp).filter((name) => name.startsWith(profilePrefix))
+
+describe("the first browser, started with the process", () => {
+  it.live("is spawned before the service's modules load, and a SIGKILL right then leaves no Chromium", () =>
+    Effect.gen(function* () {
+      const tmp = ownTmp()
+      const dir = mkdtempSync(join(tmpdir(), "switchyard-early-hold-"))
+      const pipe = join(dir, "held")
+      yield* Effect.promise(
+        () => new Promise((resolve, reject) => execFile("mkfifo", [pipe], (e) => (e ? reject(e) : resolve(e))))
+      )
+      // The command line (and all the service behind it) cannot load until the pipe is written, which it never is.
+      const service = startService({
+        TMPDIR: tmp,
+        SWITCHYARD_WARM_BROWSERS: "1",
+        NODE_OPTIONS: `--import=${holdModule}`,
+        SWITCHYARD_TEST_HOLD_MODULE: "/src/Main/Cli.ts",
+        SWITCHYARD_TEST_HOLD_PIPE: pipe
+      })
+      assert.isTrue(
+        yield* Effect.promise(() => waitFor(() => browsers(tmp).length === 1, 30_000)),
+        "no Chromium spawned while the command line was still loading"
+      )
+      service.child.kill("SIGKILL")
+      yield* Effect.promise(() => service.exited)
+      assert.isTrue(
+        yield* Effect.promise(() => waitFor(() => processesMatching(tmp).length === 0)),
+        "the early Chromium (or a helper) outlived the service"
+      )
+    })
+  )
+
+  it.live("is the browser the first session takes, its pages going through the session's egress", () =>
+    Effect.gen(function* () {
+      const tmp = ownTmp()
+      const site = yield* SiteServer.start
+      const service = startService({ TMPDIR: tmp, SWITCHYARD_WARM_BROWSERS: "1", SWITCHYARD_EGRESS_DENY: "127.0.0.2" })
+      assert.isTrue(yield* Effect.promise(() => waitFor(() => browsers(tmp).length === 1, 30_000)))
+      const [first] = browsers(tmp)
+      const answer = yield* Effect.promise(() => service.call("browser.navigate", { url: site.url("/plain.html") }))
+      assert.deepInclude((answer.result as { result: object }).result, { title: "Plain page" })
+      const status = (yield* Effect.promise(() => service.call("browserStatus"))).result as { browserPid: number }
+      assert.strictEqual(status.browserPid, first?.pid, "the session launched a browser of its own")
+      // A page may not reach a denied address: the relay the early browser was started with now goes to the
+      // session's egress proxy, whose policy holds (127.0.0.2 is refused by the configuration above).
+      const denied = yield* Effect.promise(() =>
+        service.call("browser.navigate", { url: site.url("/plain.html").replace("127.0.0.1", "127.0.0.2") })
+      )
+      assert.isDefined(denied.error, JSON.stringify(denied.result))
+    })
+  )
+
+  for (const [what, file, left] of [
+    ["keeps no browser warm", { sessions: { warmBrowsers: 0 } }, 0],
+    ["launches another (a smaller page heap)", { limits: { pageHeapMb: 256 } }, 1]
+  ] as const) {
+    it.live(`is closed, its profile removed, when the configuration ${what}`, () =>
+      Effect.gen(function* () {
+        const tmp = ownTmp()
+        const config = join(mkdtempSync(join(tmpdir(), "switchyard-early-config-")), "switchyard.json")
+        writeFileSync(config, JSON.stringify(file))
+        // Named in the environment, the file is read by the service alone, after the entry has started the browser;
+        // the tests' default of no warm browser is left out, so the file's setting is the one that holds.
+        const env = { TMPDIR: tmp, SWITCHYARD_CONFIG: config, SWITCHYARD_WARM_BROWSERS: undefined }
+        const service = startService(env as unknown as Record<string, string>)
+        assert.isTrue(yield* Effect.promise(() => waitFor(() => browsers(tmp).length >= 1, 30_000)))
+        const [early] = browsers(tmp)
+        const earlyProfile = /--user-data-dir=(\S+)/.exec(early?.cmdline ?? "")?.[1]
+        assert.isDefined(earlyProfile)
+        assert.isDefined((yield* Effect.promise(() => service.call("browserStatus"))).result)
+        const gone = () =>
+          !browsers(tmp).some((b) => b.pid === early?.pid) &&
+          !existsSync(earlyProfile as string) &&
+          browsers(tmp).length === left
+        assert.isTrue(
+          yield* Effect.promise(() => waitFor(gone, 30_000)),
+          `the early browser is still there: ${browsers(tmp).map((b) => b.pid)} running, profiles ${profiles(tmp)}`
+        )
+        if (left === 1) assert.include(browsers(tmp)[0]?.cmdline, "--max-old-space-size=256")
+      })
+    )
+  }
+
+  it.live("is not started by a command that uses no browser", () =>
+    Effect.gen(function* () {
+      const tmp = ownTmp()
+      let seen = 0
+      const watching = setInterval(() => {
+        seen += browsers(tmp).length
+      }, 10)
+      const exit = yield* Effect.promise(
+        () =>
+          new Promise<number | null>((resolve) => {
+            const child = execFile(process.execPath, [join(root, "src", "Main.ts"), "status"], {
+              env: serviceEnv({ ...process.env, TMPDIR: tmp, SWITCHYARD_WARM_BROWSERS: "1" })
+            })
+            child.once("exit", resolve)
+          })
+      ).pipe(Effect.ensuring(Effect.sync(() => clearInterval(watching))))
+      assert.strictEqual(exit, 0)
+      assert.strictEqual(seen, 0, "status started a Chromium")
+      assert.deepStrictEqual(profiles(tmp), [])
+    })
+  )
+})
