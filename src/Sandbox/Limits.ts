@@ -11,6 +11,7 @@ import { Clock, Effect, PubSub, Ref, type Scope } from "effect"
 import type * as Connection from "../Cdp/Connection.ts"
 import type { PageRun } from "../Cdp/Session.ts"
 import { LimitExceeded } from "../Errors/Page.ts"
+import { defaultPageHeapMb } from "./Provider/LocalChromium/Process.ts"
 
 export interface LimitsOptions {
   /** Page targets (tabs and popups) the browser may have open at once; default 20. */
@@ -22,8 +23,8 @@ export interface LimitsOptions {
 export const defaults = {
   maxPages: 20,
   maxNavigationsPerCall: 40,
-  /** The renderer's JavaScript heap in MiB (a local Chromium's --max-old-space-size, LocalChromium.ts). */
-  pageHeapMb: 512
+  /** The renderer's JavaScript heap in MiB (a local Chromium's --max-old-space-size, LocalChromium/Process.ts). */
+  pageHeapMb: defaultPageHeapMb
 }
 
 export interface Limits {

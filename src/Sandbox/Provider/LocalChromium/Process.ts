@@ -11,7 +11,7 @@ import { chromiumArgs as egressArgs } from "../../../Egress/ProxyFlags.ts"
 import { ownerFile, profileParent, profilePrefix, removeProfile, webrtcThroughProxy } from "./Profile.ts"
 import { type Account, decide, reachable, type Sandboxing, setpriv } from "./Sandboxing.ts"
 
-/** The JavaScript heap each page's renderer may use by default, in MiB (Limits.ts's `pageHeapMb`). */
+/** The JavaScript heap each page's renderer may use by default, in MiB (`limits.pageHeapMb`'s default). */
 export const defaultPageHeapMb = 512
 
 export interface LocalChromiumOptions {
