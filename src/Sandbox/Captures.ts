@@ -214,8 +214,8 @@ export const make = (
           return [Effect.void, { ...s, held: { ...held, keeps: [...held.keeps, keep] } }]
         }
         // Nothing changed during this attempt, or it only typed: the page stays as it left it until something may
-        // change it.
-        if ((s.begun === s.generation || s.typed === s.generation) && s.running === undefined) {
+        // change it. Also while an earlier attempt's frame is still being taken: this one need not follow it at once.
+        if (s.begun === s.generation || s.typed === s.generation) {
           const frame: Frame = { generation: s.generation, keeps: [keep], taken: false }
           const later = Effect.sleep(hold).pipe(
             Effect.andThen(
