@@ -33,6 +33,8 @@ export class Captures extends Context.Service<
     /** Takes the attempt's screenshot (now, after the one running, or held until needed), or points it at a frame
      * of the unchanged page; in the background. */
     readonly start: (keep: Keep) => Effect.Effect<void>
+    /** Counts what may have changed the page (a navigate, an act, a script, the page moving): unchanged, nothing did. */
+    readonly generation: Effect.Effect<number>
     /** An engine attempt begins: what changes before the next `start` was done by it. */
     readonly begin: Effect.Effect<void>
     /** Takes the frame held, then waits until no capture is running (each is bounded by its own limit). */
@@ -264,6 +266,7 @@ export const make = (
     const begin = Ref.update(state, (s) => ({ ...s, begun: s.generation }))
     return Captures.of({
       start: Effect.fn("Captures.start")(start),
+      generation: Ref.get(state).pipe(Effect.map((s) => s.generation)),
       begin,
       settled,
       pixels,

@@ -57,6 +57,8 @@ export interface PageLink {
   readonly follow: (targetId: string) => Effect.Effect<void>
   /** Whether `targetId` was closed or crashed since the link saw it. */
   readonly fate: (targetId: string) => Effect.Effect<Option.Option<Targets.Fate>>
+  /** Counts the target events seen (a page opened, closed, crashed, or its URL or title changed). */
+  readonly targetEvents: Effect.Effect<number>
   /** Completes when `targetId` is closed or crashes (at once if it already has). */
   readonly lost: (targetId: string) => Effect.Effect<Targets.Fate>
   /** Whether the page's main thread answers a trivial evaluation within `timeoutMs`. */
@@ -331,6 +333,8 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
    */
   const pages = Effect.gen(function* () {
     const open = yield* ensure
+    // Events that came on the socket are taken in by their own fiber: it runs first, so none is left uncounted.
+    yield* Effect.yieldNow
     const generation = yield* targets.generation
     const kept = yield* Ref.get(listed)
     if (kept !== undefined && kept.open === open && kept.generation === generation) return kept.pages
@@ -381,12 +385,16 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
         Effect.flatMap((read) => (Option.isSome(read) ? Effect.succeed(read) : targets.location(targetId)))
       ),
     openPage: ensure.pipe(
+      // The list read before no longer holds, whether or not the new page's event was taken in yet.
+      Effect.tap(() => Ref.set(listed, undefined)),
       Effect.flatMap((open) => open.cdp.send("Target.createTarget", { url: "about:blank" })),
+      Effect.tap(() => Ref.set(listed, undefined)),
       Effect.map((created) => created.targetId)
     ),
     closePage: (targetId) =>
       ensure.pipe(
         Effect.flatMap((open) => open.cdp.send("Target.closeTarget", { targetId })),
+        Effect.tap(() => Ref.set(listed, undefined)),
         Effect.asVoid
       ),
     // The socket can still look open for a moment after the browser is killed: only an answer proves it alive.
@@ -402,6 +410,7 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
     follow: (targetId) =>
       Ref.set(followed, targetId).pipe(Effect.andThen(run(targetId, () => Effect.void)), Effect.ignore),
     fate: targets.fate,
+    targetEvents: targets.generation,
     lost: targets.lost,
     responsive: (targetId, timeoutMs) =>
       run(targetId, (cdp, sessionId) => Session.evaluateOn(cdp, sessionId, "1")).pipe(
