@@ -3,7 +3,8 @@
  * (`ariaSnapshotJSON({ mode: "ai", boxes: true })`: every frame, cross-origin ones included, and open shadow roots;
  * `[ref=eN]` resolved by the `aria-ref=` selector), named and placed in context by Elements/Snapshot.ts, plus what a
  * scan of each frame's DOM adds (Elements/Scan.ts): rich-text editors and controls without a role, referenced as `xN`.
- * A read visits each frame once before the snapshot (Elements/Pass.ts): whether it changed, its scan, an extract's facts.
+ * A read visits each frame once (Elements/Pass.ts: whether it changed, its scan, an extract's facts), before the
+ * snapshot or, where a new read is all but certain, beside it.
  */
 import type { Frame, Locator, Page } from "playwright-core"
 import type { Element as PageElement } from "../AccessibilityTree.ts"
@@ -107,7 +108,12 @@ const startingWith = (text: string) =>
   )
 
 /** One frame's visit of a read (Elements/Pass.ts), or undefined when the frame did not answer in time. */
-type Visited = { readonly frame: Frame; readonly result: PassResult | undefined }
+type Visited = {
+  readonly frame: Frame
+  readonly result: PassResult | undefined
+  /** The visit went out a second time (its document had lost it), so perhaps after a snapshot sent beside it. */
+  readonly late: boolean
+}
 
 export const inventory = (page: Page): Inventory => {
   const handedOut = new Map<string, PageElement>()
@@ -142,10 +148,15 @@ export const inventory = (page: Page): Inventory => {
           what,
           facts: withFacts.has(frame) ? facts : null
         }
+        let late = false
         const result = await within(
           input.facts === null ? 1_000 : 2_000,
           (installed.has(frame)
-            ? frame.evaluate(Pass.visiting, input).then((r) => r ?? frame.evaluate(Pass.installing, input))
+            ? frame.evaluate(Pass.visiting, input).then((r) => {
+                if (r !== null) return r
+                late = true
+                return frame.evaluate(Pass.installing, input)
+              })
             : frame.evaluate(Pass.installing, input)
           ).then((r) => {
             installed.add(frame)
@@ -153,7 +164,7 @@ export const inventory = (page: Page): Inventory => {
           }),
           undefined
         )
-        return { frame, result }
+        return { frame, result, late }
       })
     )
   }
@@ -314,9 +325,10 @@ export const inventory = (page: Page): Inventory => {
   const current = async (timeoutMs: number, what: "names" | "values", facts?: FactsWanted) => {
     const asked = facts ?? null
     const known = latest !== undefined && readAt !== undefined
-    // Where a new read is all but certain (none kept, a frame navigated since, or an extract's facts, which a typed
-    // value already outdates), the snapshot goes out beside the visits instead of after their answer: sent a turn of
-    // the event loop after them, so each frame's generation is taken before the snapshot reads it.
+    // Where a new read is all but certain (none kept, a frame navigated since, or an extract, which asks for values
+    // too and so reads again after any typing), the snapshot goes out beside the visits instead of after their
+    // answer: a turn of the event loop after them, and the page runs one session's commands in the order they
+    // arrive, so each frame's generation is taken before the snapshot reads it.
     const likely = !known || navigatedSince || asked !== null
     const visiting = visitAll(known ? what : "read", asked)
     const taken = likely ? afterSent(() => snapshotOf(timeoutMs)) : undefined
@@ -327,11 +339,14 @@ export const inventory = (page: Page): Inventory => {
       now !== undefined &&
       readAt !== undefined &&
       (what === "values" ? now === readAt : Pass.names(now) === Pass.names(readAt))
+    // A visit sent again may have run after the snapshot beside it: that snapshot cannot stand for its generation.
+    const usable = visits.some((v) => v.late) ? undefined : taken
     if (latest !== undefined && same) {
       taken?.catch(() => undefined)
       return { elements: [...latest.elements], kept: true, facts: factsOf(visits) }
     }
-    return { elements: await read(timeoutMs, visits, taken), kept: false, facts: factsOf(visits) }
+    if (usable === undefined) taken?.catch(() => undefined)
+    return { elements: await read(timeoutMs, visits, usable), kept: false, facts: factsOf(visits) }
   }
 
   return {
