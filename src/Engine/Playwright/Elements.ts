@@ -3,7 +3,8 @@
  * (`ariaSnapshotJSON({ mode: "ai", boxes: true })`: every frame, cross-origin ones included, and open shadow roots;
  * `[ref=eN]` resolved by the `aria-ref=` selector), named and placed in context by Elements/Snapshot.ts, plus what a
  * scan of each frame's DOM adds (Elements/Scan.ts): rich-text editors and controls without a role, referenced as `xN`.
- * A read visits each frame once before the snapshot (Elements/Pass.ts): whether it changed, its scan, an extract's facts.
+ * A read visits each frame once (Elements/Pass.ts: whether it changed, its scan, an extract's facts), before the
+ * snapshot or, where a new read is all but certain, beside it.
  */
 import type { Frame, Locator, Page } from "playwright-core"
 import type { Element as PageElement } from "../AccessibilityTree.ts"
@@ -80,6 +81,11 @@ export const within = <A>(ms: number, promise: Promise<A>, fallback: A): Promise
   ]).finally(() => clearTimeout(timer))
 }
 
+/** Starts `start` once the commands already asked of Playwright have gone out (its client and server hand messages on
+ * with `setImmediate`, then send at once), so the page runs them first. */
+const afterSent = <A>(start: () => Promise<A>): Promise<A> =>
+  new Promise<void>((resolve) => setTimeout(resolve, 0)).then(start)
+
 const refPattern = /^(?:aria-ref=)?((?:f\d+)?e\d+|x\d+)$/
 
 /** The bare reference in `e12` or `aria-ref=e12`, or undefined when the text is not a reference. */
@@ -102,7 +108,12 @@ const startingWith = (text: string) =>
   )
 
 /** One frame's visit of a read (Elements/Pass.ts), or undefined when the frame did not answer in time. */
-type Visited = { readonly frame: Frame; readonly result: PassResult | undefined }
+type Visited = {
+  readonly frame: Frame
+  readonly result: PassResult | undefined
+  /** The visit went out a second time (its document had lost it), so perhaps after a snapshot sent beside it. */
+  readonly late: boolean
+}
 
 export const inventory = (page: Page): Inventory => {
   const handedOut = new Map<string, PageElement>()
@@ -113,7 +124,12 @@ export const inventory = (page: Page): Inventory => {
   let kept = new Map<Frame, { readonly generation: string; readonly scan: FrameScan }>()
   /** Frames whose document holds the visit (Elements/Pass.ts): a navigation starts a document without it. */
   const installed = new WeakSet<Frame>()
-  page.on("framenavigated", (frame) => installed.delete(frame))
+  /** Whether a frame navigated since the last read began: its elements are then surely to be read again. */
+  let navigatedSince = false
+  page.on("framenavigated", (frame) => {
+    installed.delete(frame)
+    navigatedSince = true
+  })
   /** Visits every frame at once: generations, scans where the kept ones no longer hold, facts when asked. */
   const visitAll = (what: PassInput["what"], facts: PassInput["facts"]): Promise<Array<Visited>> => {
     const main = page.mainFrame()
@@ -132,18 +148,23 @@ export const inventory = (page: Page): Inventory => {
           what,
           facts: withFacts.has(frame) ? facts : null
         }
+        let late = false
         const result = await within(
           input.facts === null ? 1_000 : 2_000,
           (installed.has(frame)
-            ? frame.evaluate(Pass.visiting, input).then((r) => r ?? frame.evaluate(Pass.installing, input))
+            ? frame.evaluate(Pass.visiting, input).then((r) => {
+                if (r !== null) return r
+                late = true
+                return frame.evaluate(Pass.installing, input)
+              })
             : frame.evaluate(Pass.installing, input)
           ).then((r) => {
             installed.add(frame)
-            return r
+            return Pass.parsed(r)
           }),
           undefined
         )
-        return { frame, result }
+        return { frame, result, late }
       })
     )
   }
@@ -184,15 +205,16 @@ export const inventory = (page: Page): Inventory => {
           (pairs) => new Map(pairs.filter((p): p is readonly [Frame, string] => p[0] !== null && wanted.has(p[0])))
         )
 
-  const read = async (timeoutMs: number, visited?: ReadonlyArray<Visited>) => {
+  const snapshotOf = (timeoutMs: number) =>
+    page.ariaSnapshotJSON({ mode: "ai", boxes: true, timeout: timeoutMs }) as Promise<ReadonlyArray<Child>>
+
+  /** Reads the page's elements after its frames' visits; `taken` is a snapshot already under way, sent after them. */
+  const read = async (timeoutMs: number, visited?: ReadonlyArray<Visited>, taken?: Promise<ReadonlyArray<Child>>) => {
     readAt = undefined
+    navigatedSince = false
     const visits = visited ?? (await visitAll("read", null))
     const before = joined(visits)
-    const snapshot = (await page.ariaSnapshotJSON({
-      mode: "ai",
-      boxes: true,
-      timeout: timeoutMs
-    })) as ReadonlyArray<Child>
+    const snapshot = await (taken ?? snapshotOf(timeoutMs))
     const frames = page.frames()
     const main = page.mainFrame()
     const iframes = iframeRefs(snapshot)
@@ -302,16 +324,29 @@ export const inventory = (page: Page): Inventory => {
 
   const current = async (timeoutMs: number, what: "names" | "values", facts?: FactsWanted) => {
     const asked = facts ?? null
+    const known = latest !== undefined && readAt !== undefined
+    // Where a new read is all but certain (none kept, a frame navigated since, or an extract, which asks for values
+    // too and so reads again after any typing), the snapshot goes out beside the visits instead of after their
+    // answer: a turn of the event loop after them, and the page runs one session's commands in the order they
+    // arrive, so each frame's generation is taken before the snapshot reads it.
+    const likely = !known || navigatedSince || asked !== null
+    const visiting = visitAll(known ? what : "read", asked)
+    const taken = likely ? afterSent(() => snapshotOf(timeoutMs)) : undefined
     // Whether the last read still stands and, where it does not, what the new read starts from: one visit.
-    const visits = latest === undefined || readAt === undefined ? undefined : await visitAll(what, asked)
-    const now = visits === undefined ? undefined : joined(visits)
+    const visits = await visiting
+    const now = known ? joined(visits) : undefined
     const same =
       now !== undefined &&
       readAt !== undefined &&
       (what === "values" ? now === readAt : Pass.names(now) === Pass.names(readAt))
-    if (latest !== undefined && same) return { elements: [...latest.elements], kept: true, facts: factsOf(visits!) }
-    const fresh = visits ?? (await visitAll("read", asked))
-    return { elements: await read(timeoutMs, fresh), kept: false, facts: factsOf(fresh) }
+    // A visit sent again may have run after the snapshot beside it: that snapshot cannot stand for its generation.
+    const usable = visits.some((v) => v.late) ? undefined : taken
+    if (latest !== undefined && same) {
+      taken?.catch(() => undefined)
+      return { elements: [...latest.elements], kept: true, facts: factsOf(visits) }
+    }
+    if (usable === undefined) taken?.catch(() => undefined)
+    return { elements: await read(timeoutMs, visits, usable), kept: false, facts: factsOf(visits) }
   }
 
   return {

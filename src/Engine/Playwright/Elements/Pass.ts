@@ -47,10 +47,12 @@ const visit = (
 /**
  * What a frame evaluates on its first visit: its window listening for held elements (Held.ts), then the visit kept on
  * the window for the next calls and run. A function as Playwright sends it, by its source (the same on every call,
- * the input passed apart); its 20 kB of source are sent and compiled once per document.
+ * the input passed apart); its 20 kB of source are sent and compiled once per document. The answer comes as JSON
+ * text (`parsed` reads it): one string crosses the page, the protocol and Playwright's client far cheaper than the
+ * same answer as objects, which Playwright serializes value by value on each side.
  */
-export const installing: (input: PassInput) => PassResult = Object.assign(
-  (_: PassInput): PassResult => {
+export const installing: (input: PassInput) => string = Object.assign(
+  (_: PassInput): string => {
     throw new Error("runs only in a frame")
   },
   {
@@ -58,15 +60,18 @@ export const installing: (input: PassInput) => PassResult = Object.assign(
   (${listen})()
   const visit = (i) => (${visit})(i, ${generation}, ${scanFrame}, ${collectFacts}, ${JSON.stringify(editable)})
   Object.defineProperty(window, Symbol.for("switchyard.visit"), { value: visit, configurable: true })
-  return visit(input)
+  return JSON.stringify(visit(input))
 }`
   }
 )
 
-/** What a frame evaluates on later visits: the kept visit, or null when its document has none yet. */
-export const visiting = (input: PassInput): PassResult | null => {
+/** What a frame evaluates on later visits: the kept visit's answer, or null when its document has none yet. */
+export const visiting = (input: PassInput): string | null => {
   const visit = (window as unknown as Record<symbol, ((i: PassInput) => PassResult) | undefined>)[
     Symbol.for("switchyard.visit")
   ]
-  return visit === undefined ? null : visit(input)
+  return visit === undefined ? null : JSON.stringify(visit(input))
 }
+
+/** A visit's answer as its frame gave it. */
+export const parsed = (answer: string): PassResult => JSON.parse(answer) as PassResult
