@@ -172,6 +172,11 @@ layer(Layer.mergeAll(TestBrowser.layer(), siteLayer), { excludeTestServices: tru
             ),
             "slow done"
           )
+          // A fetch resolves on its headers: the end of the last body may be reported a moment later.
+          yield* Effect.promise(async () => {
+            for (let i = 0; i < 200 && (open.size > 0 || page.activity.fetching()); i++)
+              await new Promise((r) => setTimeout(r, 50))
+          })
           assert.deepStrictEqual(
             [...open].map((r) => r.url()),
             [],
