@@ -2,13 +2,14 @@
  * The requests playwright-core keeps for a page, bounded: its in-process dispatcher connection holds every request a
  * page made (with its response, headers and both sides' objects) until 10,000 exist, ~16 KiB each, for the page's life.
  *
- * playwright-core 1.65 has no public option for this, and its one limit (`maxDispatchersForBucket`) is a constant of
- * its bundle, the same for every kind of object. So, for the in-process connection only (the one `connectOverCDP`
+ * playwright-core 1.65 has no public option for this, and its limit (`maxDispatchersForBucket`: 10,000 a kind, 100,000
+ * for handles) is a constant of its bundle. So, for the in-process connection only (the one `connectOverCDP`
  * uses here), the connection's own check after each new request is followed by a release of the oldest requests of
  * that page, frame or context past `kept` — only requests already finished or failed (their last event sent), so an
  * act, a settle or an in-flight count never loses one it waits on. Element handles, frames and pages are never
  * touched. The shape read here is checked by test/Engine/Playwright/Requests.integration.test.ts: a playwright-core
- * that changes it makes `bound` answer `false` (nothing is released) and that test fail.
+ * that changes it makes `bound` answer `false` or leaves every request unfinished here (nothing is released), and
+ * that test fail; a pass that throws stops the releasing, never playwright-core's own work.
  */
 import type { Browser } from "playwright-core"
 
@@ -17,8 +18,8 @@ export const kept = 100
 
 /** The server-side request and response, as far as this module reads them. */
 interface ServerRequest {
-  readonly _response: { readonly _finishedPromise: { isDone(): boolean } } | null
-  readonly _failureText: string | null
+  readonly _response?: { readonly _finishedPromise?: { isDone?: () => boolean } } | null
+  readonly _failureText?: string | null
 }
 
 interface Dispatcher {
@@ -50,7 +51,7 @@ const dispatcherConnectionOf = (browser: Browser): DispatcherConnection | undefi
 
 /** A request whose last event (finished or failed) has been sent: nothing will report on it again. */
 const done = (request: ServerRequest) =>
-  request._failureText !== null || request._response?._finishedPromise.isDone() === true
+  typeof request._failureText === "string" || request._response?._finishedPromise?.isDone?.() === true
 
 /** Releases the oldest finished requests of `scope` past `kept`, with their responses and routes. */
 const release = (scope: Dispatcher) => {
@@ -75,19 +76,24 @@ export const bound = (browser: Browser): boolean => {
   bounded.add(connection)
   const check = connection.maybeDisposeStaleDispatchers.bind(connection)
   let seen = 0
+  let broken = false
   connection.maybeDisposeStaleDispatchers = (bucket) => {
     check(bucket)
-    if (bucket !== "Request") return
+    if (bucket !== "Request" || broken) return
     const requests = connection._dispatchersByBucket.get("Request")
     // Once every tenth of `kept` new requests: a pass walks every request kept, a few hundred a page at most.
     if (requests === undefined || ++seen < kept / 10) return
     seen = 0
-    const scopes = new Set<Dispatcher>()
-    for (const guid of requests) {
-      const parent = connection._dispatcherByGuid.get(guid)?._parent
-      if (parent !== undefined) scopes.add(parent)
+    try {
+      const scopes = new Set<Dispatcher>()
+      for (const guid of requests) {
+        const parent = connection._dispatcherByGuid.get(guid)?._parent
+        if (parent !== undefined) scopes.add(parent)
+      }
+      for (const scope of scopes) if (!scope._disposed) release(scope)
+    } catch {
+      broken = true
     }
-    for (const scope of scopes) if (!scope._disposed) release(scope)
   }
   return true
 }
