@@ -9,6 +9,7 @@ import type { SideEffect } from "../../Errors/Fields.ts"
 import type { SwitchyardError } from "../../Errors.ts"
 import * as Elements from "./Elements.ts"
 import { type Attempt, attempt, connectError, engine } from "./Errors.ts"
+import * as Requests from "./Requests.ts"
 import * as Uncompressed from "./Uncompressed.ts"
 
 let sdk: Promise<typeof import("playwright-core")> | undefined
@@ -102,6 +103,7 @@ export const connect = (options: ConnectOptions): Effect.Effect<SessionPage, Swi
           Effect.timeoutOption(options.releaseTimeoutMs ?? 5_000)
         )
     )
+    Requests.bound(browser)
     // Playwright dismisses a dialog nobody listens for: the session decides them (held for the agent by default).
     for (const context of browser.contexts()) context.on("dialog", () => undefined)
     const { page, found } = yield* attempt(
