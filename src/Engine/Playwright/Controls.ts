@@ -243,12 +243,20 @@ export const choose = (a: Acting, wanted: ReadonlyArray<string>) =>
     }
     let settled: Settle.Settled = {}
     let asked: ReadonlyArray<string>
+    // What a native select showed once its handlers' work had run, read in the same round trip as the choice.
+    let shown: Verify.After | undefined
     if (before.options !== undefined) {
       const chosen = yield* Select.native(sp, held, wanted, ctx)
-      settled = yield* attempt(sp.at(a.label, "possible"), () => Settle.around(sp.page, chosen.run, a.settle))
+      const ran = yield* attempt(sp.at(a.label, "possible"), () =>
+        Settle.around(sp.page, chosen.run, a.settle, Select.seen)
+      )
+      settled = ran
+      shown = ran.result?.state
       asked = chosen.selected
     } else asked = yield* Select.custom(sp, held, wanted, ctx)
-    const { state } = yield* readBack(a, held, { selected: asked })
+    // A choice the page shows is answered as it showed it (a page it moved on from shows it no more); otherwise it is
+    // watched a moment, as every act is.
+    const { state } = shown?.ok === true ? { state: shown } : yield* readBack(a, held, { selected: asked })
     if (!state.ok) {
       const expected = `${asked.map(quote).join(", ")} selected`
       return yield* Effect.fail(
