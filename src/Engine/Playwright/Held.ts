@@ -206,25 +206,22 @@ export const hold = (locator: Locator): Held => {
       )
       .catch(() => ({ ok: false, replaced: false }) as const)
   }
+  /** The handle let go and the element taken again the long way (every frame asked), then `f` on it. */
+  const again = (f: object, arg: unknown, timeout: number) => {
+    release()
+    handle = undefined
+    asking = true
+    return onHeld(f, arg, timeout)
+  }
   return {
     locator,
     evaluate: async (f, arg, timeout) => {
       let result = await onHeld(f, arg, timeout)
-      if (!result.ok && "untaken" in result) {
-        // The marking taken without asking held no element (none, several, or a document not listening yet): taken
-        // again the long way, which tells these apart.
-        release()
-        handle = undefined
-        asking = true
-        result = await onHeld(f, arg, timeout)
-      }
-      if (!result.ok && result.replaced) {
-        // The element the locator names now is held instead, if it names one.
-        release()
-        handle = undefined
-        asking = true
-        result = await onHeld(f, arg, timeout)
-      }
+      // The marking taken without asking held no element (none, several, or a document not listening yet): the long
+      // way tells these apart.
+      if (!result.ok && "untaken" in result) result = await again(f, arg, timeout)
+      // The element the locator names now is held instead, if it names one.
+      if (!result.ok && result.replaced) result = await again(f, arg, timeout)
       if (result.ok) return result.value as Awaited<ReturnType<typeof f>>
       return locator.evaluate(f as (el: Element, arg: unknown) => unknown, arg as unknown, { timeout }) as Promise<
         Awaited<ReturnType<typeof f>>
