@@ -295,7 +295,8 @@ export const fillIn = (a: Acting, value: string, secret: boolean) =>
     const { sp, held, method } = a
     const { page } = sp
     const timeout = sp.limits.actionTimeoutMs
-    const before = yield* attempt(sp.at(a.label), () => Verify.before(held, true, timeout))
+    // A fill's field typed into has its text selected in the same round trip; one refused below is left untouched.
+    const { before, selected } = yield* attempt(sp.at(a.label), () => Pointer.ready(held, method === "fill", timeout))
     yield* refuseDisabled(a, before, "fill")
     // A dropdown filled is a dropdown chosen from.
     if (before.kind === "select") return yield* choose(a, [value])
@@ -332,7 +333,7 @@ export const fillIn = (a: Acting, value: string, secret: boolean) =>
           await on.evaluate(caretToEnd, undefined, timeout)
           await page.keyboard.type(text)
         } else if (whole) await on.locator.fill(text, { timeout })
-        else await Pointer.fill(page, on, text, timeout, fieldKind)
+        else await Pointer.fill(page, on, text, timeout, fieldKind, selected && on === held)
         if (secret) await on.evaluate(hideTyped, undefined, timeout)
       }
     const settled = yield* attempt(sp.at(a.label, "possible"), () => Settle.around(page, perform(false), a.settle))
