@@ -7,8 +7,9 @@
  * marks the element a locator resolves to with a DOM event, `__playwright_mark_target__` (events reach every world;
  * its trace recorder reads them so), a listener of the page's world takes it, and a handle to a plain object holding
  * it keeps it for the act. Where no mark arrives, a Playwright element handle holds it as before. Where one document is
- * searched, the handle is not asked first whether it holds the element: the act's first read on it says so (one round
- * trip fewer per act), and only a handle that holds none is taken again the long way.
+ * searched, the act's first read on the element takes it from the marking in the same round trip and keeps it in that
+ * document's window under a key until the act releases it (no handle to take first: one round trip fewer per act);
+ * only a first read that finds no single marked element takes it again the long way.
  */
 import type { ElementHandle, Frame, JSHandle, Locator, Page } from "playwright-core"
 
@@ -94,6 +95,41 @@ const onlyConnected = (f: object): Wrapped => {
   return wrapped
 }
 
+/** Keys of the elements holds took in their first use, kept in their frame's window until released. */
+let keys = 0
+
+type Kept = { readonly ok: false; readonly untaken?: true } | { readonly ok: true; readonly value: unknown }
+const keptWrappers = new WeakMap<
+  object,
+  { first?: (held: unknown) => Promise<Kept>; later?: (held: unknown) => Promise<Kept> }
+>()
+
+/**
+ * `f` as a page function on the element kept under `held.key` in the frame's window; `first`: the element of the last
+ * marking is taken and kept there first (`untaken` when there is not one). As `onlyConnected`, built from sources.
+ */
+const onKept = (f: object, first: boolean): ((held: unknown) => Promise<Kept>) => {
+  const cached = keptWrappers.get(f) ?? {}
+  keptWrappers.set(f, cached)
+  const which = first ? "first" : "later"
+  cached[which] ??= new Function(
+    "held",
+    `const key = Symbol.for("switchyard.kept");
+    if (window[key] === undefined) Object.defineProperty(window, key, { value: new Map(), configurable: true });
+    let el;
+    if (${first}) { el = (${taken})().el; if (!el) return { ok: false, untaken: true }; window[key].set(held.key, el) }
+    else el = window[key].get(held.key);
+    if (!el || !el.isConnected) return { ok: false };
+    return Promise.resolve((${String(f)})(el, held.arg)).then((value) => ({ ok: true, value }))`
+  ) as (held: unknown) => Promise<Kept>
+  return cached[which]!
+}
+
+/** Runs in a frame: lets go of the element kept under `key`. */
+const forgetKept = (key: number) => {
+  ;(window as unknown as Record<symbol, Map<number, Element> | undefined>)[Symbol.for("switchyard.kept")]?.delete(key)
+}
+
 /** The frame whose document a locator made by `located` searches; a selector that may enter a frame has none. */
 const frameOf = new WeakMap<Locator, Frame>()
 
@@ -129,6 +165,19 @@ const inTurn = <A>(page: Page, waitMs: number, f: () => Promise<A>): Promise<A> 
 /** How long the marking read waits for the element to be there (a missing one is then waited for by the locator). */
 const markWaitMs = 2_000
 
+/** Marks the one element `locator` names (Playwright's attribute read of any attribute marks it); false when none. */
+const mark = (locator: Locator, timeout: number) =>
+  locator.getAttribute("id", { timeout: Math.min(timeout, markWaitMs) }).then(
+    () => true,
+    () => false
+  )
+
+/** The one frame whose document `locator` searches, when it is known to search one. */
+const soleFrame = (locator: Locator): Frame | undefined => {
+  const frames = locator.page().frames()
+  return frameOf.get(locator) ?? (frames.length === 1 ? frames[0] : undefined)
+}
+
 /**
  * The element `locator` names, as a handle to a plain object holding it in its frame's world; undefined when it names
  * none (or several) yet, "unmarked" when it names one but no mark arrived. Playwright's attribute read (of any
@@ -145,11 +194,7 @@ const taking = async (
   const frames = known === undefined ? page.frames() : [known]
   const attempt = async (): Promise<JSHandle<Taken> | "deaf" | "unmarked" | undefined> => {
     if (frames.length > 1) await Promise.all(frames.map((f) => f.evaluate(forget).catch(() => undefined)))
-    const marked = await locator.getAttribute("id", { timeout: Math.min(timeout, markWaitMs) }).then(
-      () => true,
-      () => false
-    )
-    if (!marked) return undefined
+    if (!(await mark(locator, timeout))) return undefined
     if (!asking && frames.length === 1)
       return (await frames[0]!.evaluateHandle(taken).catch(() => undefined)) ?? "unmarked"
     const found = await Promise.all(
@@ -174,7 +219,9 @@ const taking = async (
 
 /** Holds the element `locator` names; it is taken on the first evaluate (one element, attached). */
 export const hold = (locator: Locator): Held => {
-  let handle: Promise<JSHandle<Taken> | ElementHandle | undefined> | undefined
+  let handle:
+    | Promise<JSHandle<Taken> | ElementHandle | { readonly frame: Frame; readonly key: number } | undefined>
+    | undefined
   // Until a first read found the element in the handle taken without asking.
   let asking = false
   const take = (timeout: number) => {
@@ -189,22 +236,38 @@ export const hold = (locator: Locator): Held => {
     return handle
   }
   const release = () => {
-    void handle?.then((h) => h?.dispose()).catch(() => undefined)
+    void handle
+      ?.then((h) => (h === undefined ? undefined : "key" in h ? h.frame.evaluate(forgetKept, h.key) : h.dispose()))
+      .catch(() => undefined)
   }
+  const judged = (result: Kept) =>
+    result.ok
+      ? result
+      : result.untaken === true && !asking
+        ? ({ ok: false, replaced: false, untaken: true } as const)
+        : ({ ok: false, replaced: true } as const)
   /** `f` on the held element; not ok when none is held, it left the document (`replaced`) or its page went. */
   const onHeld = async (f: object, arg: unknown, timeout: number) => {
+    const frame = handle === undefined && !asking ? soleFrame(locator) : undefined
+    if (frame !== undefined) {
+      // Taken without asking in one document: marked, then taken and kept there by `f`'s own call, one round trip.
+      const key = ++keys
+      let first: Kept | undefined
+      handle = inTurn(locator.page(), timeout, async () => {
+        if (!(await mark(locator, timeout))) return undefined
+        first = await frame.evaluate(onKept(f, true), { key, arg }).catch(() => undefined)
+        return { frame, key }
+      }).catch(() => undefined)
+      if ((await handle) === undefined || first === undefined) return { ok: false, replaced: false } as const
+      return judged(first)
+    }
     const h = await take(timeout)
     if (h === undefined) return { ok: false, replaced: false } as const
-    return (h as JSHandle<Taken | Element>)
-      .evaluate(onlyConnected(f), arg)
-      .then((result) =>
-        result.ok
-          ? result
-          : result.untaken === true && !asking
-            ? ({ ok: false, replaced: false, untaken: true } as const)
-            : ({ ok: false, replaced: true } as const)
-      )
-      .catch(() => ({ ok: false, replaced: false }) as const)
+    const ran =
+      "key" in h
+        ? h.frame.evaluate(onKept(f, false), { key: h.key, arg })
+        : (h as JSHandle<Taken | Element>).evaluate(onlyConnected(f), arg)
+    return ran.then(judged).catch(() => ({ ok: false, replaced: false }) as const)
   }
   /** The handle let go and the element taken again the long way (every frame asked), then `f` on it. */
   const again = (f: object, arg: unknown, timeout: number) => {
