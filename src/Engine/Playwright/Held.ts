@@ -78,8 +78,7 @@ const wrappers = new WeakMap<object, Wrapped>()
 
 /**
  * `f` as a page function on the held element (an object holding it, or a Playwright element handle's element) that
- * first checks the element is still in the document (`untaken`: the object holds none, as a marking taken without
- * asking may leave it). Built here from `f`'s source (as Playwright serializes `f` itself), so the page runs no eval
+ * first checks the element is still in the document (`untaken`: the object holds none). Built here from `f`'s source (as Playwright serializes `f` itself), so the page runs no eval
  * of its own and a strict CSP does not stop it.
  */
 const onlyConnected = (f: object): Wrapped => {
@@ -179,24 +178,18 @@ const soleFrame = (locator: Locator): Frame | undefined => {
 }
 
 /**
- * The element `locator` names, as a handle to a plain object holding it in its frame's world; undefined when it names
- * none (or several) yet, "unmarked" when it names one but no mark arrived. Playwright's attribute read (of any
- * attribute: the read is what marks) marks the one element it resolves to. `asking`: whether the frames are asked
- * which holds the mark; when not, the one frame searched answers its handle as it is, to be checked on its first use.
+ * The element `locator` names, taken the long way: as a handle to a plain object holding it in its frame's world, each
+ * frame searched asked which holds the mark; undefined when it names none (or several) yet, "unmarked" when it names
+ * one but no mark arrived. Playwright's attribute read (of any attribute: the read is what marks) marks the one
+ * element it resolves to.
  */
-const taking = async (
-  locator: Locator,
-  timeout: number,
-  asking: boolean
-): Promise<JSHandle<Taken> | "unmarked" | undefined> => {
+const taking = async (locator: Locator, timeout: number): Promise<JSHandle<Taken> | "unmarked" | undefined> => {
   const page = locator.page()
   const known = frameOf.get(locator)
   const frames = known === undefined ? page.frames() : [known]
   const attempt = async (): Promise<JSHandle<Taken> | "deaf" | "unmarked" | undefined> => {
     if (frames.length > 1) await Promise.all(frames.map((f) => f.evaluate(forget).catch(() => undefined)))
     if (!(await mark(locator, timeout))) return undefined
-    if (!asking && frames.length === 1)
-      return (await frames[0]!.evaluateHandle(taken).catch(() => undefined)) ?? "unmarked"
     const found = await Promise.all(
       frames.map(async (f) => {
         const handle = await f.evaluateHandle(taken).catch(() => undefined)
@@ -222,10 +215,10 @@ export const hold = (locator: Locator): Held => {
   let handle:
     | Promise<JSHandle<Taken> | ElementHandle | { readonly frame: Frame; readonly key: number } | undefined>
     | undefined
-  // Until a first read found the element in the handle taken without asking.
+  // From the first read that found no single marked element, or an element replaced: taken the long way.
   let asking = false
   const take = (timeout: number) => {
-    handle ??= inTurn(locator.page(), timeout, () => taking(locator, timeout, asking))
+    handle ??= inTurn(locator.page(), timeout, () => taking(locator, timeout))
       .then((h): Promise<JSHandle<Taken> | ElementHandle> | JSHandle<Taken> | undefined =>
         h === "unmarked" ? locator.elementHandle({ timeout }) : h
       )

@@ -133,9 +133,16 @@ layer(Layer.mergeAll(counted.pipe(Layer.provideMerge(TestBrowser.layer())), page
           Effect.gen(function* () {
             const before = wire.pageCommands()
             yield* act
-            // The element's release is sent as the act ends, not waited for.
-            yield* Effect.sleep("200 millis")
-            return wire.pageCommands() - before
+            // The element's release is sent as the act ends, not waited for: counted once the wire has been quiet a
+            // while (a loaded machine may send it well after the answer).
+            let seen = wire.pageCommands()
+            for (let quiet = 0, round = 0; quiet < 3 && round < 30; round++) {
+              yield* Effect.sleep("100 millis")
+              const now = wire.pageCommands()
+              quiet = now === seen ? quiet + 1 : 0
+              seen = now
+            }
+            return seen - before
           })
         const fill = yield* costOf(
           engine.act({ selector: ref("Full name"), method: "fill", arguments: ["Grace Hopper"], description: "" })
