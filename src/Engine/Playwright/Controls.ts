@@ -243,12 +243,20 @@ export const choose = (a: Acting, wanted: ReadonlyArray<string>) =>
     }
     let settled: Settle.Settled = {}
     let asked: ReadonlyArray<string>
+    // What a native select showed once its handlers' work had run, read in the same round trip as the choice.
+    let shown: Verify.After | undefined
     if (before.options !== undefined) {
       const chosen = yield* Select.native(sp, held, wanted, ctx)
-      settled = yield* attempt(sp.at(a.label, "possible"), () => Settle.around(sp.page, chosen.run, a.settle))
+      const ran = yield* attempt(sp.at(a.label, "possible"), () =>
+        Settle.around(sp.page, chosen.run, a.settle, Select.seen)
+      )
+      settled = ran
+      shown = ran.result?.state
       asked = chosen.selected
     } else asked = yield* Select.custom(sp, held, wanted, ctx)
-    const { state } = yield* readBack(a, held, { selected: asked })
+    // A choice the page shows is answered as it showed it (a page it moved on from shows it no more); otherwise it is
+    // watched a moment, as every act is.
+    const { state } = shown?.ok === true ? { state: shown } : yield* readBack(a, held, { selected: asked })
     if (!state.ok) {
       const expected = `${asked.map(quote).join(", ")} selected`
       return yield* Effect.fail(
@@ -287,7 +295,8 @@ export const fillIn = (a: Acting, value: string, secret: boolean) =>
     const { sp, held, method } = a
     const { page } = sp
     const timeout = sp.limits.actionTimeoutMs
-    const before = yield* attempt(sp.at(a.label), () => Verify.before(held, true, timeout))
+    // A fill's field typed into has its text selected in the same round trip; one refused below is left untouched.
+    const { before, selected } = yield* attempt(sp.at(a.label), () => Pointer.ready(held, method === "fill", timeout))
     yield* refuseDisabled(a, before, "fill")
     // A dropdown filled is a dropdown chosen from.
     if (before.kind === "select") return yield* choose(a, [value])
@@ -324,7 +333,7 @@ export const fillIn = (a: Acting, value: string, secret: boolean) =>
           await on.evaluate(caretToEnd, undefined, timeout)
           await page.keyboard.type(text)
         } else if (whole) await on.locator.fill(text, { timeout })
-        else await Pointer.fill(page, on, text, timeout, fieldKind)
+        else await Pointer.fill(page, on, text, timeout, fieldKind, selected && on === held)
         if (secret) await on.evaluate(hideTyped, undefined, timeout)
       }
     const settled = yield* attempt(sp.at(a.label, "possible"), () => Settle.around(page, perform(false), a.settle))

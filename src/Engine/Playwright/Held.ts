@@ -7,8 +7,9 @@
  * marks the element a locator resolves to with a DOM event, `__playwright_mark_target__` (events reach every world;
  * its trace recorder reads them so), a listener of the page's world takes it, and a handle to a plain object holding
  * it keeps it for the act. Where no mark arrives, a Playwright element handle holds it as before. Where one document is
- * searched, the handle is not asked first whether it holds the element: the act's first read on it says so (one round
- * trip fewer per act), and only a handle that holds none is taken again the long way.
+ * searched, the act's first read on the element takes it from the marking in the same round trip and keeps it in that
+ * document's window under a key until the act releases it (no handle to take first: one round trip fewer per act);
+ * only a first read that finds no single marked element takes it again the long way.
  */
 import type { ElementHandle, Frame, JSHandle, Locator, Page } from "playwright-core"
 
@@ -77,8 +78,7 @@ const wrappers = new WeakMap<object, Wrapped>()
 
 /**
  * `f` as a page function on the held element (an object holding it, or a Playwright element handle's element) that
- * first checks the element is still in the document (`untaken`: the object holds none, as a marking taken without
- * asking may leave it). Built here from `f`'s source (as Playwright serializes `f` itself), so the page runs no eval
+ * first checks the element is still in the document (`untaken`: the object holds none). Built here from `f`'s source (as Playwright serializes `f` itself), so the page runs no eval
  * of its own and a strict CSP does not stop it.
  */
 const onlyConnected = (f: object): Wrapped => {
@@ -92,6 +92,41 @@ const onlyConnected = (f: object): Wrapped => {
     wrappers.set(f, wrapped)
   }
   return wrapped
+}
+
+/** Keys of the elements holds took in their first use, kept in their frame's window until released. */
+let keys = 0
+
+type Kept = { readonly ok: false; readonly untaken?: true } | { readonly ok: true; readonly value: unknown }
+const keptWrappers = new WeakMap<
+  object,
+  { first?: (held: unknown) => Promise<Kept>; later?: (held: unknown) => Promise<Kept> }
+>()
+
+/**
+ * `f` as a page function on the element kept under `held.key` in the frame's window; `first`: the element of the last
+ * marking is taken and kept there first (`untaken` when there is not one). As `onlyConnected`, built from sources.
+ */
+const onKept = (f: object, first: boolean): ((held: unknown) => Promise<Kept>) => {
+  const cached = keptWrappers.get(f) ?? {}
+  keptWrappers.set(f, cached)
+  const which = first ? "first" : "later"
+  cached[which] ??= new Function(
+    "held",
+    `const key = Symbol.for("switchyard.kept");
+    if (window[key] === undefined) Object.defineProperty(window, key, { value: new Map(), configurable: true });
+    let el;
+    if (${first}) { el = (${taken})().el; if (!el) return { ok: false, untaken: true }; window[key].set(held.key, el) }
+    else el = window[key].get(held.key);
+    if (!el || !el.isConnected) return { ok: false };
+    return Promise.resolve((${String(f)})(el, held.arg)).then((value) => ({ ok: true, value }))`
+  ) as (held: unknown) => Promise<Kept>
+  return cached[which]!
+}
+
+/** Runs in a frame: lets go of the element kept under `key`. */
+const forgetKept = (key: number) => {
+  ;(window as unknown as Record<symbol, Map<number, Element> | undefined>)[Symbol.for("switchyard.kept")]?.delete(key)
 }
 
 /** The frame whose document a locator made by `located` searches; a selector that may enter a frame has none. */
@@ -129,29 +164,32 @@ const inTurn = <A>(page: Page, waitMs: number, f: () => Promise<A>): Promise<A> 
 /** How long the marking read waits for the element to be there (a missing one is then waited for by the locator). */
 const markWaitMs = 2_000
 
+/** Marks the one element `locator` names (Playwright's attribute read of any attribute marks it); false when none. */
+const mark = (locator: Locator, timeout: number) =>
+  locator.getAttribute("id", { timeout: Math.min(timeout, markWaitMs) }).then(
+    () => true,
+    () => false
+  )
+
+/** The one frame whose document `locator` searches, when it is known to search one. */
+const soleFrame = (locator: Locator): Frame | undefined => {
+  const frames = locator.page().frames()
+  return frameOf.get(locator) ?? (frames.length === 1 ? frames[0] : undefined)
+}
+
 /**
- * The element `locator` names, as a handle to a plain object holding it in its frame's world; undefined when it names
- * none (or several) yet, "unmarked" when it names one but no mark arrived. Playwright's attribute read (of any
- * attribute: the read is what marks) marks the one element it resolves to. `asking`: whether the frames are asked
- * which holds the mark; when not, the one frame searched answers its handle as it is, to be checked on its first use.
+ * The element `locator` names, taken the long way: as a handle to a plain object holding it in its frame's world, each
+ * frame searched asked which holds the mark; undefined when it names none (or several) yet, "unmarked" when it names
+ * one but no mark arrived. Playwright's attribute read (of any attribute: the read is what marks) marks the one
+ * element it resolves to.
  */
-const taking = async (
-  locator: Locator,
-  timeout: number,
-  asking: boolean
-): Promise<JSHandle<Taken> | "unmarked" | undefined> => {
+const taking = async (locator: Locator, timeout: number): Promise<JSHandle<Taken> | "unmarked" | undefined> => {
   const page = locator.page()
   const known = frameOf.get(locator)
   const frames = known === undefined ? page.frames() : [known]
   const attempt = async (): Promise<JSHandle<Taken> | "deaf" | "unmarked" | undefined> => {
     if (frames.length > 1) await Promise.all(frames.map((f) => f.evaluate(forget).catch(() => undefined)))
-    const marked = await locator.getAttribute("id", { timeout: Math.min(timeout, markWaitMs) }).then(
-      () => true,
-      () => false
-    )
-    if (!marked) return undefined
-    if (!asking && frames.length === 1)
-      return (await frames[0]!.evaluateHandle(taken).catch(() => undefined)) ?? "unmarked"
+    if (!(await mark(locator, timeout))) return undefined
     const found = await Promise.all(
       frames.map(async (f) => {
         const handle = await f.evaluateHandle(taken).catch(() => undefined)
@@ -174,11 +212,13 @@ const taking = async (
 
 /** Holds the element `locator` names; it is taken on the first evaluate (one element, attached). */
 export const hold = (locator: Locator): Held => {
-  let handle: Promise<JSHandle<Taken> | ElementHandle | undefined> | undefined
-  // Until a first read found the element in the handle taken without asking.
+  let handle:
+    | Promise<JSHandle<Taken> | ElementHandle | { readonly frame: Frame; readonly key: number } | undefined>
+    | undefined
+  // From the first read that found no single marked element, or an element replaced: taken the long way.
   let asking = false
   const take = (timeout: number) => {
-    handle ??= inTurn(locator.page(), timeout, () => taking(locator, timeout, asking))
+    handle ??= inTurn(locator.page(), timeout, () => taking(locator, timeout))
       .then((h): Promise<JSHandle<Taken> | ElementHandle> | JSHandle<Taken> | undefined =>
         h === "unmarked" ? locator.elementHandle({ timeout }) : h
       )
@@ -189,42 +229,55 @@ export const hold = (locator: Locator): Held => {
     return handle
   }
   const release = () => {
-    void handle?.then((h) => h?.dispose()).catch(() => undefined)
+    void handle
+      ?.then((h) => (h === undefined ? undefined : "key" in h ? h.frame.evaluate(forgetKept, h.key) : h.dispose()))
+      .catch(() => undefined)
   }
+  const judged = (result: Kept) =>
+    result.ok
+      ? result
+      : result.untaken === true && !asking
+        ? ({ ok: false, replaced: false, untaken: true } as const)
+        : ({ ok: false, replaced: true } as const)
   /** `f` on the held element; not ok when none is held, it left the document (`replaced`) or its page went. */
   const onHeld = async (f: object, arg: unknown, timeout: number) => {
+    const frame = handle === undefined && !asking ? soleFrame(locator) : undefined
+    if (frame !== undefined) {
+      // Taken without asking in one document: marked, then taken and kept there by `f`'s own call, one round trip.
+      const key = ++keys
+      let first: Kept | undefined
+      handle = inTurn(locator.page(), timeout, async () => {
+        if (!(await mark(locator, timeout))) return undefined
+        first = await frame.evaluate(onKept(f, true), { key, arg }).catch(() => undefined)
+        return { frame, key }
+      }).catch(() => undefined)
+      if ((await handle) === undefined || first === undefined) return { ok: false, replaced: false } as const
+      return judged(first)
+    }
     const h = await take(timeout)
     if (h === undefined) return { ok: false, replaced: false } as const
-    return (h as JSHandle<Taken | Element>)
-      .evaluate(onlyConnected(f), arg)
-      .then((result) =>
-        result.ok
-          ? result
-          : result.untaken === true && !asking
-            ? ({ ok: false, replaced: false, untaken: true } as const)
-            : ({ ok: false, replaced: true } as const)
-      )
-      .catch(() => ({ ok: false, replaced: false }) as const)
+    const ran =
+      "key" in h
+        ? h.frame.evaluate(onKept(f, false), { key: h.key, arg })
+        : (h as JSHandle<Taken | Element>).evaluate(onlyConnected(f), arg)
+    return ran.then(judged).catch(() => ({ ok: false, replaced: false }) as const)
+  }
+  /** The handle let go and the element taken again the long way (every frame asked), then `f` on it. */
+  const again = (f: object, arg: unknown, timeout: number) => {
+    release()
+    handle = undefined
+    asking = true
+    return onHeld(f, arg, timeout)
   }
   return {
     locator,
     evaluate: async (f, arg, timeout) => {
       let result = await onHeld(f, arg, timeout)
-      if (!result.ok && "untaken" in result) {
-        // The marking taken without asking held no element (none, several, or a document not listening yet): taken
-        // again the long way, which tells these apart.
-        release()
-        handle = undefined
-        asking = true
-        result = await onHeld(f, arg, timeout)
-      }
-      if (!result.ok && result.replaced) {
-        // The element the locator names now is held instead, if it names one.
-        release()
-        handle = undefined
-        asking = true
-        result = await onHeld(f, arg, timeout)
-      }
+      // The marking taken without asking held no element (none, several, or a document not listening yet): the long
+      // way tells these apart.
+      if (!result.ok && "untaken" in result) result = await again(f, arg, timeout)
+      // The element the locator names now is held instead, if it names one.
+      if (!result.ok && result.replaced) result = await again(f, arg, timeout)
       if (result.ok) return result.value as Awaited<ReturnType<typeof f>>
       return locator.evaluate(f as (el: Element, arg: unknown) => unknown, arg as unknown, { timeout }) as Promise<
         Awaited<ReturnType<typeof f>>

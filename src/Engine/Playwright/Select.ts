@@ -11,7 +11,8 @@ import { attempt, engine } from "./Errors.ts"
 import { type Held, hold } from "./Held.ts"
 import type { SessionPage } from "./Page.ts"
 import * as Pointer from "./Pointer.ts"
-import type * as Verify from "./Verify.ts"
+import type * as Settle from "./Settle.ts"
+import * as Verify from "./Verify.ts"
 
 const quote = (s: string) => JSON.stringify(s)
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -82,25 +83,43 @@ export const native = (sp: SessionPage, held: Held, wanted: ReadonlyArray<string
     const kept = ctx.before.multiple ? options.flatMap((o, i) => (o.selected ? [i] : [])) : []
     const indexes = [...new Set([...kept, ...asked])].sort((a, b) => a - b)
     const timeout = sp.limits.actionTimeoutMs
+    const selected = indexes.map((i) => options[i]!.label)
     return {
-      // As Playwright's selectOption chooses them, on the held element; where it cannot (hidden, replaced),
-      // Playwright's own waits for it.
-      run: async () => {
-        if (!(await held.evaluate(chooseIndexes, indexes, timeout)))
-          await held.locator.selectOption(
-            indexes.map((index) => ({ index })),
-            { timeout }
-          )
+      // As Playwright's selectOption chooses them, on the held element, with what the page then showed and saw start;
+      // where it cannot (hidden, replaced), Playwright's own waits for it, and nothing was seen.
+      run: async (): Promise<Chose | undefined> => {
+        const chose = await held.evaluate(chooseAndRead, { indexes, ask: { selected, early: true } }, timeout)
+        if (chose !== false) return chose
+        await held.locator.selectOption(
+          indexes.map((index) => ({ index })),
+          { timeout }
+        )
+        return undefined
       },
-      selected: indexes.map((i) => options[i]!.label)
+      selected
     }
   })
 
+/** What a choice made in the page saw: whether it moved the page (in the top document only), and what it showed. */
+export interface Chose {
+  readonly navigating: boolean
+  /** Whether the select is in the top document, whose navigations its page sees. */
+  readonly top: boolean
+  readonly state: Verify.After
+}
+
+/** What the Settle wait is told: only the top document sees every navigation of the page. */
+export const seen = (chose: Chose | undefined): Settle.Seen | undefined =>
+  chose?.top === true ? { navigating: chose.navigating } : undefined
+
 /**
  * Runs in the page: the options at `indexes` chosen as Playwright's `selectOption` chooses them (the others let go,
- * then `input` and `change`), in a `<select>` that shows and takes input; false otherwise.
+ * then `input` and `change`), in a `<select>` that shows and takes input; false otherwise. Then what the choice
+ * started, seen where it starts: the timers of up to 50 ms its handlers set are let run, then one task more (a message
+ * or a promise chain), unless a navigation began — the Navigation API's `navigate` event (a form, `location`,
+ * `pushState`) or a new address — which is answered at once, before the page unloads.
  */
-const chooseIndexes = (el: Element, indexes: ReadonlyArray<number>) => {
+const chooseIndexes = async (el: Element, indexes: ReadonlyArray<number>) => {
   const label = el.closest("label")
   const select =
     el instanceof HTMLSelectElement ? el : label?.control instanceof HTMLSelectElement ? label.control : null
@@ -108,12 +127,55 @@ const chooseIndexes = (el: Element, indexes: ReadonlyArray<number>) => {
   if (getComputedStyle(select).visibility !== "visible") return false
   const options = Array.from(select.options)
   if (indexes.some((i) => options[i] === undefined || options[i]!.disabled)) return false
-  select.value = undefined as unknown as string
-  for (const i of indexes) options[i]!.selected = true
-  select.dispatchEvent(new Event("input", { bubbles: true, composed: true }))
-  select.dispatchEvent(new Event("change", { bubbles: true }))
-  return true
+  const address = location.href
+  const navigation = (window as unknown as { navigation?: EventTarget }).navigation
+  let navigating = false
+  let moved = () => {}
+  const navigated = new Promise<void>((resolve) => (moved = resolve))
+  const onNavigate = () => {
+    navigating = true
+    moved()
+  }
+  navigation?.addEventListener("navigate", onNavigate)
+  const plain = window.setTimeout
+  const deferred: Array<Promise<void>> = []
+  const watching = ((handler: unknown, ms?: number, ...args: Array<unknown>) => {
+    if (typeof handler !== "function" || (ms ?? 0) > 50) return plain(handler as TimerHandler, ms, ...args)
+    let ran = () => {}
+    deferred.push(new Promise<void>((resolve) => (ran = resolve)))
+    return plain(() => {
+      try {
+        ;(handler as (...a: Array<unknown>) => void)(...args)
+      } finally {
+        ran()
+      }
+    }, ms)
+  }) as typeof window.setTimeout
+  try {
+    window.setTimeout = watching
+  } catch {
+    // A page that froze its timers is watched for a task only.
+  }
+  try {
+    select.value = undefined as unknown as string
+    for (const i of indexes) options[i]!.selected = true
+    select.dispatchEvent(new Event("input", { bubbles: true, composed: true }))
+    select.dispatchEvent(new Event("change", { bubbles: true }))
+  } finally {
+    if (window.setTimeout === watching) window.setTimeout = plain
+  }
+  const task = () => new Promise<void>((resolve) => plain(resolve, 0))
+  if (!navigating) await Promise.race([Promise.all(deferred).then(task), navigated, new Promise((r) => plain(r, 100))])
+  navigation?.removeEventListener("navigate", onNavigate)
+  return { navigating: navigating || location.href !== address, top: window === window.top }
 }
+
+/** `chooseIndexes`, then what the select shows (`Verify.readBack`), in one round trip. */
+const chooseAndRead = new Function(
+  "el",
+  "arg",
+  `return (${chooseIndexes})(el, arg.indexes).then((chose) => chose === false ? false : { ...chose, state: (${Verify.readBack})(el, arg.ask) })`
+) as (el: Element, arg: { indexes: ReadonlyArray<number>; ask: Verify.Ask }) => Promise<false | Chose>
 
 const optionRoles = ["option", "menuitem", "menuitemradio", "treeitem", "gridcell"]
 

@@ -19,6 +19,17 @@ export interface SettleOptions {
   readonly timeoutMs: number
 }
 
+/**
+ * What an act that ran in the page itself saw there (`Select.ts`'s choice): whether it started a navigation or a route
+ * change, read with the Navigation API's `navigate` event, after the work its handlers deferred a moment had run.
+ */
+export interface Seen {
+  readonly navigating: boolean
+}
+
+/** How long a navigation the page said it started may take to be reported by the network. */
+const announcedMs = 2_000
+
 /** Runs in the page: resolves once the DOM has not changed for `quietMs`, or after `maxMs`. */
 const domQuiet = ({ quietMs, maxMs }: { quietMs: number; maxMs: number }) =>
   new Promise<void>((resolve) => {
@@ -64,11 +75,16 @@ const actedAt = new WeakMap<Page, number>()
 /** Whether an act on `page` ended less than `ms` ago (a form may still be enabling its button after it). */
 export const actedWithin = (page: Page, ms: number) => Date.now() - (actedAt.get(page) ?? Number.NEGATIVE_INFINITY) < ms
 
-/** Runs `action` and waits for what it started to settle; a failed action fails as it did. */
+/**
+ * Runs `action` and waits for what it started to settle; a failed action fails as it did. `seen`: what the action's
+ * result says the page saw; a page that saw nothing start is not waited on for the grace, only for the requests
+ * the network already reported.
+ */
 export const around = async <A>(
   page: Page,
   action: () => Promise<A>,
-  options: SettleOptions
+  options: SettleOptions,
+  seen?: (result: A) => Seen | undefined
 ): Promise<{ readonly result: A } & Settled> => {
   const main = page.mainFrame()
   const before = page.url()
@@ -111,13 +127,19 @@ export const around = async <A>(
       return { result: undefined as A, pending: started.url() }
     }
     const deadline = Date.now() + options.timeoutMs
-    if (requested === undefined && !committed && options.graceMs > 0) {
-      const graceEnd = Date.now() + options.graceMs
+    // The page's own word: nothing started (its data requests, sent before its answer, were reported before it), or a
+    // navigation the network is about to report.
+    const told = seen?.(result)
+    if (told !== undefined && !told.navigating && requested === undefined && !committed && pending.size === 0)
+      return { result }
+    const graceMs = told?.navigating === true ? Math.max(options.graceMs, announcedMs) : options.graceMs
+    if (requested === undefined && !committed && graceMs > 0) {
+      const graceEnd = Date.now() + graceMs
       while (Date.now() < graceEnd && requested === undefined && !committed && pending.size === 0) await sleep(10)
     }
     // A busy browser may report what the action started (a pushState, its data request) only after the grace. A round
     // trip to the page comes back after those reports, and the page's own URL says whether its route changed.
-    if (requested === undefined && !committed && pending.size === 0 && options.graceMs > 0) {
+    if (requested === undefined && !committed && pending.size === 0 && graceMs > 0) {
       const href = await hrefOf(page)
       if (href !== undefined && href !== before) committed = true
     }

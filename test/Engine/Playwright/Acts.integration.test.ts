@@ -213,6 +213,28 @@ requestAnimationFrame(() => requestAnimationFrame(() => {
 let o = 1
 const fade = setInterval(() => { o -= 0.1; loader.style.opacity = String(o); if (o <= 0.05) { clearInterval(fade); loader.remove() } }, 60)
 </script>`
+  ),
+  page(
+    "choices",
+    `<title>Listings</title>
+<label for="sort">Sort by</label>
+<select id="sort" onchange="location.assign('index.html?sort=' + this.value)">
+  <option value="">Relevance</option><option value="price">Price</option></select>
+<label for="view">View</label>
+<select id="view" onchange="setTimeout(() => history.pushState({}, '', '?view=' + this.value), 0)">
+  <option value="">Cards</option><option value="list">List</option></select>
+<label for="region">Region</label>
+<select id="region" onchange="setTimeout(() => location.assign('index.html?region=' + this.value), 15)">
+  <option value="">Anywhere</option><option value="eu">Europe</option></select>
+<label for="size">Page size</label>
+<select id="size" onchange="const s = this; setTimeout(() => { s.value = '10' }, 10)">
+  <option value="10">10</option><option value="50">50</option></select>
+<label for="city">City</label>
+<select id="city" onchange="fetch('index.html?city=' + this.value).then((r) => r.text()).then(() => { count.textContent = '12 listings' })">
+  <option value="">Any</option><option value="oslo">Oslo</option></select>
+<p id="count"></p>
+<label for="team">Team</label>
+<select id="team"><option value="">Any</option><option value="core">Core</option></select>`
   )
 ]
 
@@ -406,6 +428,35 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
             assert.deepInclude(targetOf(country), { selected: ["Sweden"] })
             const notes = yield* act(said('type " world" into "Notes"'))
             assert.deepInclude(targetOf(notes), { value: "Hello world" })
+          })
+      )
+
+      it.effect(
+        "a choice that moves the page says where it went, one put back is not taken, one that stays shows",
+        () =>
+          Effect.gen(function* () {
+            // A change handler that navigates at once, in its own task, or a moment later; one that changes the route.
+            yield* open("choices")
+            const sorted = yield* act(said('select "Price" in "Sort by"'))
+            assert.include(sorted.navigated?.url ?? "", "?sort=price")
+            assert.include(yield* evaluate<string>("location.href"), "?sort=price")
+            const viewed = yield* act(said('select "List" in "View"'))
+            assert.include(viewed.navigated?.url ?? "", "?view=list")
+            const region = yield* act(said('select "Europe" in "Region"'))
+            assert.include(region.navigated?.url ?? "", "?region=eu")
+            assert.include(yield* evaluate<string>("location.href"), "?region=eu")
+            // A page that puts its own choice back a moment later does not show the one asked for.
+            const reset = yield* fails(said('select "50" in "Page size"'))
+            expectType(reset, "verification_failed")
+            assert.strictEqual(yield* inputValue("size"), "10")
+            // A choice whose handler asks the site for data: the answer comes once the page has it.
+            yield* act(said('select "Oslo" in "City"'))
+            assert.strictEqual(yield* evaluate<string>("document.getElementById('count').textContent"), "12 listings")
+            // A choice nothing follows: no move, and the page shows it.
+            const team = yield* act(said('select "Core" in "Team"'))
+            assert.isUndefined(team.navigated)
+            assert.deepInclude(targetOf(team), { selected: ["Core"] })
+            assert.strictEqual(yield* inputValue("team"), "core")
           })
       )
 

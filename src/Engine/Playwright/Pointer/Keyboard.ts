@@ -4,6 +4,7 @@
  */
 import type { Page } from "playwright-core"
 import type { Held } from "../Held.ts"
+import * as Verify from "../Verify.ts"
 
 /** Inputs whose value is picked, not typed, and numbers (a half-typed "-" is none): `fill` sets them at once. */
 const picked = [
@@ -77,17 +78,37 @@ const selectAll = (node: Element) => {
 }
 
 /**
+ * Runs in the page: what the field is and shows (`Verify.inspect`, every field's value kept), and when its text is
+ * about to be replaced as typed — it takes input and is no picked, converted or ARIA-drawn value — its text selected
+ * (`selectAll`), so the typing that follows starts at once: one round trip where there were two.
+ */
+const inspectSelecting = new Function(
+  "el",
+  "select",
+  `const before = (${Verify.inspect})(el, true);
+  const typed = select && !before.disabled && !before.readOnly && before.blocked === undefined &&
+    before.slider === undefined && !["spinbutton", "slider"].includes(before.role) &&
+    !${JSON.stringify(picked)}.includes(before.kind);
+  return { before, selected: typed && (${selectAll})(el) }`
+) as (el: Element, select: boolean) => { readonly before: Verify.Before; readonly selected: boolean }
+
+/** What a field is and shows before text goes in; `select`: a fill's field typed into is made ready for the keys too. */
+export const ready = (on: Held, select: boolean, timeout: number) => on.evaluate(inspectSelecting, select, timeout)
+
+/**
  * Replaces a field's text the way a person's typing ends: the text but its last character at once, then that
  * character as real key events (keydown, input, keyup), which search-as-you-type widgets and key-bound form state
  * react to with the whole value in place. Typing every character costs a round trip each (a 15-character address
  * took about 150 ms) and gives those listeners nothing more. `kind` (as `kindOf` reads it) saves reading it again.
- * The text goes in as Playwright's `fill` puts it (the field's text selected, then inserted), on the held element.
+ * The text goes in as Playwright's `fill` puts it (the field's text selected, then inserted), on the held element;
+ * `selected`: `ready` selected it.
  */
-export const fill = async (page: Page, on: Held, value: string, timeout: number, kind?: string) => {
+export const fill = async (page: Page, on: Held, value: string, timeout: number, kind?: string, selected = false) => {
   const known = kind ?? (await on.evaluate(kindOf, undefined, timeout))
   if (picked.includes(known)) return on.locator.fill(value, { timeout })
   const head = value.slice(0, -1)
-  if (!(await on.evaluate(selectAll, undefined, timeout))) await on.locator.fill(head, { timeout })
+  // `selected`: `ready` focused the field and selected its text already.
+  if (!selected && !(await on.evaluate(selectAll, undefined, timeout))) await on.locator.fill(head, { timeout })
   else if (head !== "") await page.keyboard.insertText(head)
   else if (value === "") await page.keyboard.press("Delete")
   // The field has the focus: the last key goes straight to it (replacing the selection when it is the only one).
