@@ -5,9 +5,9 @@
  * pixels waits until no capture runs. An attempt that changed nothing (a read) or only typed has its frame held: the
  * page stays as it left it until something may change it, so the frame is taken then (before a change that may move
  * the page, beside one that only types), after a pixel read that comes first (the agent's screenshot does not wait
- * behind it), or a moment later. An attempt after which nothing could have
- * changed the page shares the frame kept for it and is recorded as pointing at it. `guard` puts an engine's calls in
- * that order. Owns, in one Ref, the frame being taken, the frame held, the attempts waiting and the last frame.
+ * behind it), or a moment later. An attempt after which nothing could have changed the page shares the frame kept
+ * for it and is recorded as pointing at it. `guard` puts an engine's calls in that order. Owns, in one Ref, the frame
+ * being taken, the frame held, the attempts waiting and the last frame.
  */
 import { Context, Deferred, Duration, Effect, Layer, Option, Ref, Scope } from "effect"
 import type { Action, Engine } from "../Engine/Engine.ts"
