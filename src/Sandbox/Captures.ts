@@ -33,8 +33,6 @@ export class Captures extends Context.Service<
     /** Takes the attempt's screenshot (now, after the one running, or held until needed), or points it at a frame
      * of the unchanged page; in the background. */
     readonly start: (keep: Keep) => Effect.Effect<void>
-    /** Counts what may have changed the page (a navigate, an act, a script, the page moving): unchanged, nothing did. */
-    readonly generation: Effect.Effect<number>
     /** An engine attempt begins: what changes before the next `start` was done by it. */
     readonly begin: Effect.Effect<void>
     /** Takes the frame held, then waits until no capture is running (each is bounded by its own limit). */
@@ -216,8 +214,8 @@ export const make = (
           return [Effect.void, { ...s, held: { ...held, keeps: [...held.keeps, keep] } }]
         }
         // Nothing changed during this attempt, or it only typed: the page stays as it left it until something may
-        // change it. Also while an earlier attempt's frame is still being taken: this one need not follow it at once.
-        if (s.begun === s.generation || s.typed === s.generation) {
+        // change it.
+        if ((s.begun === s.generation || s.typed === s.generation) && s.running === undefined) {
           const frame: Frame = { generation: s.generation, keeps: [keep], taken: false }
           const later = Effect.sleep(hold).pipe(
             Effect.andThen(
@@ -266,7 +264,6 @@ export const make = (
     const begin = Ref.update(state, (s) => ({ ...s, begun: s.generation }))
     return Captures.of({
       start: Effect.fn("Captures.start")(start),
-      generation: Ref.get(state).pipe(Effect.map((s) => s.generation)),
       begin,
       settled,
       pixels,

@@ -57,13 +57,11 @@ export interface PageLink {
   readonly follow: (targetId: string) => Effect.Effect<void>
   /** Whether `targetId` was closed or crashed since the link saw it. */
   readonly fate: (targetId: string) => Effect.Effect<Option.Option<Targets.Fate>>
-  /** Counts the target events seen (a page opened, closed, crashed, or its URL or title changed). */
-  readonly targetEvents: Effect.Effect<number>
   /** Completes when `targetId` is closed or crashes (at once if it already has). */
   readonly lost: (targetId: string) => Effect.Effect<Targets.Fate>
   /** Whether the page's main thread answers a trivial evaluation within `timeoutMs`. */
   readonly responsive: (targetId: string, timeoutMs: number) => Effect.Effect<boolean>
-  /** The browser's page targets now, as it lists them (one round trip; none while no target event came since the last). */
+  /** The browser's page targets now, in the order they opened (one round trip). */
   readonly pages: Effect.Effect<ReadonlyArray<PageTarget>, CdpClosed>
   /** Attaches to a page so its dialogs and file choosers are seen (a tab in the background). */
   readonly watch: (targetId: string) => Effect.Effect<void>
@@ -322,43 +320,6 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
   // The first connection is made now so target events are seen from the start; a failure here is retried on use.
   yield* ensure.pipe(Effect.ignore)
 
-  /** The last page list read, on which connection and at which count of target events. */
-  const listed = yield* Ref.make<
-    { readonly open: Open; readonly generation: number; readonly pages: ReadonlyArray<PageTarget> } | undefined
-  >(undefined)
-
-  /**
-   * The page targets: read from the browser, or the list read before while no target event (a page opened, closed,
-   * crashed, or its URL or title changed) came on the same connection since that read was sent.
-   */
-  const pages = Effect.gen(function* () {
-    const open = yield* ensure
-    // Events that came on the socket are taken in by their own fiber: it runs first, so none is left uncounted.
-    yield* Effect.yieldNow
-    const generation = yield* targets.generation
-    const kept = yield* Ref.get(listed)
-    if (kept !== undefined && kept.open === open && kept.generation === generation) return kept.pages
-    const { targetInfos } = yield* open.cdp.send("Target.getTargets", {}).pipe(
-      Effect.timeoutOrElse({
-        duration: answerTimeoutMs,
-        orElse: () => Effect.fail(new CdpClosed({ message: "the browser did not answer Target.getTargets" }))
-      })
-    )
-    const read = targetInfos
-      .filter((t) => t.type === "page")
-      .map(
-        (t): PageTarget => ({
-          targetId: t.targetId,
-          url: t.url,
-          title: t.title,
-          ...(t.openerId === undefined ? {} : { openerId: t.openerId }),
-          ...(t.browserContextId === undefined ? {} : { browserContextId: t.browserContextId })
-        })
-      )
-    yield* Ref.set(listed, { open, generation, pages: read })
-    return read
-  })
-
   const run = <A, E>(
     targetId: string,
     f: (cdp: CdpConnection.Connection, sessionId: string) => Effect.Effect<A, E>
@@ -385,16 +346,12 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
         Effect.flatMap((read) => (Option.isSome(read) ? Effect.succeed(read) : targets.location(targetId)))
       ),
     openPage: ensure.pipe(
-      // The list read before no longer holds, whether or not the new page's event was taken in yet.
-      Effect.tap(() => Ref.set(listed, undefined)),
       Effect.flatMap((open) => open.cdp.send("Target.createTarget", { url: "about:blank" })),
-      Effect.tap(() => Ref.set(listed, undefined)),
       Effect.map((created) => created.targetId)
     ),
     closePage: (targetId) =>
       ensure.pipe(
         Effect.flatMap((open) => open.cdp.send("Target.closeTarget", { targetId })),
-        Effect.tap(() => Ref.set(listed, undefined)),
         Effect.asVoid
       ),
     // The socket can still look open for a moment after the browser is killed: only an answer proves it alive.
@@ -410,7 +367,6 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
     follow: (targetId) =>
       Ref.set(followed, targetId).pipe(Effect.andThen(run(targetId, () => Effect.void)), Effect.ignore),
     fate: targets.fate,
-    targetEvents: targets.generation,
     lost: targets.lost,
     responsive: (targetId, timeoutMs) =>
       run(targetId, (cdp, sessionId) => Session.evaluateOn(cdp, sessionId, "1")).pipe(
@@ -419,7 +375,29 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
         // A closed socket or page says nothing about the main thread: the other checks handle those.
         Effect.orElseSucceed(() => true)
       ),
-    pages,
+    pages: ensure.pipe(
+      Effect.flatMap((open) =>
+        open.cdp.send("Target.getTargets", {}).pipe(
+          Effect.timeoutOrElse({
+            duration: answerTimeoutMs,
+            orElse: () => Effect.fail(new CdpClosed({ message: "the browser did not answer Target.getTargets" }))
+          })
+        )
+      ),
+      Effect.map(({ targetInfos }) =>
+        targetInfos
+          .filter((t) => t.type === "page")
+          .map(
+            (t): PageTarget => ({
+              targetId: t.targetId,
+              url: t.url,
+              title: t.title,
+              ...(t.openerId === undefined ? {} : { openerId: t.openerId }),
+              ...(t.browserContextId === undefined ? {} : { browserContextId: t.browserContextId })
+            })
+          )
+      )
+    ),
     watch: (targetId) => run(targetId, () => Effect.void).pipe(Effect.ignore),
     activate: (targetId) =>
       ensure.pipe(

@@ -13,30 +13,31 @@ export const captureParams = { format: "png", optimizeForSpeed: true } as const
 
 /**
  * A PNG of the viewport with no typed text in it: a page where nothing is typed is captured as it is (asked before
- * and after the capture, so text typed meanwhile sends it back); else text inputs are masked in the page (in the same
- * round trip that asked) for the capture and unmasked after.
+ * and after the capture, so text typed meanwhile sends it back); else text inputs are masked in the page for the
+ * capture and unmasked after.
  */
 export const screenshot = (page: PageRun) =>
   page((cdp, sessionId) =>
     Effect.gen(function* () {
-      const ask = (expression: string) =>
-        cdp
-          .send("Runtime.evaluate", { expression, returnByValue: true }, sessionId)
-          .pipe(Effect.map((r) => r.result.value === true))
+      const nothingTyped = cdp
+        .send("Runtime.evaluate", { expression: Redact.nothingTypedScript, returnByValue: true }, sessionId)
+        .pipe(Effect.map((r) => r.result.value === true))
       const capture = cdp
         .send("Page.captureScreenshot", captureParams, sessionId)
         .pipe(Effect.map((shot) => new Uint8Array(Buffer.from(shot.data, "base64"))))
-      const unmask = cdp
-        .send("Runtime.evaluate", { expression: Redact.unmaskInputsScript }, sessionId)
-        .pipe(Effect.timeoutOption(2_000), Effect.ignore)
-      // One round trip asks and, when something is typed, masks at once.
-      if (yield* ask(Redact.maskIfTypedScript)) {
+      if (yield* nothingTyped) {
         const plain = yield* capture
-        if (yield* ask(Redact.nothingTypedScript)) return plain
-        yield* cdp.send("Runtime.evaluate", { expression: Redact.maskInputsScript }, sessionId)
+        if (yield* nothingTyped) return plain
       }
-      // Bounded: a clean-up runs uninterruptibly, and a page whose main thread hangs would never answer it.
-      return yield* capture.pipe(Effect.ensuring(unmask))
+      yield* cdp.send("Runtime.evaluate", { expression: Redact.maskInputsScript }, sessionId)
+      return yield* capture.pipe(
+        // Bounded: a clean-up runs uninterruptibly, and a page whose main thread hangs would never answer it.
+        Effect.ensuring(
+          cdp
+            .send("Runtime.evaluate", { expression: Redact.unmaskInputsScript }, sessionId)
+            .pipe(Effect.timeoutOption(2_000), Effect.ignore)
+        )
+      )
     })
   )
 

@@ -27,8 +27,6 @@ export interface Targets {
   readonly fate: (targetId: string) => Effect.Effect<Option.Option<Fate>>
   /** Completes when `targetId` is closed or crashes (at once if it already has). */
   readonly lost: (targetId: string) => Effect.Effect<Fate>
-  /** Counts the target events seen: while it stands still, a list of the pages read before is still the list. */
-  readonly generation: Effect.Effect<number>
   /**
    * Takes in one event from any connection to the browser (`targetId`: the page whose attached session sent it);
    * events of other domains are ignored.
@@ -41,8 +39,6 @@ interface Seen {
   readonly fates: ReadonlyMap<string, Fate>
   /** Calls waiting for a page to be lost. */
   readonly watchers: ReadonlyMap<string, Deferred.Deferred<Fate>>
-  /** Target events seen so far. */
-  readonly generation: number
 }
 
 const without = <V>(map: ReadonlyMap<string, V>, key: string) => {
@@ -52,8 +48,7 @@ const without = <V>(map: ReadonlyMap<string, V>, key: string) => {
 }
 
 export const make: Effect.Effect<Targets> = Effect.gen(function* () {
-  const seen = yield* Ref.make<Seen>({ locations: new Map(), fates: new Map(), watchers: new Map(), generation: 0 })
-  const counted = Ref.update(seen, (s) => ({ ...s, generation: s.generation + 1 }))
+  const seen = yield* Ref.make<Seen>({ locations: new Map(), fates: new Map(), watchers: new Map() })
 
   const settle = (targetId: string, fate: Fate) =>
     Ref.modify(seen, (s): [Deferred.Deferred<Fate> | undefined, Seen] => [
@@ -74,12 +69,7 @@ export const make: Effect.Effect<Targets> = Effect.gen(function* () {
       return yield* wait
     })
 
-  const observe = (event: Protocol.Event, targetId?: string): Effect.Effect<void> =>
-    event.method.startsWith("Target.target") || event.method === "Inspector.targetCrashed"
-      ? Effect.andThen(counted, record(event, targetId))
-      : Effect.void
-
-  const record = (event: Protocol.Event, targetId?: string): Effect.Effect<void> => {
+  const observe = (event: Protocol.Event, targetId?: string): Effect.Effect<void> => {
     switch (event.method) {
       case "Target.targetCreated":
       case "Target.targetInfoChanged": {
@@ -110,7 +100,6 @@ export const make: Effect.Effect<Targets> = Effect.gen(function* () {
     location: (targetId) => Ref.get(seen).pipe(Effect.map((s) => Option.fromNullishOr(s.locations.get(targetId)))),
     fate: (targetId) => Ref.get(seen).pipe(Effect.map((s) => Option.fromNullishOr(s.fates.get(targetId)))),
     lost,
-    generation: Ref.get(seen).pipe(Effect.map((s) => s.generation)),
     observe
   } satisfies Targets
 })
