@@ -2,7 +2,7 @@
  * What the security suite serves: an allowed app on 127.0.0.1 and a server on 127.0.0.2 on the same port that the
  * service is configured to deny. Every request either gets is recorded; the denied one must get none at all.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import { createServer, type IncomingMessage, type Server } from "node:http"
 import { join } from "node:path"
 import { inflateSync } from "node:zlib"
@@ -86,14 +86,15 @@ export const startSites = async (
   }
 }
 
-/** Every attempt-log line under a log root (`…/<date>/<traceId>/attempt.jsonl`), parsed. */
+/** Every attempt-log line under a log root (`…/<date>/<traceId>/attempt.jsonl`), parsed. Entries come with their
+ * kind so a summary renamed into place between listing and reading cannot fail the walk. */
 export const attemptLines = (root: string): Array<Record<string, unknown>> => {
   const lines: Array<Record<string, unknown>> = []
   const walk = (dir: string) => {
-    for (const name of readdirSync(dir)) {
-      const path = join(dir, name)
-      if (statSync(path).isDirectory()) walk(path)
-      else if (name === "attempt.jsonl")
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name)
+      if (entry.isDirectory()) walk(path)
+      else if (entry.name === "attempt.jsonl")
         for (const line of readFileSync(path, "utf8").split("\n"))
           if (line.trim() !== "") lines.push(JSON.parse(line) as Record<string, unknown>)
     }
@@ -106,10 +107,11 @@ export const attemptLines = (root: string): Array<Record<string, unknown>> => {
 export const everyFile = (root: string): Array<{ readonly path: string; readonly data: Buffer }> => {
   const files: Array<{ path: string; data: Buffer }> = []
   const walk = (dir: string) => {
-    for (const name of readdirSync(dir)) {
-      const path = join(dir, name)
-      if (statSync(path).isDirectory()) walk(path)
-      else files.push({ path, data: readFileSync(path) })
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name)
+      if (entry.isDirectory()) walk(path)
+      // A summary is written to a temporary name and renamed into place while the service runs: skip one gone.
+      else if (!entry.name.endsWith(".tmp")) files.push({ path, data: readFileSync(path) })
     }
   }
   walk(root)
