@@ -6,14 +6,17 @@
  * loads), then runs the command line (Main/Cli.ts).
  */
 import { enableCompileCache } from "node:module"
+import * as ServeArgs from "./Main/ServeArgs.ts"
 import * as EarlyBrowser from "./Sandbox/Provider/EarlyBrowser.ts"
 import * as Front from "./Server/Mcp/Front.ts"
 
 enableCompileCache()
-await EarlyBrowser.begin(process.argv.slice(2), process.env)
-if (Front.opensAtSpawn(process.argv.slice(2), process.env)) {
+const serve = ServeArgs.flags(process.argv.slice(2))
+await EarlyBrowser.begin(serve, process.env)
+if (Front.opensAtSpawn(serve, process.env)) {
   await Front.open("underscore")
   // Loading the command line holds the event loop: what the client sent at spawn is read and answered first.
   await new Promise((resolve) => setImmediate(() => setImmediate(resolve)))
+  EarlyBrowser.fullShare()
 }
 await import("./Main/Cli.ts")

@@ -5,6 +5,7 @@
  */
 import { type Context, Deferred, Effect, Fiber, type Scope } from "effect"
 import * as Events from "../Logging/Events.ts"
+import * as EarlyBrowser from "../Sandbox/Provider/EarlyBrowser.ts"
 import type { Sessions } from "./Sessions.ts"
 
 /**
@@ -99,6 +100,7 @@ export const serveWhileBuilding = <E, E2, R>(
     Effect.gen(function* () {
       const built = yield* Deferred.make<Built>()
       const building = yield* afterPendingInput.pipe(
+        Effect.tap(() => Effect.sync(() => EarlyBrowser.fullShare())),
         Effect.andThen(build),
         Effect.flatMap((b) => Deferred.succeed(built, b)),
         Effect.forkScoped

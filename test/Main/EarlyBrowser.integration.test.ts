@@ -4,7 +4,8 @@
  * no warm browser closes it, a SIGKILL at any moment leaves none of it, and a command that uses no browser starts none.
  */
 import { execFile } from "node:child_process"
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
@@ -41,17 +42,27 @@ const ownTmp = () => {
 /** The browser processes (not their helpers) whose profile is under `tmp`. */
 const browsers = (tmp: string) => processesMatching(`--user-data-dir=${tmp}`).filter((p) => !/--type=/.test(p.cmdline))
 
+/** A process's scheduling group and its nice value, as the kernel has them (`/autogroup-7 nice 0`). */
+const autogroup = (pid: number) => {
+  const [group, , nice] = readFileSync(`/proc/${pid}/autogroup`, "utf8").trim().split(" ")
+  return { group, nice: Number(nice) }
+}
+
+/** A named pipe the service's command line waits on (HoldModule.ts): held until the pipe is written. */
+const holdPipe = () =>
+  Effect.promise(async () => {
+    const pipe = join(mkdtempSync(join(tmpdir(), "switchyard-early-hold-")), "held")
+    await new Promise((resolve, reject) => execFile("mkfifo", [pipe], (e) => (e ? reject(e) : resolve(e))))
+    return pipe
+  })
+
 const profiles = (tmp: string) => readdirSync(tmp).filter((name) => name.startsWith(profilePrefix))
 
 describe("the first browser, started with the process", () => {
   it.live("is spawned before the service's modules load, and a SIGKILL right then leaves no Chromium", () =>
     Effect.gen(function* () {
       const tmp = ownTmp()
-      const dir = mkdtempSync(join(tmpdir(), "switchyard-early-hold-"))
-      const pipe = join(dir, "held")
-      yield* Effect.promise(
-        () => new Promise((resolve, reject) => execFile("mkfifo", [pipe], (e) => (e ? reject(e) : resolve(e))))
-      )
+      const pipe = yield* holdPipe()
       // The command line (and all the service behind it) cannot load until the pipe is written, which it never is.
       const service = startService({
         TMPDIR: tmp,
@@ -71,6 +82,36 @@ describe("the first browser, started with the process", () => {
         "the early Chromium (or a helper) outlived the service"
       )
     })
+  )
+
+  it.live.runIf(existsSync("/proc/self/autogroup"))(
+    "starts at a lower CPU weight than the service while its modules load, and gets its full share once it reads requests",
+    () =>
+      Effect.gen(function* () {
+        const tmp = ownTmp()
+        const pipe = yield* holdPipe()
+        const service = startService({
+          TMPDIR: tmp,
+          SWITCHYARD_WARM_BROWSERS: "1",
+          NODE_OPTIONS: `--import=${holdModule}`,
+          SWITCHYARD_TEST_HOLD_MODULE: "/src/Main/Cli.ts",
+          SWITCHYARD_TEST_HOLD_PIPE: pipe
+        })
+        assert.isTrue(yield* Effect.promise(() => waitFor(() => browsers(tmp).length === 1, 30_000)))
+        const [browser] = browsers(tmp)
+        const own = autogroup(service.child.pid as number)
+        const held = autogroup(browser?.pid as number)
+        assert.notStrictEqual(held.group, own.group, "the browser is scheduled in the service's own group")
+        assert.isAbove(held.nice, own.nice, "the browser started at the service's CPU weight")
+        // The command line loads, the service reads requests: the browser's weight is the service's again.
+        yield* Effect.promise(() => writeFile(pipe, "go"))
+        yield* Effect.promise(() => service.stderrLine(/switchyard: ready/))
+        assert.isTrue(
+          yield* Effect.promise(() => waitFor(() => autogroup(browser?.pid as number).nice === own.nice, 5_000)),
+          `the browser's nice is still ${autogroup(browser?.pid as number).nice}`
+        )
+      }),
+    { timeout: 60_000 }
   )
 
   it.live("is the browser the first session takes, its pages going through the session's egress", () =>

@@ -4,7 +4,7 @@
  * Plain Node with no effect (the entry loads nothing heavier): the launch is LocalChromium/Process.ts's, through a
  * relay (Egress/RelayServer.ts) that refuses every connection until a session takes the browser.
  */
-import { rmSync } from "node:fs"
+import { readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as RelayServer from "../../Egress/RelayServer.ts"
 import * as Process from "./LocalChromium/Process.ts"
 import { removeProfile } from "./LocalChromium/Profile.ts"
@@ -25,27 +25,19 @@ interface Spawned {
 let early: Promise<Early | undefined> | undefined
 let spawned: Spawned | undefined
 
-/** `serve`'s flags that leave the browser as configured (`--headed` does not); any other flag or command: no start. */
-const serveFlags = new Map([
-  ["--jsonrpc", false],
-  ["--http", false],
-  ["--host", true],
-  ["--port", true],
-  ["--token", true],
-  ["--log-dir", true],
-  ["--max-browsers", true]
-])
+/** `serve`'s flags that leave the browser as configured (`--headed` does not, a `--config` file may not). */
+const keepsBrowser = ["--jsonrpc", "--http", "--host", "--port", "--token", "--log-dir", "--max-browsers"]
 
 const on = (value: string | undefined) => (value === undefined ? undefined : /^(1|true|on|yes)$/i.test(value))
 
 /**
- * The browser options `serve` would start its warm browser with, read from the environment as the configuration
- * reads them; undefined when this process will run no local warm browser, or when it could outlive a SIGKILLed
- * service (without setpriv nothing kills it with this process). A configuration file can still say otherwise: the
- * service then closes the browser (`take`).
+ * The browser options `serve` would start its warm browser with, given its flags (ServeArgs.flags; undefined: not a
+ * `serve`), read from the environment as the configuration reads them; undefined when this process will run no local
+ * warm browser, or when it could outlive a SIGKILLed service (without setpriv nothing kills it with this process). A
+ * configuration file can still say otherwise: the service then closes the browser (`take`).
  */
 export const optionsFor = (
-  argv: ReadonlyArray<string>,
+  flags: ReadonlySet<string> | undefined,
   env: Record<string, string | undefined>
 ): Process.LocalChromiumOptions | undefined => {
   if (setpriv === undefined) return undefined
@@ -53,14 +45,7 @@ export const optionsFor = (
   if (env.SWITCHYARD_WARM_BROWSERS === "0" || on(env.SWITCHYARD_HUMAN) === true || env.SWITCHYARD_PROFILE_DIR)
     return undefined
   if (env.SWITCHYARD_BROWSER !== undefined && env.SWITCHYARD_BROWSER !== "local") return undefined
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string
-    if (i === 0 && arg === "serve") continue
-    const [flag, value] = arg.split("=", 2)
-    const takesValue = serveFlags.get(flag as string)
-    if (takesValue === undefined) return undefined
-    if (takesValue && value === undefined) i++
-  }
+  if (flags === undefined || ![...flags].every((flag) => keepsBrowser.includes(flag))) return undefined
   const heap = Number(env.SWITCHYARD_PAGE_HEAP_MB)
   return {
     headless: on(env.SWITCHYARD_HEADLESS) ?? true,
@@ -68,6 +53,55 @@ export const optionsFor = (
     noSandbox: on(env.SWITCHYARD_NO_SANDBOX) ?? false,
     ...(Number.isInteger(heap) && heap > 0 ? { heapLimitMb: heap } : {})
   }
+}
+
+/**
+ * Chromium's start shares the two cores with this process's module load, which the first answer waits for. Spawned
+ * detached, the browser is a session of its own, so Linux schedules it as a group apart (an autogroup): that group's
+ * CPU weight is lowered from the spawn until the service reads requests, when it gets its share back. Nothing changes
+ * where autogroups do not apply (no /proc/<pid>/autogroup, or a cgroup's CPU controller in charge).
+ */
+// Nice 10 weighs a tenth of the service's group: its module load keeps about 95% of a core where Chromium's threads
+// share it, while Chromium still runs on what is left.
+const startNice = 10
+let lowered: { readonly pid: number; readonly nice: string } | undefined
+
+/** The scheduling group a process is in and its nice value, from `/proc/<pid>/autogroup` (`/autogroup-7 nice 0`). */
+const autogroup = (pid: number | "self") => {
+  try {
+    const match = /^(\S+) nice (-?\d+)/.exec(readFileSync(`/proc/${pid}/autogroup`, "utf8"))
+    return match === null ? undefined : { group: match[1] as string, nice: match[2] as string }
+  } catch {
+    return undefined
+  }
+}
+
+const lower = (pid: number) => {
+  const own = autogroup("self")
+  const its = autogroup(pid)
+  if (own === undefined || its === undefined || its.group === own.group) return
+  try {
+    writeFileSync(`/proc/${pid}/autogroup`, String(startNice))
+    lowered = { pid, nice: its.nice }
+  } catch {
+    // Left at its share.
+  }
+}
+
+const restore = (to: { readonly pid: number; readonly nice: string }) => {
+  try {
+    writeFileSync(`/proc/${to.pid}/autogroup`, to.nice)
+  } catch (error) {
+    // Without CAP_SYS_ADMIN the kernel takes one autogroup change per 100 ms, machine-wide.
+    if ((error as NodeJS.ErrnoException).code === "EAGAIN") setTimeout(() => restore(to), 110)
+  }
+}
+
+/** Gives the early browser its whole share of the CPU back: once the service reads requests, or when it is taken. */
+export const fullShare = () => {
+  const was = lowered
+  lowered = undefined
+  if (was !== undefined) restore(was)
 }
 
 /** Kills what was spawned and removes its profile, at once: what is left when this process exits without taking it. */
@@ -84,12 +118,15 @@ const dropNow = () => {
 }
 
 /**
- * Starts the first browser when `argv` and `env` are a `serve` that will keep one warm; resolves once Chromium is
+ * Starts the first browser when `flags` and `env` are a `serve` that will keep one warm; resolves once Chromium is
  * spawned (or nothing is), not when it is up. Until the service takes it, it goes with this process, however the
  * process ends.
  */
-export const begin = (argv: ReadonlyArray<string>, env: Record<string, string | undefined>): Promise<void> => {
-  const options = optionsFor(argv, env)
+export const begin = (
+  flags: ReadonlySet<string> | undefined,
+  env: Record<string, string | undefined>
+): Promise<void> => {
+  const options = optionsFor(flags, env)
   const identity = options === undefined ? undefined : Process.identity(options)
   if (options === undefined || identity === undefined) return Promise.resolve()
   process.once("exit", dropNow)
@@ -101,6 +138,7 @@ export const begin = (argv: ReadonlyArray<string>, env: Record<string, string | 
     (relay) => {
       const launched = Process.launch({ ...options, egressProxy: relay.url }, (pid, profileDir) => {
         spawned = { pid, profileDir }
+        lower(pid)
         started()
       })
       // A launch that failed is the service's to report when it takes it; a start that failed ends the wait.
@@ -122,6 +160,7 @@ export const begin = (argv: ReadonlyArray<string>, env: Record<string, string | 
 export const take = (): Promise<Early | undefined> | undefined => {
   const taken = early
   early = undefined
+  fullShare()
   if (taken !== undefined) process.removeListener("exit", dropNow)
   return taken
 }

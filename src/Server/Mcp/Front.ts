@@ -112,28 +112,17 @@ export const open = (names: ToolNames): Promise<Front> => {
   return opened
 }
 
-/** The flags `serve` on stdio may have for the front to open at spawn, and whether each takes a value. */
-const frontFlags = new Map([
-  ["--headed", false],
-  ["--log-dir", true],
-  ["--max-browsers", true]
-])
+/** The flags `serve` on stdio may have for the front to open at spawn. */
+const frontFlags = ["--headed", "--log-dir", "--max-browsers"]
 
 /**
  * Whether this process serves MCP on stdio with tool names known before the configuration is read: `serve` (or no
- * command) with no flag but those above, no fleet database, and neither a configuration file nor
- * SWITCHYARD_MCP_TOOL_NAMES that could spell the tools otherwise. Anything else starts without the front.
+ * command) with no flag but those above (`flags` from ServeArgs.flags; undefined: not a `serve`), no fleet database,
+ * and neither a configuration file nor SWITCHYARD_MCP_TOOL_NAMES that could spell the tools otherwise. Anything else
+ * starts without the front.
  */
-export const opensAtSpawn = (argv: ReadonlyArray<string>, env: Record<string, string | undefined>) => {
+export const opensAtSpawn = (flags: ReadonlySet<string> | undefined, env: Record<string, string | undefined>) => {
   if (env.SWITCHYARD_CONFIG || env.SWITCHYARD_MCP_TOOL_NAMES) return false
   if (env.SWITCHYARD_DATABASE_URL || env.DATABASE_URL) return false
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string
-    if (i === 0 && arg === "serve") continue
-    const [flag, value] = arg.split("=", 2)
-    const takesValue = frontFlags.get(flag as string)
-    if (takesValue === undefined) return false
-    if (takesValue && value === undefined) i++
-  }
-  return true
+  return flags !== undefined && [...flags].every((flag) => frontFlags.includes(flag))
 }

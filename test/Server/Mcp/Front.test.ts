@@ -1,6 +1,10 @@
 /** Which command lines open MCP's stdio front at spawn: only those whose tool names are known before any config. */
 import { assert, describe, it } from "@effect/vitest"
-import { opensAtSpawn } from "../../../src/Server/Mcp/Front.ts"
+import * as ServeArgs from "../../../src/Main/ServeArgs.ts"
+import * as Front from "../../../src/Server/Mcp/Front.ts"
+
+const opensAtSpawn = (argv: ReadonlyArray<string>, env: Record<string, string>) =>
+  Front.opensAtSpawn(ServeArgs.flags(argv), env)
 
 describe("Front.opensAtSpawn", () => {
   it("MCP on stdio with the default tool names: no command, `serve`, and the flags stdio takes", () => {
