@@ -2,8 +2,8 @@
 /**
  * Switchyard's entry: turns on Node's compile cache first (modules parsed and type-stripped once, reused by later
  * starts), spawns the first warm browser when this process serves (its start runs beside the service's modules'
- * load), opens MCP's stdio front when that is what this process serves (it answers `initialize` while the rest
- * loads), then runs the command line (Main/Cli.ts).
+ * load, at a lower CPU weight until the service reads requests), opens MCP's stdio front when that is what this
+ * process serves (it answers `initialize` while the rest loads), then runs the command line (Main/Cli.ts).
  */
 import { enableCompileCache } from "node:module"
 import * as ServeArgs from "./Main/ServeArgs.ts"
@@ -17,6 +17,7 @@ if (Front.opensAtSpawn(serve, process.env)) {
   await Front.open("underscore")
   // Loading the command line holds the event loop: what the client sent at spawn is read and answered first.
   await new Promise((resolve) => setImmediate(() => setImmediate(resolve)))
+  // MCP's client has its answer: from here the browser's start is what the first call waits for.
   EarlyBrowser.fullShare()
 }
 await import("./Main/Cli.ts")

@@ -100,6 +100,7 @@ export const serveWhileBuilding = <E, E2, R>(
     Effect.gen(function* () {
       const built = yield* Deferred.make<Built>()
       const building = yield* afterPendingInput.pipe(
+        // The surface reads requests: from here the early browser's start is what a session call waits for.
         Effect.tap(() => Effect.sync(() => EarlyBrowser.fullShare())),
         Effect.andThen(build),
         Effect.flatMap((b) => Deferred.succeed(built, b)),

@@ -114,6 +114,43 @@ describe("the first browser, started with the process", () => {
     { timeout: 60_000 }
   )
 
+  it.live.runIf(existsSync("/proc/self/autogroup"))(
+    "on MCP's stdio gets its full share once `initialize` is answered, the command line still loading",
+    () =>
+      Effect.gen(function* () {
+        const tmp = ownTmp()
+        const pipe = yield* holdPipe()
+        const service = startService(
+          {
+            TMPDIR: tmp,
+            SWITCHYARD_WARM_BROWSERS: "1",
+            NODE_OPTIONS: `--import=${holdModule}`,
+            SWITCHYARD_TEST_HOLD_MODULE: "/src/Main/Cli.ts",
+            SWITCHYARD_TEST_HOLD_PIPE: pipe
+          },
+          []
+        )
+        const initialize = {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "test", version: "1" } }
+        }
+        const answer = yield* Effect.promise(() => service.send(JSON.stringify(initialize), 1))
+        assert.deepInclude(answer.result as object, { serverInfo: { name: "switchyard", version: "0.1.0" } })
+        assert.isTrue(yield* Effect.promise(() => waitFor(() => browsers(tmp).length === 1, 30_000)))
+        const [browser] = browsers(tmp)
+        const own = autogroup(service.child.pid as number)
+        assert.notStrictEqual(autogroup(browser?.pid as number).group, own.group)
+        assert.isTrue(
+          yield* Effect.promise(() => waitFor(() => autogroup(browser?.pid as number).nice === own.nice, 5_000)),
+          `the browser's nice is still ${autogroup(browser?.pid as number).nice}`
+        )
+        yield* Effect.promise(() => writeFile(pipe, "go"))
+      }),
+    { timeout: 60_000 }
+  )
+
   it.live("is the browser the first session takes, its pages going through the session's egress", () =>
     Effect.gen(function* () {
       const tmp = ownTmp()

@@ -2,7 +2,8 @@
  * The first warm browser, spawned by the entry before the service's modules load, so Chromium's own start runs beside
  * them; the warm pool adopts it when the configuration would have launched the same browser, and closes it otherwise.
  * Plain Node with no effect (the entry loads nothing heavier): the launch is LocalChromium/Process.ts's, through a
- * relay (Egress/RelayServer.ts) that refuses every connection until a session takes the browser.
+ * relay (Egress/RelayServer.ts) that refuses every connection until a session takes the browser, at a lower CPU
+ * weight until the service reads requests.
  */
 import { readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as RelayServer from "../../Egress/RelayServer.ts"
