@@ -62,8 +62,8 @@ export const optionsFor = (
  * CPU weight is lowered from the spawn until the service reads requests, when it gets its share back. Nothing changes
  * where autogroups do not apply (no /proc/<pid>/autogroup, or a cgroup's CPU controller in charge).
  */
-// Nice 10 weighs a tenth of the service's group: its module load keeps about 95% of a core where Chromium's threads
-// share it, while Chromium still runs on what is left.
+// Nice 10 weighs about a tenth of the service's group (110 against 1024): the module load keeps nearly all of a core
+// that Chromium's threads share with it, while Chromium still runs on what is left.
 const startNice = 10
 let lowered: { readonly pid: number; readonly nice: string } | undefined
 
