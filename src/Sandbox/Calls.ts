@@ -4,7 +4,7 @@
  * against the page's loss, a dialog and a limit; at its end the downloads it started, the tabs it opened, where the
  * page went, and the session marked used. Owns nothing: each part keeps its own state.
  */
-import { Context, Effect, Exit, Layer, Option, Schedule } from "effect"
+import { Context, Effect, Exit, Layer, Option, Ref, Schedule } from "effect"
 import type * as CdpConnection from "../Cdp/Connection.ts"
 import type { PageRun } from "../Cdp/Session.ts"
 import type { Engine } from "../Engine/Engine.ts"
@@ -112,15 +112,37 @@ export const make = Effect.fnUntraced(function* (options: CallsOptions) {
   const captures = yield* Captures.Captures
   const idle = yield* Idle
 
-  /** Where the page is when a call ends; a page that went elsewhere is not the one earlier frames show. */
-  const track = (live: SessionState.LiveBrowser) =>
-    tracking.track(live).pipe(Effect.flatMap((moved) => (moved ? captures.changed : Effect.void)))
+  /** Engine calls begun that may move the page (a navigate, an act, a script, a vision engine's attempt). */
+  const moves = yield* Ref.make(0)
+  const moved = Ref.update(moves, (n) => n + 1)
+  /** The captures as an engine's calls see them: what they say may change the page is counted as a move too. */
+  const counting: Captures.Captures["Service"] = {
+    ...captures,
+    changed: Effect.andThen(moved, captures.changed),
+    typing: Effect.andThen(moved, captures.typing)
+  }
+  /** What could have moved the page, counted when a call's end last read where it is. */
+  const lastMark = yield* Ref.make<string | undefined>(undefined)
+
+  /**
+   * Where the page is when a call ends; a page that went elsewhere is not the one earlier frames show. `settled`: the
+   * end of an engine call, where the page is not asked again when nothing could have moved it since the last end (no
+   * navigate, act or script began, no load, no target event: a URL or title change is one).
+   */
+  const track = (live: SessionState.LiveBrowser, settled = false) =>
+    Effect.gen(function* () {
+      const mark = `${live.targetId} ${yield* Ref.get(moves)} ${yield* live.link.targetEvents} ${yield* live.link.loadMark}`
+      const still = settled && (yield* Ref.getAndSet(lastMark, mark)) === mark
+      if (!settled) yield* Ref.set(lastMark, undefined)
+      const moved = yield* tracking.track(live, still)
+      if (moved) yield* captures.changed
+    })
 
   /** After a call: tabs it opened or closed, where the active page is, and the tab list for the state block. */
-  const settleTabs = (live: SessionState.LiveBrowser) =>
+  const settleTabs = (live: SessionState.LiveBrowser, settled = false) =>
     Effect.gen(function* () {
       const now = yield* tabs.sync(live)
-      yield* track(now)
+      yield* track(now, settled)
       yield* tabs.list(now)
     })
 
@@ -174,7 +196,7 @@ export const make = Effect.fnUntraced(function* (options: CallsOptions) {
               yield* live.link.claimDownloads
               const mark = yield* live.link.downloadMark
               const loads = yield* live.link.loadMark
-              const engine = yield* Captures.guard(captures, spec, connected.engine)
+              const engine = yield* Captures.guard(counting, spec, connected.engine)
               // A page that runs past a limit ends the call; a reload loop is left for about:blank so it stops.
               const runaway = life.breach(live)
               // A dialog blocks every engine: the call ends at once and the answer reports the dialog.
@@ -200,7 +222,8 @@ export const make = Effect.fnUntraced(function* (options: CallsOptions) {
                     // A call stopped by its time limit, or whose page or browser went, does not wait for its
                     // downloads: the release stays short.
                     if (!Exit.hasInterrupts(exit) && !Loss.endedBy(exit)) yield* settleDownloads(live, mark, loads)
-                    yield* settleTabs(live)
+                    // A person's moves go through no engine call: their page is always asked.
+                    yield* settleTabs(live, !person)
                     yield* live.link.notices.pipe(Effect.flatMap(pageEvents.note))
                     yield* idle.touch
                   })

@@ -51,17 +51,22 @@ export interface PageLink {
   readonly openPage: Effect.Effect<string, CdpClosed>
   /** Closes a page target (a crashed one, replaced). */
   readonly closePage: (targetId: string) => Effect.Effect<void, CdpClosed>
-  /** Whether the browser answers on the kept socket (one round trip, bounded); false when the socket is closed. */
+  /**
+   * Whether the browser answers on the kept socket (one round trip, bounded: its page list, read afresh for `pages`,
+   * so a page it no longer lists is known closed); false when the socket is closed.
+   */
   readonly alive: Effect.Effect<boolean>
   /** Attaches to the session's page now and after every reconnect, so its dialogs are seen without a read. */
   readonly follow: (targetId: string) => Effect.Effect<void>
   /** Whether `targetId` was closed or crashed since the link saw it. */
   readonly fate: (targetId: string) => Effect.Effect<Option.Option<Targets.Fate>>
+  /** Counts the target events seen (a page opened, closed, crashed, or its URL or title changed). */
+  readonly targetEvents: Effect.Effect<number>
   /** Completes when `targetId` is closed or crashes (at once if it already has). */
   readonly lost: (targetId: string) => Effect.Effect<Targets.Fate>
   /** Whether the page's main thread answers a trivial evaluation within `timeoutMs`. */
   readonly responsive: (targetId: string, timeoutMs: number) => Effect.Effect<boolean>
-  /** The browser's page targets now, in the order they opened (one round trip). */
+  /** The browser's page targets now, as it lists them (one round trip; none while no target event came since the last). */
   readonly pages: Effect.Effect<ReadonlyArray<PageTarget>, CdpClosed>
   /** Attaches to a page so its dialogs and file choosers are seen (a tab in the background). */
   readonly watch: (targetId: string) => Effect.Effect<void>
@@ -320,6 +325,54 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
   // The first connection is made now so target events are seen from the start; a failure here is retried on use.
   yield* ensure.pipe(Effect.ignore)
 
+  /** The last page list read, on which connection and at which count of target events. */
+  const listed = yield* Ref.make<
+    { readonly open: Open; readonly generation: number; readonly pages: ReadonlyArray<PageTarget> } | undefined
+  >(undefined)
+
+  /**
+   * The page targets as the browser lists them now (one round trip), kept for `pages`. A page seen before that the
+   * list no longer holds is closing: it is known closed now, not when its events come.
+   */
+  const readPages = (open: Open) =>
+    Effect.gen(function* () {
+      const known = yield* targets.known
+      const generation = yield* targets.generation
+      const { targetInfos } = yield* open.cdp.send("Target.getTargets", {}).pipe(
+        Effect.timeoutOrElse({
+          duration: answerTimeoutMs,
+          orElse: () => Effect.fail(new CdpClosed({ message: "the browser did not answer Target.getTargets" }))
+        })
+      )
+      yield* targets.listed(known, new Set(targetInfos.map((t) => t.targetId)))
+      const read = targetInfos
+        .filter((t) => t.type === "page")
+        .map(
+          (t): PageTarget => ({
+            targetId: t.targetId,
+            url: t.url,
+            title: t.title,
+            ...(t.openerId === undefined ? {} : { openerId: t.openerId }),
+            ...(t.browserContextId === undefined ? {} : { browserContextId: t.browserContextId })
+          })
+        )
+      yield* Ref.set(listed, { open, generation, pages: read })
+      return read
+    })
+
+  /**
+   * The page targets: the list read before while no target event (a page opened, closed, crashed, or its URL or
+   * title changed) came on the same connection since that read was sent, else read again.
+   */
+  const pages = Effect.gen(function* () {
+    const open = yield* ensure
+    // Events that came on the socket are taken in by their own fiber: it runs first, so none is left uncounted.
+    yield* Effect.yieldNow
+    const kept = yield* Ref.get(listed)
+    if (kept !== undefined && kept.open === open && kept.generation === (yield* targets.generation)) return kept.pages
+    return yield* readPages(open)
+  })
+
   const run = <A, E>(
     targetId: string,
     f: (cdp: CdpConnection.Connection, sessionId: string) => Effect.Effect<A, E>
@@ -346,19 +399,24 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
         Effect.flatMap((read) => (Option.isSome(read) ? Effect.succeed(read) : targets.location(targetId)))
       ),
     openPage: ensure.pipe(
+      // The list read before no longer holds, whether or not the new page's event was taken in yet.
+      Effect.tap(() => Ref.set(listed, undefined)),
       Effect.flatMap((open) => open.cdp.send("Target.createTarget", { url: "about:blank" })),
+      Effect.tap(() => Ref.set(listed, undefined)),
       Effect.map((created) => created.targetId)
     ),
     closePage: (targetId) =>
       ensure.pipe(
         Effect.flatMap((open) => open.cdp.send("Target.closeTarget", { targetId })),
+        Effect.tap(() => Ref.set(listed, undefined)),
         Effect.asVoid
       ),
-    // The socket can still look open for a moment after the browser is killed: only an answer proves it alive.
+    // The socket can still look open for a moment after the browser is killed: only an answer proves it alive. The
+    // answer is the page list, read afresh: a call starts on what the browser lists, not on events still to come.
     alive: Effect.gen(function* () {
       const open = yield* SynchronizedRef.get(current)
       if (typeof open !== "object" || !(yield* open.cdp.isOpen)) return false
-      return yield* open.cdp.send("Browser.getVersion").pipe(
+      return yield* readPages(open).pipe(
         Effect.timeoutOption(2_000),
         Effect.map(Option.isSome),
         Effect.orElseSucceed(() => false)
@@ -367,6 +425,7 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
     follow: (targetId) =>
       Ref.set(followed, targetId).pipe(Effect.andThen(run(targetId, () => Effect.void)), Effect.ignore),
     fate: targets.fate,
+    targetEvents: targets.generation,
     lost: targets.lost,
     responsive: (targetId, timeoutMs) =>
       run(targetId, (cdp, sessionId) => Session.evaluateOn(cdp, sessionId, "1")).pipe(
@@ -375,29 +434,7 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
         // A closed socket or page says nothing about the main thread: the other checks handle those.
         Effect.orElseSucceed(() => true)
       ),
-    pages: ensure.pipe(
-      Effect.flatMap((open) =>
-        open.cdp.send("Target.getTargets", {}).pipe(
-          Effect.timeoutOrElse({
-            duration: answerTimeoutMs,
-            orElse: () => Effect.fail(new CdpClosed({ message: "the browser did not answer Target.getTargets" }))
-          })
-        )
-      ),
-      Effect.map(({ targetInfos }) =>
-        targetInfos
-          .filter((t) => t.type === "page")
-          .map(
-            (t): PageTarget => ({
-              targetId: t.targetId,
-              url: t.url,
-              title: t.title,
-              ...(t.openerId === undefined ? {} : { openerId: t.openerId }),
-              ...(t.browserContextId === undefined ? {} : { browserContextId: t.browserContextId })
-            })
-          )
-      )
-    ),
+    pages,
     watch: (targetId) => run(targetId, () => Effect.void).pipe(Effect.ignore),
     activate: (targetId) =>
       ensure.pipe(

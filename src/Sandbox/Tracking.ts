@@ -13,9 +13,10 @@ export class Tracking extends Context.Service<
   {
     /**
      * Reads where the page is now and keeps it, and starts reading its cookies and storage beside the answer.
-     * Answers whether the page went elsewhere since the last read (earlier screenshots no longer show it).
+     * Answers whether the page went elsewhere since the last read (earlier screenshots no longer show it). `still`:
+     * nothing could have moved the page since the last read (no act, no load, no target event), so it is not asked.
      */
-    readonly track: (live: LiveBrowser) => Effect.Effect<boolean>
+    readonly track: (live: LiveBrowser, still?: boolean) => Effect.Effect<boolean>
     /** Where the session's page was after the last call: what a relaunch restores and what answers report. */
     readonly lastLocation: Effect.Effect<Location | undefined>
     /** The page's URL, cookies and storage as the last call left them: what a crash's relaunch puts back. */
@@ -55,9 +56,14 @@ export class Tracking extends Context.Service<
           if (Option.isSome(read)) yield* Ref.update(state, (s) => ({ ...s, saved: read.value }))
         }).pipe(Effect.ignore)
 
-      const track = Effect.fn("Tracking.track")(function* (live: LiveBrowser) {
+      const track = Effect.fn("Tracking.track")(function* (live: LiveBrowser, still = false) {
         // A page behind a dialog answers nothing: its announced location stands.
         const blocked = Option.isSome(yield* live.link.dialog(live.targetId))
+        const { lastLocation } = yield* Ref.get(state)
+        if (still && lastLocation !== undefined) {
+          yield* FiberHandle.run(saving, keepSaved(live, lastLocation.url, !blocked))
+          return false
+        }
         const page = blocked ? yield* live.link.location(live.targetId) : yield* live.link.current(live.targetId)
         if (Option.isNone(page)) return false
         const before = (yield* Ref.getAndUpdate(state, (s) => ({ ...s, lastLocation: page.value }))).lastLocation

@@ -366,6 +366,35 @@ describe("Sandbox", () => {
       })
     )
 
+    it.live("a page that moves by itself between two reads is reported where it went by the second", () =>
+      Effect.gen(function* () {
+        const { sb, log, url, before } = yield* onPage("/plain.html")
+        yield* sb.use(probe(log), (e) => e.pageState())
+        const active = (view: {
+          readonly tabs: ReadonlyArray<{ readonly active: boolean; readonly url: string; readonly title: string }>
+        }) => view.tabs.find((t) => t.active)
+        assert.strictEqual(active(yield* sb.page)?.url, url)
+        // The page's own script moves it, with no call of the service in between.
+        yield* Session.withTarget(before.ws, before.pages[0]!.id, (cdp, sessionId) =>
+          cdp.send(
+            "Runtime.evaluate",
+            { expression: `history.pushState({}, "", "moved.html"); document.title = "Moved"` },
+            sessionId
+          )
+        )
+        assert.isTrue(
+          yield* Effect.promise(() =>
+            waitFor(async () => (await Effect.runPromise(pages(sb))).pages.some((p) => p.title === "Moved"))
+          ),
+          "the browser knows the new title"
+        )
+        yield* sb.use(probe(log), (e) => e.pageState())
+        const after = active(yield* sb.page)
+        assert.strictEqual(after?.url, url.replace("plain.html", "moved.html"))
+        assert.strictEqual(after?.title, "Moved")
+      })
+    )
+
     it.live("a crashed renderer is replaced by a new page at the last URL before the next call", () =>
       Effect.gen(function* () {
         const { sb, log, url, before } = yield* onPage("/plain.html")

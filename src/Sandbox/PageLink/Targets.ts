@@ -1,6 +1,7 @@
 /**
  * What the browser's target events say about its pages: each page's URL and title as last announced (no round trip
- * to read them), and which pages were closed or crashed, so a call running on a lost page can end at once.
+ * to read them), and which pages were closed or crashed, so a call running on a lost page can end at once. A closing
+ * page leaves the browser's target list some hundred milliseconds before its events come: a list read says so first.
  */
 import { Deferred, Effect, Option, Ref } from "effect"
 import type * as Protocol from "../../Cdp/Protocol.ts"
@@ -27,6 +28,15 @@ export interface Targets {
   readonly fate: (targetId: string) => Effect.Effect<Option.Option<Fate>>
   /** Completes when `targetId` is closed or crashes (at once if it already has). */
   readonly lost: (targetId: string) => Effect.Effect<Fate>
+  /** Counts the target events seen: while it stands still, a list of the pages read before is still the list. */
+  readonly generation: Effect.Effect<number>
+  /** The pages whose events were seen and that were not lost: take it before asking the browser for its list. */
+  readonly known: Effect.Effect<ReadonlyArray<string>>
+  /**
+   * The browser listed `listed` after `known` was taken: a page of `known` it no longer lists is closed (its events
+   * are still on their way).
+   */
+  readonly listed: (known: ReadonlyArray<string>, listed: ReadonlySet<string>) => Effect.Effect<void>
   /**
    * Takes in one event from any connection to the browser (`targetId`: the page whose attached session sent it);
    * events of other domains are ignored.
@@ -39,6 +49,8 @@ interface Seen {
   readonly fates: ReadonlyMap<string, Fate>
   /** Calls waiting for a page to be lost. */
   readonly watchers: ReadonlyMap<string, Deferred.Deferred<Fate>>
+  /** Target events seen so far. */
+  readonly generation: number
 }
 
 const without = <V>(map: ReadonlyMap<string, V>, key: string) => {
@@ -48,7 +60,8 @@ const without = <V>(map: ReadonlyMap<string, V>, key: string) => {
 }
 
 export const make: Effect.Effect<Targets> = Effect.gen(function* () {
-  const seen = yield* Ref.make<Seen>({ locations: new Map(), fates: new Map(), watchers: new Map() })
+  const seen = yield* Ref.make<Seen>({ locations: new Map(), fates: new Map(), watchers: new Map(), generation: 0 })
+  const counted = Ref.update(seen, (s) => ({ ...s, generation: s.generation + 1 }))
 
   const settle = (targetId: string, fate: Fate) =>
     Ref.modify(seen, (s): [Deferred.Deferred<Fate> | undefined, Seen] => [
@@ -69,7 +82,17 @@ export const make: Effect.Effect<Targets> = Effect.gen(function* () {
       return yield* wait
     })
 
-  const observe = (event: Protocol.Event, targetId?: string): Effect.Effect<void> => {
+  const closed = (targetId: string) =>
+    Ref.update(seen, (s) => ({ ...s, locations: without(s.locations, targetId) })).pipe(
+      Effect.andThen(settle(targetId, "closed"))
+    )
+
+  const observe = (event: Protocol.Event, targetId?: string): Effect.Effect<void> =>
+    event.method.startsWith("Target.target") || event.method === "Inspector.targetCrashed"
+      ? Effect.andThen(counted, record(event, targetId))
+      : Effect.void
+
+  const record = (event: Protocol.Event, targetId?: string): Effect.Effect<void> => {
     switch (event.method) {
       case "Target.targetCreated":
       case "Target.targetInfoChanged": {
@@ -80,12 +103,8 @@ export const make: Effect.Effect<Targets> = Effect.gen(function* () {
           locations: new Map(s.locations).set(info.targetId, { url: info.url, title: info.title })
         }))
       }
-      case "Target.targetDestroyed": {
-        const { targetId } = event.params
-        return Ref.update(seen, (s) => ({ ...s, locations: without(s.locations, targetId) })).pipe(
-          Effect.andThen(settle(targetId, "closed"))
-        )
-      }
+      case "Target.targetDestroyed":
+        return closed(event.params.targetId)
       case "Target.targetCrashed":
         return settle(event.params.targetId, "crashed")
       // The same, told at once on a session attached to the page.
@@ -100,6 +119,14 @@ export const make: Effect.Effect<Targets> = Effect.gen(function* () {
     location: (targetId) => Ref.get(seen).pipe(Effect.map((s) => Option.fromNullishOr(s.locations.get(targetId)))),
     fate: (targetId) => Ref.get(seen).pipe(Effect.map((s) => Option.fromNullishOr(s.fates.get(targetId)))),
     lost,
+    generation: Ref.get(seen).pipe(Effect.map((s) => s.generation)),
+    known: Ref.get(seen).pipe(Effect.map((s) => [...s.locations.keys()].filter((id) => !s.fates.has(id)))),
+    listed: (known, listed) =>
+      Effect.forEach(
+        known.filter((id) => !listed.has(id)),
+        closed,
+        { discard: true }
+      ),
     observe
   } satisfies Targets
 })
