@@ -4,7 +4,9 @@
  * `[ref=eN]` resolved by the `aria-ref=` selector), named and placed in context by Elements/Snapshot.ts, plus what a
  * scan of each frame's DOM adds (Elements/Scan.ts): rich-text editors and controls without a role, referenced as `xN`.
  * A read visits each frame once (Elements/Pass.ts: whether it changed, its scan, an extract's facts), before the
- * snapshot or, where a new read is all but certain, beside it.
+ * snapshot or, where a new read is all but certain, beside it. A page just loaded or clicked is read ahead, in the
+ * background, so that the next sentence act or extract finds its elements kept; reads take turns, and acts wait for
+ * them (`idle`), so a read's marks never meet an act's.
  */
 import type { Frame, Locator, Page } from "playwright-core"
 import type { Element as PageElement } from "../AccessibilityTree.ts"
@@ -68,6 +70,14 @@ export interface Inventory {
   readonly described: (ref: string) => PageElement | undefined
   /** The last read whole, tree included (browser.snapshot renders it). */
   readonly latest: () => Reading | undefined
+  /**
+   * Reads the page's elements in the background when a frame changed since the last read (what `current` with
+   * `"names"` does), bounded by `timeoutMs`; a read or `current` asked meanwhile waits for it and finds it kept.
+   */
+  readonly ahead: (timeoutMs: number) => void
+  /** An act begins: resolves once no read is under way (an act marks its element only then: a read marks the iframes
+   * it names), and the next extract no longer counts on a read made ahead. */
+  readonly acting: () => Promise<void>
 }
 
 /** `promise`, or `fallback` once it has failed or taken longer than `ms` (a frame whose page is busy or gone). */
@@ -124,6 +134,8 @@ export const inventory = (page: Page): Inventory => {
   let kept = new Map<Frame, { readonly generation: string; readonly scan: FrameScan }>()
   /** Frames whose document holds the visit (Elements/Pass.ts): a navigation starts a document without it. */
   const installed = new WeakSet<Frame>()
+  /** Whether the last read (or check that it stands) was made ahead with no act since: an extract then counts on it. */
+  let readAhead = false
   /** Whether a frame navigated since the last read began: its elements are then surely to be read again. */
   let navigatedSince = false
   page.on("framenavigated", (frame) => {
@@ -329,7 +341,7 @@ export const inventory = (page: Page): Inventory => {
     // too and so reads again after any typing), the snapshot goes out beside the visits instead of after their
     // answer: a turn of the event loop after them, and the page runs one session's commands in the order they
     // arrive, so each frame's generation is taken before the snapshot reads it.
-    const likely = !known || navigatedSince || asked !== null
+    const likely = !known || navigatedSince || (asked !== null && !readAhead)
     const visiting = visitAll(known ? what : "read", asked)
     const taken = likely ? afterSent(() => snapshotOf(timeoutMs)) : undefined
     // Whether the last read still stands and, where it does not, what the new read starts from: one visit.
@@ -349,11 +361,35 @@ export const inventory = (page: Page): Inventory => {
     return { elements: await read(timeoutMs, visits, usable), kept: false, facts: factsOf(visits) }
   }
 
+  /** The read under way, if any: reads take turns (two at once would mix their generations and references). */
+  let turn: Promise<unknown> = Promise.resolve()
+  const inTurn = <A>(f: () => Promise<A>): Promise<A> => {
+    const run = turn.then(f, f)
+    turn = run.catch(() => undefined)
+    return run
+  }
+  /** A read ahead queued and not started yet: one is enough. */
+  let queued = false
+
   return {
-    read: (timeoutMs) => read(timeoutMs),
-    current,
+    read: (timeoutMs) => inTurn(() => read(timeoutMs)),
+    current: (timeoutMs, what, facts) => inTurn(() => current(timeoutMs, what, facts)),
     locate,
     described: (text) => handedOut.get(refOf(text) ?? text),
-    latest: () => latest
+    latest: () => latest,
+    ahead: (timeoutMs) => {
+      if (queued || page.isClosed()) return
+      queued = true
+      void inTurn(async () => {
+        queued = false
+        if (page.isClosed()) return
+        await current(timeoutMs, "names")
+        readAhead = true
+      }).catch(() => undefined)
+    },
+    acting: () => {
+      readAhead = false
+      return turn.then(() => undefined)
+    }
   }
 }
