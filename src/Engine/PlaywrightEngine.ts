@@ -162,11 +162,16 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
   const { navigationTimeoutMs, actionTimeoutMs } = sp.limits
   const snapshots = Snapshot.make(sp)
   /** After a page loaded, or an act that most often changes what it shows (a click, a key, a scroll, a move in its
-   * history), its elements are read in the background: the next sentence act or extract finds them kept. */
-  const readAhead = () => sp.elements.ahead(Math.min(actionTimeoutMs, aheadMs))
+   * history), its elements are read in the background: the next sentence act or extract finds them kept. After an
+   * act its facts too, as an extract reads them: what it changed is what is read next, most often. */
+  const readAhead = (facts: boolean) =>
+    sp.elements.ahead(
+      Math.min(actionTimeoutMs, aheadMs),
+      facts ? { maxText: wholeTextChars, tables: false } : undefined
+    )
   const aheadAfter = (result: ActResult) => {
     const method = result.action?.method
-    if (method === undefined || changing.has(method) || result.navigated !== undefined) readAhead()
+    if (method === undefined || changing.has(method) || result.navigated !== undefined) readAhead(true)
   }
 
   return Engine.of({
@@ -181,7 +186,7 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
         goto(page, url, navigationTimeoutMs)
       )
       const title = yield* attempt(at(label), () => page.title())
-      readAhead()
+      readAhead(false)
       return { url: page.url(), title, status: response?.status() ?? null }
     }),
 

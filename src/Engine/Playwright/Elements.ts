@@ -72,9 +72,10 @@ export interface Inventory {
   readonly latest: () => Reading | undefined
   /**
    * Reads the page's elements in the background when a frame changed since the last read (what `current` with
-   * `"names"` does), bounded by `timeoutMs`; a read or `current` asked meanwhile waits for it and finds it kept.
+   * `"names"` does), bounded by `timeoutMs`, and its facts when `facts` asks; a read or `current` asked meanwhile
+   * waits for it and finds them kept.
    */
-  readonly ahead: (timeoutMs: number) => void
+  readonly ahead: (timeoutMs: number, facts?: FactsWanted) => void
   /** An act begins: resolves once no read is under way (an act marks its element only then: a read marks the iframes
    * it names), and the next extract no longer counts on a read made ahead. */
   readonly acting: () => Promise<void>
@@ -142,7 +143,15 @@ export const inventory = (page: Page): Inventory => {
     installed.delete(frame)
     navigatedSince = true
   })
-  /** Visits every frame at once: generations, scans where the kept ones no longer hold, facts when asked. */
+  /** Each frame's last facts, the bounds they were read with and the generation they were read at: they hold while it
+   * does (its text is its DOM, its fields' values are in it too). */
+  const keptFacts = new WeakMap<
+    Frame,
+    { readonly generation: string; readonly bounds: string; readonly facts: RawFacts }
+  >()
+  const boundsOf = (facts: NonNullable<PassInput["facts"]>) => `${facts.maxText}:${facts.tables}`
+  /** Visits every frame at once: generations, scans where the kept ones no longer hold, facts when asked (the kept ones
+   * while they hold). */
   const visitAll = (what: PassInput["what"], facts: PassInput["facts"]): Promise<Array<Visited>> => {
     const main = page.mainFrame()
     // The facts of the page and of its first twenty child frames, as an extract reads them.
@@ -155,10 +164,13 @@ export const inventory = (page: Page): Inventory => {
     ])
     return Promise.all(
       page.frames().map(async (frame) => {
+        const wanted = withFacts.has(frame) ? facts : null
+        const held = wanted === null ? undefined : keptFacts.get(frame)
         const input = {
           known: kept.get(frame)?.generation ?? null,
           what,
-          facts: withFacts.has(frame) ? facts : null
+          facts: wanted,
+          factsAt: held !== undefined && wanted !== null && held.bounds === boundsOf(wanted) ? held.generation : null
         }
         let late = false
         const result = await within(
@@ -172,7 +184,11 @@ export const inventory = (page: Page): Inventory => {
             : frame.evaluate(Pass.installing, input)
           ).then((r) => {
             installed.add(frame)
-            return Pass.parsed(r)
+            const result = Pass.parsed(r)
+            if (result.facts !== undefined && wanted !== null)
+              keptFacts.set(frame, { generation: result.generation, bounds: boundsOf(wanted), facts: result.facts })
+            if (wanted === null || result.facts !== undefined || held?.generation !== result.generation) return result
+            return { ...result, facts: held.facts }
           }),
           undefined
         )
@@ -180,7 +196,7 @@ export const inventory = (page: Page): Inventory => {
       })
     )
   }
-  /** The facts each frame's visit read. */
+  /** The facts each frame's visit read (or found kept). */
   const factsOf = (visits: ReadonlyArray<Visited>) =>
     new Map(visits.flatMap((v) => (v.result?.facts === undefined ? [] : [[v.frame, v.result.facts] as const])))
   /** The frames' generations joined, or undefined when a frame did not say. */
@@ -377,13 +393,13 @@ export const inventory = (page: Page): Inventory => {
     locate,
     described: (text) => handedOut.get(refOf(text) ?? text),
     latest: () => latest,
-    ahead: (timeoutMs) => {
+    ahead: (timeoutMs, facts) => {
       if (queued || page.isClosed()) return
       queued = true
       void inTurn(async () => {
         queued = false
         if (page.isClosed()) return
-        await current(timeoutMs, "names")
+        await current(timeoutMs, "names", facts)
         readAhead = true
       }).catch(() => undefined)
     },
