@@ -47,9 +47,6 @@ export interface PlaywrightEngineOptions {
   readonly maxTextChars?: number
 }
 
-/** How long a read made ahead may take at most (a call that comes meanwhile waits for it). */
-const aheadMs = 3_000
-
 /** The Action methods after which the page most often shows something else. */
 const changing = new Set(["click", "doubleClick", "press", "scrollTo"])
 
@@ -162,13 +159,11 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
   const { navigationTimeoutMs, actionTimeoutMs } = sp.limits
   const snapshots = Snapshot.make(sp)
   /** After a page loaded, or an act that most often changes what it shows (a click, a key, a scroll, a move in its
-   * history), its elements are read in the background: the next sentence act or extract finds them kept. After an
-   * act its facts too, as an extract reads them: what it changed is what is read next, most often. */
+   * history), its elements are read in the background, within the action limit: the next sentence act or extract
+   * finds them kept (a call that comes meanwhile waits for the read). After an act its facts too, as an extract reads
+   * them: what it changed is what is read next, most often. */
   const readAhead = (facts: boolean) =>
-    sp.elements.ahead(
-      Math.min(actionTimeoutMs, aheadMs),
-      facts ? { maxText: wholeTextChars, tables: false } : undefined
-    )
+    sp.elements.ahead(actionTimeoutMs, facts ? { maxText: wholeTextChars, tables: false } : undefined)
   const aheadAfter = (result: ActResult) => {
     const method = result.action?.method
     if (method === undefined || changing.has(method) || result.navigated !== undefined) readAhead(true)

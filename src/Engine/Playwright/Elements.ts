@@ -152,7 +152,7 @@ export const inventory = (page: Page): Inventory => {
   const boundsOf = (facts: NonNullable<PassInput["facts"]>) => `${facts.maxText}:${facts.tables}`
   /** Visits every frame at once: generations, scans where the kept ones no longer hold, facts when asked (the kept ones
    * while they hold). */
-  const visitAll = (what: PassInput["what"], facts: PassInput["facts"]): Promise<Array<Visited>> => {
+  const visitAll = (what: PassInput["what"], facts: PassInput["facts"], waitMs?: number): Promise<Array<Visited>> => {
     const main = page.mainFrame()
     // The facts of the page and of its first twenty child frames, as an extract reads them.
     const withFacts = new Set([
@@ -174,7 +174,7 @@ export const inventory = (page: Page): Inventory => {
         }
         let late = false
         const result = await within(
-          input.facts === null ? 1_000 : 2_000,
+          waitMs ?? (input.facts === null ? 1_000 : 2_000),
           (installed.has(frame)
             ? frame.evaluate(Pass.visiting, input).then((r) => {
                 if (r !== null) return r
@@ -350,7 +350,9 @@ export const inventory = (page: Page): Inventory => {
     return located(page.mainFrame(), `aria-ref=${ref}`)
   }
 
-  const current = async (timeoutMs: number, what: "names" | "values", facts?: FactsWanted) => {
+  /** `patient`: each frame's visit may take the whole `timeoutMs` (a read in the background keeps nobody waiting on a
+   * busy page, and a frame that did not answer would leave nothing kept). */
+  const current = async (timeoutMs: number, what: "names" | "values", facts?: FactsWanted, patient = false) => {
     const asked = facts ?? null
     const known = latest !== undefined && readAt !== undefined
     // Where a new read is all but certain (none kept, a frame navigated since, or an extract, which asks for values
@@ -358,7 +360,7 @@ export const inventory = (page: Page): Inventory => {
     // answer: a turn of the event loop after them, and the page runs one session's commands in the order they
     // arrive, so each frame's generation is taken before the snapshot reads it.
     const likely = !known || navigatedSince || (asked !== null && !readAhead)
-    const visiting = visitAll(known ? what : "read", asked)
+    const visiting = visitAll(known ? what : "read", asked, patient ? timeoutMs : undefined)
     const taken = likely ? afterSent(() => snapshotOf(timeoutMs)) : undefined
     // Whether the last read still stands and, where it does not, what the new read starts from: one visit.
     const visits = await visiting
@@ -399,7 +401,7 @@ export const inventory = (page: Page): Inventory => {
       void inTurn(async () => {
         queued = false
         if (page.isClosed()) return
-        await current(timeoutMs, "names", facts)
+        await current(timeoutMs, "names", facts, true)
         readAhead = true
       }).catch(() => undefined)
     },
