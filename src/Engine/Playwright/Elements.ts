@@ -6,7 +6,8 @@
  * A read visits each frame once (Elements/Pass.ts: whether it changed, its scan, an extract's facts), before the
  * snapshot or, where a new read is all but certain, beside it. A page just loaded or clicked is read ahead, in the
  * background, so that the next sentence act or extract finds its elements kept; reads take turns, and acts wait for
- * them (`idle`), so a read's marks never meet an act's.
+ * them (`acting`), so a read's marks never meet an act's. Past 400 lines: the reads, what they keep and their turns
+ * share one closure per page.
  */
 import type { Frame, Locator, Page } from "playwright-core"
 import type { Element as PageElement } from "../AccessibilityTree.ts"
