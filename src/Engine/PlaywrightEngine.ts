@@ -10,6 +10,7 @@ import * as AccessibilityTree from "./AccessibilityTree.ts"
 import { BrowserSession } from "./BrowserSession.ts"
 import {
   type Action,
+  type ActResult,
   type Capabilities,
   Engine,
   type ExtractOptions,
@@ -45,6 +46,9 @@ export interface PlaywrightEngineOptions {
   /** Cap on the visible text one `extract` returns (the rest is read with an offset); default 20,000 characters. */
   readonly maxTextChars?: number
 }
+
+/** The Action methods after which the page most often shows something else. */
+const changing = new Set(["click", "doubleClick", "press", "scrollTo"])
 
 /** The most text read from a page at once: past it, a page's text is cut there (and the answer says so). */
 const wholeTextChars = 2_000_000
@@ -154,6 +158,16 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
   const { page, at } = sp
   const { navigationTimeoutMs, actionTimeoutMs } = sp.limits
   const snapshots = Snapshot.make(sp)
+  /** After a page loaded, or an act that most often changes what it shows (a click, a key, a scroll, a move in its
+   * history), its elements are read in the background, within the action limit: the next sentence act or extract
+   * finds them kept (a call that comes meanwhile waits for the read). After an act its facts too, as an extract reads
+   * them: what it changed is what is read next, most often. */
+  const readAhead = (facts: boolean) =>
+    sp.elements.ahead(actionTimeoutMs, facts ? { maxText: wholeTextChars, tables: false } : undefined)
+  const aheadAfter = (result: ActResult) => {
+    const method = result.action?.method
+    if (method === undefined || changing.has(method) || result.navigated !== undefined) readAhead(true)
+  }
 
   return Engine.of({
     kind: "playwright",
@@ -167,17 +181,20 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
         goto(page, url, navigationTimeoutMs)
       )
       const title = yield* attempt(at(label), () => page.title())
+      readAhead(false)
       return { url: page.url(), title, status: response?.status() ?? null }
     }),
 
     act: Effect.fn("PlaywrightEngine.act")(function* (input: Instruction.Said | Action) {
       if (!Instruction.isSaid(input)) {
         yield* sp.ensureConnected(`${input.method} ${input.selector}`)
-        return yield* Actions.run(sp, input)
+        return yield* Actions.run(sp, input).pipe(Effect.tap((result) => Effect.sync(() => aheadAfter(result))))
       }
       yield* sp.ensureConnected(input.text)
       const ins = yield* Effect.fromResult(input.parsed)
-      return yield* Instructions.run(sp, ins, input.text)
+      return yield* Instructions.run(sp, ins, input.text).pipe(
+        Effect.tap((result) => Effect.sync(() => aheadAfter(result)))
+      )
     }),
 
     observe: Effect.fn("PlaywrightEngine.observe")(function* (instruction: Instruction.Said) {

@@ -262,6 +262,8 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
   }
   const typed = () => Secrets.reveal(argument!)
   const secret = argument !== undefined && Secrets.referenced(argument).length > 0
+  // A read of the page's elements made ahead may still be under way: its marks and the act's must not meet.
+  yield* Effect.promise(() => sp.elements.acting())
 
   if (action.selector.trim() === "") {
     if (method !== "press" && method !== "type") {

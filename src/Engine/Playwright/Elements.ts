@@ -4,7 +4,10 @@
  * `[ref=eN]` resolved by the `aria-ref=` selector), named and placed in context by Elements/Snapshot.ts, plus what a
  * scan of each frame's DOM adds (Elements/Scan.ts): rich-text editors and controls without a role, referenced as `xN`.
  * A read visits each frame once (Elements/Pass.ts: whether it changed, its scan, an extract's facts), before the
- * snapshot or, where a new read is all but certain, beside it.
+ * snapshot or, where a new read is all but certain, beside it. A page just loaded or clicked is read ahead, in the
+ * background, so that the next sentence act or extract finds its elements kept; reads take turns, and acts wait for
+ * them (`acting`), so a read's marks never meet an act's. Past 400 lines: the reads, what they keep and their turns
+ * share one closure per page.
  */
 import type { Frame, Locator, Page } from "playwright-core"
 import type { Element as PageElement } from "../AccessibilityTree.ts"
@@ -68,6 +71,15 @@ export interface Inventory {
   readonly described: (ref: string) => PageElement | undefined
   /** The last read whole, tree included (browser.snapshot renders it). */
   readonly latest: () => Reading | undefined
+  /**
+   * Reads the page's elements in the background when a frame changed since the last read (what `current` with
+   * `"names"` does), bounded by `timeoutMs`, and its facts when `facts` asks; a read or `current` asked meanwhile
+   * waits for it and finds them kept.
+   */
+  readonly ahead: (timeoutMs: number, facts?: FactsWanted) => void
+  /** An act begins: resolves once no read is under way (an act marks its element only then: a read marks the iframes
+   * it names), and the next extract no longer counts on a read made ahead. */
+  readonly acting: () => Promise<void>
 }
 
 /** `promise`, or `fallback` once it has failed or taken longer than `ms` (a frame whose page is busy or gone). */
@@ -124,14 +136,24 @@ export const inventory = (page: Page): Inventory => {
   let kept = new Map<Frame, { readonly generation: string; readonly scan: FrameScan }>()
   /** Frames whose document holds the visit (Elements/Pass.ts): a navigation starts a document without it. */
   const installed = new WeakSet<Frame>()
+  /** Whether the last read (or check that it stands) was made ahead with no act since: an extract then counts on it. */
+  let readAhead = false
   /** Whether a frame navigated since the last read began: its elements are then surely to be read again. */
   let navigatedSince = false
   page.on("framenavigated", (frame) => {
     installed.delete(frame)
     navigatedSince = true
   })
-  /** Visits every frame at once: generations, scans where the kept ones no longer hold, facts when asked. */
-  const visitAll = (what: PassInput["what"], facts: PassInput["facts"]): Promise<Array<Visited>> => {
+  /** Each frame's last facts, the bounds they were read with and the generation they were read at: they hold while it
+   * does (its text is its DOM, its fields' values are in it too). */
+  const keptFacts = new WeakMap<
+    Frame,
+    { readonly generation: string; readonly bounds: string; readonly facts: RawFacts }
+  >()
+  const boundsOf = (facts: NonNullable<PassInput["facts"]>) => `${facts.maxText}:${facts.tables}`
+  /** Visits every frame at once: generations, scans where the kept ones no longer hold, facts when asked (the kept ones
+   * while they hold). */
+  const visitAll = (what: PassInput["what"], facts: PassInput["facts"], waitMs?: number): Promise<Array<Visited>> => {
     const main = page.mainFrame()
     // The facts of the page and of its first twenty child frames, as an extract reads them.
     const withFacts = new Set([
@@ -143,14 +165,17 @@ export const inventory = (page: Page): Inventory => {
     ])
     return Promise.all(
       page.frames().map(async (frame) => {
+        const wanted = withFacts.has(frame) ? facts : null
+        const held = wanted === null ? undefined : keptFacts.get(frame)
         const input = {
           known: kept.get(frame)?.generation ?? null,
           what,
-          facts: withFacts.has(frame) ? facts : null
+          facts: wanted,
+          factsAt: held !== undefined && wanted !== null && held.bounds === boundsOf(wanted) ? held.generation : null
         }
         let late = false
         const result = await within(
-          input.facts === null ? 1_000 : 2_000,
+          waitMs ?? (input.facts === null ? 1_000 : 2_000),
           (installed.has(frame)
             ? frame.evaluate(Pass.visiting, input).then((r) => {
                 if (r !== null) return r
@@ -160,7 +185,11 @@ export const inventory = (page: Page): Inventory => {
             : frame.evaluate(Pass.installing, input)
           ).then((r) => {
             installed.add(frame)
-            return Pass.parsed(r)
+            const result = Pass.parsed(r)
+            if (result.facts !== undefined && wanted !== null)
+              keptFacts.set(frame, { generation: result.generation, bounds: boundsOf(wanted), facts: result.facts })
+            if (wanted === null || result.facts !== undefined || held?.generation !== result.generation) return result
+            return { ...result, facts: held.facts }
           }),
           undefined
         )
@@ -168,7 +197,7 @@ export const inventory = (page: Page): Inventory => {
       })
     )
   }
-  /** The facts each frame's visit read. */
+  /** The facts each frame's visit read (or found kept). */
   const factsOf = (visits: ReadonlyArray<Visited>) =>
     new Map(visits.flatMap((v) => (v.result?.facts === undefined ? [] : [[v.frame, v.result.facts] as const])))
   /** The frames' generations joined, or undefined when a frame did not say. */
@@ -322,15 +351,17 @@ export const inventory = (page: Page): Inventory => {
     return located(page.mainFrame(), `aria-ref=${ref}`)
   }
 
-  const current = async (timeoutMs: number, what: "names" | "values", facts?: FactsWanted) => {
+  /** `patient`: each frame's visit may take the whole `timeoutMs` (a read in the background keeps nobody waiting on a
+   * busy page, and a frame that did not answer would leave nothing kept). */
+  const current = async (timeoutMs: number, what: "names" | "values", facts?: FactsWanted, patient = false) => {
     const asked = facts ?? null
     const known = latest !== undefined && readAt !== undefined
     // Where a new read is all but certain (none kept, a frame navigated since, or an extract, which asks for values
     // too and so reads again after any typing), the snapshot goes out beside the visits instead of after their
     // answer: a turn of the event loop after them, and the page runs one session's commands in the order they
     // arrive, so each frame's generation is taken before the snapshot reads it.
-    const likely = !known || navigatedSince || asked !== null
-    const visiting = visitAll(known ? what : "read", asked)
+    const likely = !known || navigatedSince || (asked !== null && !readAhead)
+    const visiting = visitAll(known ? what : "read", asked, patient ? timeoutMs : undefined)
     const taken = likely ? afterSent(() => snapshotOf(timeoutMs)) : undefined
     // Whether the last read still stands and, where it does not, what the new read starts from: one visit.
     const visits = await visiting
@@ -349,11 +380,35 @@ export const inventory = (page: Page): Inventory => {
     return { elements: await read(timeoutMs, visits, usable), kept: false, facts: factsOf(visits) }
   }
 
+  /** The read under way, if any: reads take turns (two at once would mix their generations and references). */
+  let turn: Promise<unknown> = Promise.resolve()
+  const inTurn = <A>(f: () => Promise<A>): Promise<A> => {
+    const run = turn.then(f, f)
+    turn = run.catch(() => undefined)
+    return run
+  }
+  /** A read ahead queued and not started yet: one is enough. */
+  let queued = false
+
   return {
-    read: (timeoutMs) => read(timeoutMs),
-    current,
+    read: (timeoutMs) => inTurn(() => read(timeoutMs)),
+    current: (timeoutMs, what, facts) => inTurn(() => current(timeoutMs, what, facts)),
     locate,
     described: (text) => handedOut.get(refOf(text) ?? text),
-    latest: () => latest
+    latest: () => latest,
+    ahead: (timeoutMs, facts) => {
+      if (queued || page.isClosed()) return
+      queued = true
+      void inTurn(async () => {
+        queued = false
+        if (page.isClosed()) return
+        await current(timeoutMs, "names", facts, true)
+        readAhead = true
+      }).catch(() => undefined)
+    },
+    acting: () => {
+      readAhead = false
+      return turn.then(() => undefined)
+    }
   }
 }

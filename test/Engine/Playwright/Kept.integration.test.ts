@@ -110,6 +110,22 @@ layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: tr
           })
       )
 
+      it.effect("text and values a script changed after a click's answer are read as the page shows them", () =>
+        Effect.gen(function* () {
+          const { engine } = yield* onOffers
+          // The click's page is read in the background after its answer; the page changes after that.
+          yield* engine.act(said('click "Read terms"'))
+          yield* Effect.sleep("300 millis")
+          yield* change(`document.querySelector("h1").textContent = "Offers renewed"; amount.value = "42"`)
+          const read = (yield* engine.extract("the page")) as {
+            headings: ReadonlyArray<string>
+            controls: ReadonlyArray<{ name: string; value?: string }>
+          }
+          assert.deepStrictEqual(read.headings, ["Offers renewed"])
+          assert.strictEqual(read.controls.find((c) => c.name === "Amount")?.value, "42")
+        })
+      )
+
       it.effect(
         "a password a script typed into a frame is not shown by the read after another part of the page changed",
         () =>

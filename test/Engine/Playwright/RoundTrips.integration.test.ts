@@ -8,6 +8,7 @@ import { Context, Effect, Layer } from "effect"
 import * as Session from "../../../src/Cdp/Session.ts"
 import { BrowserSession } from "../../../src/Engine/BrowserSession.ts"
 import { Engine } from "../../../src/Engine/Engine.ts"
+import { said } from "../../../src/Engine/Instruction.ts"
 import * as PlaywrightEngine from "../../../src/Engine/PlaywrightEngine.ts"
 import * as TestBrowser from "../../support/TestBrowser.ts"
 import type { WebPattern } from "../../Web/Pattern.ts"
@@ -23,6 +24,8 @@ const form: WebPattern = {
 <label for="plan">Plan</label>
 <select id="plan"><option value="">Choose a plan</option><option value="free">Free</option><option value="pro">Pro</option></select>
 <label><input id="terms" type="checkbox"> I agree to the terms</label>
+<button onclick="document.getElementById('status').textContent = 'Saved for ' + document.getElementById('name').value">Save</button>
+<p id="status" role="status"></p>
 `
   },
   run: async () => undefined
@@ -68,7 +71,33 @@ const commandsIn = (onCommand: (text: string) => void) => {
 }
 
 /** The commands counted so far that went to a page's session (not the browser's own bookkeeping). */
-class Wire extends Context.Service<Wire, { readonly pageCommands: () => number }>()("test/Wire") {}
+class Wire extends Context.Service<
+  Wire,
+  {
+    readonly pageCommands: () => number
+    /** Of those, the accessibility snapshots taken (the page's elements read whole). */
+    readonly snapshots: () => number
+  }
+>()("test/Wire") {}
+
+/** The page commands `act` costs, and what it answered: counted once the wire has been quiet a while (the element's
+ * release is sent as an act ends, not waited for, and a loaded machine may send it well after the answer). */
+const costOn =
+  (wire: Wire["Service"]) =>
+  <A, E, R>(act: Effect.Effect<A, E, R>) =>
+    Effect.gen(function* () {
+      const before = wire.pageCommands()
+      const snapshotsBefore = wire.snapshots()
+      const answer = yield* act
+      let seen = wire.pageCommands()
+      for (let quiet = 0, round = 0; quiet < 3 && round < 30; round++) {
+        yield* Effect.sleep("100 millis")
+        const now = wire.pageCommands()
+        quiet = now === seen ? quiet + 1 : 0
+        seen = now
+      }
+      return Object.assign(seen - before, { answer, snapshots: wire.snapshots() - snapshotsBefore })
+    })
 
 /** The browser reached through a relay on 127.0.0.1 that counts the page commands the engine sends. */
 const counted = Layer.effectContext(
@@ -76,6 +105,7 @@ const counted = Layer.effectContext(
     const session = yield* BrowserSession
     const target = new URL(session.wsEndpoint)
     let commands = 0
+    let snapshots = 0
     const open = new Set<Socket>()
     const relay = createServer((client) => {
       const browser = createConnection({ port: Number(target.port), host: target.hostname })
@@ -83,7 +113,9 @@ const counted = Layer.effectContext(
       for (const socket of [client, browser]) socket.on("error", () => socket.destroy())
       let head = true
       const count = commandsIn((text) => {
-        if (text.includes('"sessionId"')) commands++
+        if (!text.includes('"sessionId"')) return
+        commands++
+        if (text.includes("ariaSnapshot")) snapshots++
       })
       client.on("data", (chunk: Buffer) => {
         browser.write(chunk)
@@ -112,7 +144,7 @@ const counted = Layer.effectContext(
     return Context.make(BrowserSession, {
       ...session,
       wsEndpoint: `ws://127.0.0.1:${port}${target.pathname}`
-    }).pipe(Context.add(Wire, { pageCommands: () => commands }))
+    }).pipe(Context.add(Wire, { pageCommands: () => commands, snapshots: () => snapshots }))
   })
 )
 
@@ -129,29 +161,21 @@ layer(Layer.mergeAll(counted.pipe(Layer.provideMerge(TestBrowser.layer())), page
         yield* engine.navigate(server.url("signup", "/index.html"))
         const elements = yield* engine.elements!()
         const ref = (name: string) => elements.find((e) => e.name === name)!.ref
-        const costOf = <A, E, R>(act: Effect.Effect<A, E, R>) =>
-          Effect.gen(function* () {
-            const before = wire.pageCommands()
-            yield* act
-            // The element's release is sent as the act ends, not waited for: counted once the wire has been quiet a
-            // while (a loaded machine may send it well after the answer).
-            let seen = wire.pageCommands()
-            for (let quiet = 0, round = 0; quiet < 3 && round < 30; round++) {
-              yield* Effect.sleep("100 millis")
-              const now = wire.pageCommands()
-              quiet = now === seen ? quiet + 1 : 0
-              seen = now
-            }
-            return seen - before
-          })
-        const fill = yield* costOf(
-          engine.act({ selector: ref("Full name"), method: "fill", arguments: ["Grace Hopper"], description: "" })
+        const costOf = costOn(wire)
+        const fill = Number(
+          yield* costOf(
+            engine.act({ selector: ref("Full name"), method: "fill", arguments: ["Grace Hopper"], description: "" })
+          )
         )
-        const select = yield* costOf(
-          engine.act({ selector: ref("Plan"), method: "selectOption", arguments: ["Pro"], description: "" })
+        const select = Number(
+          yield* costOf(
+            engine.act({ selector: ref("Plan"), method: "selectOption", arguments: ["Pro"], description: "" })
+          )
         )
-        const check = yield* costOf(
-          engine.act({ selector: ref("I agree to the terms"), method: "check", arguments: [], description: "" })
+        const check = Number(
+          yield* costOf(
+            engine.act({ selector: ref("I agree to the terms"), method: "check", arguments: [], description: "" })
+          )
         )
         // What the page shows, read over a connection of its own (the page posts nothing: no request of its own
         // adds to what an act waits for).
@@ -170,6 +194,44 @@ layer(Layer.mergeAll(counted.pipe(Layer.provideMerge(TestBrowser.layer())), page
           `page commands per act: fill ${fill}, select ${select}, check ${check}`
         )
       })
+    )
+
+    it.effect(
+      "a sentence act a moment after the page loaded, and a read a moment after a click, find its elements read ahead",
+      () =>
+        Effect.gen(function* () {
+          const server = yield* Pages
+          const engine = yield* Engine
+          const costOf = costOn(yield* Wire)
+          // Each call comes once the page has been quiet a while, as an agent's next call comes after it thinks.
+          yield* costOf(engine.navigate(server.url("signup", "/index.html")))
+          const fill = yield* costOf(engine.act(said('fill "Full name" with "Ada Lovelace"')))
+          yield* costOf(engine.act(said('click "Save"')))
+          const read = yield* costOf(engine.extract("the status"))
+          // What the page shows, as the answers said it: the read ahead is of the page after the click.
+          assert.include(JSON.stringify(read.answer), "Saved for Ada Lovelace")
+          assert.include(JSON.stringify(fill.answer), "Ada Lovelace")
+          const session = yield* BrowserSession
+          const shown = yield* Session.evaluate(
+            session.wsEndpoint,
+            session.targetId,
+            `document.getElementById("name").value`
+          )
+          assert.strictEqual(shown, "Ada Lovelace")
+          // The page's elements are not read whole again in either call: a check that they stand, then the act (or the
+          // page's facts).
+          const cost = {
+            fill: { commands: Number(fill), snapshots: fill.snapshots },
+            read: { commands: Number(read), snapshots: read.snapshots }
+          }
+          assert.deepStrictEqual(
+            {
+              fill: { commands: Math.min(cost.fill.commands, 10), snapshots: 0 },
+              read: { commands: Math.min(cost.read.commands, 2), snapshots: 0 }
+            },
+            cost
+          )
+        })
     )
   })
 })

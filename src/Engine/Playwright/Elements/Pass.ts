@@ -8,17 +8,20 @@ import { generation } from "./Generation.ts"
 import { editable, type FrameScan, scanFrame } from "./Scan.ts"
 
 /** What one frame's visit is asked: the generation its kept scan was taken at, how much must match for the last read
- * to stand (`"read"`: the caller reads afresh whatever the answer), and the facts' bounds when they are wanted. */
+ * to stand (`"read"`: the caller reads afresh whatever the answer), and the facts' bounds when they are wanted
+ * (`factsAt`: the generation the caller's kept facts were read at; while it holds they are not read again). */
 export interface PassInput {
   readonly known: string | null
   readonly what: "names" | "values" | "read"
   readonly facts: { readonly maxText: number; readonly tables: boolean } | null
+  readonly factsAt: string | null
 }
 
 export interface PassResult {
   readonly generation: string
   /** Absent when the kept scan still holds for what was asked. */
   readonly scan?: FrameScan
+  /** Absent when not asked, or when the kept facts still hold. */
   readonly facts?: RawFacts
 }
 
@@ -40,7 +43,7 @@ const visit = (
   return {
     generation: now,
     ...(holds ? {} : { scan: scan(editableSelector) }),
-    ...(input.facts === null ? {} : { facts: facts(input.facts.maxText, input.facts.tables) })
+    ...(input.facts === null || input.factsAt === now ? {} : { facts: facts(input.facts.maxText, input.facts.tables) })
   }
 }
 
