@@ -1,16 +1,15 @@
 /**
  * Screenshots per attempt off the answer's path, one frame per state of the page. An attempt that may have moved the
  * page (a click, a navigate) has its frame taken when it ends, while the answer goes out; the mask it puts on typed
- * text changes paint only, so the next call's reads and typing may overlap it; what may navigate waits until no
- * capture runs. An attempt that changed nothing (a read) or only typed has its frame held: the page stays as it left
- * it until something may change it, so the frame is taken then (before a change that may move the page, beside one
- * that only types), after a pixel read that comes first (the agent's screenshot does not wait behind it), or a moment
- * later. A pixel read that finds the frame of the page as it still is being taken cuts it (the mask comes off) and
- * goes first; the frame is taken again after it. An attempt after which nothing could have changed the page shares
- * the frame kept for it and is recorded as pointing at it. `guard` puts an engine's calls in that order. Owns, in one
- * Ref, the frame being taken, the frame held, the attempts waiting and the last frame.
+ * text changes paint only, so the next call's reads and typing may overlap it; what may navigate or reads the page's
+ * pixels waits until no capture runs. An attempt that changed nothing (a read) or only typed has its frame held: the
+ * page stays as it left it until something may change it, so the frame is taken then (before a change that may move
+ * the page, beside one that only types), after a pixel read that comes first (the agent's screenshot does not wait
+ * behind it), or a moment later. An attempt after which nothing could have changed the page shares the frame kept
+ * for it and is recorded as pointing at it. `guard` puts an engine's calls in that order. Owns, in one Ref, the frame
+ * being taken, the frame held, the attempts waiting and the last frame.
  */
-import { Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Ref, Scope } from "effect"
+import { Context, Deferred, Duration, Effect, Layer, Option, Ref, Scope } from "effect"
 import type { Action, Engine } from "../Engine/Engine.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import * as Instruction from "../Engine/Instruction.ts"
@@ -38,9 +37,8 @@ export class Captures extends Context.Service<
     readonly begin: Effect.Effect<void>
     /** Takes the frame held, then waits until no capture is running (each is bounded by its own limit). */
     readonly settled: Effect.Effect<void>
-    /** Runs a read of the page's pixels with no mask on the page, with no capture starting until it ends: a capture
-     * running of the page as it still is is cut and taken again after the read (a frame held is taken then too);
-     * one of an earlier state of the page is waited for. */
+    /** Runs a read of the page's pixels with no mask on the page: after the capture running, with none starting
+     * until it ends; a frame held is taken after it. */
     readonly pixels: <A, E>(read: Effect.Effect<A, E>) => Effect.Effect<A, E>
     /** Something may change the page (a navigate or an act begins, the page moved): a frame held is taken first, and
      * waited for; earlier frames no longer show it. */
@@ -98,8 +96,6 @@ interface Shots {
   readonly waiting: ReadonlyArray<Keep>
   /** Pixel reads under way: no capture starts (no mask goes on the page) until they end. */
   readonly reading: number
-  /** The capture running, which a pixel read may cut short. */
-  readonly capture: Fiber.Fiber<Option.Option<Uint8Array>> | undefined
   readonly last: { readonly generation: number; readonly image: Uint8Array; readonly first: Keep } | undefined
 }
 
@@ -130,70 +126,51 @@ export const make = (
       held: undefined,
       waiting: [],
       reading: 0,
-      capture: undefined,
       last: undefined
     })
 
     /** Takes `state.current`, then the frames asked for meanwhile, until none is left; the step that finds none
      * also ends the run (`done`), so no attempt is left waiting for a capture nobody takes. */
     const loop = (done: Deferred.Deferred<void>): Effect.Effect<void> =>
-      Effect.gen(function* () {
-        const current = (yield* Ref.get(state)).current
-        if (current === undefined) return
-        // Its fiber is kept so a pixel read can cut it (interrupted, its mask comes off) rather than wait for it.
-        const capture = yield* Effect.forkChild(shot.pipe(Effect.withSpan("Captures.shot")), { startImmediately: true })
-        yield* Ref.update(state, (s) => ({ ...s, capture }))
-        const exit = yield* Fiber.await(capture)
-        const more = yield* Exit.isSuccess(exit)
-          ? taken(current, exit.value)
-          : Exit.hasInterrupts(exit)
-            ? cutShort(current)
-            : taken(current, Option.none())
-        if (more) yield* loop(done)
-      })
-
-    /** A capture cut for a pixel read: its attempts' frame is held again, to be taken once the read is done; the
-     * attempts that ended meanwhile are served next. Whether the run goes on. */
-    const cutShort = (current: Frame) =>
-      Ref.modify(state, (s): [boolean, Shots] => {
-        const keeps = [...(s.held?.keeps ?? []), ...(s.current?.keeps ?? current.keeps)]
-        const held: Frame = { generation: current.generation, keeps, taken: false }
-        return s.waiting.length === 0
-          ? [false, { ...s, held, running: undefined, current: undefined, capture: undefined }]
-          : [true, { ...s, held, current: { generation: s.generation, keeps: s.waiting, taken: false }, waiting: [] }]
-      })
-
-    /** A frame's image came back: served to its attempts; whether attempts ended meanwhile need the next. */
-    const taken = (current: Frame, image: Option.Option<Uint8Array>) =>
-      // The frame's attempts as they stand when its image came back; no more join it.
-      Ref.modify(state, (s): [ReadonlyArray<Keep>, Shots] => {
-        const keeps = s.current?.keeps ?? current.keeps
-        return [
-          keeps,
-          {
-            ...s,
-            current: s.current === undefined ? undefined : { ...s.current, taken: true },
-            last: Option.isSome(image)
-              ? { generation: current.generation, image: image.value, first: keeps[0]! }
-              : s.last
-          }
-        ]
-      }).pipe(
-        Effect.flatMap((keeps) => (Option.isNone(image) ? Effect.void : serve(keeps, image.value))),
-        // The attempts that ended meanwhile: a frame of the page as it is now.
-        Effect.andThen(
-          Ref.modify(state, (s): [boolean, Shots] =>
-            s.waiting.length === 0
-              ? [false, { ...s, running: undefined, current: undefined, capture: undefined }]
-              : [
-                  true,
-                  {
-                    ...s,
-                    current: { generation: s.generation, keeps: s.waiting, taken: false },
-                    waiting: []
-                  }
-                ]
-          )
+      Ref.get(state).pipe(
+        Effect.flatMap(({ current }) =>
+          current === undefined
+            ? Effect.void
+            : shot.pipe(
+                Effect.withSpan("Captures.shot"),
+                Effect.flatMap((image) =>
+                  // The frame's attempts as they stand when its image came back; no more join it.
+                  Ref.modify(state, (s): [ReadonlyArray<Keep>, Shots] => {
+                    const keeps = s.current?.keeps ?? current.keeps
+                    return [
+                      keeps,
+                      {
+                        ...s,
+                        current: s.current === undefined ? undefined : { ...s.current, taken: true },
+                        last: Option.isSome(image)
+                          ? { generation: current.generation, image: image.value, first: keeps[0]! }
+                          : s.last
+                      }
+                    ]
+                  }).pipe(Effect.flatMap((keeps) => (Option.isNone(image) ? Effect.void : serve(keeps, image.value))))
+                ),
+                // The attempts that ended meanwhile: a frame of the page as it is now.
+                Effect.andThen(
+                  Ref.modify(state, (s): [boolean, Shots] =>
+                    s.waiting.length === 0
+                      ? [false, { ...s, running: undefined, current: undefined }]
+                      : [
+                          true,
+                          {
+                            ...s,
+                            current: { generation: s.generation, keeps: s.waiting, taken: false },
+                            waiting: []
+                          }
+                        ]
+                  )
+                ),
+                Effect.flatMap((more) => (more ? loop(done) : Effect.void))
+              )
         )
       )
 
@@ -210,7 +187,7 @@ export const make = (
       const done = Deferred.makeUnsafe<void>()
       // Also when the run was cut short: the state is reset only if the run still owns it.
       const finish = Ref.update(state, (now) =>
-        now.running === done ? { ...now, running: undefined, current: undefined, waiting: [], capture: undefined } : now
+        now.running === done ? { ...now, running: undefined, current: undefined, waiting: [] } : now
       ).pipe(Effect.andThen(Deferred.succeed(done, undefined)))
       return [
         Effect.forkIn(loop(done).pipe(Effect.ensuring(finish)), scope).pipe(Effect.asVoid),
@@ -260,18 +237,10 @@ export const make = (
       )
     )
     const settled = Effect.andThen(release, unmasked)
-    /** Counts a pixel read in once no capture runs (in one step, so none starts in between). A capture of the page
-     * as it still is (nothing may have changed it since its frame was asked for) is cut, not waited for: the same
-     * frame can be taken after the read. */
-    const enter: Effect.Effect<void> = Ref.modify(state, (s): [Effect.Effect<void> | undefined, Shots] => {
-      if (s.running === undefined) return [undefined, { ...s, reading: s.reading + 1 }]
-      const now = s.current !== undefined && !s.current.taken && s.current.generation === s.generation
-      return [now && s.capture !== undefined ? Fiber.interrupt(s.capture) : Effect.void, s]
-    }).pipe(
-      Effect.flatMap((cutting) =>
-        cutting === undefined ? Effect.void : Effect.andThen(cutting, Effect.andThen(unmasked, enter))
-      )
-    )
+    /** Counts a pixel read in once no capture runs (in one step, so none starts in between). */
+    const enter: Effect.Effect<void> = Ref.modify(state, (s): [boolean, Shots] =>
+      s.running === undefined ? [true, { ...s, reading: s.reading + 1 }] : [false, s]
+    ).pipe(Effect.flatMap((entered) => (entered ? Effect.void : Effect.andThen(unmasked, enter))))
     const leave = Ref.modify(state, (s) => releasing({ ...s, reading: s.reading - 1 })).pipe(Effect.flatten)
     const pixels = <A, E>(read: Effect.Effect<A, E>) =>
       Effect.acquireUseRelease(

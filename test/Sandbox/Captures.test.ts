@@ -1,6 +1,6 @@
 /** Attempt screenshots in the background: one at a time, bursts share a capture, reads of an unchanged page point
  * at its frame, a read's or a typing act's frame is held until something needs the page, and pixel readers wait for
- * masks or cut the capture of a page that has not changed. */
+ * masks. */
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Option } from "effect"
 import { TestClock } from "effect/testing"
@@ -26,9 +26,9 @@ const gated = (gates: Array<Deferred.Deferred<void>>) =>
   })
 
 /** A few turns of the scheduler, fewer once `done` holds: long enough for what does not wait to get there. */
-const turns = (done: () => boolean, most = 20) =>
+const turns = (done: () => boolean) =>
   Effect.gen(function* () {
-    for (let i = 0; i < most && !done(); i++) yield* Effect.yieldNow
+    for (let i = 0; i < 20 && !done(); i++) yield* Effect.yieldNow
   })
 
 /** Captures whose n-th capture ends when `finish(n)` is called (once it has begun), and what each attempt kept. */
@@ -160,77 +160,6 @@ describe("Captures", () => {
         ["screenshot", "=extract"]
       ])
     }).pipe(Effect.scoped)
-  )
-
-  it.effect(
-    "a pixel read cuts the capture of the page as it still is and goes first; one of an earlier page it waits for",
-    () =>
-      Effect.gen(function* () {
-        const gates: Array<Deferred.Deferred<void>> = []
-        // How many captures are on the page now (each with its mask), and how many were cut short.
-        let onPage = 0
-        let cut = 0
-        const shot = Effect.gen(function* () {
-          const gate = yield* Deferred.make<void>()
-          gates.push(gate)
-          onPage++
-          yield* Deferred.await(gate).pipe(
-            Effect.onInterrupt(() => Effect.sync(() => void cut++)),
-            Effect.ensuring(Effect.sync(() => void onPage--))
-          )
-          return Option.some(new Uint8Array([gates.length]))
-        })
-        const saved: Array<[string, number | string]> = []
-        const save = keeper(saved)
-        const captures = yield* Captures.make(shot)
-        const finish = (n: number) =>
-          Effect.gen(function* () {
-            while (gates.length < n) yield* Effect.yieldNow
-            yield* Deferred.succeed(gates[n - 1]!, undefined)
-          })
-        /** A pixel read that notes how many captures were on the page while it read. */
-        const seen: Array<number> = []
-        const screenshot = captures.pixels(Effect.sync(() => void seen.push(onPage)))
-
-        // A read after a click; the agent is slow to ask for its screenshot: the read's frame is being taken.
-        yield* captures.changed
-        yield* captures.begin
-        yield* captures.start(save("extract"))
-        yield* TestClock.adjust(Captures.holdMs)
-        while (gates.length < 1) yield* Effect.yieldNow
-        yield* captures.begin
-        const reading = yield* Effect.forkChild(screenshot)
-        yield* turns(() => reading.pollUnsafe() !== undefined)
-        assert.isDefined(reading.pollUnsafe(), "the screenshot does not wait for the read's capture")
-        assert.deepStrictEqual(seen, [0], "no mask on the page while the screenshot reads it")
-        assert.strictEqual(cut, 1, "the read's capture was cut")
-        // The read's frame is taken again after the screenshot, and serves the screenshot's attempt too.
-        while (gates.length < 2) yield* Effect.yieldNow
-        yield* captures.start(save("screenshot"))
-        yield* finish(2)
-        yield* captures.settled
-        assert.deepStrictEqual(saved, [
-          ["extract", 2],
-          ["screenshot", "=extract"]
-        ])
-
-        // A click's frame is being taken when a fill goes on beside it: that frame shows the page before the fill,
-        // which cannot be taken again; a pixel read waits for it.
-        yield* captures.begin
-        yield* captures.changed
-        yield* captures.start(save("click"))
-        while (gates.length < 3) yield* Effect.yieldNow
-        yield* captures.begin
-        yield* captures.typing
-        const waiting = yield* Effect.forkChild(screenshot)
-        yield* turns(() => false)
-        assert.isUndefined(waiting.pollUnsafe(), "the screenshot waits for the click's capture")
-        yield* finish(3)
-        yield* Fiber.join(waiting)
-        assert.deepStrictEqual(seen, [0, 0])
-        assert.strictEqual(cut, 1)
-        assert.deepStrictEqual(saved.at(-1), ["click", 3])
-      }).pipe(Effect.scoped)
   )
 
   it.effect("a held frame is taken before a change, after a moment, or when the captures close", () =>
