@@ -13,33 +13,44 @@ export const captureParams = { format: "png", optimizeForSpeed: true } as const
 
 /**
  * A PNG of the viewport with no typed text in it: a page where nothing is typed is captured as it is (asked before
- * and after the capture, so text typed meanwhile sends it back); else text inputs are masked in the page for the
- * capture and unmasked after.
+ * and after the capture, so text typed meanwhile sends it back); else text inputs are masked in the page (in the same
+ * round trip that asked) for the capture and unmasked after. Cut short (interrupted), it takes off any mask it may
+ * have put on, also one whose answer had not come back yet.
  */
 export const screenshot = (page: PageRun) =>
-  page((cdp, sessionId) =>
-    Effect.gen(function* () {
-      const nothingTyped = cdp
-        .send("Runtime.evaluate", { expression: Redact.nothingTypedScript, returnByValue: true }, sessionId)
+  page((cdp, sessionId) => {
+    const ask = (expression: string) =>
+      cdp
+        .send("Runtime.evaluate", { expression, returnByValue: true }, sessionId)
         .pipe(Effect.map((r) => r.result.value === true))
-      const capture = cdp
-        .send("Page.captureScreenshot", captureParams, sessionId)
-        .pipe(Effect.map((shot) => new Uint8Array(Buffer.from(shot.data, "base64"))))
-      if (yield* nothingTyped) {
+    const capture = cdp
+      .send("Page.captureScreenshot", captureParams, sessionId)
+      .pipe(Effect.map((shot) => new Uint8Array(Buffer.from(shot.data, "base64"))))
+    // Set before a mask may go on, cleared once nothing could be masked.
+    let masked = true
+    const shoot = Effect.gen(function* () {
+      if (yield* ask(Redact.maskIfTypedScript)) {
+        masked = false
         const plain = yield* capture
-        if (yield* nothingTyped) return plain
+        if (yield* ask(Redact.nothingTypedScript)) return plain
+        masked = true
+        yield* cdp.send("Runtime.evaluate", { expression: Redact.maskInputsScript }, sessionId)
       }
-      yield* cdp.send("Runtime.evaluate", { expression: Redact.maskInputsScript }, sessionId)
-      return yield* capture.pipe(
-        // Bounded: a clean-up runs uninterruptibly, and a page whose main thread hangs would never answer it.
-        Effect.ensuring(
-          cdp
-            .send("Runtime.evaluate", { expression: Redact.unmaskInputsScript }, sessionId)
-            .pipe(Effect.timeoutOption(2_000), Effect.ignore)
+      return yield* capture
+    })
+    return shoot.pipe(
+      // Bounded: a clean-up runs uninterruptibly, and a page whose main thread hangs would never answer it.
+      Effect.ensuring(
+        Effect.suspend(() =>
+          masked
+            ? cdp
+                .send("Runtime.evaluate", { expression: Redact.unmaskInputsScript }, sessionId)
+                .pipe(Effect.timeoutOption(2_000), Effect.ignore)
+            : Effect.void
         )
       )
-    })
-  )
+    )
+  })
 
 /** Runs in the page: elements whose text, label or attributes mention `needle` (else the focused element), each with
  * its parent and siblings, as small JSON; form values are left to redaction. */

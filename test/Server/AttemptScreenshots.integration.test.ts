@@ -18,8 +18,9 @@ afterEach(stopServices)
 
 const secret = "WMWM8642"
 
-/** A page whose colour says which it is and what was done on it, with a large text field at a known place. */
-const page = (background: string) => `<!doctype html><html><head><title>Colours</title><style>
+/** A page whose colour says which it is and what was done on it, with a large text field at a known place; `busy`
+ * keeps its main thread busy most of the time, so every script and frame it makes comes late. */
+const page = (background: string, busy = false) => `<!doctype html><html><head><title>Colours</title><style>
   body { margin: 0; background: ${background} }
   button { position: absolute; left: 40px; top: 20px; font-size: 24px }
   label { position: absolute; left: 40px; top: 80px; font-size: 20px; color: #fff }
@@ -30,6 +31,7 @@ const page = (background: string) => `<!doctype html><html><head><title>Colours<
 <a href="/blue" target="_blank" style="position: absolute; left: 300px; top: 20px; color: #fff">Open blue</a>
 <label for="box">Secret</label>
 <input id="box" type="text">
+${busy ? "<script>setInterval(() => { const t = performance.now(); while (performance.now() - t < 60) {} }, 70)</script>" : ""}
 </body></html>`
 
 /** The field's inside, a few pixels in from its edges: one colour when no text shows there. */
@@ -41,7 +43,7 @@ const site = Effect.acquireRelease(
       new Promise<ReturnType<typeof createServer>>((resolve) => {
         const server = createServer((req, res) => {
           res.writeHead(200, { "content-type": "text/html; charset=utf-8" })
-          res.end(page(req.url === "/blue" ? "#0000cc" : "#cc0000"))
+          res.end(page(req.url === "/blue" ? "#0000cc" : "#cc0000", req.url === "/busy"))
         })
         server.listen(0, "127.0.0.1", () => resolve(server))
       })
@@ -184,6 +186,40 @@ describe("attempt screenshots", () => {
         // No stored picture shows what was typed.
         const stored = calls.flatMap((c) => c.pngs)
         assert.isAtLeast(stored.length, 5)
+        for (const file of stored) {
+          assert.isFalse(yield* Effect.promise(() => marked(readFileSync(file))), `${file} shows the typed text`)
+        }
+      }),
+    120_000
+  )
+
+  it.live(
+    "a screenshot while the read's picture is being taken of a slow page: the agent's shows the text, the stored one not",
+    () =>
+      Effect.gen(function* () {
+        const url = yield* site
+        const { logs, call, close } = yield* service
+        yield* call("browser_navigate", { url: `${url}/busy` })
+        yield* call("browser_act", { instruction: `fill "Secret" with "${secret}"` })
+        yield* call("browser_extract", { instruction: "the page" })
+        // Past the time a read's frame is held: its capture is under way (slow on this page) when the screenshot comes,
+        // and is cut for it or waited for.
+        yield* Effect.sleep("150 millis")
+        const first = yield* call("browser_screenshot", {})
+        const second = yield* call("browser_screenshot", {})
+        yield* close
+
+        for (const shot of [first, second]) {
+          const image = Buffer.from(shot.content.find((c) => c.type === "image")!.data!, "base64")
+          assert.isTrue(yield* Effect.promise(() => marked(image)), "the agent's screenshot shows the typed text")
+        }
+        const calls = traces(logs)
+        const [, fill, extract] = calls
+        const stored = calls.flatMap((c) => c.pngs)
+        assert.isAtLeast(stored.length, 2)
+        // The fill's and the read's attempts: one picture of the page after the fill, stored once.
+        const pictured = [...fill!.pngs, ...extract!.pngs]
+        assert.strictEqual(pictured.length, 1)
         for (const file of stored) {
           assert.isFalse(yield* Effect.promise(() => marked(readFileSync(file))), `${file} shows the typed text`)
         }

@@ -87,6 +87,16 @@ export const nothingTypedScript = `(() => {
   }
 })()`
 
+/**
+ * JS that masks the page only when something is typed: `true` when nothing is (the page is left as it is), else it
+ * puts the mask on and answers `false`. One round trip where asking and then masking would take two.
+ */
+export const maskIfTypedScript = `(() => {
+  if (${nothingTypedScript}) return true;
+  ${maskInputsScript};
+  return false;
+})()`
+
 /** JS that undoes `maskInputsScript`. Idempotent; never throws. */
 export const unmaskInputsScript = `(() => {
   try {
