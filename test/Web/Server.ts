@@ -1,6 +1,7 @@
 /** Serves every pattern's pages on 127.0.0.1 under `/<pattern>/…`, and keeps what pages post to `/<pattern>/record`. */
 import { createServer, type IncomingMessage } from "node:http"
 import type { AddressInfo } from "node:net"
+import { Context, Effect, Layer } from "effect"
 import type { WebPattern } from "./Pattern.ts"
 
 export interface PatternServer {
@@ -82,3 +83,15 @@ export const start = (patterns: ReadonlyArray<WebPattern>, host = "127.0.0.1") =
       })
     })
   })
+
+/** A test's pattern server as a service: started with its layer, closed with it. */
+export class Pages extends Context.Service<Pages, PatternServer>()("test/Web/Pages") {
+  static readonly layer = (patterns: ReadonlyArray<WebPattern>) =>
+    Layer.effect(
+      Pages,
+      Effect.acquireRelease(
+        Effect.promise(() => start(patterns)),
+        (s) => Effect.promise(s.close)
+      )
+    )
+}

@@ -1,6 +1,7 @@
 /** A real Chromium for a test's scope, offered as the `BrowserSession` engines need. */
 import { Effect, Layer } from "effect"
 import * as CdpHttp from "../../src/Cdp/Http.ts"
+import * as Session from "../../src/Cdp/Session.ts"
 import { BrowserSession } from "../../src/Engine/BrowserSession.ts"
 import * as LocalChromium from "../../src/Sandbox/Provider/LocalChromium.ts"
 
@@ -20,3 +21,11 @@ export const launchSession = (options: LocalChromium.LocalChromiumOptions = {}) 
 
 export const layer = (options: LocalChromium.LocalChromiumOptions = {}) =>
   Layer.effect(BrowserSession, launchSession(options))
+
+/** Evaluates `expression` in the session's page on a CDP connection of its own, behind the engine's back: what the
+ * page itself shows, or a change the engine did not make. */
+export const evaluate = <A = unknown>(expression: string) =>
+  Effect.gen(function* () {
+    const session = yield* BrowserSession
+    return yield* Session.evaluate<A>(session.wsEndpoint, session.targetId, expression)
+  })

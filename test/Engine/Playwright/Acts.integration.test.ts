@@ -3,9 +3,7 @@
  * what the answer says is read back from the page itself (a separate raw CDP connection and the page's own record).
  */
 import { assert, layer } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
-import * as Session from "../../../src/Cdp/Session.ts"
-import { BrowserSession } from "../../../src/Engine/BrowserSession.ts"
+import { Effect, Layer } from "effect"
 import { type ActResult, Engine } from "../../../src/Engine/Engine.ts"
 import { said } from "../../../src/Engine/Instruction.ts"
 import * as PlaywrightEngine from "../../../src/Engine/PlaywrightEngine.ts"
@@ -238,19 +236,13 @@ const fade = setInterval(() => { o -= 0.1; loader.style.opacity = String(o); if 
   )
 ]
 
-class Pages extends Context.Service<Pages, Server.PatternServer>()("test/Pages") {}
-
-const evaluate = <A>(expression: string) =>
-  Effect.gen(function* () {
-    const session = yield* BrowserSession
-    return yield* Session.evaluate<A>(session.wsEndpoint, session.targetId, expression)
-  })
+const evaluate = TestBrowser.evaluate
 const inputValue = (id: string) => evaluate<string>(`document.getElementById(${JSON.stringify(id)}).value`)
 const checkedOf = (id: string) => evaluate<boolean>(`document.getElementById(${JSON.stringify(id)}).checked`)
 
 const open = (name: string) =>
   Effect.gen(function* () {
-    const server = yield* Pages
+    const server = yield* Server.Pages
     const engine = yield* Engine
     yield* engine.navigate(server.url(name, "/index.html"))
   })
@@ -263,7 +255,7 @@ const act = (input: Parameters<Engine["Service"]["act"]>[0]) =>
 const fails = (input: Parameters<Engine["Service"]["act"]>[0]) => Effect.flip(act(input))
 const recorded = (name: string) =>
   Effect.gen(function* () {
-    const server = yield* Pages
+    const server = yield* Server.Pages
     return server.recorded(name)
   })
 
@@ -273,322 +265,306 @@ const targetOf = (result: ActResult) => (result as Targeted).target
 const expectType = (error: SwitchyardError, type: string) =>
   assert.strictEqual(error.type, type, `expected ${type}, got ${error.type}: ${error.message}`)
 
-const pagesLayer = Layer.effect(
-  Pages,
-  Effect.acquireRelease(
-    Effect.promise(() => Server.start(pages)),
-    (s) => Effect.promise(s.close)
-  )
-)
-
-layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: true, timeout: "60 seconds" })(
-  "Acts checked against the page",
-  (it) => {
-    it.layer(PlaywrightEngine.layer({ elementWaitMs: 500, actionTimeoutMs: 4_000 }))("playwright", (it) => {
-      it.effect(
-        "text a focus trap moves into a modal is verification_failed naming where it went; that field is put back",
-        () =>
-          Effect.gen(function* () {
-            yield* open("focus-trap")
-            const error = yield* fails(said('fill "Alert email" with "ada@example.com"'))
-            expectType(error, "verification_failed")
-            if (error._tag !== "VerificationFailed") return
-            assert.strictEqual(error.sideEffect, "possible")
-            assert.strictEqual(error.landed?.name, "Newsletter email")
-            assert.strictEqual(error.landed?.role, "textbox")
-            assert.include(error.message, 'textbox "Newsletter email"')
-            assert.include(error.message, 'textbox "Alert email"')
-            assert.strictEqual(error.expected, "ada@example.com")
-            assert.strictEqual(error.actual, "")
-            assert.strictEqual(yield* inputValue("alert-email"), "")
-            // The field the text should not have reached holds what it held before.
-            assert.strictEqual(yield* inputValue("news-email"), "")
-          })
-      )
-
-      it.effect("a field behind a dialog that made the page inert is refused at once, naming the dialog", () =>
+layer(Layer.mergeAll(TestBrowser.layer(), Server.Pages.layer(pages)), {
+  excludeTestServices: true,
+  timeout: "60 seconds"
+})("Acts checked against the page", (it) => {
+  it.layer(PlaywrightEngine.layer({ elementWaitMs: 500, actionTimeoutMs: 4_000 }))("playwright", (it) => {
+    it.effect(
+      "text a focus trap moves into a modal is verification_failed naming where it went; that field is put back",
+      () =>
         Effect.gen(function* () {
-          yield* open("inert")
-          const behind = yield* fails(said('fill "Search members" with "grace"'))
-          expectType(behind, "action_failed")
-          assert.include(behind.message, 'dialog "Invite a teammate"')
-          assert.strictEqual(yield* inputValue("search"), "")
-          yield* act(said('fill "Email address" with "grace@example.com"'))
-          assert.strictEqual(yield* inputValue("invite"), "grace@example.com")
-        })
-      )
-
-      it.effect("a field that refuses the value is verification_failed saying what it shows", () =>
-        Effect.gen(function* () {
-          yield* open("masked")
-          const error = yield* fails(said('fill "ZIP code" with "ABCDE"'))
+          yield* open("focus-trap")
+          const error = yield* fails(said('fill "Alert email" with "ada@example.com"'))
           expectType(error, "verification_failed")
           if (error._tag !== "VerificationFailed") return
+          assert.strictEqual(error.sideEffect, "possible")
+          assert.strictEqual(error.landed?.name, "Newsletter email")
+          assert.strictEqual(error.landed?.role, "textbox")
+          assert.include(error.message, 'textbox "Newsletter email"')
+          assert.include(error.message, 'textbox "Alert email"')
+          assert.strictEqual(error.expected, "ada@example.com")
           assert.strictEqual(error.actual, "")
-          assert.isUndefined(error.landed)
-          // A mask that formats what was typed still shows it: the act succeeds and says what the page shows.
-          const phone = yield* act(said('fill "Phone" with "5551234567"'))
-          assert.deepInclude(targetOf(phone), { role: "textbox", name: "Phone", value: "(555) 123-4567" })
-          assert.strictEqual(yield* inputValue("phone"), "(555) 123-4567")
-          const city = yield* act(said('fill "City" with "Bergen"'))
-          assert.deepInclude(targetOf(city), { value: "Bergen" })
-          assert.match(String(targetOf(city)?.ref), /^(f\d+)?e\d+$/)
+          assert.strictEqual(yield* inputValue("alert-email"), "")
+          // The field the text should not have reached holds what it held before.
+          assert.strictEqual(yield* inputValue("news-email"), "")
         })
-      )
+    )
 
-      it.effect("dates and times as people write them land in the input's own format", () =>
+    it.effect("a field behind a dialog that made the page inert is refused at once, naming the dialog", () =>
+      Effect.gen(function* () {
+        yield* open("inert")
+        const behind = yield* fails(said('fill "Search members" with "grace"'))
+        expectType(behind, "action_failed")
+        assert.include(behind.message, 'dialog "Invite a teammate"')
+        assert.strictEqual(yield* inputValue("search"), "")
+        yield* act(said('fill "Email address" with "grace@example.com"'))
+        assert.strictEqual(yield* inputValue("invite"), "grace@example.com")
+      })
+    )
+
+    it.effect("a field that refuses the value is verification_failed saying what it shows", () =>
+      Effect.gen(function* () {
+        yield* open("masked")
+        const error = yield* fails(said('fill "ZIP code" with "ABCDE"'))
+        expectType(error, "verification_failed")
+        if (error._tag !== "VerificationFailed") return
+        assert.strictEqual(error.actual, "")
+        assert.isUndefined(error.landed)
+        // A mask that formats what was typed still shows it: the act succeeds and says what the page shows.
+        const phone = yield* act(said('fill "Phone" with "5551234567"'))
+        assert.deepInclude(targetOf(phone), { role: "textbox", name: "Phone", value: "(555) 123-4567" })
+        assert.strictEqual(yield* inputValue("phone"), "(555) 123-4567")
+        const city = yield* act(said('fill "City" with "Bergen"'))
+        assert.deepInclude(targetOf(city), { value: "Bergen" })
+        assert.match(String(targetOf(city)?.ref), /^(f\d+)?e\d+$/)
+      })
+    )
+
+    it.effect("dates and times as people write them land in the input's own format", () =>
+      Effect.gen(function* () {
+        yield* open("dates-us")
+        const dob = yield* act(said('fill "Date of birth" with "07/04/1990"'))
+        assert.strictEqual(yield* inputValue("dob"), "1990-07-04")
+        assert.deepInclude(targetOf(dob), { value: "1990-07-04" })
+        // Month first, as the page says nothing else: the answer says how it was read.
+        assert.include(dob.description, "month first")
+        yield* act(said('fill "Date of birth" with "March 15, 2026"'))
+        assert.strictEqual(yield* inputValue("dob"), "2026-03-15")
+        yield* act(said('fill "Date of birth" with "15.03.2026"'))
+        assert.strictEqual(yield* inputValue("dob"), "2026-03-15")
+        yield* act(said('fill "Start time" with "2:30 PM"'))
+        assert.strictEqual(yield* inputValue("start"), "14:30")
+        yield* act(said('fill "Available from" with "March 2026"'))
+        assert.strictEqual(yield* inputValue("month"), "2026-03")
+        yield* act(said('fill "Preferred week" with "week 11, 2026"'))
+        assert.strictEqual(yield* inputValue("week"), "2026-W11")
+        yield* act(said('fill "Interview slot" with "03/15/2026 9:05 am"'))
+        assert.strictEqual(yield* inputValue("interview"), "2026-03-15T09:05")
+
+        const unreadable = yield* fails(said('fill "Date of birth" with "13/13/2020"'))
+        expectType(unreadable, "invalid_input")
+        assert.include(unreadable.message, "YYYY-MM-DD")
+        assert.strictEqual(yield* inputValue("dob"), "2026-03-15")
+
+        yield* open("dates-gb")
+        const gb = yield* act(said('fill "Date of birth" with "07/04/1990"'))
+        assert.strictEqual(yield* inputValue("dob"), "1990-04-07")
+        assert.include(gb.description, "day first")
+      })
+    )
+
+    it.effect("negative numbers hold in a number input and in a spinner", () =>
+      Effect.gen(function* () {
+        yield* open("numbers")
+        const adjust = yield* act(said('fill "Adjustment" with "-1"'))
+        assert.strictEqual(yield* inputValue("adjust"), "-1")
+        assert.deepInclude(targetOf(adjust), { value: "-1" })
+        yield* act(said('fill "Quantity" with "-1"'))
+        assert.strictEqual(yield* inputValue("qty"), "-1")
+        const bad = yield* fails(said('fill "Adjustment" with "a few"'))
+        expectType(bad, "invalid_input")
+        assert.include(bad.message, "number")
+      })
+    )
+
+    it.effect("a range input is reachable by name with fill and set, within its bounds and steps", () =>
+      Effect.gen(function* () {
+        yield* open("numbers")
+        const filled = yield* act(said('fill "Salary" with "95"'))
+        assert.strictEqual(yield* inputValue("salary"), "95")
+        assert.deepInclude(targetOf(filled), { role: "slider", value: "95" })
+        assert.strictEqual(yield* evaluate<string>("document.getElementById('salary-out').textContent"), "95")
+        yield* act(said('set "Salary" to 120'))
+        assert.strictEqual(yield* inputValue("salary"), "120")
+        const off = yield* fails(said('set "Salary" to 97'))
+        expectType(off, "invalid_input")
+        assert.include(off.message, "5")
+        const past = yield* fails(said('set "Salary" to 500'))
+        expectType(past, "invalid_input")
+        assert.include(past.message, "200")
+        assert.strictEqual(yield* inputValue("salary"), "120")
+      })
+    )
+
+    it.effect("a slider drawn without an input is set with the keys a person uses", () =>
+      Effect.gen(function* () {
+        yield* open("numbers")
+        const level = yield* act(said('set "Experience level" to 70'))
+        assert.strictEqual(yield* evaluate<string>("level.getAttribute('aria-valuenow')"), "70")
+        assert.deepInclude(targetOf(level), { role: "slider", value: "70" })
+        yield* act(said('set "Experience level" to 0'))
+        assert.strictEqual(yield* evaluate<string>("level.getAttribute('aria-valuenow')"), "0")
+        const between = yield* fails(said('set "Experience level" to 72'))
+        expectType(between, "verification_failed")
+      })
+    )
+
+    it.effect(
+      "a field re-rendered while typed into is filled again; a select is filled by choosing; typing appends",
+      () =>
         Effect.gen(function* () {
-          yield* open("dates-us")
-          const dob = yield* act(said('fill "Date of birth" with "07/04/1990"'))
-          assert.strictEqual(yield* inputValue("dob"), "1990-07-04")
-          assert.deepInclude(targetOf(dob), { value: "1990-07-04" })
-          // Month first, as the page says nothing else: the answer says how it was read.
-          assert.include(dob.description, "month first")
-          yield* act(said('fill "Date of birth" with "March 15, 2026"'))
-          assert.strictEqual(yield* inputValue("dob"), "2026-03-15")
-          yield* act(said('fill "Date of birth" with "15.03.2026"'))
-          assert.strictEqual(yield* inputValue("dob"), "2026-03-15")
-          yield* act(said('fill "Start time" with "2:30 PM"'))
-          assert.strictEqual(yield* inputValue("start"), "14:30")
-          yield* act(said('fill "Available from" with "March 2026"'))
-          assert.strictEqual(yield* inputValue("month"), "2026-03")
-          yield* act(said('fill "Preferred week" with "week 11, 2026"'))
-          assert.strictEqual(yield* inputValue("week"), "2026-W11")
-          yield* act(said('fill "Interview slot" with "03/15/2026 9:05 am"'))
-          assert.strictEqual(yield* inputValue("interview"), "2026-03-15T09:05")
-
-          const unreadable = yield* fails(said('fill "Date of birth" with "13/13/2020"'))
-          expectType(unreadable, "invalid_input")
-          assert.include(unreadable.message, "YYYY-MM-DD")
-          assert.strictEqual(yield* inputValue("dob"), "2026-03-15")
-
-          yield* open("dates-gb")
-          const gb = yield* act(said('fill "Date of birth" with "07/04/1990"'))
-          assert.strictEqual(yield* inputValue("dob"), "1990-04-07")
-          assert.include(gb.description, "day first")
+          yield* open("rerender")
+          const first = yield* act(said('fill "First name" with "Ada"'))
+          assert.strictEqual(yield* inputValue("first"), "Ada")
+          assert.deepInclude(targetOf(first), { value: "Ada" })
+          const country = yield* act(said('fill "Country" with "Sweden"'))
+          assert.strictEqual(yield* inputValue("country"), "Sweden")
+          assert.deepInclude(targetOf(country), { selected: ["Sweden"] })
+          const notes = yield* act(said('type " world" into "Notes"'))
+          assert.deepInclude(targetOf(notes), { value: "Hello world" })
         })
-      )
+    )
 
-      it.effect("negative numbers hold in a number input and in a spinner", () =>
-        Effect.gen(function* () {
-          yield* open("numbers")
-          const adjust = yield* act(said('fill "Adjustment" with "-1"'))
-          assert.strictEqual(yield* inputValue("adjust"), "-1")
-          assert.deepInclude(targetOf(adjust), { value: "-1" })
-          yield* act(said('fill "Quantity" with "-1"'))
-          assert.strictEqual(yield* inputValue("qty"), "-1")
-          const bad = yield* fails(said('fill "Adjustment" with "a few"'))
-          expectType(bad, "invalid_input")
-          assert.include(bad.message, "number")
-        })
-      )
+    it.effect("a choice that moves the page says where it went, one put back is not taken, one that stays shows", () =>
+      Effect.gen(function* () {
+        // A change handler that navigates at once, in its own task, or a moment later; one that changes the route.
+        yield* open("choices")
+        const sorted = yield* act(said('select "Price" in "Sort by"'))
+        assert.include(sorted.navigated?.url ?? "", "?sort=price")
+        assert.include(yield* evaluate<string>("location.href"), "?sort=price")
+        const viewed = yield* act(said('select "List" in "View"'))
+        assert.include(viewed.navigated?.url ?? "", "?view=list")
+        const region = yield* act(said('select "Europe" in "Region"'))
+        assert.include(region.navigated?.url ?? "", "?region=eu")
+        assert.include(yield* evaluate<string>("location.href"), "?region=eu")
+        // A page that puts its own choice back a moment later does not show the one asked for.
+        const reset = yield* fails(said('select "50" in "Page size"'))
+        expectType(reset, "verification_failed")
+        assert.strictEqual(yield* inputValue("size"), "10")
+        // A choice whose handler asks the site for data: the answer comes once the page has it.
+        yield* act(said('select "Oslo" in "City"'))
+        assert.strictEqual(yield* evaluate<string>("document.getElementById('count').textContent"), "12 listings")
+        // A choice nothing follows: no move, and the page shows it.
+        const team = yield* act(said('select "Core" in "Team"'))
+        assert.isUndefined(team.navigated)
+        assert.deepInclude(targetOf(team), { selected: ["Core"] })
+        assert.strictEqual(yield* inputValue("team"), "core")
+      })
+    )
 
-      it.effect("a range input is reachable by name with fill and set, within its bounds and steps", () =>
-        Effect.gen(function* () {
-          yield* open("numbers")
-          const filled = yield* act(said('fill "Salary" with "95"'))
-          assert.strictEqual(yield* inputValue("salary"), "95")
-          assert.deepInclude(targetOf(filled), { role: "slider", value: "95" })
-          assert.strictEqual(yield* evaluate<string>("document.getElementById('salary-out').textContent"), "95")
-          yield* act(said('set "Salary" to 120'))
-          assert.strictEqual(yield* inputValue("salary"), "120")
-          const off = yield* fails(said('set "Salary" to 97'))
-          expectType(off, "invalid_input")
-          assert.include(off.message, "5")
-          const past = yield* fails(said('set "Salary" to 500'))
-          expectType(past, "invalid_input")
-          assert.include(past.message, "200")
-          assert.strictEqual(yield* inputValue("salary"), "120")
-        })
-      )
+    it.effect("a multi-select takes several options in one call and keeps earlier picks", () =>
+      Effect.gen(function* () {
+        yield* open("multi")
+        const both = yield* act(said('select "Python", "SQL" in "Skills"'))
+        assert.deepStrictEqual(
+          yield* evaluate<Array<string>>("[...document.getElementById('skills').selectedOptions].map((o) => o.label)"),
+          ["Python", "SQL"]
+        )
+        assert.deepInclude(targetOf(both), { selected: ["Python", "SQL"] })
+        yield* act(said('select "Rust" in "Skills"'))
+        assert.deepStrictEqual(
+          yield* evaluate<Array<string>>("[...document.getElementById('skills').selectedOptions].map((o) => o.label)"),
+          ["Python", "SQL", "Rust"]
+        )
+        // An action's arguments list selects them all.
+        const action = both.action!
+        yield* open("multi")
+        yield* act({ ...action, arguments: ["Go", "Rust"] })
+        assert.deepStrictEqual(
+          yield* evaluate<Array<string>>("[...document.getElementById('skills').selectedOptions].map((o) => o.label)"),
+          ["Go", "Rust"]
+        )
+        // An ARIA listbox that allows several: each option clicked once, none toggled off.
+        const langs = yield* act(said('select "English" and "French" in "Languages"'))
+        assert.deepStrictEqual(
+          yield* evaluate<Array<string>>(
+            "[...document.querySelectorAll('#langs [aria-selected=true]')].map((o) => o.textContent)"
+          ),
+          ["English", "French"]
+        )
+        assert.deepInclude(targetOf(langs), { selected: ["English", "French"] })
+        yield* act(said('select "French" in "Languages"'))
+        assert.deepStrictEqual(
+          yield* evaluate<Array<string>>(
+            "[...document.querySelectorAll('#langs [aria-selected=true]')].map((o) => o.textContent)"
+          ),
+          ["English", "French"]
+        )
+      })
+    )
 
-      it.effect("a slider drawn without an input is set with the keys a person uses", () =>
-        Effect.gen(function* () {
-          yield* open("numbers")
-          const level = yield* act(said('set "Experience level" to 70'))
-          assert.strictEqual(yield* evaluate<string>("level.getAttribute('aria-valuenow')"), "70")
-          assert.deepInclude(targetOf(level), { role: "slider", value: "70" })
-          yield* act(said('set "Experience level" to 0'))
-          assert.strictEqual(yield* evaluate<string>("level.getAttribute('aria-valuenow')"), "0")
-          const between = yield* fails(said('set "Experience level" to 72'))
-          expectType(between, "verification_failed")
-        })
-      )
+    it.effect("custom checkboxes and radios are ticked through their own label's box", () =>
+      Effect.gen(function* () {
+        yield* open("custom-checks")
+        const remember = yield* act(said('check "Remember me"'))
+        assert.isTrue(yield* checkedOf("remember"))
+        assert.deepInclude(targetOf(remember), { role: "checkbox", checked: true })
+        yield* act(said('uncheck "Remember me"'))
+        assert.isFalse(yield* checkedOf("remember"))
+        yield* act(said('click "Remember me"'))
+        assert.isTrue(yield* checkedOf("remember"))
+        yield* act(said('check "I accept the terms"'))
+        assert.isTrue(yield* checkedOf("terms"))
+        yield* act(said('check "Remote"'))
+        assert.isTrue(yield* checkedOf("remote"))
+        const office = yield* act(said('check "Office"'))
+        assert.deepInclude(targetOf(office), { role: "radio", checked: true })
+        assert.isFalse(yield* checkedOf("remote"))
+        // Checking what is already checked changes nothing.
+        yield* act(said('check "Office"'))
+        assert.deepStrictEqual(yield* recorded("custom-checks"), [
+          { remember: true },
+          { remember: false },
+          { remember: true },
+          { terms: true },
+          { remote: true },
+          { office: true }
+        ])
+      })
+    )
 
-      it.effect(
-        "a field re-rendered while typed into is filled again; a select is filled by choosing; typing appends",
-        () =>
-          Effect.gen(function* () {
-            yield* open("rerender")
-            const first = yield* act(said('fill "First name" with "Ada"'))
-            assert.strictEqual(yield* inputValue("first"), "Ada")
-            assert.deepInclude(targetOf(first), { value: "Ada" })
-            const country = yield* act(said('fill "Country" with "Sweden"'))
-            assert.strictEqual(yield* inputValue("country"), "Sweden")
-            assert.deepInclude(targetOf(country), { selected: ["Sweden"] })
-            const notes = yield* act(said('type " world" into "Notes"'))
-            assert.deepInclude(targetOf(notes), { value: "Hello world" })
-          })
-      )
-
-      it.effect(
-        "a choice that moves the page says where it went, one put back is not taken, one that stays shows",
-        () =>
-          Effect.gen(function* () {
-            // A change handler that navigates at once, in its own task, or a moment later; one that changes the route.
-            yield* open("choices")
-            const sorted = yield* act(said('select "Price" in "Sort by"'))
-            assert.include(sorted.navigated?.url ?? "", "?sort=price")
-            assert.include(yield* evaluate<string>("location.href"), "?sort=price")
-            const viewed = yield* act(said('select "List" in "View"'))
-            assert.include(viewed.navigated?.url ?? "", "?view=list")
-            const region = yield* act(said('select "Europe" in "Region"'))
-            assert.include(region.navigated?.url ?? "", "?region=eu")
-            assert.include(yield* evaluate<string>("location.href"), "?region=eu")
-            // A page that puts its own choice back a moment later does not show the one asked for.
-            const reset = yield* fails(said('select "50" in "Page size"'))
-            expectType(reset, "verification_failed")
-            assert.strictEqual(yield* inputValue("size"), "10")
-            // A choice whose handler asks the site for data: the answer comes once the page has it.
-            yield* act(said('select "Oslo" in "City"'))
-            assert.strictEqual(yield* evaluate<string>("document.getElementById('count').textContent"), "12 listings")
-            // A choice nothing follows: no move, and the page shows it.
-            const team = yield* act(said('select "Core" in "Team"'))
-            assert.isUndefined(team.navigated)
-            assert.deepInclude(targetOf(team), { selected: ["Core"] })
-            assert.strictEqual(yield* inputValue("team"), "core")
-          })
-      )
-
-      it.effect("a multi-select takes several options in one call and keeps earlier picks", () =>
-        Effect.gen(function* () {
-          yield* open("multi")
-          const both = yield* act(said('select "Python", "SQL" in "Skills"'))
-          assert.deepStrictEqual(
-            yield* evaluate<Array<string>>(
-              "[...document.getElementById('skills').selectedOptions].map((o) => o.label)"
-            ),
-            ["Python", "SQL"]
-          )
-          assert.deepInclude(targetOf(both), { selected: ["Python", "SQL"] })
-          yield* act(said('select "Rust" in "Skills"'))
-          assert.deepStrictEqual(
-            yield* evaluate<Array<string>>(
-              "[...document.getElementById('skills').selectedOptions].map((o) => o.label)"
-            ),
-            ["Python", "SQL", "Rust"]
-          )
-          // An action's arguments list selects them all.
-          const action = both.action!
-          yield* open("multi")
-          yield* act({ ...action, arguments: ["Go", "Rust"] })
-          assert.deepStrictEqual(
-            yield* evaluate<Array<string>>(
-              "[...document.getElementById('skills').selectedOptions].map((o) => o.label)"
-            ),
-            ["Go", "Rust"]
-          )
-          // An ARIA listbox that allows several: each option clicked once, none toggled off.
-          const langs = yield* act(said('select "English" and "French" in "Languages"'))
-          assert.deepStrictEqual(
-            yield* evaluate<Array<string>>(
-              "[...document.querySelectorAll('#langs [aria-selected=true]')].map((o) => o.textContent)"
-            ),
-            ["English", "French"]
-          )
-          assert.deepInclude(targetOf(langs), { selected: ["English", "French"] })
-          yield* act(said('select "French" in "Languages"'))
-          assert.deepStrictEqual(
-            yield* evaluate<Array<string>>(
-              "[...document.querySelectorAll('#langs [aria-selected=true]')].map((o) => o.textContent)"
-            ),
-            ["English", "French"]
-          )
-        })
-      )
-
-      it.effect("custom checkboxes and radios are ticked through their own label's box", () =>
-        Effect.gen(function* () {
-          yield* open("custom-checks")
-          const remember = yield* act(said('check "Remember me"'))
-          assert.isTrue(yield* checkedOf("remember"))
-          assert.deepInclude(targetOf(remember), { role: "checkbox", checked: true })
-          yield* act(said('uncheck "Remember me"'))
-          assert.isFalse(yield* checkedOf("remember"))
-          yield* act(said('click "Remember me"'))
-          assert.isTrue(yield* checkedOf("remember"))
-          yield* act(said('check "I accept the terms"'))
-          assert.isTrue(yield* checkedOf("terms"))
-          yield* act(said('check "Remote"'))
-          assert.isTrue(yield* checkedOf("remote"))
-          const office = yield* act(said('check "Office"'))
-          assert.deepInclude(targetOf(office), { role: "radio", checked: true })
-          assert.isFalse(yield* checkedOf("remote"))
-          // Checking what is already checked changes nothing.
-          yield* act(said('check "Office"'))
-          assert.deepStrictEqual(yield* recorded("custom-checks"), [
-            { remember: true },
-            { remember: false },
-            { remember: true },
-            { terms: true },
-            { remote: true },
-            { office: true }
-          ])
-        })
-      )
-
-      it.effect("an act on a disabled control fails at once saying it is disabled, and does nothing", () =>
-        Effect.gen(function* () {
-          yield* open("disabled")
-          for (const instruction of [
-            'click "Submit application"',
-            'fill "Referral code" with "X1"',
-            'check "Willing to relocate"',
-            'select "Sweden" in "Country"',
-            'fill "Locked note" with "hi"',
-            'click "Next step"'
-          ]) {
-            const error = yield* fails(said(instruction))
-            expectType(error, "action_failed")
-            assert.strictEqual("sideEffect" in error ? error.sideEffect : undefined, "none", instruction)
-            assert.include(error.message, "disabled", instruction)
-          }
-          assert.deepStrictEqual(yield* recorded("disabled"), [])
-        })
-      )
-
-      it.effect("a control the page is enabling after the last act is waited for a moment, then clicked once", () =>
-        Effect.gen(function* () {
-          yield* open("enabling")
-          yield* act(said('fill "Email" with "ada@example.com"'))
-          yield* act(said('click "Join the list"'))
-          assert.deepStrictEqual(yield* recorded("enabling"), [{ joined: "ada@example.com" }])
-          // A value the page does not accept leaves the button disabled: refused, saying so, nothing clicked.
-          yield* open("enabling")
-          yield* act(said('fill "Email" with "ada"'))
-          const error = yield* fails(said('click "Join the list"'))
+    it.effect("an act on a disabled control fails at once saying it is disabled, and does nothing", () =>
+      Effect.gen(function* () {
+        yield* open("disabled")
+        for (const instruction of [
+          'click "Submit application"',
+          'fill "Referral code" with "X1"',
+          'check "Willing to relocate"',
+          'select "Sweden" in "Country"',
+          'fill "Locked note" with "hi"',
+          'click "Next step"'
+        ]) {
+          const error = yield* fails(said(instruction))
           expectType(error, "action_failed")
-          assert.include(error.message, "disabled")
-          assert.deepStrictEqual(yield* recorded("enabling"), [{ joined: "ada@example.com" }])
-        })
-      )
+          assert.strictEqual("sideEffect" in error ? error.sideEffect : undefined, "none", instruction)
+          assert.include(error.message, "disabled", instruction)
+        }
+        assert.deepStrictEqual(yield* recorded("disabled"), [])
+      })
+    )
 
-      it.effect("a partly covered button is clicked where it is visible", () =>
-        Effect.gen(function* () {
-          yield* open("partly-covered")
-          yield* act(said('click "Continue to payment"'))
-          assert.deepStrictEqual(yield* recorded("partly-covered"), [{ continued: true }])
-        })
-      )
+    it.effect("a control the page is enabling after the last act is waited for a moment, then clicked once", () =>
+      Effect.gen(function* () {
+        yield* open("enabling")
+        yield* act(said('fill "Email" with "ada@example.com"'))
+        yield* act(said('click "Join the list"'))
+        assert.deepStrictEqual(yield* recorded("enabling"), [{ joined: "ada@example.com" }])
+        // A value the page does not accept leaves the button disabled: refused, saying so, nothing clicked.
+        yield* open("enabling")
+        yield* act(said('fill "Email" with "ada"'))
+        const error = yield* fails(said('click "Join the list"'))
+        expectType(error, "action_failed")
+        assert.include(error.message, "disabled")
+        assert.deepStrictEqual(yield* recorded("enabling"), [{ joined: "ada@example.com" }])
+      })
+    )
 
-      it.effect("a cover fading away is waited out", () =>
-        Effect.gen(function* () {
-          yield* open("fading-cover")
-          yield* act(said('click "Submit"'))
-          yield* act(said('click "Save draft"'))
-          assert.deepStrictEqual(yield* recorded("fading-cover"), [{ submitted: true }, { saved: true }])
-        })
-      )
-    })
-  }
-)
+    it.effect("a partly covered button is clicked where it is visible", () =>
+      Effect.gen(function* () {
+        yield* open("partly-covered")
+        yield* act(said('click "Continue to payment"'))
+        assert.deepStrictEqual(yield* recorded("partly-covered"), [{ continued: true }])
+      })
+    )
+
+    it.effect("a cover fading away is waited out", () =>
+      Effect.gen(function* () {
+        yield* open("fading-cover")
+        yield* act(said('click "Submit"'))
+        yield* act(said('click "Save draft"'))
+        assert.deepStrictEqual(yield* recorded("fading-cover"), [{ submitted: true }, { saved: true }])
+      })
+    )
+  })
+})

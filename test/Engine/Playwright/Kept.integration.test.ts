@@ -3,9 +3,7 @@
  * document, an open shadow root, a frame) is read again, so an act never lands on what an element became.
  */
 import { assert, layer } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
-import * as Session from "../../../src/Cdp/Session.ts"
-import { BrowserSession } from "../../../src/Engine/BrowserSession.ts"
+import { Effect, Layer } from "effect"
 import { Engine } from "../../../src/Engine/Engine.ts"
 import { said } from "../../../src/Engine/Instruction.ts"
 import * as PlaywrightEngine from "../../../src/Engine/PlaywrightEngine.ts"
@@ -33,26 +31,12 @@ host.attachShadow({ mode: "open" }).innerHTML =
   run: async () => undefined
 }
 
-class Pages extends Context.Service<Pages, Server.PatternServer>()("test/Pages") {}
-
-const pagesLayer = Layer.effect(
-  Pages,
-  Effect.acquireRelease(
-    Effect.promise(() => Server.start([offers])),
-    (s) => Effect.promise(s.close)
-  )
-)
-
-/** Changes the page behind the engine's back, through a separate CDP connection. */
-const change = (expression: string) =>
-  Effect.gen(function* () {
-    const session = yield* BrowserSession
-    yield* Session.evaluate(session.wsEndpoint, session.targetId, expression)
-  })
+/** Changes the page behind the engine's back. */
+const change = TestBrowser.evaluate
 
 /** The engine on the offers page, and what the page recorded from then on. */
 const onOffers = Effect.gen(function* () {
-  const server = yield* Pages
+  const server = yield* Server.Pages
   const engine = yield* Engine
   yield* engine.navigate(server.url("offers", "/index.html"))
   const before = server.recorded("offers").length
@@ -75,92 +59,90 @@ const renames = [
   }
 ]
 
-layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: true, timeout: "60 seconds" })(
-  "Elements kept between acts",
-  (it) => {
-    it.layer(PlaywrightEngine.layer({ elementWaitMs: 500, actionTimeoutMs: 4_000 }))("playwright", (it) => {
-      for (const { where, from, to, script } of renames) {
-        it.effect(`an element renamed in ${where} since the last act is not acted on under its old name`, () =>
-          Effect.gen(function* () {
-            const { engine, recorded } = yield* onOffers
-            // The first act reads the page; the page then renames an element before the next act.
-            yield* engine.act(said('click "Read terms"'))
-            yield* change(script)
-            const error = yield* Effect.flip(engine.act(said(`click "${from}"`)))
-            assert.strictEqual(error.type, "element_not_found", error.message)
-            yield* engine.act(said(`click "${to}"`))
-            assert.deepStrictEqual(recorded(), [{ clicked: "Read terms" }, { clicked: to }])
-          })
-        )
-      }
-
-      it.effect(
-        "values and ticks a script set between calls (no event, no change of the document) are read as shown",
-        () =>
-          Effect.gen(function* () {
-            const { engine } = yield* onOffers
-            yield* engine.act(said('click "Read terms"'))
-            yield* engine.extract("the form")
-            yield* change(`amount.value = "42"; gift.checked = true`)
-            const read = (yield* engine.extract("the form")) as {
-              controls: ReadonlyArray<{ name: string; value?: string; checked?: boolean | "mixed" }>
-            }
-            assert.strictEqual(read.controls.find((c) => c.name === "Amount")?.value, "42")
-            assert.strictEqual(read.controls.find((c) => c.name === "Gift")?.checked, true)
-          })
-      )
-
-      it.effect("text and values a script changed after a click's answer are read as the page shows them", () =>
-        Effect.gen(function* () {
-          const { engine } = yield* onOffers
-          // The click's page is read in the background after its answer; the page changes after that.
-          yield* engine.act(said('click "Read terms"'))
-          yield* Effect.sleep("300 millis")
-          yield* change(`document.querySelector("h1").textContent = "Offers renewed"; amount.value = "42"`)
-          const read = (yield* engine.extract("the page")) as {
-            headings: ReadonlyArray<string>
-            controls: ReadonlyArray<{ name: string; value?: string }>
-          }
-          assert.deepStrictEqual(read.headings, ["Offers renewed"])
-          assert.strictEqual(read.controls.find((c) => c.name === "Amount")?.value, "42")
-        })
-      )
-
-      it.effect(
-        "a password a script typed into a frame is not shown by the read after another part of the page changed",
-        () =>
-          Effect.gen(function* () {
-            const { engine } = yield* onOffers
-            // The elements as a batch fill reads them: kept while their names and places hold.
-            const elementsNow = engine.elements!
-            yield* engine.act(said('click "Read terms"'))
-            yield* elementsNow()
-            // Only the frame's values change (no change of its document); the page's own document changes too.
-            yield* change(
-              `docs.contentDocument.getElementById("pin").value = "s3cret-9"; decline.textContent = "Accept"`
-            )
-            const elements = yield* elementsNow()
-            assert.strictEqual(elements.find((e) => e.name === "PIN")?.value, "[redacted]")
-            assert.notInclude(JSON.stringify(elements), "s3cret-9")
-            assert.notInclude(JSON.stringify(yield* engine.extract("the form")), "s3cret-9")
-          })
-      )
-
-      it.effect("an unchanged page is acted on twice in a row as it shows", () =>
+layer(Layer.mergeAll(TestBrowser.layer(), Server.Pages.layer([offers])), {
+  excludeTestServices: true,
+  timeout: "60 seconds"
+})("Elements kept between acts", (it) => {
+  it.layer(PlaywrightEngine.layer({ elementWaitMs: 500, actionTimeoutMs: 4_000 }))("playwright", (it) => {
+    for (const { where, from, to, script } of renames) {
+      it.effect(`an element renamed in ${where} since the last act is not acted on under its old name`, () =>
         Effect.gen(function* () {
           const { engine, recorded } = yield* onOffers
+          // The first act reads the page; the page then renames an element before the next act.
           yield* engine.act(said('click "Read terms"'))
-          yield* engine.act(said('click "Archive thread"'))
-          yield* engine.act(said('click "Remove file"'))
-          yield* engine.act(said('click "Read terms"'))
-          assert.deepStrictEqual(recorded(), [
-            { clicked: "Read terms" },
-            { clicked: "Archive thread" },
-            { clicked: "Remove file" },
-            { clicked: "Read terms" }
-          ])
+          yield* change(script)
+          const error = yield* Effect.flip(engine.act(said(`click "${from}"`)))
+          assert.strictEqual(error.type, "element_not_found", error.message)
+          yield* engine.act(said(`click "${to}"`))
+          assert.deepStrictEqual(recorded(), [{ clicked: "Read terms" }, { clicked: to }])
         })
       )
-    })
-  }
-)
+    }
+
+    it.effect(
+      "values and ticks a script set between calls (no event, no change of the document) are read as shown",
+      () =>
+        Effect.gen(function* () {
+          const { engine } = yield* onOffers
+          yield* engine.act(said('click "Read terms"'))
+          yield* engine.extract("the form")
+          yield* change(`amount.value = "42"; gift.checked = true`)
+          const read = (yield* engine.extract("the form")) as {
+            controls: ReadonlyArray<{ name: string; value?: string; checked?: boolean | "mixed" }>
+          }
+          assert.strictEqual(read.controls.find((c) => c.name === "Amount")?.value, "42")
+          assert.strictEqual(read.controls.find((c) => c.name === "Gift")?.checked, true)
+        })
+    )
+
+    it.effect("text and values a script changed after a click's answer are read as the page shows them", () =>
+      Effect.gen(function* () {
+        const { engine } = yield* onOffers
+        // The click's page is read in the background after its answer; the page changes after that.
+        yield* engine.act(said('click "Read terms"'))
+        yield* Effect.sleep("300 millis")
+        yield* change(`document.querySelector("h1").textContent = "Offers renewed"; amount.value = "42"`)
+        const read = (yield* engine.extract("the page")) as {
+          headings: ReadonlyArray<string>
+          controls: ReadonlyArray<{ name: string; value?: string }>
+        }
+        assert.deepStrictEqual(read.headings, ["Offers renewed"])
+        assert.strictEqual(read.controls.find((c) => c.name === "Amount")?.value, "42")
+      })
+    )
+
+    it.effect(
+      "a password a script typed into a frame is not shown by the read after another part of the page changed",
+      () =>
+        Effect.gen(function* () {
+          const { engine } = yield* onOffers
+          // The elements as a batch fill reads them: kept while their names and places hold.
+          const elementsNow = engine.elements!
+          yield* engine.act(said('click "Read terms"'))
+          yield* elementsNow()
+          // Only the frame's values change (no change of its document); the page's own document changes too.
+          yield* change(`docs.contentDocument.getElementById("pin").value = "s3cret-9"; decline.textContent = "Accept"`)
+          const elements = yield* elementsNow()
+          assert.strictEqual(elements.find((e) => e.name === "PIN")?.value, "[redacted]")
+          assert.notInclude(JSON.stringify(elements), "s3cret-9")
+          assert.notInclude(JSON.stringify(yield* engine.extract("the form")), "s3cret-9")
+        })
+    )
+
+    it.effect("an unchanged page is acted on twice in a row as it shows", () =>
+      Effect.gen(function* () {
+        const { engine, recorded } = yield* onOffers
+        yield* engine.act(said('click "Read terms"'))
+        yield* engine.act(said('click "Archive thread"'))
+        yield* engine.act(said('click "Remove file"'))
+        yield* engine.act(said('click "Read terms"'))
+        assert.deepStrictEqual(recorded(), [
+          { clicked: "Read terms" },
+          { clicked: "Archive thread" },
+          { clicked: "Remove file" },
+          { clicked: "Read terms" }
+        ])
+      })
+    )
+  })
+})

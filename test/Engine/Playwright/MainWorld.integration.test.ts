@@ -4,7 +4,7 @@
  * while every act still reads back from the page what the control shows.
  */
 import { assert, layer } from "@effect/vitest"
-import { Context, Effect, Fiber, Layer, PubSub, Ref } from "effect"
+import { Effect, Fiber, Layer, PubSub, Ref } from "effect"
 import * as Connection from "../../../src/Cdp/Connection.ts"
 import { BrowserSession } from "../../../src/Engine/BrowserSession.ts"
 import { type ActResult, Engine } from "../../../src/Engine/Engine.ts"
@@ -49,16 +49,6 @@ function state() {
   },
   run: async () => undefined
 }
-
-class Pages extends Context.Service<Pages, Server.PatternServer>()("test/MainWorldPages") {}
-
-const pagesLayer = Layer.effect(
-  Pages,
-  Effect.acquireRelease(
-    Effect.promise(() => Server.start([form])),
-    (s) => Effect.promise(s.close)
-  )
-)
 
 /** A script V8 compiled in the page: its size and whether it ran in the page's own world. */
 interface Compiled {
@@ -114,7 +104,7 @@ const watching = <A, E, R>(act: Effect.Effect<A, E, R>) =>
 
 /** The engine on a freshly loaded form, and the page's last reported state. */
 const onForm = Effect.gen(function* () {
-  const server = yield* Pages
+  const server = yield* Server.Pages
   const engine = yield* Engine
   yield* engine.navigate(server.url("form", "/index.html"))
   const state = () => {
@@ -143,79 +133,79 @@ const acts = [
   { kind: "fill in a frame", sentence: 'fill "City" with "Bergen"', shows: { city: "Bergen" } }
 ]
 
-layer(Layer.mergeAll(TestBrowser.layer(), pagesLayer), { excludeTestServices: true, timeout: "90 seconds" })(
-  "Playwright's injected script on the first act",
-  (it) => {
-    it.layer(PlaywrightEngine.layer({ elementWaitMs: 500, actionTimeoutMs: 6_000 }))("playwright", (it) => {
-      /** The act, run after a navigation, compiled no large script in the page's world, and one at most per frame. */
-      const compiledOnlyOutside = (compiled: ReadonlyArray<Compiled>) => {
-        assert.deepStrictEqual(
-          compiled.filter((c) => c.mainWorld),
-          [],
-          "no large script compiled in the page's own world"
-        )
-        assert.isAtMost(compiled.length, 2, "the snapshot's script once per frame")
-      }
+layer(Layer.mergeAll(TestBrowser.layer(), Server.Pages.layer([form])), {
+  excludeTestServices: true,
+  timeout: "90 seconds"
+})("Playwright's injected script on the first act", (it) => {
+  it.layer(PlaywrightEngine.layer({ elementWaitMs: 500, actionTimeoutMs: 6_000 }))("playwright", (it) => {
+    /** The act, run after a navigation, compiled no large script in the page's world, and one at most per frame. */
+    const compiledOnlyOutside = (compiled: ReadonlyArray<Compiled>) => {
+      assert.deepStrictEqual(
+        compiled.filter((c) => c.mainWorld),
+        [],
+        "no large script compiled in the page's own world"
+      )
+      assert.isAtMost(compiled.length, 2, "the snapshot's script once per frame")
+    }
 
-      for (const { kind, sentence, shows } of acts) {
-        it.effect(`a ${kind} after a navigation compiles the injected script only outside the page's world`, () =>
+    for (const { kind, sentence, shows } of acts) {
+      it.effect(`a ${kind} after a navigation compiles the injected script only outside the page's world`, () =>
+        Effect.gen(function* () {
+          const { engine, shows: reported } = yield* onForm
+          const { compiled } = yield* watching(engine.act(said(sentence)))
+          compiledOnlyOutside(compiled)
+          assert.deepInclude(yield* reported(shows), shows)
+        })
+      )
+    }
+
+    it.effect("acts by reference after a snapshot compile no large script in the page's world", () =>
+      Effect.gen(function* () {
+        const { engine, shows } = yield* onForm
+        const { result: elements, compiled: read } = yield* watching(engine.elements!())
+        compiledOnlyOutside(read)
+        const ref = (name: string) => elements.find((e) => e.name === name)!.ref
+        const { compiled } = yield* watching(
           Effect.gen(function* () {
-            const { engine, shows: reported } = yield* onForm
-            const { compiled } = yield* watching(engine.act(said(sentence)))
-            compiledOnlyOutside(compiled)
-            assert.deepInclude(yield* reported(shows), shows)
+            yield* engine.act({ selector: ref("Full name"), method: "fill", arguments: ["grace"], description: "" })
+            yield* engine.act({
+              selector: ref("Country"),
+              method: "selectOption",
+              arguments: ["Norway"],
+              description: ""
+            })
+            yield* engine.act({
+              selector: ref("I accept the terms"),
+              method: "check",
+              arguments: [],
+              description: ""
+            })
+            yield* engine.act({ selector: ref("City"), method: "fill", arguments: ["Oslo"], description: "" })
           })
         )
-      }
+        assert.deepStrictEqual(compiled, [], "nothing large compiled again")
+        const expected = { name: "Grace", country: "no", terms: true, city: "Oslo" }
+        assert.deepInclude(yield* shows(expected), expected)
+      })
+    )
 
-      it.effect("acts by reference after a snapshot compile no large script in the page's world", () =>
-        Effect.gen(function* () {
-          const { engine, shows } = yield* onForm
-          const { result: elements, compiled: read } = yield* watching(engine.elements!())
-          compiledOnlyOutside(read)
-          const ref = (name: string) => elements.find((e) => e.name === name)!.ref
-          const { compiled } = yield* watching(
-            Effect.gen(function* () {
-              yield* engine.act({ selector: ref("Full name"), method: "fill", arguments: ["grace"], description: "" })
-              yield* engine.act({
-                selector: ref("Country"),
-                method: "selectOption",
-                arguments: ["Norway"],
-                description: ""
-              })
-              yield* engine.act({
-                selector: ref("I accept the terms"),
-                method: "check",
-                arguments: [],
-                description: ""
-              })
-              yield* engine.act({ selector: ref("City"), method: "fill", arguments: ["Oslo"], description: "" })
-            })
-          )
-          assert.deepStrictEqual(compiled, [], "nothing large compiled again")
-          const expected = { name: "Grace", country: "no", terms: true, city: "Oslo" }
-          assert.deepInclude(yield* shows(expected), expected)
+    it.effect("a fill answers what the field shows after the page changed it, read from the page", () =>
+      Effect.gen(function* () {
+        const { engine, state, shows } = yield* onForm
+        // The page capitalises each word as it is typed: the answer says what the field shows.
+        const typed = yield* engine.act(said('fill "Full name" with "ada lovelace"'))
+        assert.strictEqual(targetOf(typed)?.value, "Ada Lovelace")
+        const framed = yield* engine.act(said('fill "City" with "bergen"'))
+        assert.strictEqual(targetOf(framed)?.value, "bergen")
+        assert.deepInclude(yield* shows({ name: "Ada Lovelace", city: "bergen" }), {
+          name: "Ada Lovelace",
+          city: "bergen"
         })
-      )
-
-      it.effect("a fill answers what the field shows after the page changed it, read from the page", () =>
-        Effect.gen(function* () {
-          const { engine, state, shows } = yield* onForm
-          // The page capitalises each word as it is typed: the answer says what the field shows.
-          const typed = yield* engine.act(said('fill "Full name" with "ada lovelace"'))
-          assert.strictEqual(targetOf(typed)?.value, "Ada Lovelace")
-          const framed = yield* engine.act(said('fill "City" with "bergen"'))
-          assert.strictEqual(targetOf(framed)?.value, "bergen")
-          assert.deepInclude(yield* shows({ name: "Ada Lovelace", city: "bergen" }), {
-            name: "Ada Lovelace",
-            city: "bergen"
-          })
-          // A field that takes no letters shows nothing: the fill fails saying so.
-          const refused = yield* Effect.flip(engine.act(said('fill "Promo code" with "spring"')))
-          assert.strictEqual(refused.type, "verification_failed", refused.message)
-          assert.strictEqual(state()?.code, "")
-        })
-      )
-    })
-  }
-)
+        // A field that takes no letters shows nothing: the fill fails saying so.
+        const refused = yield* Effect.flip(engine.act(said('fill "Promo code" with "spring"')))
+        assert.strictEqual(refused.type, "verification_failed", refused.message)
+        assert.strictEqual(state()?.code, "")
+      })
+    )
+  })
+})

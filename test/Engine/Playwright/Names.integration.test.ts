@@ -6,8 +6,6 @@
 import { join } from "node:path"
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
-import * as Session from "../../../src/Cdp/Session.ts"
-import { BrowserSession } from "../../../src/Engine/BrowserSession.ts"
 import { Engine } from "../../../src/Engine/Engine.ts"
 import { said } from "../../../src/Engine/Instruction.ts"
 import type { Field } from "../../../src/Engine/PageFacts.ts"
@@ -17,11 +15,7 @@ import * as TestBrowser from "../../support/TestBrowser.ts"
 
 class Site extends Context.Service<Site, SiteServer.SiteServer>()("test/Site") {}
 
-const evaluate = <A>(expression: string) =>
-  Effect.gen(function* () {
-    const session = yield* BrowserSession
-    return yield* Session.evaluate<A>(session.wsEndpoint, session.targetId, expression)
-  })
+const evaluate = TestBrowser.evaluate
 const inputValue = (id: string) => evaluate<string>(`document.getElementById(${JSON.stringify(id)}).value`)
 const checked = (id: string) => evaluate<boolean>(`document.getElementById(${JSON.stringify(id)}).checked`)
 const clicks = evaluate<ReadonlyArray<string>>("window.clicks")

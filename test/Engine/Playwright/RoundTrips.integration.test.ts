@@ -31,16 +31,6 @@ const form: WebPattern = {
   run: async () => undefined
 }
 
-class Pages extends Context.Service<Pages, Server.PatternServer>()("test/RoundTripPages") {}
-
-const pagesLayer = Layer.effect(
-  Pages,
-  Effect.acquireRelease(
-    Effect.promise(() => Server.start([form])),
-    (s) => Effect.promise(s.close)
-  )
-)
-
 /** The commands a client sent over a WebSocket, read from its (masked) frames as they pass. */
 const commandsIn = (onCommand: (text: string) => void) => {
   let buffer = Buffer.alloc(0)
@@ -148,14 +138,14 @@ const counted = Layer.effectContext(
   })
 )
 
-layer(Layer.mergeAll(counted.pipe(Layer.provideMerge(TestBrowser.layer())), pagesLayer), {
+layer(Layer.mergeAll(counted.pipe(Layer.provideMerge(TestBrowser.layer())), Server.Pages.layer([form])), {
   excludeTestServices: true,
   timeout: "90 seconds"
 })("an act on an element already read", (it) => {
   it.layer(PlaywrightEngine.layer({ elementWaitMs: 500, actionTimeoutMs: 6_000 }))("playwright", (it) => {
     it.effect("fills in eight page commands, selects in five and checks in ten, and the page shows each", () =>
       Effect.gen(function* () {
-        const server = yield* Pages
+        const server = yield* Server.Pages
         const engine = yield* Engine
         const wire = yield* Wire
         yield* engine.navigate(server.url("signup", "/index.html"))
@@ -200,7 +190,7 @@ layer(Layer.mergeAll(counted.pipe(Layer.provideMerge(TestBrowser.layer())), page
       "a sentence act a moment after the page loaded, and a read a moment after a click, find its elements read ahead",
       () =>
         Effect.gen(function* () {
-          const server = yield* Pages
+          const server = yield* Server.Pages
           const engine = yield* Engine
           const costOf = costOn(yield* Wire)
           // Each call comes once the page has been quiet a while, as an agent's next call comes after it thinks.
