@@ -3,8 +3,9 @@
  * has, from which the early browser (EarlyBrowser.ts) and MCP's stdio front (Front.ts) decide whether to start at spawn.
  */
 
-/** `serve`'s flags (Cli.ts), each with whether it takes a value. */
-const serveFlags = new Map([
+/** `serve`'s flags (Cli.ts), each with whether it takes a value; test/Main/Cli.integration.test.ts holds it to
+ * `serve --help`. */
+export const serveFlags: ReadonlyMap<string, boolean> = new Map([
   ["--config", true],
   ["--log-dir", true],
   ["--headed", false],

@@ -7,6 +7,7 @@ import { spawn } from "node:child_process"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { serveFlags } from "../../src/Main/ServeArgs.ts"
 import { type Outcome, outcomeOf } from "../support/Command.ts"
 
 const bin = join(import.meta.dirname, "..", "..", "bin", "switchyard")
@@ -34,6 +35,10 @@ const readHelp = (help: string) => {
   return {
     subcommands: section("SUBCOMMANDS").map(firstWord),
     flags: section("FLAGS").map(firstWord),
+    /** Each flag with whether it takes a value (`--port integer`) or not (`--headed`, followed by its description). */
+    takesValue: new Map(
+      section("FLAGS").map((line) => [firstWord(line), /^\S+ (string|integer|number|<)/.test(line)] as const)
+    ),
     required: section("ARGUMENTS")
       .filter((line) => !line.endsWith("(optional)"))
       .map(firstWord)
@@ -145,5 +150,20 @@ describe("the switchyard command line", () => {
         )
       }),
     300_000
+  )
+
+  it.live(
+    "the flags the entry reads before the command line loads are serve's own, each taking a value as serve's do",
+    () =>
+      Effect.gen(function* () {
+        // The entry decides from them whether to start a browser and MCP's front at spawn: a flag it does not know stops
+        // both, and one it reads wrongly (a value taken for a flag) starts what the command line then refuses.
+        const ran = yield* switchyard(["serve", "--help"])
+        assert.strictEqual(ran.code, 0, ran.stderr)
+        assert.deepStrictEqual(
+          [...serveFlags].sort(([a], [b]) => a.localeCompare(b)),
+          [...readHelp(ran.stdout).takesValue].sort(([a], [b]) => a.localeCompare(b))
+        )
+      })
   )
 })
