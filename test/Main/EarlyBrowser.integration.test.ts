@@ -56,6 +56,16 @@ const holdPipe = () =>
     return pipe
   })
 
+/** A service with one warm browser, its profiles under `tmp`, whose command line (and all behind it) cannot load until
+ * `pipe` is written. */
+const heldAtCommandLine = (tmp: string, pipe: string) => ({
+  TMPDIR: tmp,
+  SWITCHYARD_WARM_BROWSERS: "1",
+  NODE_OPTIONS: `--import=${holdModule}`,
+  SWITCHYARD_TEST_HOLD_MODULE: "/src/Main/Cli.ts",
+  SWITCHYARD_TEST_HOLD_PIPE: pipe
+})
+
 const profiles = (tmp: string) => readdirSync(tmp).filter((name) => name.startsWith(profilePrefix))
 
 describe("the first browser, started with the process", () => {
@@ -64,13 +74,7 @@ describe("the first browser, started with the process", () => {
       const tmp = ownTmp()
       const pipe = yield* holdPipe()
       // The command line (and all the service behind it) cannot load until the pipe is written, which it never is.
-      const service = startService({
-        TMPDIR: tmp,
-        SWITCHYARD_WARM_BROWSERS: "1",
-        NODE_OPTIONS: `--import=${holdModule}`,
-        SWITCHYARD_TEST_HOLD_MODULE: "/src/Main/Cli.ts",
-        SWITCHYARD_TEST_HOLD_PIPE: pipe
-      })
+      const service = startService(heldAtCommandLine(tmp, pipe))
       assert.isTrue(
         yield* Effect.promise(() => waitFor(() => browsers(tmp).length === 1, 30_000)),
         "no Chromium spawned while the command line was still loading"
@@ -90,13 +94,7 @@ describe("the first browser, started with the process", () => {
       Effect.gen(function* () {
         const tmp = ownTmp()
         const pipe = yield* holdPipe()
-        const service = startService({
-          TMPDIR: tmp,
-          SWITCHYARD_WARM_BROWSERS: "1",
-          NODE_OPTIONS: `--import=${holdModule}`,
-          SWITCHYARD_TEST_HOLD_MODULE: "/src/Main/Cli.ts",
-          SWITCHYARD_TEST_HOLD_PIPE: pipe
-        })
+        const service = startService(heldAtCommandLine(tmp, pipe))
         assert.isTrue(yield* Effect.promise(() => waitFor(() => browsers(tmp).length === 1, 30_000)))
         const [browser] = browsers(tmp)
         const own = autogroup(service.child.pid as number)
@@ -120,16 +118,7 @@ describe("the first browser, started with the process", () => {
       Effect.gen(function* () {
         const tmp = ownTmp()
         const pipe = yield* holdPipe()
-        const service = startService(
-          {
-            TMPDIR: tmp,
-            SWITCHYARD_WARM_BROWSERS: "1",
-            NODE_OPTIONS: `--import=${holdModule}`,
-            SWITCHYARD_TEST_HOLD_MODULE: "/src/Main/Cli.ts",
-            SWITCHYARD_TEST_HOLD_PIPE: pipe
-          },
-          []
-        )
+        const service = startService(heldAtCommandLine(tmp, pipe), [])
         const initialize = {
           jsonrpc: "2.0",
           id: 1,
