@@ -42,9 +42,12 @@ const ownTmp = () => {
 /** The browser processes (not their helpers) whose profile is under `tmp`. */
 const browsers = (tmp: string) => processesMatching(`--user-data-dir=${tmp}`).filter((p) => !/--type=/.test(p.cmdline))
 
-/** A process's scheduling group and its nice value, as the kernel has them (`/autogroup-7 nice 0`). */
+/** A process's scheduling group and its nice value, as the kernel has them (`/autogroup-7 nice 0`); a process in no
+ * autogroup of its own (an empty file) is scheduled in the root group, at nice 0's weight. */
 const autogroup = (pid: number) => {
-  const [group, , nice] = readFileSync(`/proc/${pid}/autogroup`, "utf8").trim().split(" ")
+  const text = readFileSync(`/proc/${pid}/autogroup`, "utf8").trim()
+  if (text === "") return { group: "root", nice: 0 }
+  const [group, , nice] = text.split(" ")
   return { group, nice: Number(nice) }
 }
 

@@ -67,10 +67,16 @@ export const optionsFor = (
 const startNice = 10
 let lowered: { readonly pid: number; readonly nice: string } | undefined
 
-/** The scheduling group a process is in and its nice value, from `/proc/<pid>/autogroup` (`/autogroup-7 nice 0`). */
+/**
+ * The scheduling group a process is in and its nice value, from `/proc/<pid>/autogroup` (`/autogroup-7 nice 0`). The
+ * file is empty for a process in no autogroup of its own (one whose session began before autogroups, as under a
+ * supervisor that never calls setsid): it is then scheduled with the machine's root group, `root` here.
+ */
 const autogroup = (pid: number | "self") => {
   try {
-    const match = /^(\S+) nice (-?\d+)/.exec(readFileSync(`/proc/${pid}/autogroup`, "utf8"))
+    const text = readFileSync(`/proc/${pid}/autogroup`, "utf8")
+    if (text.trim() === "") return { group: "root", nice: "0" }
+    const match = /^(\S+) nice (-?\d+)/.exec(text)
     return match === null ? undefined : { group: match[1] as string, nice: match[2] as string }
   } catch {
     return undefined
@@ -80,7 +86,7 @@ const autogroup = (pid: number | "self") => {
 const lower = (pid: number) => {
   const own = autogroup("self")
   const its = autogroup(pid)
-  if (own === undefined || its === undefined || its.group === own.group) return
+  if (own === undefined || its === undefined || its.group === "root" || its.group === own.group) return
   try {
     writeFileSync(`/proc/${pid}/autogroup`, String(startNice))
     lowered = { pid, nice: its.nice }
