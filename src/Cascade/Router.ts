@@ -145,7 +145,7 @@ export class Router extends Context.Service<
               attemptId: base.attemptId,
               state
             } satisfies ToolAnswer)
-          })
+          }).pipe(Effect.withSpan("Router.answer"))
 
         /** One system-log line per call; failures also reach stderr as a one-line summary. */
         const logCall = (tool: string, started: number, answer: ToolAnswer) =>
@@ -162,7 +162,7 @@ export class Router extends Context.Service<
               ...(answer.error ? { errorType: answer.error.type, reason: answer.error.message } : {})
             })
             return yield* answer.ok ? Effect.logInfo(line) : Effect.logWarning(line)
-          })
+          }).pipe(Effect.withSpan("Router.logCall"))
 
         /** The levels whose engine the call means something to (element references: the engine that made them). */
         const tried = (config: CascadeConfig, bound: Tool.Bound & { readonly _tag: "engine" }) =>

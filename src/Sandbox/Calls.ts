@@ -169,7 +169,7 @@ export const make = Effect.fnUntraced(function* (options: CallsOptions) {
       if (Option.isNone(settled)) {
         yield* pageEvents.note((yield* started).filter((d) => d.state === "in_progress").map(PageEvent.downloaded))
       }
-    })
+    }).pipe(Effect.withSpan("Calls.settleDownloads"))
 
   const use = Effect.fn("Calls.use")(function* <A, E>(
     spec: EngineSpec,
@@ -193,10 +193,12 @@ export const make = Effect.fnUntraced(function* (options: CallsOptions) {
             const work = Effect.gen(function* () {
               const connected = yield* engines.engineFor(spec, live)
               yield* restored
-              yield* live.link.claimDownloads
+              yield* live.link.claimDownloads.pipe(Effect.withSpan("Calls.claimDownloads"))
               const mark = yield* live.link.downloadMark
               const loads = yield* live.link.loadMark
-              const engine = yield* Captures.guard(counting, spec, connected.engine)
+              const engine = yield* Captures.guard(counting, spec, connected.engine).pipe(
+                Effect.withSpan("Calls.guard")
+              )
               // A page that runs past a limit ends the call; a reload loop is left for about:blank so it stops.
               const runaway = life.breach(live)
               // A dialog blocks every engine: the call ends at once and the answer reports the dialog.
@@ -226,7 +228,7 @@ export const make = Effect.fnUntraced(function* (options: CallsOptions) {
                     yield* settleTabs(live, !person)
                     yield* live.link.notices.pipe(Effect.flatMap(pageEvents.note))
                     yield* idle.touch
-                  })
+                  }).pipe(Effect.withSpan("Calls.settle"))
                 ),
                 Effect.tapError(() =>
                   // A client whose connection dropped mid-call is useless: the next call reconnects.

@@ -2,7 +2,7 @@
  * The loads of the session's pages, as their frame events tell them: which frames are still loading and what each
  * main frame last committed, so a call can wait out a load it started without a round trip to the browser.
  */
-import { Effect, Ref, Schedule } from "effect"
+import { Deferred, Effect, Ref } from "effect"
 import type * as Protocol from "../../Cdp/Protocol.ts"
 
 /** A page's main frame as its last committed navigation left it. */
@@ -30,8 +30,11 @@ export const make = Effect.gen(function* () {
   const mainFrames = yield* Ref.make<ReadonlyMap<string, MainFrame>>(new Map())
   const loadsStarted = yield* Ref.make(0)
   const loadsCommitted = yield* Ref.make(0)
+  /** Completed (and replaced) when a frame stops loading: a wait for the loads to end wakes on the event itself. */
+  const stopped = yield* Ref.make(yield* Deferred.make<void>())
   const frames = (targetId: string, f: (loading: ReadonlySet<string>) => ReadonlySet<string>) =>
     Ref.update(loading, (m) => new Map(m).set(targetId, f(m.get(targetId) ?? new Set())))
+  const idle = (targetId: string) => Ref.get(loading).pipe(Effect.map((m) => (m.get(targetId)?.size ?? 0) === 0))
 
   return {
     observe: (event, targetId) =>
@@ -56,6 +59,8 @@ export const make = Effect.gen(function* () {
         if (targetId !== undefined && event.method === "Page.frameStoppedLoading") {
           const { frameId } = event.params
           yield* frames(targetId, (f) => new Set([...f].filter((id) => id !== frameId)))
+          const next = yield* Deferred.make<void>()
+          yield* Deferred.succeed(yield* Ref.getAndSet(stopped, next), undefined)
         }
       }),
     mainFrame: (targetId) => Ref.get(mainFrames).pipe(Effect.map((m) => m.get(targetId) ?? { commits: 0 })),
@@ -63,11 +68,15 @@ export const make = Effect.gen(function* () {
     loaded: (targetId, [started, committed], maxMs) =>
       Effect.gen(function* () {
         if ((yield* Ref.get(loadsStarted)) === started) return "none" as const
-        yield* Ref.get(loading).pipe(
-          Effect.map((m) => (m.get(targetId)?.size ?? 0) === 0),
-          Effect.repeat({ until: (done) => done, schedule: Schedule.spaced("25 millis") }),
-          Effect.timeoutOption(maxMs)
-        )
+        // The signal is taken before the look, so a frame that stops between the two still wakes the wait.
+        const untilIdle = Effect.gen(function* () {
+          while (true) {
+            const signal = yield* Ref.get(stopped)
+            if (yield* idle(targetId)) return
+            yield* Deferred.await(signal)
+          }
+        })
+        yield* untilIdle.pipe(Effect.timeoutOption(maxMs))
         // A load that ended without a new document was stopped, or its response was a download.
         return (yield* Ref.get(loadsCommitted)) === committed ? ("no_document" as const) : ("committed" as const)
       })
