@@ -53,6 +53,11 @@ export interface CallOptions {
   /** An `act`: a failure may have changed the page. */
   readonly isAct: boolean
   /**
+   * The call only reads the page (an extract, a screenshot): the look at the page before its attempt runs beside the
+   * attempt, which leaves the page as it was, instead of ahead of it.
+   */
+  readonly readsOnly?: boolean
+  /**
    * Where a level stands in the page's full cascade when `config` holds only some of its levels (the Stagehand
    * fallback): events and errors report that index, the one the state block and `browser.status` show.
    */
@@ -141,10 +146,11 @@ const runLevel = <A>(
     const at: AttemptRef = { id: yield* nextId, level, index, attempt: retried + 1 }
     yield* Ref.set(position, { index, attempt: at.attempt })
     // The page before the attempt, read only when it can decide something: an act, or a level with retries left.
-    const before =
-      options.isAct || at.attempt <= level.retryCount ? Option.some(yield* runner.fingerprint) : Option.none<string>()
-    const outcome = yield* Effect.result(
-      runner.attempt(at).pipe(limited(at, options), instrumented(at, options.action, runner))
+    const looked =
+      options.isAct || at.attempt <= level.retryCount ? Effect.asSome(runner.fingerprint) : Effect.succeedNone
+    const [before, outcome] = yield* Effect.all(
+      [looked, Effect.result(runner.attempt(at).pipe(limited(at, options), instrumented(at, options.action, runner)))],
+      { concurrency: options.readsOnly === true && !options.isAct ? 2 : 1 }
     )
     if (outcome._tag === "Success") return outcome.success
     return yield* Effect.fail(yield* judge(outcome.failure, before))
@@ -345,7 +351,10 @@ export class Cascade extends Context.Service<
       const breaker = yield* Breaker
       const artifacts = capture(sandbox.artifacts)
       const policed = policing(sandbox, yield* Effect.serviceOption(Egress))
-      const fingerprint = sandbox.fingerprint.pipe(Effect.orElseSucceed(() => "unknown"))
+      const fingerprint = sandbox.fingerprint.pipe(
+        Effect.orElseSucceed(() => "unknown"),
+        Effect.withSpan("Cascade.fingerprint")
+      )
 
       const skip = (level: Level, action: string, modelFree: boolean) =>
         Effect.gen(function* () {

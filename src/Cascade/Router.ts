@@ -303,6 +303,7 @@ export class Router extends Context.Service<
                     config: levels,
                     action: tool.name,
                     isAct: bound.isAct,
+                    readsOnly: tool.annotations.readOnlyHint === true,
                     modelFree: Secrets.refersToSecret(bound.args),
                     run: bound.run,
                     levelIndex: (level) => used.levels.indexOf(level)

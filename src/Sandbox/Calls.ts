@@ -138,11 +138,14 @@ export const make = Effect.fnUntraced(function* (options: CallsOptions) {
       if (moved) yield* captures.changed
     })
 
-  /** After a call: tabs it opened or closed, where the active page is, and the tab list for the state block. */
+  /**
+   * After a call: tabs it opened or closed, where the active page is, and the tab list for the state block. Where the
+   * page is is read beside the look for other tabs, and read again on the tab the session moved to when it moved.
+   */
   const settleTabs = (live: SessionState.LiveBrowser, settled = false) =>
     Effect.gen(function* () {
-      const now = yield* tabs.sync(live)
-      yield* track(now, settled)
+      const [now] = yield* Effect.all([tabs.sync(live), track(live, settled)], { concurrency: 2 })
+      if (now.targetId !== live.targetId) yield* track(now)
       yield* tabs.list(now)
     })
 
@@ -191,9 +194,12 @@ export const make = Effect.fnUntraced(function* (options: CallsOptions) {
             // Every engine would wait behind the dialog: the agent answers it first.
             if (Option.isSome(waiting) && !person) return yield* dialogError(waiting.value, false)
             const work = Effect.gen(function* () {
+              const before = yield* engines.current
               const connected = yield* engines.engineFor(spec, live)
               yield* restored
-              yield* live.link.claimDownloads.pipe(Effect.withSpan("Calls.claimDownloads"))
+              // A client that connected now may have pointed the browser's downloads elsewhere (Playwright does): they
+              // are claimed back. A client kept from the last call left them where they were.
+              if (Option.isNone(before) || before.value !== connected) yield* live.link.claimDownloads
               const mark = yield* live.link.downloadMark
               const loads = yield* live.link.loadMark
               const engine = yield* Captures.guard(counting, spec, connected.engine).pipe(

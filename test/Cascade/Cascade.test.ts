@@ -341,6 +341,51 @@ describe("Cascade.run", () => {
     })
   )
 
+  it.effect("a read's look at the page runs beside its attempt; an act's comes before it touches the page", () =>
+    Effect.gen(function* () {
+      const config: CascadeConfig = {
+        totalTimeoutMs: 60_000,
+        retryBaseDelayMs: 0,
+        levels: [{ engine: "playwright", retryCount: 1, timeoutPerAttemptMs: 10_000 }]
+      }
+      /** The order things happened in: the page read begun and ended, the attempt begun and ended. */
+      const traced = (readsOnly: boolean, isAct: boolean) =>
+        Effect.gen(function* () {
+          const seen: Array<string> = []
+          const fiber = yield* Effect.forkChild(
+            run(
+              config,
+              {
+                attempt: () =>
+                  Effect.sync(() => seen.push("attempt")).pipe(
+                    Effect.andThen(Effect.sleep(300)),
+                    Effect.andThen(Effect.sync(() => seen.push("attempt done"))),
+                    Effect.as("done")
+                  ),
+                skip: () => Effect.succeed(Option.none()),
+                fingerprint: Effect.sync(() => seen.push("look")).pipe(
+                  Effect.andThen(Effect.sleep(100)),
+                  Effect.andThen(Effect.sync(() => seen.push("look done"))),
+                  Effect.as("page")
+                )
+              },
+              { action: isAct ? "browser.act" : "browser.extract", isAct, readsOnly }
+            )
+          )
+          yield* TestClock.adjust(100)
+          const at100 = [...seen]
+          yield* TestClock.adjust(400)
+          assert.strictEqual(yield* Fiber.join(fiber), "done")
+          return at100
+        })
+      // A read leaves the page as it was: its attempt does not wait for the look.
+      assert.deepStrictEqual(yield* traced(true, false), ["look", "attempt", "look done"])
+      // A call that may change the page is looked at first, so a failure can tell whether it changed it.
+      assert.deepStrictEqual(yield* traced(false, false), ["look", "look done", "attempt"])
+      assert.deepStrictEqual(yield* traced(true, true), ["look", "look done", "attempt"])
+    })
+  )
+
   it.effect("with every level skipped and an engine cooling down, the call says when to ask again", () =>
     Effect.gen(function* () {
       const error = yield* run(
