@@ -66,7 +66,10 @@ export interface PageLink {
   readonly lost: (targetId: string) => Effect.Effect<Targets.Fate>
   /** Whether the page's main thread answers a trivial evaluation within `timeoutMs`. */
   readonly responsive: (targetId: string, timeoutMs: number) => Effect.Effect<boolean>
-  /** The browser's page targets now, as it lists them (one round trip; none while no target event came since the last). */
+  /**
+   * The browser's page targets now, as it lists them (one round trip; none while no page opened, closed or crashed
+   * since the last: their URLs and titles are then those of that read, `location` has the announced ones).
+   */
   readonly pages: Effect.Effect<ReadonlyArray<PageTarget>, CdpClosed>
   /** Attaches to a page so its dialogs and file choosers are seen (a tab in the background). */
   readonly watch: (targetId: string) => Effect.Effect<void>
@@ -327,7 +330,7 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
 
   /** The last page list read, on which connection and at which count of target events. */
   const listed = yield* Ref.make<
-    { readonly open: Open; readonly generation: number; readonly pages: ReadonlyArray<PageTarget> } | undefined
+    { readonly open: Open; readonly members: number; readonly pages: ReadonlyArray<PageTarget> } | undefined
   >(undefined)
 
   /**
@@ -337,7 +340,7 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
   const readPages = (open: Open) =>
     Effect.gen(function* () {
       const known = yield* targets.known
-      const generation = yield* targets.generation
+      const members = yield* targets.members
       const { targetInfos } = yield* open.cdp.send("Target.getTargets", {}).pipe(
         Effect.timeoutOrElse({
           duration: answerTimeoutMs,
@@ -356,20 +359,20 @@ export const make = Effect.fnUntraced(function* (wsEndpoint: string, options: Pa
             ...(t.browserContextId === undefined ? {} : { browserContextId: t.browserContextId })
           })
         )
-      yield* Ref.set(listed, { open, generation, pages: read })
+      yield* Ref.set(listed, { open, members, pages: read })
       return read
     })
 
   /**
-   * The page targets: the list read before while no target event (a page opened, closed, crashed, or its URL or
-   * title changed) came on the same connection since that read was sent, else read again.
+   * The page targets: the list read before while no page opened, closed or crashed on the same connection since that
+   * read was sent, else read again. A URL or title change needs no read: the announced ones (`location`) are newer.
    */
   const pages = Effect.gen(function* () {
     const open = yield* ensure
     // Events that came on the socket are taken in by their own fiber: it runs first, so none is left uncounted.
     yield* Effect.yieldNow
     const kept = yield* Ref.get(listed)
-    if (kept !== undefined && kept.open === open && kept.generation === (yield* targets.generation)) return kept.pages
+    if (kept !== undefined && kept.open === open && kept.members === (yield* targets.members)) return kept.pages
     return yield* readPages(open)
   })
 

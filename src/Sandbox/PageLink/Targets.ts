@@ -28,8 +28,13 @@ export interface Targets {
   readonly fate: (targetId: string) => Effect.Effect<Option.Option<Fate>>
   /** Completes when `targetId` is closed or crashes (at once if it already has). */
   readonly lost: (targetId: string) => Effect.Effect<Fate>
-  /** Counts the target events seen: while it stands still, a list of the pages read before is still the list. */
+  /** Counts the target events seen (a URL or title change is one). */
   readonly generation: Effect.Effect<number>
+  /**
+   * Counts the events that change which pages there are (one opened, closed or crashed): while it stands still, a list
+   * of the pages read before holds the same pages (their URLs and titles are the announced ones, `location`).
+   */
+  readonly members: Effect.Effect<number>
   /** The pages whose events were seen and that were not lost: take it before asking the browser for its list. */
   readonly known: Effect.Effect<ReadonlyArray<string>>
   /**
@@ -51,6 +56,8 @@ interface Seen {
   readonly watchers: ReadonlyMap<string, Deferred.Deferred<Fate>>
   /** Target events seen so far. */
   readonly generation: number
+  /** Those of them that opened, closed or crashed a target. */
+  readonly members: number
 }
 
 const without = <V>(map: ReadonlyMap<string, V>, key: string) => {
@@ -60,8 +67,19 @@ const without = <V>(map: ReadonlyMap<string, V>, key: string) => {
 }
 
 export const make: Effect.Effect<Targets> = Effect.gen(function* () {
-  const seen = yield* Ref.make<Seen>({ locations: new Map(), fates: new Map(), watchers: new Map(), generation: 0 })
-  const counted = Ref.update(seen, (s) => ({ ...s, generation: s.generation + 1 }))
+  const seen = yield* Ref.make<Seen>({
+    locations: new Map(),
+    fates: new Map(),
+    watchers: new Map(),
+    generation: 0,
+    members: 0
+  })
+  const counted = (event: Protocol.Event) =>
+    Ref.update(seen, (s) => ({
+      ...s,
+      generation: s.generation + 1,
+      members: event.method === "Target.targetInfoChanged" ? s.members : s.members + 1
+    }))
 
   const settle = (targetId: string, fate: Fate) =>
     Ref.modify(seen, (s): [Deferred.Deferred<Fate> | undefined, Seen] => [
@@ -89,7 +107,7 @@ export const make: Effect.Effect<Targets> = Effect.gen(function* () {
 
   const observe = (event: Protocol.Event, targetId?: string): Effect.Effect<void> =>
     event.method.startsWith("Target.target") || event.method === "Inspector.targetCrashed"
-      ? Effect.andThen(counted, record(event, targetId))
+      ? Effect.andThen(counted(event), record(event, targetId))
       : Effect.void
 
   const record = (event: Protocol.Event, targetId?: string): Effect.Effect<void> => {
@@ -120,6 +138,7 @@ export const make: Effect.Effect<Targets> = Effect.gen(function* () {
     fate: (targetId) => Ref.get(seen).pipe(Effect.map((s) => Option.fromNullishOr(s.fates.get(targetId)))),
     lost,
     generation: Ref.get(seen).pipe(Effect.map((s) => s.generation)),
+    members: Ref.get(seen).pipe(Effect.map((s) => s.members)),
     known: Ref.get(seen).pipe(Effect.map((s) => [...s.locations.keys()].filter((id) => !s.fates.has(id)))),
     listed: (known, listed) =>
       Effect.forEach(
