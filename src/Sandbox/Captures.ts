@@ -38,8 +38,12 @@ export class Captures extends Context.Service<
     /** Takes the frame held, then waits until no capture is running (each is bounded by its own limit). */
     readonly settled: Effect.Effect<void>
     /** Runs a read of the page's pixels with no mask on the page: after the capture running, with none starting
-     * until it ends; a frame held is taken after it. */
-    readonly pixels: <A, E>(read: Effect.Effect<A, E>) => Effect.Effect<A, E>
+     * until it ends; a frame held is taken after it, from the picture the read took (`picture`, a PNG of the
+     * viewport) where the page's typed text could be masked in it. */
+    readonly pixels: <A, E>(
+      read: Effect.Effect<A, E>,
+      picture?: (a: A) => Uint8Array | undefined
+    ) => Effect.Effect<A, E>
     /** Something may change the page (a navigate or an act begins, the page moved): a frame held is taken first, and
      * waited for; earlier frames no longer show it. */
     readonly changed: Effect.Effect<void>
@@ -62,10 +66,36 @@ export class Captures extends Context.Service<
           ),
         Effect.succeed(Option.none<Uint8Array>())
       )
-      return yield* make(shot)
+      const typed = life.unblocked(
+        (live) =>
+          Snapshot.typedBoxes(pageOf(live)).pipe(
+            Effect.timeoutOption(2_000),
+            Effect.map(Option.flatten),
+            Effect.orElseSucceed(() => Option.none<Snapshot.Typed>())
+          ),
+        Effect.succeed(Option.none<Snapshot.Typed>())
+      )
+      const mask = (png: Uint8Array, boxes: Snapshot.Typed) => Snapshot.maskBoxes(png, boxes).pipe(Effect.option)
+      return yield* make(shot, { typed, mask })
     })
   )
 }
+
+/** Masking a picture the agent's screenshot took, where the page's typed text shows in boxes: no capture of its own. */
+export interface Reuse {
+  /** Where typed text shows now; none when the page cannot tell. */
+  readonly typed: Effect.Effect<Option.Option<Snapshot.Typed>>
+  /** The picture with those boxes painted over; none when it could not be made. */
+  readonly mask: (png: Uint8Array, typed: Snapshot.Typed) => Effect.Effect<Option.Option<Uint8Array>>
+}
+
+/** The same boxes, to a pixel's fraction: nothing moved or was typed between two reads. */
+const sameTyped = (a: Snapshot.Typed, b: Snapshot.Typed) =>
+  a.ratio === b.ratio &&
+  !a.other &&
+  !b.other &&
+  a.boxes.length === b.boxes.length &&
+  a.boxes.every((box, i) => box.every((n, j) => Math.abs(n - b.boxes[i]![j]!) < 0.5))
 
 /** How long a read's frame is held at most: past it the frame is taken in the pause before the agent's next call. */
 export const holdMs = 100
@@ -76,6 +106,8 @@ interface Frame {
   readonly keeps: ReadonlyArray<Keep>
   /** Its image came back: no more attempts join it. */
   readonly taken: boolean
+  /** A picture of the page in this state without the mask, and where typed text showed before it was taken. */
+  readonly picture?: { readonly png: Uint8Array; readonly typed: Snapshot.Typed }
 }
 
 /** What the captures keep between attempts. */
@@ -108,7 +140,8 @@ const serve = (keeps: ReadonlyArray<Keep>, image: Uint8Array) =>
  * of them, so one frame serves them all and a burst of calls costs at most two captures.
  */
 export const make = (
-  shot: Effect.Effect<Option.Option<Uint8Array>>
+  shot: Effect.Effect<Option.Option<Uint8Array>>,
+  reuse?: Reuse
 ): Effect.Effect<Captures["Service"], never, Scope.Scope> =>
   Effect.gen(function* () {
     const hold = Duration.millis(holdMs)
@@ -131,13 +164,29 @@ export const make = (
 
     /** Takes `state.current`, then the frames asked for meanwhile, until none is left; the step that finds none
      * also ends the run (`done`), so no attempt is left waiting for a capture nobody takes. */
+    /** A frame from the picture already taken, masked where typed text showed before it and still shows (nothing
+     * moved or was typed meanwhile); else a capture. */
+    const fromPicture = (picture: NonNullable<Frame["picture"]>) =>
+      reuse === undefined
+        ? shot
+        : reuse.typed.pipe(
+            Effect.flatMap((after) =>
+              Option.isSome(after) && sameTyped(picture.typed, after.value)
+                ? reuse.mask(picture.png, picture.typed)
+                : Effect.succeedNone
+            ),
+            Effect.flatMap((image) => (Option.isSome(image) ? Effect.succeed(image) : shot)),
+            Effect.withSpan("Captures.fromPicture")
+          )
     const loop = (done: Deferred.Deferred<void>): Effect.Effect<void> =>
       Ref.get(state).pipe(
         Effect.flatMap(({ current }) =>
           current === undefined
             ? Effect.void
-            : shot.pipe(
-                Effect.withSpan("Captures.shot"),
+            : (current.picture === undefined
+                ? shot.pipe(Effect.withSpan("Captures.shot"))
+                : fromPicture(current.picture)
+              ).pipe(
                 Effect.flatMap((image) =>
                   // The frame's attempts as they stand when its image came back; no more join it.
                   Ref.modify(state, (s): [ReadonlyArray<Keep>, Shots] => {
@@ -175,7 +224,7 @@ export const make = (
       )
 
     /** Asks for a frame of the page now for `keeps` (the step on the Ref), and what then runs the capture. */
-    const ask = (s: Shots, keeps: ReadonlyArray<Keep>): [Effect.Effect<void>, Shots] => {
+    const ask = (s: Shots, keeps: ReadonlyArray<Keep>, picture?: Frame["picture"]): [Effect.Effect<void>, Shots] => {
       if (s.running !== undefined) return [Effect.void, { ...s, waiting: [...s.waiting, ...keeps] }]
       // A pixel read is under way: the frame is held until it ends.
       if (s.reading > 0) {
@@ -191,7 +240,11 @@ export const make = (
       ).pipe(Effect.andThen(Deferred.succeed(done, undefined)))
       return [
         Effect.forkIn(loop(done).pipe(Effect.ensuring(finish)), scope).pipe(Effect.asVoid),
-        { ...s, running: done, current: { generation: s.generation, keeps, taken: false } }
+        {
+          ...s,
+          running: done,
+          current: { generation: s.generation, keeps, taken: false, ...(picture === undefined ? {} : { picture }) }
+        }
       ]
     }
 
@@ -237,17 +290,58 @@ export const make = (
       )
     )
     const settled = Effect.andThen(release, unmasked)
-    /** Counts a pixel read in once no capture runs (in one step, so none starts in between). */
-    const enter: Effect.Effect<void> = Ref.modify(state, (s): [boolean, Shots] =>
-      s.running === undefined ? [true, { ...s, reading: s.reading + 1 }] : [false, s]
-    ).pipe(Effect.flatMap((entered) => (entered ? Effect.void : Effect.andThen(unmasked, enter))))
-    const leave = Ref.modify(state, (s) => releasing({ ...s, reading: s.reading - 1 })).pipe(Effect.flatten)
-    const pixels = <A, E>(read: Effect.Effect<A, E>) =>
+    /** Counts a pixel read in once no capture runs (in one step, so none starts in between); the generation then,
+     * and whether a frame of it is held. */
+    const enter: Effect.Effect<{ readonly generation: number; readonly held: boolean }> = Ref.modify(
+      state,
+      (s): [{ readonly generation: number; readonly held: boolean } | undefined, Shots] =>
+        s.running === undefined
+          ? [
+              { generation: s.generation, held: s.held?.generation === s.generation },
+              { ...s, reading: s.reading + 1 }
+            ]
+          : [undefined, s]
+    ).pipe(
+      Effect.flatMap((entered) => (entered !== undefined ? Effect.succeed(entered) : Effect.andThen(unmasked, enter)))
+    )
+    /** The read ends: a frame held is taken, from its picture when the page is still the one it showed. */
+    const leave = (generation: number, picture: Frame["picture"]) =>
+      Ref.modify(state, (s): [Effect.Effect<void>, Shots] => {
+        const next = { ...s, reading: s.reading - 1 }
+        if (
+          picture === undefined ||
+          next.held === undefined ||
+          next.held.generation !== generation ||
+          next.generation !== generation ||
+          next.running !== undefined ||
+          next.reading > 0
+        ) {
+          return releasing(next)
+        }
+        return ask({ ...next, held: undefined }, next.held.keeps, picture)
+      }).pipe(Effect.flatten)
+    const pixels = <A, E>(read: Effect.Effect<A, E>, picture?: (a: A) => Uint8Array | undefined) =>
       Effect.acquireUseRelease(
         enter,
-        () => read,
-        () => leave
-      )
+        ({ held }) =>
+          // Where typed text shows before the picture is taken: a frame held may be taken from it.
+          picture === undefined || reuse === undefined || !held
+            ? Effect.map(read, (a) => [a, undefined] as const)
+            : reuse.typed.pipe(
+                Effect.flatMap((typed) =>
+                  Effect.map(read, (a) => {
+                    const png = picture(a)
+                    return [
+                      a,
+                      Option.isSome(typed) && !typed.value.other && png !== undefined
+                        ? { png, typed: typed.value }
+                        : undefined
+                    ] as const
+                  })
+                )
+              ),
+        ({ generation }, exit) => leave(generation, exit._tag === "Success" ? exit.value[1] : undefined)
+      ).pipe(Effect.map(([a]) => a))
     yield* Effect.addFinalizer(() => settled)
     // A frame held is asked for in the same step that moves the generation on, and the change waits for it: it shows
     // the page before. (A capture merely running is an earlier attempt's: typing may go on beside it, under the mask.)
@@ -314,7 +408,9 @@ export const guard = (
         staysOnPage(input) ? captures.typing : Effect.andThen(captures.settled, captures.changed),
         engine.act(input)
       ),
-    screenshot: (options) => captures.pixels(engine.screenshot(options)),
+    // A picture of the viewport may serve the frame held of the same page.
+    screenshot: (options) =>
+      captures.pixels(engine.screenshot(options), options?.fullPage === true ? undefined : (png) => png),
     // The agent's script may do anything a click may.
     ...(engine.evaluate === undefined
       ? {}
