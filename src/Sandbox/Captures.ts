@@ -9,7 +9,7 @@
  * for it and is recorded as pointing at it. `guard` puts an engine's calls in that order. Owns, in one Ref, the frame
  * being taken, the frame held, the attempts waiting and the last frame.
  */
-import { Context, Deferred, Duration, Effect, Layer, Option, Ref, Scope } from "effect"
+import { Context, Deferred, Duration, Effect, Fiber, Layer, Option, Ref, Scope } from "effect"
 import type { Action, Engine } from "../Engine/Engine.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import * as Instruction from "../Engine/Instruction.ts"
@@ -128,7 +128,7 @@ interface Shots {
   readonly waiting: ReadonlyArray<Keep>
   /** Pixel reads under way: no capture starts (no mask goes on the page) until they end. */
   readonly reading: number
-  readonly last: { readonly generation: number; readonly image: Uint8Array; readonly first: Keep } | undefined
+  readonly last: { readonly generation: number; readonly first: Keep } | undefined
 }
 
 /** The first attempt of a frame stores it; the others point at it. */
@@ -164,31 +164,40 @@ export const make = (
 
     /** Takes `state.current`, then the frames asked for meanwhile, until none is left; the step that finds none
      * also ends the run (`done`), so no attempt is left waiting for a capture nobody takes. */
-    /** A frame from the picture already taken, masked where typed text showed before it and still shows (nothing
-     * moved or was typed meanwhile); else a capture. */
-    const fromPicture = (picture: NonNullable<Frame["picture"]>) =>
-      reuse === undefined
-        ? shot
-        : reuse.typed.pipe(
-            Effect.flatMap((after) =>
-              Option.isSome(after) && sameTyped(picture.typed, after.value)
-                ? reuse.mask(picture.png, picture.typed)
-                : Effect.succeedNone
-            ),
-            Effect.flatMap((image) => (Option.isSome(image) ? Effect.succeed(image) : shot)),
-            Effect.withSpan("Captures.fromPicture")
-          )
+    /** Masks of pictures under way: they no longer touch the page, so nothing waits for them but the close. */
+    const masking = new Set<Fiber.Fiber<void>>()
+    /** A frame's image, now (`later` false) or made off the page. From the picture already taken, masked where typed
+     * text showed before it and still shows (nothing moved or was typed meanwhile), made once the page may move on;
+     * else a capture. */
+    const take = (
+      current: Frame
+    ): Effect.Effect<{ readonly image: Effect.Effect<Option.Option<Uint8Array>>; readonly later: boolean }> => {
+      const captured = shot.pipe(
+        Effect.withSpan("Captures.shot"),
+        Effect.map((image) => ({ image: Effect.succeed(image), later: false }))
+      )
+      const picture = current.picture
+      if (picture === undefined || reuse === undefined) return captured
+      return reuse.typed.pipe(
+        Effect.withSpan("Captures.typed"),
+        Effect.flatMap((after) =>
+          Option.isSome(after) && sameTyped(picture.typed, after.value)
+            ? Effect.succeed({
+                image: reuse.mask(picture.png, picture.typed).pipe(Effect.withSpan("Captures.mask")),
+                later: true
+              })
+            : captured
+        )
+      )
+    }
     const loop = (done: Deferred.Deferred<void>): Effect.Effect<void> =>
       Ref.get(state).pipe(
         Effect.flatMap(({ current }) =>
           current === undefined
             ? Effect.void
-            : (current.picture === undefined
-                ? shot.pipe(Effect.withSpan("Captures.shot"))
-                : fromPicture(current.picture)
-              ).pipe(
-                Effect.flatMap((image) =>
-                  // The frame's attempts as they stand when its image came back; no more join it.
+            : take(current).pipe(
+                Effect.flatMap(({ image, later }) =>
+                  // The frame's attempts as they stand when its image came back (or is sure to); no more join it.
                   Ref.modify(state, (s): [ReadonlyArray<Keep>, Shots] => {
                     const keeps = s.current?.keeps ?? current.keeps
                     return [
@@ -196,12 +205,26 @@ export const make = (
                       {
                         ...s,
                         current: s.current === undefined ? undefined : { ...s.current, taken: true },
-                        last: Option.isSome(image)
-                          ? { generation: current.generation, image: image.value, first: keeps[0]! }
-                          : s.last
+                        last: { generation: current.generation, first: keeps[0]! }
                       }
                     ]
-                  }).pipe(Effect.flatMap((keeps) => (Option.isNone(image) ? Effect.void : serve(keeps, image.value))))
+                  }).pipe(
+                    Effect.flatMap((keeps) => {
+                      const served = Effect.flatMap(image, (made) =>
+                        Option.isNone(made) ? Effect.void : serve(keeps, made.value)
+                      )
+                      if (!later) return served
+                      return Effect.forkIn(served, scope).pipe(
+                        Effect.tap((fiber) =>
+                          Effect.sync(() => {
+                            masking.add(fiber)
+                            fiber.addObserver(() => masking.delete(fiber))
+                          })
+                        ),
+                        Effect.asVoid
+                      )
+                    })
+                  )
                 ),
                 // The attempts that ended meanwhile: a frame of the page as it is now.
                 Effect.andThen(
@@ -342,7 +365,12 @@ export const make = (
               ),
         ({ generation }, exit) => leave(generation, exit._tag === "Success" ? exit.value[1] : undefined)
       ).pipe(Effect.map(([a]) => a))
-    yield* Effect.addFinalizer(() => settled)
+    yield* Effect.addFinalizer(() =>
+      Effect.andThen(
+        settled,
+        Effect.suspend(() => Fiber.joinAll([...masking]))
+      ).pipe(Effect.ignore)
+    )
     // A frame held is asked for in the same step that moves the generation on, and the change waits for it: it shows
     // the page before. (A capture merely running is an earlier attempt's: typing may go on beside it, under the mask.)
     const changed = Ref.modify(state, (s): [Effect.Effect<void>, Shots] => {

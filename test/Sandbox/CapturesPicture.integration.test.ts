@@ -24,62 +24,67 @@ const statsOf = (png: Uint8Array, part: typeof topField) =>
 const flat = (png: Uint8Array, part: typeof topField) =>
   Effect.map(statsOf(png, part), (channels) => channels.every((c) => c.stdev === 0))
 
-layer(TestBrowser.layer(), { timeout: 60_000 })("Captures from the agent's picture", (it) => {
-  it.effect("the stored frame masks the typed fields by their boxes; the agent's picture shows them", () =>
-    Effect.gen(function* () {
-      const session = yield* BrowserSession
-      const site = yield* SiteServer.start
-      const page = Session.fresh(session)
-      yield* Session.navigate(session.wsEndpoint, session.targetId, site.url("/screens/typed.html"))
-      yield* Session.evaluate(
-        session.wsEndpoint,
-        session.targetId,
-        `(() => { document.getElementById("top").value = "WMWM8642"; document.getElementById("inner").contentDocument.getElementById("deep").value = "WMWM8642"; return true })()`
-      )
-      const shot = Snapshot.screenshot(page).pipe(Effect.map(Option.some), Effect.orElseSucceed(Option.none))
-      let captured = 0
-      const captures = yield* Captures.make(
-        Effect.andThen(
-          Effect.sync(() => captured++),
-          shot
-        ),
-        {
-          typed: Snapshot.typedBoxes(page).pipe(Effect.orElseSucceed(() => Option.none<Snapshot.Typed>())),
-          mask: (png, typed) => Snapshot.maskBoxes(png, typed).pipe(Effect.option)
+layer(TestBrowser.layer(), { excludeTestServices: true, timeout: 60_000 })(
+  "Captures from the agent's picture",
+  (it) => {
+    it.effect("the stored frame masks the typed fields by their boxes; the agent's picture shows them", () =>
+      Effect.gen(function* () {
+        const session = yield* BrowserSession
+        const site = yield* SiteServer.start
+        const page = Session.fresh(session)
+        yield* Session.navigate(session.wsEndpoint, session.targetId, site.url("/screens/typed.html"))
+        yield* Session.evaluate(
+          session.wsEndpoint,
+          session.targetId,
+          `(() => { document.getElementById("top").value = "WMWM8642"; document.getElementById("inner").contentDocument.getElementById("deep").value = "WMWM8642"; return true })()`
+        )
+        const shot = Snapshot.screenshot(page).pipe(Effect.map(Option.some), Effect.orElseSucceed(Option.none))
+        let captured = 0
+        const captures = yield* Captures.make(
+          Effect.andThen(
+            Effect.sync(() => captured++),
+            shot
+          ),
+          {
+            typed: Snapshot.typedBoxes(page).pipe(Effect.orElseSucceed(() => Option.none<Snapshot.Typed>())),
+            mask: (png, typed) => Snapshot.maskBoxes(png, typed).pipe(Effect.option)
+          }
+        )
+        const stored: Array<Uint8Array> = []
+        const keep: Captures.Keep = {
+          save: (image) => Effect.sync(() => void stored.push(image)),
+          same: () => Effect.void,
+          where: { attemptId: "read", traceId: "trace", file: "artifacts/read.png" }
         }
-      )
-      const stored: Array<Uint8Array> = []
-      const keep: Captures.Keep = {
-        save: (image) => Effect.sync(() => void stored.push(image)),
-        same: () => Effect.void,
-        where: { attemptId: "read", traceId: "trace", file: "artifacts/read.png" }
-      }
-      // A read ended on the page: its frame is held; the agent's screenshot comes next.
-      yield* captures.begin
-      yield* captures.start(keep)
-      const agents = yield* captures.pixels(
-        page((cdp, sessionId) =>
-          cdp
-            .send("Page.captureScreenshot", { format: "png" }, sessionId)
-            .pipe(Effect.map((r) => new Uint8Array(Buffer.from(r.data, "base64"))))
-        ),
-        (png) => png
-      )
-      yield* captures.settled
+        // A read ended on the page: its frame is held; the agent's screenshot comes next.
+        yield* captures.begin
+        yield* captures.start(keep)
+        const agents = yield* captures.pixels(
+          page((cdp, sessionId) =>
+            cdp
+              .send("Page.captureScreenshot", { format: "png" }, sessionId)
+              .pipe(Effect.map((r) => new Uint8Array(Buffer.from(r.data, "base64"))))
+          ),
+          (png) => png
+        )
+        yield* captures.settled
+        // The mask is made off the page, after the page may move on: stored a moment later.
+        for (let i = 0; i < 200 && stored.length === 0; i++) yield* Effect.sleep("25 millis")
 
-      assert.strictEqual(captured, 0, "no capture of its own")
-      assert.strictEqual(stored.length, 1)
-      const picture = stored[0]!
-      for (const part of [topField, deepField]) {
-        assert.isFalse(yield* flat(agents, part), "the agent's picture shows the typed text")
-        assert.isTrue(yield* flat(picture, part), "the stored picture hides it")
-      }
-      // The rest of the page as it is: the red page and the frame's green.
-      const [r, g] = yield* statsOf(picture, { left: 700, top: 40, width: 40, height: 40 })
-      assert.isAbove(r!.mean, 150)
-      assert.isBelow(g!.mean, 50)
-      const [, green] = yield* statsOf(picture, { left: 60, top: 320, width: 40, height: 20 })
-      assert.isAbove(green!.mean, 150)
-    }).pipe(Effect.scoped)
-  )
-})
+        assert.strictEqual(captured, 0, "no capture of its own")
+        assert.strictEqual(stored.length, 1)
+        const picture = stored[0]!
+        for (const part of [topField, deepField]) {
+          assert.isFalse(yield* flat(agents, part), "the agent's picture shows the typed text")
+          assert.isTrue(yield* flat(picture, part), "the stored picture hides it")
+        }
+        // The rest of the page as it is: the red page and the frame's green.
+        const [r, g] = yield* statsOf(picture, { left: 700, top: 40, width: 40, height: 40 })
+        assert.isAbove(r!.mean, 150)
+        assert.isBelow(g!.mean, 50)
+        const [, green] = yield* statsOf(picture, { left: 60, top: 320, width: 40, height: 20 })
+        assert.isAbove(green!.mean, 150)
+      }).pipe(Effect.scoped)
+    )
+  }
+)
