@@ -22,6 +22,7 @@ import * as Instruction from "./Instruction.ts"
 import { goto, requireAbsoluteUrl } from "./Navigation.ts"
 import * as Focus from "./PageFacts/Focus.ts"
 import * as PageFacts from "./PageFacts.ts"
+import * as PageShot from "./PageShot.ts"
 import * as Actions from "./Playwright/Actions.ts"
 import * as Labels from "./Playwright/Elements/Labels.ts"
 import * as Elements from "./Playwright/Elements.ts"
@@ -158,6 +159,7 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
   const { page, at } = sp
   const { navigationTimeoutMs, actionTimeoutMs } = sp.limits
   const snapshots = Snapshot.make(sp)
+  const shots = PageShot.make(page)
   /** After a page loaded, or an act that most often changes what it shows (a click, a key, a scroll, a move in its
    * history), its elements are read in the background, within the action limit: the next sentence act or extract
    * finds them kept (a call that comes meanwhile waits for the read). After an act its facts too, as an extract reads
@@ -246,10 +248,9 @@ export const make = Effect.fn("PlaywrightEngine.make")(function* (options: Playw
 
     screenshot: Effect.fn("PlaywrightEngine.screenshot")(function* (options?: ScreenshotOptions) {
       yield* sp.ensureConnected("screenshot")
-      const png = yield* attempt(at("screenshot"), () =>
-        page.screenshot({ type: "png", fullPage: options?.fullPage ?? false, timeout: actionTimeoutMs })
+      return yield* attempt(at("screenshot"), () =>
+        shots({ fullPage: options?.fullPage ?? false, timeoutMs: actionTimeoutMs })
       )
-      return new Uint8Array(png)
     }),
 
     pageState: Effect.fn("PlaywrightEngine.pageState")(function* () {

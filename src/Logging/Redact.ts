@@ -10,7 +10,13 @@ import * as Url from "./Redact/Url.ts"
 import * as Walk from "./Redact/Walk.ts"
 import * as Secrets from "./Secrets.ts"
 
-export { maskIfTypedScript, maskInputsScript, nothingTypedScript, unmaskInputsScript } from "./Redact/Mask.ts"
+export {
+  maskIfTypedScript,
+  maskInputsScript,
+  nothingTypedScript,
+  typedBoxesScript,
+  unmaskInputsScript
+} from "./Redact/Mask.ts"
 
 /** The built-in rules, in the order `text` applies them; any of them can be disabled by name. */
 export const builtinNames = [

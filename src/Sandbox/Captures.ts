@@ -9,7 +9,7 @@
  * for it and is recorded as pointing at it. `guard` puts an engine's calls in that order. Owns, in one Ref, the frame
  * being taken, the frame held, the attempts waiting and the last frame.
  */
-import { Context, Deferred, Duration, Effect, Layer, Option, Ref, Scope } from "effect"
+import { Context, Deferred, Duration, Effect, Fiber, Layer, Option, Ref, Scope } from "effect"
 import type { Action, Engine } from "../Engine/Engine.ts"
 import type { EngineSpec } from "../Engine/EngineSpec.ts"
 import * as Instruction from "../Engine/Instruction.ts"
@@ -38,8 +38,12 @@ export class Captures extends Context.Service<
     /** Takes the frame held, then waits until no capture is running (each is bounded by its own limit). */
     readonly settled: Effect.Effect<void>
     /** Runs a read of the page's pixels with no mask on the page: after the capture running, with none starting
-     * until it ends; a frame held is taken after it. */
-    readonly pixels: <A, E>(read: Effect.Effect<A, E>) => Effect.Effect<A, E>
+     * until it ends; a frame held is taken after it, from the picture the read took (`picture`, a PNG of the
+     * viewport) where the page's typed text could be masked in it. */
+    readonly pixels: <A, E>(
+      read: Effect.Effect<A, E>,
+      picture?: (a: A) => Uint8Array | undefined
+    ) => Effect.Effect<A, E>
     /** Something may change the page (a navigate or an act begins, the page moved): a frame held is taken first, and
      * waited for; earlier frames no longer show it. */
     readonly changed: Effect.Effect<void>
@@ -62,10 +66,36 @@ export class Captures extends Context.Service<
           ),
         Effect.succeed(Option.none<Uint8Array>())
       )
-      return yield* make(shot)
+      const typed = life.unblocked(
+        (live) =>
+          Snapshot.typedBoxes(pageOf(live)).pipe(
+            Effect.timeoutOption(2_000),
+            Effect.map(Option.flatten),
+            Effect.orElseSucceed(() => Option.none<Snapshot.Typed>())
+          ),
+        Effect.succeed(Option.none<Snapshot.Typed>())
+      )
+      const mask = (png: Uint8Array, boxes: Snapshot.Typed) => Snapshot.maskBoxes(png, boxes).pipe(Effect.option)
+      return yield* make(shot, { typed, mask })
     })
   )
 }
+
+/** Masking a picture the agent's screenshot took, where the page's typed text shows in boxes: no capture of its own. */
+export interface Reuse {
+  /** Where typed text shows now; none when the page cannot tell. */
+  readonly typed: Effect.Effect<Option.Option<Snapshot.Typed>>
+  /** The picture with those boxes painted over; none when it could not be made. */
+  readonly mask: (png: Uint8Array, typed: Snapshot.Typed) => Effect.Effect<Option.Option<Uint8Array>>
+}
+
+/** The same boxes, to a pixel's fraction: nothing moved or was typed between two reads. */
+const sameTyped = (a: Snapshot.Typed, b: Snapshot.Typed) =>
+  a.ratio === b.ratio &&
+  !a.other &&
+  !b.other &&
+  a.boxes.length === b.boxes.length &&
+  a.boxes.every((box, i) => box.every((n, j) => Math.abs(n - b.boxes[i]![j]!) < 0.5))
 
 /** How long a read's frame is held at most: past it the frame is taken in the pause before the agent's next call. */
 export const holdMs = 100
@@ -76,6 +106,8 @@ interface Frame {
   readonly keeps: ReadonlyArray<Keep>
   /** Its image came back: no more attempts join it. */
   readonly taken: boolean
+  /** A picture of the page in this state without the mask, and where typed text showed before it was taken. */
+  readonly picture?: { readonly png: Uint8Array; readonly typed: Snapshot.Typed }
 }
 
 /** What the captures keep between attempts. */
@@ -96,7 +128,7 @@ interface Shots {
   readonly waiting: ReadonlyArray<Keep>
   /** Pixel reads under way: no capture starts (no mask goes on the page) until they end. */
   readonly reading: number
-  readonly last: { readonly generation: number; readonly image: Uint8Array; readonly first: Keep } | undefined
+  readonly last: { readonly generation: number; readonly first: Keep } | undefined
 }
 
 /** The first attempt of a frame stores it; the others point at it. */
@@ -108,7 +140,8 @@ const serve = (keeps: ReadonlyArray<Keep>, image: Uint8Array) =>
  * of them, so one frame serves them all and a burst of calls costs at most two captures.
  */
 export const make = (
-  shot: Effect.Effect<Option.Option<Uint8Array>>
+  shot: Effect.Effect<Option.Option<Uint8Array>>,
+  reuse?: Reuse
 ): Effect.Effect<Captures["Service"], never, Scope.Scope> =>
   Effect.gen(function* () {
     const hold = Duration.millis(holdMs)
@@ -131,15 +164,40 @@ export const make = (
 
     /** Takes `state.current`, then the frames asked for meanwhile, until none is left; the step that finds none
      * also ends the run (`done`), so no attempt is left waiting for a capture nobody takes. */
+    /** Masks of pictures under way: they no longer touch the page, so nothing waits for them but the close. */
+    const masking = new Set<Fiber.Fiber<void>>()
+    /** A frame's image, now (`later` false) or made off the page. From the picture already taken, masked where typed
+     * text showed before it and still shows (nothing moved or was typed meanwhile), made once the page may move on;
+     * else a capture. */
+    const take = (
+      current: Frame
+    ): Effect.Effect<{ readonly image: Effect.Effect<Option.Option<Uint8Array>>; readonly later: boolean }> => {
+      const captured = shot.pipe(
+        Effect.withSpan("Captures.shot"),
+        Effect.map((image) => ({ image: Effect.succeed(image), later: false }))
+      )
+      const picture = current.picture
+      if (picture === undefined || reuse === undefined) return captured
+      return reuse.typed.pipe(
+        Effect.withSpan("Captures.typed"),
+        Effect.flatMap((after) =>
+          Option.isSome(after) && sameTyped(picture.typed, after.value)
+            ? Effect.succeed({
+                image: reuse.mask(picture.png, picture.typed).pipe(Effect.withSpan("Captures.mask")),
+                later: true
+              })
+            : captured
+        )
+      )
+    }
     const loop = (done: Deferred.Deferred<void>): Effect.Effect<void> =>
       Ref.get(state).pipe(
         Effect.flatMap(({ current }) =>
           current === undefined
             ? Effect.void
-            : shot.pipe(
-                Effect.withSpan("Captures.shot"),
-                Effect.flatMap((image) =>
-                  // The frame's attempts as they stand when its image came back; no more join it.
+            : take(current).pipe(
+                Effect.flatMap(({ image, later }) =>
+                  // The frame's attempts as they stand when its image came back (or is sure to); no more join it.
                   Ref.modify(state, (s): [ReadonlyArray<Keep>, Shots] => {
                     const keeps = s.current?.keeps ?? current.keeps
                     return [
@@ -147,12 +205,26 @@ export const make = (
                       {
                         ...s,
                         current: s.current === undefined ? undefined : { ...s.current, taken: true },
-                        last: Option.isSome(image)
-                          ? { generation: current.generation, image: image.value, first: keeps[0]! }
-                          : s.last
+                        last: { generation: current.generation, first: keeps[0]! }
                       }
                     ]
-                  }).pipe(Effect.flatMap((keeps) => (Option.isNone(image) ? Effect.void : serve(keeps, image.value))))
+                  }).pipe(
+                    Effect.flatMap((keeps) => {
+                      const served = Effect.flatMap(image, (made) =>
+                        Option.isNone(made) ? Effect.void : serve(keeps, made.value)
+                      )
+                      if (!later) return served
+                      return Effect.forkIn(served, scope).pipe(
+                        Effect.tap((fiber) =>
+                          Effect.sync(() => {
+                            masking.add(fiber)
+                            fiber.addObserver(() => masking.delete(fiber))
+                          })
+                        ),
+                        Effect.asVoid
+                      )
+                    })
+                  )
                 ),
                 // The attempts that ended meanwhile: a frame of the page as it is now.
                 Effect.andThen(
@@ -175,7 +247,7 @@ export const make = (
       )
 
     /** Asks for a frame of the page now for `keeps` (the step on the Ref), and what then runs the capture. */
-    const ask = (s: Shots, keeps: ReadonlyArray<Keep>): [Effect.Effect<void>, Shots] => {
+    const ask = (s: Shots, keeps: ReadonlyArray<Keep>, picture?: Frame["picture"]): [Effect.Effect<void>, Shots] => {
       if (s.running !== undefined) return [Effect.void, { ...s, waiting: [...s.waiting, ...keeps] }]
       // A pixel read is under way: the frame is held until it ends.
       if (s.reading > 0) {
@@ -191,7 +263,11 @@ export const make = (
       ).pipe(Effect.andThen(Deferred.succeed(done, undefined)))
       return [
         Effect.forkIn(loop(done).pipe(Effect.ensuring(finish)), scope).pipe(Effect.asVoid),
-        { ...s, running: done, current: { generation: s.generation, keeps, taken: false } }
+        {
+          ...s,
+          running: done,
+          current: { generation: s.generation, keeps, taken: false, ...(picture === undefined ? {} : { picture }) }
+        }
       ]
     }
 
@@ -237,18 +313,64 @@ export const make = (
       )
     )
     const settled = Effect.andThen(release, unmasked)
-    /** Counts a pixel read in once no capture runs (in one step, so none starts in between). */
-    const enter: Effect.Effect<void> = Ref.modify(state, (s): [boolean, Shots] =>
-      s.running === undefined ? [true, { ...s, reading: s.reading + 1 }] : [false, s]
-    ).pipe(Effect.flatMap((entered) => (entered ? Effect.void : Effect.andThen(unmasked, enter))))
-    const leave = Ref.modify(state, (s) => releasing({ ...s, reading: s.reading - 1 })).pipe(Effect.flatten)
-    const pixels = <A, E>(read: Effect.Effect<A, E>) =>
+    /** Counts a pixel read in once no capture runs (in one step, so none starts in between); the generation then,
+     * and whether a frame of it is held. */
+    const enter: Effect.Effect<{ readonly generation: number; readonly held: boolean }> = Ref.modify(
+      state,
+      (s): [{ readonly generation: number; readonly held: boolean } | undefined, Shots] =>
+        s.running === undefined
+          ? [
+              { generation: s.generation, held: s.held?.generation === s.generation },
+              { ...s, reading: s.reading + 1 }
+            ]
+          : [undefined, s]
+    ).pipe(
+      Effect.flatMap((entered) => (entered !== undefined ? Effect.succeed(entered) : Effect.andThen(unmasked, enter)))
+    )
+    /** The read ends: a frame held is taken, from its picture when the page is still the one it showed. */
+    const leave = (generation: number, picture: Frame["picture"]) =>
+      Ref.modify(state, (s): [Effect.Effect<void>, Shots] => {
+        const next = { ...s, reading: s.reading - 1 }
+        if (
+          picture === undefined ||
+          next.held === undefined ||
+          next.held.generation !== generation ||
+          next.generation !== generation ||
+          next.running !== undefined ||
+          next.reading > 0
+        ) {
+          return releasing(next)
+        }
+        return ask({ ...next, held: undefined }, next.held.keeps, picture)
+      }).pipe(Effect.flatten)
+    const pixels = <A, E>(read: Effect.Effect<A, E>, picture?: (a: A) => Uint8Array | undefined) =>
       Effect.acquireUseRelease(
         enter,
-        () => read,
-        () => leave
-      )
-    yield* Effect.addFinalizer(() => settled)
+        ({ held }) =>
+          // Where typed text shows before the picture is taken: a frame held may be taken from it.
+          picture === undefined || reuse === undefined || !held
+            ? Effect.map(read, (a) => [a, undefined] as const)
+            : reuse.typed.pipe(
+                Effect.flatMap((typed) =>
+                  Effect.map(read, (a) => {
+                    const png = picture(a)
+                    return [
+                      a,
+                      Option.isSome(typed) && !typed.value.other && png !== undefined
+                        ? { png, typed: typed.value }
+                        : undefined
+                    ] as const
+                  })
+                )
+              ),
+        ({ generation }, exit) => leave(generation, exit._tag === "Success" ? exit.value[1] : undefined)
+      ).pipe(Effect.map(([a]) => a))
+    yield* Effect.addFinalizer(() =>
+      Effect.andThen(
+        settled,
+        Effect.suspend(() => Fiber.joinAll([...masking]))
+      ).pipe(Effect.ignore)
+    )
     // A frame held is asked for in the same step that moves the generation on, and the change waits for it: it shows
     // the page before. (A capture merely running is an earlier attempt's: typing may go on beside it, under the mask.)
     const changed = Ref.modify(state, (s): [Effect.Effect<void>, Shots] => {
@@ -314,7 +436,9 @@ export const guard = (
         staysOnPage(input) ? captures.typing : Effect.andThen(captures.settled, captures.changed),
         engine.act(input)
       ),
-    screenshot: (options) => captures.pixels(engine.screenshot(options)),
+    // A picture of the viewport may serve the frame held of the same page.
+    screenshot: (options) =>
+      captures.pixels(engine.screenshot(options), options?.fullPage === true ? undefined : (png) => png),
     // The agent's script may do anything a click may.
     ...(engine.evaluate === undefined
       ? {}

@@ -3,7 +3,7 @@
  * no typed text in it, and the failure snapshot of seed 003 — the full accessibility tree plus a
  * minimal DOM JSON around the nodes next to the failure.
  */
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import type { Protocol } from "../Cdp/Protocol.ts"
 import type { PageRun } from "../Cdp/Session.ts"
 import * as Redact from "../Logging/Redact.ts"
@@ -51,6 +51,58 @@ export const screenshot = (page: PageRun) =>
       )
     )
   })
+
+/** Where typed text shows on the page: each text field holding a value by its box, in the top viewport's CSS pixels. */
+export interface Typed {
+  readonly ratio: number
+  readonly boxes: ReadonlyArray<readonly [number, number, number, number]>
+  /** Text shows where no box bounds it (an editable element, a textbox): a picture is masked in the page instead. */
+  readonly other: boolean
+}
+
+/** Where typed text shows, read in one evaluate; none when the page cannot tell. */
+export const typedBoxes = (page: PageRun) =>
+  page((cdp, sessionId) =>
+    cdp
+      .send("Runtime.evaluate", { expression: Redact.typedBoxesScript, returnByValue: true }, sessionId)
+      .pipe(Effect.map((r) => Option.fromNullishOr(r.result.value as Typed | null | undefined)))
+  )
+
+/** The grey of a masked field's box in a picture. */
+const maskGrey = { r: 200, g: 200, b: 200, alpha: 1 }
+
+/**
+ * A copy of a PNG of the viewport with the boxes of `typed` painted over (the picture itself is left as it is), at
+ * zlib's fastest setting: the typed text of a picture taken without the mask, hidden without a capture of its own.
+ */
+export const maskBoxes = (png: Uint8Array, typed: Typed): Effect.Effect<Uint8Array, unknown> =>
+  typed.boxes.length === 0
+    ? Effect.succeed(png)
+    : Effect.tryPromise(async () => {
+        const sharp = (await import("sharp")).default
+        const image = sharp(png)
+        const { width = 0, height = 0 } = await image.metadata()
+        const parts = typed.boxes.flatMap(([x, y, w, h]) => {
+          // Whole pixels around the box, a pixel beyond it on each side, within the picture.
+          const left = Math.max(0, Math.floor(x * typed.ratio) - 1)
+          const top = Math.max(0, Math.floor(y * typed.ratio) - 1)
+          const right = Math.min(width, Math.ceil((x + w) * typed.ratio) + 1)
+          const bottom = Math.min(height, Math.ceil((y + h) * typed.ratio) + 1)
+          return right <= left || bottom <= top
+            ? []
+            : [
+                {
+                  input: {
+                    create: { width: right - left, height: bottom - top, channels: 4 as const, background: maskGrey }
+                  },
+                  left,
+                  top
+                }
+              ]
+        })
+        if (parts.length === 0) return png
+        return new Uint8Array(await image.composite(parts).png({ compressionLevel: 1 }).toBuffer())
+      })
 
 /** Runs in the page: elements whose text, label or attributes mention `needle` (else the focused element), each with
  * its parent and siblings, as small JSON; form values are left to redaction. */

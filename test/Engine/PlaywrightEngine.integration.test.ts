@@ -54,6 +54,14 @@ const pngSize = (png: Uint8Array) => {
   const view = new DataView(png.buffer, png.byteOffset, png.byteLength)
   return { width: view.getUint32(16), height: view.getUint32(20) }
 }
+/** How many pixels of a PNG are plainly red. */
+const redPixels = async (png: Uint8Array) => {
+  const sharp = (await import("sharp")).default
+  const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true })
+  let n = 0
+  for (let i = 0; i < data.length; i += info.channels) if (data[i]! > 200 && data[i + 1]! < 80 && data[i + 2]! < 80) n++
+  return n
+}
 const pngSignature = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]
 
 const browserAndSite = Layer.mergeAll(TestBrowser.layer(), Layer.effect(Site, SiteServer.start))
@@ -416,6 +424,35 @@ layer(browserAndSite, { excludeTestServices: true, timeout: "60 seconds" })("Pla
         const innerHeight = yield* evaluate<number>("window.innerHeight")
         assert.strictEqual(pngSize(viewport).height, innerHeight)
         assert.isAbove(pngSize(full).height, innerHeight * 3)
+      })
+    )
+
+    it.effect("hides the focused field's caret in its screenshot and shows it again after", () =>
+      Effect.gen(function* () {
+        const engine = yield* Engine
+        const session = yield* BrowserSession
+        yield* open("/screens/caret.html")
+        yield* evaluate(`${byId("field")}.focus()`)
+        // The page's own red caret blinks: some of eight captures taken behind the engine's back show it.
+        const redIn = (png: Uint8Array) => Effect.promise(() => redPixels(png))
+        const behind = Session.withTarget(session.wsEndpoint, session.targetId, (cdp, sessionId) =>
+          cdp
+            .send("Page.captureScreenshot", { format: "png" }, sessionId)
+            .pipe(Effect.map((shot) => new Uint8Array(Buffer.from(shot.data, "base64"))))
+        )
+        const blinking = (yield* Effect.forEach(Array.from({ length: 8 }), () =>
+          Effect.andThen(Effect.sleep("130 millis"), Effect.flatMap(behind, redIn))
+        )).filter((n) => n > 0)
+        assert.isAbove(blinking.length, 0)
+        const shots = yield* Effect.forEach(Array.from({ length: 6 }), () =>
+          Effect.andThen(Effect.sleep("130 millis"), Effect.flatMap(engine.screenshot(), redIn))
+        )
+        assert.deepStrictEqual(shots, [0, 0, 0, 0, 0, 0])
+        assert.strictEqual(yield* evaluate<string>(`getComputedStyle(${byId("field")}).caretColor`), "rgb(255, 0, 0)")
+        const after = (yield* Effect.forEach(Array.from({ length: 8 }), () =>
+          Effect.andThen(Effect.sleep("130 millis"), Effect.flatMap(behind, redIn))
+        )).filter((n) => n > 0)
+        assert.isAbove(after.length, 0)
       })
     )
   })

@@ -94,6 +94,65 @@ describe("Captures", () => {
     }).pipe(Effect.scoped)
   )
 
+  it.effect("a frame held is made from a pixel read's picture while typed text shows where it did; else captured", () =>
+    Effect.gen(function* () {
+      const gates: Array<Deferred.Deferred<void>> = []
+      const saved: Array<[string, number | string]> = []
+      const save = keeper(saved)
+      const at = (x: number) => ({ ratio: 1, boxes: [[x, 20, 300, 40] as const], other: false })
+      let typed = at(10)
+      const captures = yield* Captures.make(gated(gates), {
+        typed: Effect.sync(() => Option.some(typed)),
+        // A masked copy: the picture's first byte plus 100.
+        mask: (png) => Effect.succeed(Option.some(new Uint8Array([100 + png[0]!])))
+      })
+      const finish = (n: number) =>
+        Effect.gen(function* () {
+          while (gates.length < n) yield* Effect.yieldNow
+          yield* Deferred.succeed(gates[n - 1]!, undefined)
+        })
+
+      yield* captures.begin
+      yield* captures.start(save("read"))
+      const picture = yield* captures.pixels(Effect.succeed(new Uint8Array([7])), (png) => png)
+      yield* captures.start(save("screenshot"))
+      yield* captures.settled
+      // The mask is made off the page: nothing waits for it, it is stored a moment later.
+      yield* turns(() => saved.length === 2)
+      assert.deepStrictEqual([...picture], [7], "the reader's own picture is left unmasked")
+      assert.strictEqual(gates.length, 0, "no capture taken")
+      assert.deepStrictEqual(saved, [
+        ["read", 107],
+        ["screenshot", "=read"]
+      ])
+
+      // The field moved after the picture was taken: the frame is captured (masked in the page) instead.
+      yield* captures.changed
+      yield* captures.begin
+      yield* captures.start(save("read2"))
+      yield* captures.pixels(
+        Effect.sync(() => {
+          typed = at(60)
+          return new Uint8Array([8])
+        }),
+        (png) => png
+      )
+      yield* finish(1)
+      yield* captures.settled
+      assert.deepStrictEqual(saved.at(-1), ["read2", 1])
+
+      // Text where no box bounds it (an editor): captured too.
+      yield* captures.changed
+      yield* captures.begin
+      yield* captures.start(save("read3"))
+      typed = { ...at(60), other: true }
+      yield* captures.pixels(Effect.succeed(new Uint8Array([9])), (png) => png)
+      yield* finish(2)
+      yield* captures.settled
+      assert.deepStrictEqual(saved.at(-1), ["read3", 2])
+    }).pipe(Effect.scoped)
+  )
+
   it.effect("reads point at the frame of the page nothing changed since; a change asks for a new one", () =>
     Effect.gen(function* () {
       const { gates, saved, save, captures, finish } = yield* rig

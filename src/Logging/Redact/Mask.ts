@@ -114,3 +114,39 @@ export const unmaskInputsScript = `(() => {
     return false;
   }
 })()`
+
+/**
+ * JS that tells where typed text shows, for masking a picture taken without the mask: `{ ratio, boxes, other }`, the
+ * device pixel ratio, each text-like input or textarea holding a value as `[x, y, width, height]` in the top
+ * viewport's CSS pixels (frames of its origin offset by their place), and whether text shows anywhere a box cannot
+ * bound (an editable element or a textbox, whose text may paint past its box). `null` when it cannot tell.
+ */
+export const typedBoxesScript = `(() => {
+  try {
+    ${rootsSource}
+    const boxes = [];
+    let other = false;
+    for (const root of roots) {
+      const doc = root.nodeType === 9 ? root : root.ownerDocument;
+      let x = 0, y = 0;
+      for (let w = doc.defaultView; w && w !== window; w = w.parent) {
+        const frame = w.frameElement;
+        if (!frame) return null;
+        const r = frame.getBoundingClientRect();
+        x += r.left + frame.clientLeft;
+        y += r.top + frame.clientTop;
+      }
+      for (const el of root.querySelectorAll(${JSON.stringify(maskedSelector)})) {
+        const field = el.tagName === "INPUT" || el.tagName === "TEXTAREA";
+        if (field && el.type === "hidden") continue;
+        if (field ? el.value === "" : (el.textContent || "").trim() === "") continue;
+        if (!field) { other = true; continue; }
+        const r = el.getBoundingClientRect();
+        if (r.width > 0 && r.height > 0) boxes.push([x + r.left, y + r.top, r.width, r.height]);
+      }
+    }
+    return { ratio: window.devicePixelRatio, boxes, other };
+  } catch (e) {
+    return null;
+  }
+})()`
