@@ -263,7 +263,7 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
   const typed = () => Secrets.reveal(argument!)
   const secret = argument !== undefined && Secrets.referenced(argument).length > 0
   // A read of the page's elements made ahead may still be under way: its marks and the act's must not meet.
-  yield* Effect.promise(() => sp.elements.acting())
+  yield* Effect.promise(() => sp.elements.acting()).pipe(Effect.withSpan("Elements.acting"))
 
   if (action.selector.trim() === "") {
     if (method !== "press" && method !== "type") {
@@ -283,7 +283,9 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
   }
 
   const ref = Elements.refOf(action.selector)
-  const locator = ref === undefined ? yield* bySelector(sp, action.selector, label) : yield* byRef(sp, ref, label)
+  const locator = yield* (ref === undefined ? bySelector(sp, action.selector, label) : byRef(sp, ref, label)).pipe(
+    Effect.withSpan("Actions.locate")
+  )
   const described = ref === undefined ? undefined : sp.elements.described(ref)
   const target =
     action.description ||
