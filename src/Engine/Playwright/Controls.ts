@@ -232,12 +232,23 @@ export const toggle = (a: Acting) =>
     return a.done(a.past(a.target, ""), settled, { ...identity(a, before), ...Verify.shown(state) })
   })
 
-/** `selectOption`: the options asked for (several in a multi-select), chosen as a person does, the chosen set read back. */
-export const choose = (a: Acting, wanted: ReadonlyArray<string>) =>
+/**
+ * `selectOption`: the options asked for (several in a multi-select), chosen as a person does, the chosen set read back.
+ * A native select that takes the options is read, chosen from and read back in one round trip; `known`: the control
+ * as already read (a fill that found a dropdown), chosen from as any other.
+ */
+export const choose = (a: Acting, wanted: ReadonlyArray<string>, known?: Verify.Before) =>
   Effect.gen(function* () {
     const { sp, held } = a
     const timeout = sp.limits.actionTimeoutMs
-    const before = yield* attempt(sp.at(a.label), () => Verify.before(held, false, timeout)).pipe(inspecting)
+    const first =
+      known === undefined
+        ? yield* attempt(sp.at(a.label, "possible"), () =>
+            Settle.around(sp.page, () => Select.inspectAndChoose(held, wanted, timeout), a.settle, Select.seenFirst)
+          ).pipe(inputting)
+        : undefined
+    const before = known ?? first!.result.before
+    const made = first?.result.chose
     yield* refuseDisabled(a, before, "selectOption")
     const ctx: Select.Context = {
       label: a.label,
@@ -251,7 +262,11 @@ export const choose = (a: Acting, wanted: ReadonlyArray<string>) =>
     let asked: ReadonlyArray<string>
     // What a native select showed once its handlers' work had run, read in the same round trip as the choice.
     let shown: Verify.After | undefined
-    if (before.options !== undefined) {
+    if (made !== undefined) {
+      settled = first!
+      shown = made.state
+      asked = made.selected
+    } else if (before.options !== undefined) {
       const chosen = yield* Select.native(sp, held, wanted, ctx)
       const ran = yield* attempt(sp.at(a.label, "possible"), () =>
         Settle.around(sp.page, chosen.run, a.settle, Select.seen)
@@ -307,7 +322,7 @@ export const fillIn = (a: Acting, value: string, secret: boolean) =>
     ).pipe(inspecting)
     yield* refuseDisabled(a, before, "fill")
     // A dropdown filled is a dropdown chosen from.
-    if (before.kind === "select") return yield* choose(a, [value])
+    if (before.kind === "select") return yield* choose(a, [value], before)
     const kind = Verify.valueKind(before)
     let text = value
     let note: string | undefined
