@@ -288,24 +288,6 @@ export const choose = (a: Acting, wanted: ReadonlyArray<string>, known?: Verify.
     return a.done(a.past(a.target, what), settled, { ...identity(a, before), ...Verify.shown(state) })
   })
 
-/** Runs in the page: focuses a field with the caret after its text. */
-const caretToEnd = (el: Element) => {
-  ;(el as HTMLElement).focus()
-  if (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) {
-    try {
-      el.setSelectionRange(el.value.length, el.value.length)
-    } catch {
-      // Inputs without a text selection (email, number) keep the caret where focusing put it: at the end.
-    }
-  } else if ((el as HTMLElement).isContentEditable) {
-    const range = document.createRange()
-    range.selectNodeContents(el)
-    range.collapse(false)
-    getSelection()?.removeAllRanges()
-    getSelection()?.addRange(range)
-  }
-}
-
 /**
  * `fill` / `type`: the value as people write it converted to the field's format (a date, a time, a number), typed
  * like a person, and read back. A field that does not show it after a second, whole-value try is
@@ -351,11 +333,9 @@ export const fillIn = (a: Acting, value: string, secret: boolean) =>
       (whole: boolean, on = held) =>
       async () => {
         if (before.slider !== undefined) return Pointer.slide(page, on, Number(text), timeout)
-        if (method === "type") {
-          // Typing into a field adds to its end, where a person's click puts the caret.
-          await on.evaluate(caretToEnd, undefined, timeout)
-          await page.keyboard.type(text)
-        } else if (whole) await on.locator.fill(text, { timeout })
+        // Typing into a field adds to its end, where a person's click puts the caret.
+        if (method === "type") await Pointer.typeAtEnd(page, on, text, timeout)
+        else if (whole) await on.locator.fill(text, { timeout })
         else await Pointer.fill(page, on, text, timeout, fieldKind, selected && on === held)
         if (secret) await on.evaluate(hideTyped, undefined, timeout)
       }
