@@ -113,10 +113,11 @@ export const currentElements = (sp: SessionPage, label: string, what: "names" | 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
- * The element a reference names. A reference from before a reconnect is unknown; one whose element was re-rendered
- * (same role and name, new node) is followed to the one element that is clearly the same thing.
+ * The element a reference names, held for the act. A reference from before a reconnect is unknown; one whose element
+ * was re-rendered (same role and name, new node) is followed to the one element that is clearly the same thing.
+ * `markNow`: the act's first read marks the element (Held.ts) in the same moment as the count that tells a gone one.
  */
-const byRef = (sp: SessionPage, ref: string, label: string) =>
+const byRef = (sp: SessionPage, ref: string, label: string, markNow: boolean) =>
   Effect.gen(function* () {
     const stale = (why: string, elements: ReadonlyArray<AccessibilityTree.Element>) =>
       Effect.fail(
@@ -139,20 +140,23 @@ const byRef = (sp: SessionPage, ref: string, label: string) =>
     const count = (locator: Locator) =>
       attempt(sp.at(label), () => locator.count().catch((e) => (/aria-ref/.test(String(e)) ? 0 : Promise.reject(e))))
     const locator = sp.elements.locate(ref)!
-    if ((yield* count(locator)) === 1) return locator
+    const held = hold(locator)
+    if (markNow) held.markNow(sp.limits.actionTimeoutMs)
+    if ((yield* count(locator).pipe(Effect.onError(() => Effect.sync(held.release)))) === 1) return held
+    held.release()
     // The reference may just be older than the last read: read again, then follow a re-rendered element.
     const deadline = Date.now() + sp.limits.elementWaitMs
     for (;;) {
       const elements = yield* readElements(sp, label)
       const again = sp.elements.locate(ref)!
-      if ((yield* count(again)) === 1) return again
+      if ((yield* count(again)) === 1) return hold(again)
       const same = elements.filter(
         (e) =>
           e.role === before.role &&
           AccessibilityTree.normalize(e.name) === AccessibilityTree.normalize(before.name) &&
           before.name !== ""
       )
-      if (same.length === 1) return sp.elements.locate(same[0]!.ref)!
+      if (same.length === 1) return hold(sp.elements.locate(same[0]!.ref)!)
       if (Date.now() >= deadline) {
         return yield* stale(`${AccessibilityTree.describeRef({ ...before, ref })} is no longer on the page`, elements)
       }
@@ -160,14 +164,18 @@ const byRef = (sp: SessionPage, ref: string, label: string) =>
     }
   })
 
-/** The element a selector names: waited for briefly, exactly one. */
-const bySelector = (sp: SessionPage, selector: string, label: string) =>
+/** The element a selector names, held for the act: waited for briefly, exactly one (`markNow` as in `byRef`). */
+const bySelector = (sp: SessionPage, selector: string, label: string, markNow: boolean) =>
   Effect.gen(function* () {
     const { page, at } = sp
     const { elementWaitMs } = sp.limits
     const locator = located(page.mainFrame(), toSelector(selector))
+    const held = hold(locator)
+    if (markNow) held.markNow(sp.limits.actionTimeoutMs)
     // Usually the element is already there: one count answers; only a missing element is waited for.
-    let count = yield* attempt(at(label), () => locator.count())
+    let count = yield* attempt(at(label), () => locator.count()).pipe(Effect.onError(() => Effect.sync(held.release)))
+    if (count === 1) return held
+    held.release()
     if (count === 0) {
       yield* attempt(at(label, "none", elementWaitMs), () =>
         locator.first().waitFor({ state: "attached", timeout: elementWaitMs })
@@ -197,8 +205,22 @@ const bySelector = (sp: SessionPage, selector: string, label: string) =>
         })
       )
     }
-    return locator
+    return hold(locator)
   })
+
+/** Methods whose first step on the element is a read of it (Controls.ts), not one of Playwright's own actions. */
+const readsFirst: ReadonlyArray<Method> = [
+  "click",
+  "doubleClick",
+  "hover",
+  "check",
+  "uncheck",
+  "selectOption",
+  "fill",
+  "type",
+  "scrollTo",
+  "setInputFiles"
+]
 
 /** Methods after which the page may navigate or change its route: the answer waits for it to settle. */
 const mayNavigate: ReadonlyArray<Method> = ["click", "doubleClick", "press", "check", "uncheck", "selectOption"]
@@ -263,7 +285,7 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
   const typed = () => Secrets.reveal(argument!)
   const secret = argument !== undefined && Secrets.referenced(argument).length > 0
   // A read of the page's elements made ahead may still be under way: its marks and the act's must not meet.
-  yield* Effect.promise(() => sp.elements.acting())
+  yield* Effect.promise(() => sp.elements.acting()).pipe(Effect.withSpan("Elements.acting"))
 
   if (action.selector.trim() === "") {
     if (method !== "press" && method !== "type") {
@@ -283,13 +305,18 @@ export const run = Effect.fn("PlaywrightEngine.runAction")(function* (sp: Sessio
   }
 
   const ref = Elements.refOf(action.selector)
-  const locator = ref === undefined ? yield* bySelector(sp, action.selector, label) : yield* byRef(sp, ref, label)
+  // The act's first step reads the element it holds: that read's marking goes out with the count.
+  const markNow = readsFirst.includes(method)
+  const first = yield* (
+    ref === undefined ? bySelector(sp, action.selector, label, markNow) : byRef(sp, ref, label, markNow)
+  ).pipe(Effect.withSpan("Actions.locate"))
+  const locator = first.locator
   const described = ref === undefined ? undefined : sp.elements.described(ref)
   const target =
     action.description ||
     (ref === undefined ? action.selector : AccessibilityTree.describe(described ?? { role: "element", name: ref }))
   // The element held for the act (and any it is re-rendered as), released when the act ends however it ends.
-  const held = [hold(locator)]
+  const held = [first]
   const acting = {
     sp,
     action,

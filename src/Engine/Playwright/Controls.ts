@@ -56,6 +56,10 @@ export interface Acting {
 
 const toggles = ["checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"]
 
+/** The steps of an act, each a span of its own: what the target is before, the input and its settling, the read-back. */
+const inspecting = Effect.withSpan("Controls.inspect")
+const inputting = Effect.withSpan("Controls.input")
+
 /** The element acted on, as the answer names it: its reference and name, or the selector and what the page says. */
 const identity = (a: Acting, before?: Verify.Before): ElementRef =>
   a.described !== undefined
@@ -93,7 +97,9 @@ export const point = (a: Acting) =>
     const timeout = sp.limits.actionTimeoutMs
     // A selector names an element whose role and name the answer reads from the page.
     const before =
-      a.described === undefined ? yield* attempt(sp.at(a.label), () => Verify.before(held, false, timeout)) : undefined
+      a.described === undefined
+        ? yield* attempt(sp.at(a.label), () => Verify.before(held, false, timeout)).pipe(inspecting)
+        : undefined
     let aim: Pointer.Aim | undefined
     const perform = async (on: Held) => {
       if (method === "hover") return Pointer.hover(page, on, timeout)
@@ -105,7 +111,7 @@ export const point = (a: Acting) =>
     }
     const settled = yield* attempt(a.sp.at(a.label, "possible"), () =>
       Settle.around(page, () => retargeted(a, perform), a.settle)
-    )
+    ).pipe(inputting)
     const role = a.described?.role ?? before?.role ?? ""
     // A click on a checkbox answers with the state it left; a click that navigated (or is waiting on the site) has no
     // target left to read.
@@ -176,7 +182,7 @@ const readBack = (a: Acting, on: Held, ask: Verify.Ask) =>
       state = await look(at, true)
     }
     return { on: at, state: state.ok ? state : await look(at, false) }
-  })
+  }).pipe(Effect.withSpan("Controls.readBack"))
 
 /** `check` / `uncheck`: nothing to do when the box already shows it; otherwise a click, and the state read back. */
 export const toggle = (a: Acting) =>
@@ -185,7 +191,7 @@ export const toggle = (a: Acting) =>
     const { page } = sp
     const timeout = sp.limits.actionTimeoutMs
     const want = a.method === "check"
-    const before = yield* attempt(sp.at(a.label), () => Verify.before(held, false, timeout))
+    const before = yield* attempt(sp.at(a.label), () => Verify.before(held, false, timeout)).pipe(inspecting)
     yield* refuseDisabled(a, before, a.method)
     const refuse = (why: string) =>
       Effect.fail(
@@ -210,7 +216,7 @@ export const toggle = (a: Acting) =>
           }),
         a.settle
       )
-    )
+    ).pipe(inputting)
     const { state } = yield* readBack(a, held, { checked: want })
     if (!state.ok) {
       return yield* Effect.fail(
@@ -226,12 +232,23 @@ export const toggle = (a: Acting) =>
     return a.done(a.past(a.target, ""), settled, { ...identity(a, before), ...Verify.shown(state) })
   })
 
-/** `selectOption`: the options asked for (several in a multi-select), chosen as a person does, the chosen set read back. */
-export const choose = (a: Acting, wanted: ReadonlyArray<string>) =>
+/**
+ * `selectOption`: the options asked for (several in a multi-select), chosen as a person does, the chosen set read back.
+ * A native select that takes the options is read, chosen from and read back in one round trip; `known`: the control
+ * as already read (a fill that found a dropdown), chosen from as any other.
+ */
+export const choose = (a: Acting, wanted: ReadonlyArray<string>, known?: Verify.Before) =>
   Effect.gen(function* () {
     const { sp, held } = a
     const timeout = sp.limits.actionTimeoutMs
-    const before = yield* attempt(sp.at(a.label), () => Verify.before(held, false, timeout))
+    const first =
+      known === undefined
+        ? yield* attempt(sp.at(a.label, "possible"), () =>
+            Settle.around(sp.page, () => Select.inspectAndChoose(held, wanted, timeout), a.settle, Select.seenFirst)
+          ).pipe(inputting)
+        : undefined
+    const before = known ?? first!.result.before
+    const made = first?.result.chose
     yield* refuseDisabled(a, before, "selectOption")
     const ctx: Select.Context = {
       label: a.label,
@@ -245,11 +262,15 @@ export const choose = (a: Acting, wanted: ReadonlyArray<string>) =>
     let asked: ReadonlyArray<string>
     // What a native select showed once its handlers' work had run, read in the same round trip as the choice.
     let shown: Verify.After | undefined
-    if (before.options !== undefined) {
+    if (made !== undefined) {
+      settled = first!
+      shown = made.state
+      asked = made.selected
+    } else if (before.options !== undefined) {
       const chosen = yield* Select.native(sp, held, wanted, ctx)
       const ran = yield* attempt(sp.at(a.label, "possible"), () =>
         Settle.around(sp.page, chosen.run, a.settle, Select.seen)
-      )
+      ).pipe(inputting)
       settled = ran
       shown = ran.result?.state
       asked = chosen.selected
@@ -267,24 +288,6 @@ export const choose = (a: Acting, wanted: ReadonlyArray<string>) =>
     return a.done(a.past(a.target, what), settled, { ...identity(a, before), ...Verify.shown(state) })
   })
 
-/** Runs in the page: focuses a field with the caret after its text. */
-const caretToEnd = (el: Element) => {
-  ;(el as HTMLElement).focus()
-  if (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) {
-    try {
-      el.setSelectionRange(el.value.length, el.value.length)
-    } catch {
-      // Inputs without a text selection (email, number) keep the caret where focusing put it: at the end.
-    }
-  } else if ((el as HTMLElement).isContentEditable) {
-    const range = document.createRange()
-    range.selectNodeContents(el)
-    range.collapse(false)
-    getSelection()?.removeAllRanges()
-    getSelection()?.addRange(range)
-  }
-}
-
 /**
  * `fill` / `type`: the value as people write it converted to the field's format (a date, a time, a number), typed
  * like a person, and read back. A field that does not show it after a second, whole-value try is
@@ -296,10 +299,12 @@ export const fillIn = (a: Acting, value: string, secret: boolean) =>
     const { page } = sp
     const timeout = sp.limits.actionTimeoutMs
     // A fill's field typed into has its text selected in the same round trip; one refused below is left untouched.
-    const { before, selected } = yield* attempt(sp.at(a.label), () => Pointer.ready(held, method === "fill", timeout))
+    const { before, selected } = yield* attempt(sp.at(a.label), () =>
+      Pointer.ready(held, method === "fill", timeout)
+    ).pipe(inspecting)
     yield* refuseDisabled(a, before, "fill")
     // A dropdown filled is a dropdown chosen from.
-    if (before.kind === "select") return yield* choose(a, [value])
+    if (before.kind === "select") return yield* choose(a, [value], before)
     const kind = Verify.valueKind(before)
     let text = value
     let note: string | undefined
@@ -328,15 +333,15 @@ export const fillIn = (a: Acting, value: string, secret: boolean) =>
       (whole: boolean, on = held) =>
       async () => {
         if (before.slider !== undefined) return Pointer.slide(page, on, Number(text), timeout)
-        if (method === "type") {
-          // Typing into a field adds to its end, where a person's click puts the caret.
-          await on.evaluate(caretToEnd, undefined, timeout)
-          await page.keyboard.type(text)
-        } else if (whole) await on.locator.fill(text, { timeout })
+        // Typing into a field adds to its end, where a person's click puts the caret.
+        if (method === "type") await Pointer.typeAtEnd(page, on, text, timeout)
+        else if (whole) await on.locator.fill(text, { timeout })
         else await Pointer.fill(page, on, text, timeout, fieldKind, selected && on === held)
         if (secret) await on.evaluate(hideTyped, undefined, timeout)
       }
-    const settled = yield* attempt(sp.at(a.label, "possible"), () => Settle.around(page, perform(false), a.settle))
+    const settled = yield* attempt(sp.at(a.label, "possible"), () =>
+      Settle.around(page, perform(false), a.settle)
+    ).pipe(inputting)
     const ask: Verify.Ask = { text: { value: text, mode: Verify.modeOf(method === "type" ? "type" : "fill", before) } }
     let { on, state } = yield* readBack(a, held, ask)
     // Keys a widget dropped (a spinner, a mask, a field re-rendered as it was typed into) may hold when the value is

@@ -9,7 +9,8 @@
  * it keeps it for the act. Where no mark arrives, a Playwright element handle holds it as before. Where one document is
  * searched, the act's first read on the element takes it from the marking in the same round trip and keeps it in that
  * document's window under a key until the act releases it (no handle to take first: one round trip fewer per act);
- * only a first read that finds no single marked element takes it again the long way.
+ * only a first read that finds no single marked element takes it again the long way. That marking may go out before the
+ * read, beside the count that tells a gone reference at once (`markNow`): two round trips in the time of one.
  */
 import type { ElementHandle, Frame, JSHandle, Locator, Page } from "playwright-core"
 
@@ -19,6 +20,12 @@ export interface Held {
   readonly evaluate: <R, Arg>(f: (el: Element, arg: Arg) => R | Promise<R>, arg: Arg, timeout: number) => Promise<R>
   /** Lets the page drop the handle (not waited for). */
   readonly release: () => void
+  /**
+   * Sends the first read's marking now, where the element is to be taken without asking (one document searched): a
+   * check sent right behind it (a count that tells a gone element at once) is answered in the same moment, and the
+   * first read takes what it marked. Let go unused by `release`.
+   */
+  readonly markNow: (timeout: number) => void
 }
 
 /** What the listener keeps on the window (under a symbol, not enumerable): the targets of the last marking. */
@@ -171,6 +178,32 @@ const mark = (locator: Locator, timeout: number) =>
     () => false
   )
 
+/**
+ * A marking sent ahead of the read that takes its element, in the page's turn; the turn is held until that read
+ * (`done`), for `markWaitMs` at most once marked, so that no other marking comes in between. `done` before the mark
+ * answers (the element is not there) lets the turn go at once.
+ */
+const markAhead = (locator: Locator, timeout: number) => {
+  const page = locator.page()
+  let done = () => {}
+  const finished = new Promise<false>((resolve) => (done = () => resolve(false)))
+  const marked = inTurn(page, timeout, () => Promise.race([mark(locator, timeout), finished])).catch(() => false)
+  queues.set(
+    page,
+    marked.then((ok) => (ok ? within(markWaitMs, finished) : undefined))
+  )
+  return { marked, done }
+}
+
+/** `promise`, or undefined after `ms`. */
+const within = <A>(ms: number, promise: Promise<A>): Promise<A | undefined> => {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  return Promise.race([
+    promise,
+    new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))
+  ]).finally(() => clearTimeout(timer))
+}
+
 /** The one frame whose document `locator` searches, when it is known to search one. */
 const soleFrame = (locator: Locator): Frame | undefined => {
   const frames = locator.page().frames()
@@ -217,6 +250,8 @@ export const hold = (locator: Locator): Held => {
     | undefined
   // From the first read that found no single marked element, or an element replaced: taken the long way.
   let asking = false
+  /** The first read's marking, sent ahead (`markNow`). */
+  let ahead: ReturnType<typeof markAhead> | undefined
   const take = (timeout: number) => {
     handle ??= inTurn(locator.page(), timeout, () => taking(locator, timeout))
       .then((h): Promise<JSHandle<Taken> | ElementHandle> | JSHandle<Taken> | undefined =>
@@ -229,6 +264,8 @@ export const hold = (locator: Locator): Held => {
     return handle
   }
   const release = () => {
+    ahead?.done()
+    ahead = undefined
     void handle
       ?.then((h) => (h === undefined ? undefined : "key" in h ? h.frame.evaluate(forgetKept, h.key) : h.dispose()))
       .catch(() => undefined)
@@ -246,11 +283,17 @@ export const hold = (locator: Locator): Held => {
       // Taken without asking in one document: marked, then taken and kept there by `f`'s own call, one round trip.
       const key = ++keys
       let first: Kept | undefined
-      handle = inTurn(locator.page(), timeout, async () => {
-        if (!(await mark(locator, timeout))) return undefined
+      const take = async () => {
         first = await frame.evaluate(onKept(f, true), { key, arg }).catch(() => undefined)
         return { frame, key }
-      }).catch(() => undefined)
+      }
+      const sent = ahead
+      ahead = undefined
+      handle = (
+        sent === undefined
+          ? inTurn(locator.page(), timeout, async () => ((await mark(locator, timeout)) ? take() : undefined))
+          : sent.marked.then((ok) => (ok ? take() : undefined)).finally(sent.done)
+      ).catch(() => undefined)
       if ((await handle) === undefined || first === undefined) return { ok: false, replaced: false } as const
       return judged(first)
     }
@@ -283,6 +326,10 @@ export const hold = (locator: Locator): Held => {
         Awaited<ReturnType<typeof f>>
       >
     },
-    release
+    release,
+    markNow: (timeout) => {
+      if (handle === undefined && !asking && ahead === undefined && soleFrame(locator) !== undefined)
+        ahead = markAhead(locator, timeout)
+    }
   }
 }

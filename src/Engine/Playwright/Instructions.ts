@@ -223,7 +223,9 @@ export const run = (sp: SessionPage, ins: Instruction.Instruction, input: string
     if (keyboard !== undefined) return yield* Actions.run(sp, keyboard)
     const target = targetOf(ins)
     if (target === undefined) return yield* Effect.die(new Error(`no target in ${ins.kind} instruction`))
-    const element = yield* resolveTarget(sp, target.verb, target.target, input, target.within)
+    const element = yield* resolveTarget(sp, target.verb, target.target, input, target.within).pipe(
+      Effect.withSpan("Instructions.resolve")
+    )
     return yield* Actions.run(sp, actionFor(ins, element))
   })
 

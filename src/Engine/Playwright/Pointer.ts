@@ -8,7 +8,7 @@ import type { Page } from "playwright-core"
 import type { Held } from "./Held.ts"
 import { actedWithin } from "./Settle.ts"
 
-export { fill, ready, slide } from "./Pointer/Keyboard.ts"
+export { fill, ready, slide, typeAtEnd } from "./Pointer/Keyboard.ts"
 
 const where = new WeakMap<Page, { x: number; y: number }>()
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

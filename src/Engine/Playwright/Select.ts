@@ -177,6 +177,50 @@ const chooseAndRead = new Function(
   `return (${chooseIndexes})(el, arg.indexes).then((chose) => chose === false ? false : { ...chose, state: (${Verify.readBack})(el, arg.ask) })`
 ) as (el: Element, arg: { indexes: ReadonlyArray<number>; ask: Verify.Ask }) => Promise<false | Chose>
 
+/** What `inspectChoosing` answers: what the control is, and the choice when it was made in the same round trip. */
+export interface Inspected {
+  readonly before: Verify.Before
+  /** The choice made, with the labels that should now be selected. */
+  readonly chose?: Chose & { readonly selected: ReadonlyArray<string> }
+}
+
+/**
+ * Runs in the page: what the control is (`Verify.inspect`) and, where it is a native select that takes input and each
+ * option asked for is one of its own (matched as `matchOption` matches them) that takes input, the choice made and
+ * read back (`chooseAndRead`) at once: one round trip where there were two. Anything else only answers `before`, and
+ * is chosen from (or refused) as before.
+ */
+const inspectChoosing = new Function(
+  "el",
+  "wanted",
+  `const before = (${Verify.inspect})(el, false);
+  const options = before.options;
+  if (options === undefined || before.disabled || before.blocked !== undefined) return { before };
+  if (!before.multiple && wanted.length > 1) return { before };
+  const normalize = ${AccessibilityTree.normalize};
+  const asked = [];
+  for (const w of wanted) {
+    const exact = options.findIndex((o) => o.label === w || o.value === w);
+    const index = exact >= 0 ? exact : options.findIndex((o) =>
+      normalize(o.label) === normalize(w) || o.value.toLowerCase() === w.toLowerCase());
+    if (index < 0 || options[index].disabled) return { before };
+    asked.push(index);
+  }
+  const kept = before.multiple ? options.flatMap((o, i) => (o.selected ? [i] : [])) : [];
+  const indexes = [...new Set([...kept, ...asked])].sort((a, b) => a - b);
+  const selected = indexes.map((i) => options[i].label);
+  return (${chooseAndRead})(el, { indexes, ask: { selected, early: true } })
+    .then((chose) => (chose === false ? { before } : { before, chose: { ...chose, selected } }));`
+) as (el: Element, wanted: ReadonlyArray<string>) => Promise<Inspected>
+
+/** What the control is, and a native select's choice made in the same round trip where it can be. */
+export const inspectAndChoose = (held: Held, wanted: ReadonlyArray<string>, timeout: number) =>
+  held.evaluate(inspectChoosing, wanted, timeout)
+
+/** What the Settle wait is told of `inspectAndChoose`: nothing started when nothing was chosen. */
+export const seenFirst = (inspected: Inspected | undefined): Settle.Seen | undefined =>
+  inspected?.chose === undefined ? { navigating: false } : seen(inspected.chose)
+
 const optionRoles = ["option", "menuitem", "menuitemradio", "treeitem", "gridcell"]
 
 /** One option named `wanted` among those shown (inside the dropdown first), waited for a moment after opening. */

@@ -233,6 +233,16 @@ const fade = setInterval(() => { o -= 0.1; loader.style.opacity = String(o); if 
 <p id="count"></p>
 <label for="team">Team</label>
 <select id="team"><option value="">Any</option><option value="core">Core</option></select>`
+  ),
+  page(
+    "plans",
+    `<title>Billing</title>${recordScript}
+<label for="plan">Plan</label>
+<select id="plan" onchange="record({ plan: this.value })">
+  <option value="">Choose a plan</option><option value="free">Free</option><option value="pro">Pro</option>
+  <option value="ent" disabled>Enterprise</option></select>
+<label for="nick">Nickname</label><input id="nick">
+<label for="city">City</label><input id="city">`
   )
 ]
 
@@ -532,6 +542,56 @@ layer(Layer.mergeAll(TestBrowser.layer(), Server.Pages.layer(pages)), {
         }
         assert.deepStrictEqual(yield* recorded("disabled"), [])
       })
+    )
+
+    it.effect(
+      "a select refuses untouched an option it lacks, a disabled one and several, and takes one loosely named",
+      () =>
+        Effect.gen(function* () {
+          yield* open("plans")
+          const lacking = yield* fails(said('select "Team" in "Plan"'))
+          expectType(lacking, "element_not_found")
+          assert.include(lacking.message, '"Free", "Pro"')
+          expectType(yield* fails(said('select "Enterprise" in "Plan"')), "action_failed")
+          expectType(yield* fails(said('select "Free", "Pro" in "Plan"')), "invalid_input")
+          assert.strictEqual(yield* inputValue("plan"), "")
+          assert.deepStrictEqual(yield* recorded("plans"), [])
+          // A label written in other case and spacing names the same option: chosen once, and the answer says so.
+          const chosen = yield* act(said('select "  pro " in "Plan"'))
+          assert.strictEqual(yield* inputValue("plan"), "pro")
+          assert.deepInclude(targetOf(chosen), { selected: ["Pro"] })
+          assert.deepStrictEqual(yield* recorded("plans"), [{ plan: "pro" }])
+        })
+    )
+
+    it.effect(
+      "a reference to a replaced field is followed to the new one; one to a removed field fails untouched",
+      () =>
+        Effect.gen(function* () {
+          yield* open("plans")
+          const engine = yield* Engine
+          const refOf = (name: string) =>
+            engine.elements!().pipe(Effect.map((all) => all.find((e) => e.name === name)!.ref))
+          const nick = yield* refOf("Nickname")
+          const city = yield* refOf("City")
+          // Replaced behind the engine's back by a fresh field of the same name, then a field removed outright.
+          yield* evaluate(`(() => { const fresh = document.createElement("input"); fresh.id = "nick";
+          document.getElementById("nick").replaceWith(fresh) })()`)
+          yield* act({ selector: nick, method: "fill", arguments: ["Ada"], description: "" })
+          assert.strictEqual(yield* inputValue("nick"), "Ada")
+          yield* evaluate(`document.getElementById("city").remove()`)
+          expectType(
+            yield* fails({ selector: city, method: "fill", arguments: ["Oslo"], description: "" }),
+            "element_not_found"
+          )
+          // The act after it finds its element as any act does.
+          yield* act({ selector: yield* refOf("Nickname"), method: "fill", arguments: ["Grace"], description: "" })
+          assert.strictEqual(yield* inputValue("nick"), "Grace")
+          // Nothing typed "Oslo" anywhere.
+          assert.isFalse(
+            yield* evaluate<boolean>(`[...document.querySelectorAll("input")].some((i) => i.value === "Oslo")`)
+          )
+        })
     )
 
     it.effect("a control the page is enabling after the last act is waited for a moment, then clicked once", () =>

@@ -1,6 +1,7 @@
 /**
  * What one act on an element already read costs the page: the commands the engine sends the page's session, counted on
- * the wire between the engine and the browser, while every act still reads back from the page what the control shows.
+ * the wire between the engine and the browser, and how many of them wait on the answer to another (the round trips one
+ * after another that an act's time is made of), while every act still reads back from the page what the control shows.
  */
 import { createConnection, createServer, type Socket } from "node:net"
 import { assert, layer } from "@effect/vitest"
@@ -31,7 +32,7 @@ const form: WebPattern = {
   run: async () => undefined
 }
 
-/** The commands a client sent over a WebSocket, read from its (masked) frames as they pass. */
+/** The messages sent one way over a WebSocket (a client's masked frames, or a server's), read as they pass. */
 const commandsIn = (onCommand: (text: string) => void) => {
   let buffer = Buffer.alloc(0)
   return (chunk: Buffer) => {
@@ -67,6 +68,10 @@ class Wire extends Context.Service<
     readonly pageCommands: () => number
     /** Of those, the accessibility snapshots taken (the page's elements read whole). */
     readonly snapshots: () => number
+    /** The longest chain of page commands so far each sent after the answer to the one before it. */
+    readonly chain: () => number
+    /** The longest such chain whose last answer has come. */
+    readonly answered: () => number
   }
 >()("test/Wire") {}
 
@@ -78,7 +83,10 @@ const costOn =
     Effect.gen(function* () {
       const before = wire.pageCommands()
       const snapshotsBefore = wire.snapshots()
+      const from = wire.answered()
       const answer = yield* act
+      // Round trips one after another until the answer (the element's release, sent after it, not counted).
+      const inTurn = wire.chain() - from
       let seen = wire.pageCommands()
       for (let quiet = 0, round = 0; quiet < 3 && round < 30; round++) {
         yield* Effect.sleep("100 millis")
@@ -86,7 +94,7 @@ const costOn =
         quiet = now === seen ? quiet + 1 : 0
         seen = now
       }
-      return Object.assign(seen - before, { answer, snapshots: wire.snapshots() - snapshotsBefore })
+      return Object.assign(seen - before, { answer, snapshots: wire.snapshots() - snapshotsBefore, inTurn })
     })
 
 /** The browser reached through a relay on 127.0.0.1 that counts the page commands the engine sends. */
@@ -96,6 +104,10 @@ const counted = Layer.effectContext(
     const target = new URL(session.wsEndpoint)
     let commands = 0
     let snapshots = 0
+    // Each page command's place in a chain: one more than the longest chain answered when it was sent.
+    const depths = new Map<number, number>()
+    let chain = 0
+    let answered = 0
     const open = new Set<Socket>()
     const relay = createServer((client) => {
       const browser = createConnection({ port: Number(target.port), host: target.hostname })
@@ -106,6 +118,16 @@ const counted = Layer.effectContext(
         if (!text.includes('"sessionId"')) return
         commands++
         if (text.includes("ariaSnapshot")) snapshots++
+        const depth = answered + 1
+        depths.set((JSON.parse(text) as { id: number }).id, depth)
+        chain = Math.max(chain, depth)
+      })
+      const answers = commandsIn((text) => {
+        const message = JSON.parse(text) as { id?: number }
+        const depth = message.id === undefined ? undefined : depths.get(message.id)
+        if (depth === undefined) return
+        depths.delete(message.id!)
+        answered = Math.max(answered, depth)
       })
       client.on("data", (chunk: Buffer) => {
         browser.write(chunk)
@@ -116,7 +138,17 @@ const counted = Layer.effectContext(
           count(chunk.subarray(end + 4))
         }
       })
-      browser.pipe(client)
+      // The browser's answers, after its upgrade response's head.
+      let answerHead = true
+      browser.on("data", (chunk: Buffer) => {
+        client.write(chunk)
+        if (!answerHead) return answers(chunk)
+        const end = chunk.indexOf("\r\n\r\n")
+        if (end >= 0) {
+          answerHead = false
+          answers(chunk.subarray(end + 4))
+        }
+      })
     })
     const port = yield* Effect.acquireRelease(
       Effect.promise(
@@ -134,7 +166,14 @@ const counted = Layer.effectContext(
     return Context.make(BrowserSession, {
       ...session,
       wsEndpoint: `ws://127.0.0.1:${port}${target.pathname}`
-    }).pipe(Context.add(Wire, { pageCommands: () => commands, snapshots: () => snapshots }))
+    }).pipe(
+      Context.add(Wire, {
+        pageCommands: () => commands,
+        snapshots: () => snapshots,
+        chain: () => chain,
+        answered: () => answered
+      })
+    )
   })
 )
 
@@ -143,47 +182,54 @@ layer(Layer.mergeAll(counted.pipe(Layer.provideMerge(TestBrowser.layer())), Serv
   timeout: "90 seconds"
 })("an act on an element already read", (it) => {
   it.layer(PlaywrightEngine.layer({ elementWaitMs: 500, actionTimeoutMs: 6_000 }))("playwright", (it) => {
-    it.effect("fills in eight page commands, selects in five and checks in ten, and the page shows each", () =>
-      Effect.gen(function* () {
-        const server = yield* Server.Pages
-        const engine = yield* Engine
-        const wire = yield* Wire
-        yield* engine.navigate(server.url("signup", "/index.html"))
-        const elements = yield* engine.elements!()
-        const ref = (name: string) => elements.find((e) => e.name === name)!.ref
-        const costOf = costOn(wire)
-        const fill = Number(
-          yield* costOf(
+    it.effect(
+      "fills in eight page commands (six in turn), selects in four (two in turn) and checks in ten (six in turn), and the page shows each",
+      () =>
+        Effect.gen(function* () {
+          const server = yield* Server.Pages
+          const engine = yield* Engine
+          const wire = yield* Wire
+          yield* engine.navigate(server.url("signup", "/index.html"))
+          const elements = yield* engine.elements!()
+          const ref = (name: string) => elements.find((e) => e.name === name)!.ref
+          const costOf = costOn(wire)
+          const fillCost = yield* costOf(
             engine.act({ selector: ref("Full name"), method: "fill", arguments: ["Grace Hopper"], description: "" })
           )
-        )
-        const select = Number(
-          yield* costOf(
+          const fill = Number(fillCost)
+          const selectCost = yield* costOf(
             engine.act({ selector: ref("Plan"), method: "selectOption", arguments: ["Pro"], description: "" })
           )
-        )
-        const check = Number(
-          yield* costOf(
+          const select = Number(selectCost)
+          const checkCost = yield* costOf(
             engine.act({ selector: ref("I agree to the terms"), method: "check", arguments: [], description: "" })
           )
-        )
-        // What the page shows, read over a connection of its own (the page posts nothing: no request of its own
-        // adds to what an act waits for).
-        const session = yield* BrowserSession
-        const shown = yield* Session.evaluate(
-          session.wsEndpoint,
-          session.targetId,
-          `({ name: document.getElementById("name").value, plan: document.getElementById("plan").value,
+          const check = Number(checkCost)
+          // What the page shows, read over a connection of its own (the page posts nothing: no request of its own
+          // adds to what an act waits for).
+          const session = yield* BrowserSession
+          const shown = yield* Session.evaluate(
+            session.wsEndpoint,
+            session.targetId,
+            `({ name: document.getElementById("name").value, plan: document.getElementById("plan").value,
             terms: document.getElementById("terms").checked })`
-        )
-        const expected = { name: "Grace Hopper", plan: "pro", terms: true }
-        assert.deepInclude(shown, expected)
-        assert.deepStrictEqual(
-          { fill: Math.min(fill, 8), select: Math.min(select, 5), check: Math.min(check, 10) },
-          { fill, select, check },
-          `page commands per act: fill ${fill}, select ${select}, check ${check}`
-        )
-      })
+          )
+          const expected = { name: "Grace Hopper", plan: "pro", terms: true }
+          assert.deepInclude(shown, expected)
+          assert.deepStrictEqual(
+            { fill: Math.min(fill, 8), select: Math.min(select, 4), check: Math.min(check, 10) },
+            { fill, select, check },
+            `page commands per act: fill ${fill}, select ${select}, check ${check}`
+          )
+          // Of those, one after another (each sent once the one before it answered): the reference's count goes out with
+          // the element's marking, and a select is read, chosen from and read back in one.
+          const inTurn = { fill: fillCost.inTurn, select: selectCost.inTurn, check: checkCost.inTurn }
+          assert.deepStrictEqual(
+            { fill: Math.min(inTurn.fill, 6), select: Math.min(inTurn.select, 2), check: Math.min(inTurn.check, 6) },
+            inTurn,
+            `round trips one after another per act: fill ${inTurn.fill}, select ${inTurn.select}, check ${inTurn.check}`
+          )
+        })
     )
 
     it.effect(

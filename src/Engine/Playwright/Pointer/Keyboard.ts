@@ -115,6 +115,30 @@ export const fill = async (page: Page, on: Held, value: string, timeout: number,
   if (value !== "") await page.keyboard.type(value.slice(-1))
 }
 
+/** Runs in the page: focuses a field with the caret after its text. */
+const caretToEnd = (el: Element) => {
+  ;(el as HTMLElement).focus()
+  if (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) {
+    try {
+      el.setSelectionRange(el.value.length, el.value.length)
+    } catch {
+      // Inputs without a text selection (email, number) keep the caret where focusing put it: at the end.
+    }
+  } else if ((el as HTMLElement).isContentEditable) {
+    const range = document.createRange()
+    range.selectNodeContents(el)
+    range.collapse(false)
+    getSelection()?.removeAllRanges()
+    getSelection()?.addRange(range)
+  }
+}
+
+/** Types `text` at the end of a field's text, where a person's click puts the caret. */
+export const typeAtEnd = async (page: Page, on: Held, text: string, timeout: number) => {
+  await on.evaluate(caretToEnd, undefined, timeout)
+  await page.keyboard.type(text)
+}
+
 /**
  * Moves an ARIA slider (a handle with `aria-valuenow`, not an input) to `to` with the keys a person uses: Home or End
  * for its ends, otherwise arrow keys, one press to learn the step, then the rest at once, then any last ones.
