@@ -125,6 +125,25 @@ describe("Vnc", () => {
   )
 
   it.live.skipIf(skipped)(
+    named("each takeover's password lets its person in, also one given within a second of the last"),
+    () =>
+      Effect.gen(function* () {
+        const vnc = yield* make()
+        // x11vnc rereads its password file only when it looks changed: takeovers in quick succession, each tried.
+        for (let i = 1; i <= 4; i++) {
+          const access = yield* vnc.admit
+          assert.strictEqual(
+            yield* Effect.scoped(NoVncViewer.attempt(Redacted.value(access.link))),
+            "connected",
+            `takeover ${i}`
+          )
+          yield* vnc.dismiss
+        }
+      }),
+    60_000
+  )
+
+  it.live.skipIf(skipped)(
     named("runs the session's Chromium headed on the display; a person clicks and types in it through noVNC"),
     () =>
       Effect.gen(function* () {

@@ -1,10 +1,10 @@
 /**
- * The way into a VNC stack, one takeover at a time: x11vnc rereads its password file on every new connection, so
+ * The way into a VNC stack, one takeover at a time: x11vnc rereads its password file when a new connection comes, so
  * each takeover gets a fresh password and its end replaces it with one nobody knows and disconnects every viewer.
  */
 import { execFile } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { mkdir, mkdtemp, readdir, rename, rm, symlink, writeFile } from "node:fs/promises"
+import { mkdir, mkdtemp, readdir, rename, rm, symlink, utimes, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Redacted } from "effect"
@@ -56,10 +56,16 @@ export const files = (noVncRoot: string) =>
     const passwordFile = join(dir, "passwd")
     const webRoot = join(dir, "web")
     let writes = 0
+    // x11vnc rereads the file when its modification time changed, to the second, and every password has the same
+    // length: a file written within the second of the last read would keep the old password. Each write is dated a
+    // second after the one before at least.
+    let dated = 0
     const setPassword = (password: string) =>
       Effect.promise(async () => {
         const next = `${passwordFile}.${++writes}`
         await writeFile(next, `${password}\n`, { mode: 0o600 })
+        dated = Math.max(Math.floor(Date.now() / 1000), dated + 1)
+        await utimes(next, dated, dated)
         await rename(next, passwordFile)
       })
     yield* Effect.tryPromise({
