@@ -56,7 +56,14 @@ afterAll(async () => {
     cpSync(root, keep, { recursive: true })
     console.log(`chaos: the run's logs, calls and service stderr are kept in ${keep}`)
   }
-  rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
+  const remove = () => rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
+  try {
+    remove()
+  } catch {
+    // A killed service's last process may still be letting go of its files (EBUSY): once it is gone, again.
+    await waitFor(() => processesMatching(root).length === 0, 10_000)
+    remove()
+  }
 })
 
 const count = <A>(items: ReadonlyArray<A>, key: (a: A) => string) => {
