@@ -66,6 +66,8 @@ export const optionsFor = (
 // that Chromium's threads share with it, while Chromium still runs on what is left.
 const startNice = 10
 let lowered: { readonly pid: number; readonly nice: string } | undefined
+/** The service reads requests: the browser keeps its whole share from now on. */
+let shared = false
 
 /**
  * The scheduling group a process is in and its nice value, from `/proc/<pid>/autogroup` (`/autogroup-7 nice 0`). The
@@ -90,8 +92,11 @@ const lower = (pid: number) => {
   try {
     writeFileSync(`/proc/${pid}/autogroup`, String(startNice))
     lowered = { pid, nice: its.nice }
-  } catch {
-    // Left at its share.
+  } catch (error) {
+    // The kernel takes one autogroup change per 100 ms, machine-wide: tried again unless its share came back meanwhile.
+    // Anything else leaves it at its share.
+    if ((error as NodeJS.ErrnoException).code === "EAGAIN" && !shared)
+      setTimeout(() => shared || lower(pid), 110).unref()
   }
 }
 
@@ -106,6 +111,7 @@ const restore = (to: { readonly pid: number; readonly nice: string }) => {
 
 /** Gives the early browser its whole share of the CPU back: once the service reads requests, or when it is taken. */
 export const fullShare = () => {
+  shared = true
   const was = lowered
   lowered = undefined
   if (was !== undefined) restore(was)
