@@ -135,7 +135,7 @@ export const make = Effect.fnUntraced(function* (options: CallsOptions) {
       const still = settled && (yield* Ref.getAndSet(lastMark, mark)) === mark
       if (!settled) yield* Ref.set(lastMark, undefined)
       const moved = yield* tracking.track(live, still)
-      if (moved) yield* captures.changed
+      if (moved) yield* captures.moved
     })
 
   /**

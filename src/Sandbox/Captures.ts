@@ -1,13 +1,15 @@
 /**
  * Screenshots per attempt off the answer's path, one frame per state of the page. An attempt that may have moved the
- * page (a click, a navigate) has its frame taken when it ends, while the answer goes out; the mask it puts on typed
- * text changes paint only, so the next call's reads and typing may overlap it; what may navigate or reads the page's
- * pixels waits until no capture runs. An attempt that changed nothing (a read) or only typed has its frame held: the
- * page stays as it left it until something may change it, so the frame is taken then (before a change that may move
- * the page, beside one that only types), after a pixel read that comes first (the agent's screenshot does not wait
- * behind it), or a moment later. An attempt after which nothing could have changed the page shares the frame kept
- * for it and is recorded as pointing at it. `guard` puts an engine's calls in that order. Owns, in one Ref, the frame
- * being taken, the frame held, the attempts waiting and the last frame.
+ * page (a click, a key, a script) has its frame taken when it ends, while the answer goes out; the mask it puts on
+ * typed text changes paint only, so the next call's reads and typing may overlap it; what may navigate or reads the
+ * page's pixels waits until no capture runs. An attempt that changed nothing (a read), only typed, or loaded a page (a
+ * navigate, which ends once the page has loaded) has its frame held: the page stays as it left it until something may
+ * change it, so the frame is taken then (before a change that may move the page), after a pixel read that comes first
+ * (the agent's screenshot does not wait behind it, and lends it its picture), or a moment later. A navigate and the
+ * acts after it that only type share the frame taken after the last of them (what they typed is masked in it either
+ * way). An attempt after which nothing could have changed the page shares the frame kept for it and is recorded as
+ * pointing at it. `guard` puts an engine's calls in that order. Owns, in one Ref, the frame being taken, the frame
+ * held, the attempts waiting and the last frame.
  */
 import { Context, Deferred, Duration, Effect, Fiber, Layer, Option, Ref, Scope } from "effect"
 import type { Action, Engine } from "../Engine/Engine.ts"
@@ -47,9 +49,16 @@ export class Captures extends Context.Service<
     /** Something may change the page (a navigate or an act begins, the page moved): a frame held is taken first, and
      * waited for; earlier frames no longer show it. */
     readonly changed: Effect.Effect<void>
-    /** An act that only types, hovers, scrolls or sets files begins: a frame held is asked for and not waited for
-     * (the mask hides what it types, as for a capture already running); earlier frames no longer show the page. */
+    /** An act that only types, hovers, scrolls or sets files begins: a frame held stays held, for this act's frame
+     * to serve too (a capture already running goes on beside it, the mask hiding what it types); earlier frames no
+     * longer show the page. */
     readonly typing: Effect.Effect<void>
+    /** A navigation ended with its page loaded: the page rests there, as after typing, so the navigation's frame is
+     * held as a read's is. */
+    readonly loaded: Effect.Effect<void>
+    /** The page was found elsewhere when a call ended (a redirect, a script, a navigate's new address): as `changed`,
+     * except that a page resting with no frame of it asked for yet still rests, there. */
+    readonly moved: Effect.Effect<void>
   }
 >()("switchyard/Sandbox/Captures") {
   /** Masked screenshots of the session's page over the kept connection, whatever engine is connected. */
@@ -116,8 +125,11 @@ interface Shots {
   readonly generation: number
   /** The generation when the current engine attempt began. */
   readonly begun: number
-  /** The generation an act that only types moved the page to: an attempt that ends there has its frame held. */
-  readonly typed: number
+  /** An engine attempt began and has not ended. */
+  readonly busy: boolean
+  /** The generation the page rests at after an act that only typed or a navigation that loaded: an attempt that ends
+   * there has its frame held. */
+  readonly resting: number
   /** Completes when the running loop of captures ends; none while no capture runs. */
   readonly running: Deferred.Deferred<void> | undefined
   /** The frame being taken. */
@@ -153,7 +165,8 @@ export const make = (
     const state = yield* Ref.make<Shots>({
       generation: 0,
       begun: 0,
-      typed: -1,
+      busy: false,
+      resting: -1,
       running: undefined,
       current: undefined,
       held: undefined,
@@ -276,9 +289,24 @@ export const make = (
       s.held === undefined ? [Effect.void, s] : ask({ ...s, held: undefined }, s.held.keeps)
 
     const release = Ref.modify(state, releasing).pipe(Effect.flatten)
+    /** Asks for the frame held of `generation` a moment later, in a pause between attempts (one under way ends by
+     * joining it or asking for it; one that never ends holds it five seconds at most), unless it was asked for or
+     * joined by a later one. */
+    const releaseLater = (generation: number, waited = 1): Effect.Effect<void> =>
+      Effect.sleep(hold).pipe(
+        Effect.andThen(
+          Ref.modify(state, (now): [Effect.Effect<void>, Shots] => {
+            if (now.held?.generation !== generation) return [Effect.void, now]
+            if (now.busy && waited < 50) return [Effect.suspend(() => releaseLater(generation, waited + 1)), now]
+            return releasing(now)
+          })
+        ),
+        Effect.flatten
+      )
 
     const start = (keep: Keep) =>
-      Ref.modify(state, (s): [Effect.Effect<void>, Shots] => {
+      Ref.modify(state, (ended): [Effect.Effect<void>, Shots] => {
+        const s = { ...ended, busy: false }
         const { current, held, last } = s
         if (current !== undefined && !current.taken && current.generation === s.generation) {
           return [Effect.void, { ...s, current: { ...current, keeps: [...current.keeps, keep] } }]
@@ -289,19 +317,16 @@ export const make = (
         if (held !== undefined && held.generation === s.generation) {
           return [Effect.void, { ...s, held: { ...held, keeps: [...held.keeps, keep] } }]
         }
-        // Nothing changed during this attempt, or it only typed: the page stays as it left it until something may
-        // change it.
-        if ((s.begun === s.generation || s.typed === s.generation) && s.running === undefined) {
-          const frame: Frame = { generation: s.generation, keeps: [keep], taken: false }
-          const later = Effect.sleep(hold).pipe(
-            Effect.andThen(
-              Ref.modify(state, (now) =>
-                now.held?.generation === frame.generation ? releasing(now) : [Effect.void, now]
-              )
-            ),
-            Effect.flatten
-          )
-          return [Effect.forkIn(later, scope).pipe(Effect.asVoid), { ...s, held: frame }]
+        // Nothing changed during this attempt, or it only typed, or it loaded a page: the page stays as it left it
+        // until something may change it; also while an earlier attempt's frame is being taken. A frame still held when
+        // this attempt only typed was held for a load or acts that only typed or read since: one frame, taken after the
+        // last of them, serves them all (their typed text is masked in it either way).
+        const resting = s.begun === s.generation || s.resting === s.generation
+        // A frame of the page as it rests is already asked for, after the capture running: it serves this one too.
+        if (resting && s.waiting.length > 0) return [Effect.void, { ...s, waiting: [...s.waiting, keep] }]
+        if (resting) {
+          const frame: Frame = { generation: s.generation, keeps: [...(held?.keeps ?? []), keep], taken: false }
+          return [Effect.forkIn(releaseLater(frame.generation), scope).pipe(Effect.asVoid), { ...s, held: frame }]
         }
         return ask(s, [keep])
       }).pipe(Effect.flatten)
@@ -373,24 +398,36 @@ export const make = (
     )
     // A frame held is asked for in the same step that moves the generation on, and the change waits for it: it shows
     // the page before. (A capture merely running is an earlier attempt's: typing may go on beside it, under the mask.)
-    const changed = Ref.modify(state, (s): [Effect.Effect<void>, Shots] => {
+    const changing = (s: Shots): [Effect.Effect<void>, Shots] => {
       if (s.held === undefined) return [Effect.void, { ...s, generation: s.generation + 1 }]
       const [run, next] = releasing(s)
       const taken = next.running === undefined ? Effect.void : Deferred.await(next.running)
       return [Effect.andThen(run, taken), { ...next, generation: next.generation + 1 }]
-    }).pipe(Effect.flatten)
-    const typing = Ref.modify(state, (s): [Effect.Effect<void>, Shots] => {
-      const [run, next] = releasing(s)
-      return [run, { ...next, generation: next.generation + 1, typed: next.generation + 1 }]
-    }).pipe(Effect.flatten)
-    const begin = Ref.update(state, (s) => ({ ...s, begun: s.generation }))
+    }
+    const changed = Ref.modify(state, changing).pipe(Effect.flatten)
+    // Found elsewhere while it rests with no frame of it asked for yet (a navigate that loaded, whose attempt has not
+    // asked): it rests where it went, and the frame, taken later, shows it there.
+    const moved = Ref.modify(state, (s): [Effect.Effect<void>, Shots] =>
+      s.resting === s.generation &&
+      s.held === undefined &&
+      s.current?.generation !== s.generation &&
+      s.last?.generation !== s.generation
+        ? [Effect.void, { ...s, generation: s.generation + 1, resting: s.generation + 1 }]
+        : changing(s)
+    ).pipe(Effect.flatten)
+    // A frame held stays held: the typing act's own frame serves it too (its `start` joins it).
+    const typing = Ref.update(state, (s) => ({ ...s, generation: s.generation + 1, resting: s.generation + 1 }))
+    const loaded = Ref.update(state, (s) => ({ ...s, resting: s.generation }))
+    const begin = Ref.update(state, (s) => ({ ...s, begun: s.generation, busy: true }))
     return Captures.of({
       start: Effect.fn("Captures.start")(start),
       begin,
       settled,
       pixels,
       changed,
-      typing
+      typing,
+      loaded,
+      moved
     })
   })
 
@@ -430,7 +467,14 @@ export const guard = (
   }
   return Effect.as(captures.begin, {
     ...engine,
-    navigate: (url) => Effect.andThen(captures.settled, Effect.andThen(captures.changed, engine.navigate(url))),
+    navigate: (url) =>
+      Effect.andThen(
+        captures.settled,
+        Effect.andThen(
+          captures.changed,
+          Effect.tap(engine.navigate(url), () => captures.loaded)
+        )
+      ),
     act: (input) =>
       Effect.andThen(
         staysOnPage(input) ? captures.typing : Effect.andThen(captures.settled, captures.changed),

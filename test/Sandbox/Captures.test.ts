@@ -279,22 +279,34 @@ describe("Captures", () => {
         ["extract", "=fill"]
       ])
 
-      // Two fills in a row: the second does not wait for the first's frame, which is taken beside it.
+      // Two fills in a row, the first while an earlier frame is being taken: neither waits, and one frame, taken
+      // once the page may change, serves both.
+      yield* captures.begin
+      yield* captures.changed
+      yield* captures.start(save("navigate"))
+      yield* turns(() => gates.length === 2)
+      assert.strictEqual(gates.length, 2, "the navigate's frame is being taken")
       yield* captures.begin
       yield* captures.typing
       yield* captures.start(save("fill 2"))
       yield* captures.begin
       const typing = yield* Effect.forkChild(captures.typing)
-      yield* turns(() => typing.pollUnsafe() !== undefined && gates.length === 2)
+      yield* turns(() => typing.pollUnsafe() !== undefined)
       assert.isDefined(typing.pollUnsafe(), "the next fill goes on beside the capture")
-      assert.strictEqual(gates.length, 2, "the held frame is being taken")
       yield* captures.start(save("fill 3"))
       yield* finish(2)
+      yield* turns(() => false)
+      assert.strictEqual(gates.length, 2, "the fills' frame waits until something needs the page")
+      const change = yield* Effect.forkChild(captures.changed)
+      yield* turns(() => gates.length === 3)
+      assert.strictEqual(gates.length, 3, "a change asks for the fills' frame")
+      assert.isUndefined(change.pollUnsafe(), "and waits until it is taken")
       yield* finish(3)
-      yield* captures.settled
+      yield* Fiber.join(change)
       assert.deepStrictEqual(saved.slice(2), [
-        ["fill 2", 2],
-        ["fill 3", 3]
+        ["navigate", 2],
+        ["fill 2", 3],
+        ["fill 3", "=fill 2"]
       ])
 
       // A click may move the page: its frame is taken when it ends.
@@ -305,6 +317,101 @@ describe("Captures", () => {
       assert.strictEqual(gates.length, 4, "the click's frame is taken at once")
       yield* finish(4)
       yield* captures.settled
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect(
+    "a navigate that loaded has its frame held: the fill after it shares it, taken before the next change",
+    () =>
+      Effect.gen(function* () {
+        const { gates, saved, save, captures, finish } = yield* rig
+
+        // A navigate to a new address: the call's end finds the page elsewhere, where it loaded and rests.
+        yield* captures.begin
+        yield* captures.changed
+        yield* captures.loaded
+        yield* captures.moved
+        yield* captures.start(save("navigate"))
+        yield* turns(() => false)
+        assert.strictEqual(gates.length, 0, "the navigate's frame is held")
+        yield* captures.begin
+        yield* captures.typing
+        yield* captures.start(save("fill"))
+        yield* turns(() => false)
+        assert.strictEqual(gates.length, 0, "the fill's frame is the same, held")
+        // A click: the frame held is taken before it, and the click waits for it.
+        yield* captures.begin
+        const change = yield* Effect.forkChild(captures.changed)
+        yield* turns(() => gates.length === 1)
+        assert.strictEqual(gates.length, 1, "the held frame is taken before the click")
+        assert.isUndefined(change.pollUnsafe(), "the click waits for it")
+        yield* finish(1)
+        yield* Fiber.join(change)
+        assert.deepStrictEqual(saved, [
+          ["navigate", 1],
+          ["fill", "=navigate"]
+        ])
+        // The page found elsewhere after the click, which may go on moving it: its frame is taken at once.
+        yield* captures.moved
+        yield* captures.start(save("click"))
+        yield* turns(() => gates.length === 2)
+        assert.strictEqual(gates.length, 2, "the click's frame is taken at once")
+        yield* finish(2)
+        yield* captures.settled
+        assert.deepStrictEqual(saved.slice(2), [["click", 2]])
+      }).pipe(Effect.scoped)
+  )
+
+  it.effect("a frame asked for behind the capture running serves the read that ends before it is taken", () =>
+    Effect.gen(function* () {
+      const { gates, saved, save, captures, finish } = yield* rig
+
+      // A click's frame is being taken when a fill ends: the fill's is held, then asked for behind it.
+      yield* captures.begin
+      yield* captures.changed
+      yield* captures.start(save("click"))
+      yield* turns(() => gates.length === 1)
+      yield* captures.begin
+      yield* captures.typing
+      yield* captures.start(save("fill"))
+      yield* TestClock.adjust(Captures.holdMs + 1)
+      // A read ending before that frame is taken: the same frame serves it.
+      yield* captures.begin
+      yield* captures.start(save("extract"))
+      yield* finish(1)
+      yield* finish(2)
+      yield* turns(() => saved.length === 3)
+      assert.deepStrictEqual(saved, [
+        ["click", 1],
+        ["fill", 2],
+        ["extract", "=fill"]
+      ])
+      yield* captures.settled
+      assert.strictEqual(gates.length, 2, "no frame of its own")
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("a frame held is taken a moment later only in a pause between attempts, not during one", () =>
+    Effect.gen(function* () {
+      const { gates, saved, save, captures, finish } = yield* rig
+
+      yield* captures.begin
+      yield* captures.start(save("extract"))
+      // A slow read begins before the moment is up, and is still under way after it.
+      yield* captures.begin
+      yield* TestClock.adjust(Captures.holdMs * 3)
+      yield* turns(() => false)
+      assert.strictEqual(gates.length, 0, "not taken while the read is under way")
+      yield* captures.start(save("extract 2"))
+      yield* TestClock.adjust(Captures.holdMs)
+      yield* turns(() => gates.length === 1)
+      assert.strictEqual(gates.length, 1, "taken in the pause after it")
+      yield* finish(1)
+      yield* captures.settled
+      assert.deepStrictEqual(saved, [
+        ["extract", 1],
+        ["extract 2", "=extract"]
+      ])
     }).pipe(Effect.scoped)
   )
 

@@ -214,12 +214,13 @@ describe("attempt screenshots", () => {
           assert.isTrue(yield* Effect.promise(() => marked(image)), "the agent's screenshot shows the typed text")
         }
         const calls = traces(logs)
-        const [, fill, extract] = calls
+        const [navigate, fill, extract] = calls
         const stored = calls.flatMap((c) => c.pngs)
-        assert.isAtLeast(stored.length, 2)
-        // The fill's and the read's attempts: one picture of the page after the fill, stored once.
-        const pictured = [...fill!.pngs, ...extract!.pngs]
-        assert.strictEqual(pictured.length, 1)
+        assert.isAtLeast(stored.length, 1)
+        // The fill's and the read's attempts: one picture of the page after the fill, stored once, unless the
+        // navigate's (held a moment on this slow page) serves them.
+        assert.isAtMost([...fill!.pngs, ...extract!.pngs].length, 1)
+        assert.include([1, 2], [...navigate!.pngs, ...fill!.pngs, ...extract!.pngs].length)
         for (const file of stored) {
           assert.isFalse(yield* Effect.promise(() => marked(readFileSync(file))), `${file} shows the typed text`)
         }
