@@ -468,12 +468,10 @@ export const guard = (
   return Effect.as(captures.begin, {
     ...engine,
     navigate: (url) =>
-      Effect.andThen(
-        captures.settled,
-        Effect.andThen(
-          captures.changed,
-          Effect.tap(engine.navigate(url), () => captures.loaded)
-        )
+      captures.settled.pipe(
+        Effect.andThen(captures.changed),
+        Effect.andThen(engine.navigate(url)),
+        Effect.tap(() => captures.loaded)
       ),
     act: (input) =>
       Effect.andThen(
