@@ -6,6 +6,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect } from "effect"
+import { removeProfile } from "../Sandbox/Provider/LocalChromium/Profile.ts"
 
 interface RunState {
   readonly pid: number
@@ -34,7 +35,7 @@ const kill = (pid: number) => {
 
 /** Reaps the run files of dead services under `root`; returns what it removed, for the log. */
 export const reap = (root: string) =>
-  Effect.sync(() => {
+  Effect.promise(async () => {
     const dir = join(root, "run")
     const reaped: Array<string> = []
     let files: Array<string> = []
@@ -54,7 +55,7 @@ export const reap = (root: string) =>
       if (state.pid === process.pid || alive(state.pid)) continue
       for (const [pid, profile] of Object.entries(state.browsers)) {
         if (alive(Number(pid))) kill(Number(pid))
-        if (profile !== "") rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
+        if (profile !== "") await removeProfile(profile)
         reaped.push(`browser ${pid}${profile ? ` (${profile})` : ""}`)
       }
       rmSync(join(dir, file), { force: true })

@@ -3,7 +3,7 @@
  * killed with SIGKILL, CDP connections reset at the socket, the session's tab closed, an unwritable log root.
  */
 import { execFileSync } from "node:child_process"
-import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect } from "effect"
 import * as CdpConnection from "../../src/Cdp/Connection.ts"
@@ -63,6 +63,11 @@ export interface Unwritable {
   readonly restore: () => void
 }
 
+const isMountPoint = (dir: string) =>
+  readFileSync("/proc/self/mountinfo", "utf8")
+    .split("\n")
+    .some((line) => line.split(" ")[4] === dir)
+
 /**
  * Makes the log root unwritable. As root, permissions do not stop writes, so: a read-only bind mount of the root
  * over itself (EROFS) where mounting is allowed, else the `browser-automation` tree swapped for a plain file
@@ -79,7 +84,11 @@ export const makeUnwritable = (root: string): Unwritable => {
     }
     return {
       how: "read-only bind mount over the log root (EROFS)",
-      restore: () => execFileSync("umount", ["-l", root], { stdio: "ignore" })
+      // A shared mount propagates the bind to its peers, which can stack a second one at the same point: all go.
+      restore: () => {
+        execFileSync("umount", ["-l", root], { stdio: "ignore" })
+        for (let i = 0; i < 5 && isMountPoint(root); i++) execFileSync("umount", ["-l", root], { stdio: "ignore" })
+      }
     }
   } catch {
     const tree = join(root, "browser-automation")

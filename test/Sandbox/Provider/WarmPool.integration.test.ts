@@ -27,11 +27,24 @@ const poolOf = (options: WarmPool.WarmPoolOptions) =>
       options
     )
     const browsers = () => processesMatching(marker).filter((p) => !/--type=/.test(p.cmdline))
+    // The one warm browser once it has settled: a process mid-exec (the launcher script becoming Chromium) can drop
+    // out of one reading of /proc, so its pid is taken from two agreeing readings.
+    const oneWarm = Effect.promise(async () => {
+      let seen: number | undefined
+      const settled = await waitFor(() => {
+        const pids = browsers().map((p) => p.pid)
+        const agreed = pids.length === 1 && pids[0] === seen
+        seen = pids.length === 1 ? pids[0] : undefined
+        return agreed
+      }, 30_000)
+      assert.isTrue(settled && seen !== undefined, "one warm browser")
+      return seen!
+    })
     // A session's egress, as SessionStack gives each: its own proxy (loopback allowed, 127.0.0.2 denied).
     const egress = yield* Egress.make({ privateNetworks: true, config: { allow: [], deny: ["127.0.0.2"] } })
     const take = (scope: Scope.Scope) =>
       pool.acquire.pipe(Effect.provideService(Egress.Egress, egress), Scope.provide(scope))
-    return { pool, browsers, take, egress }
+    return { pool, browsers, oneWarm, take, egress }
   })
 
 const profileOf = (pid: number | null) =>
@@ -63,9 +76,8 @@ describe("WarmPool", () => {
         ),
         (s) => Effect.promise(s.close)
       )
-      const { browsers, take, egress } = yield* poolOf({ size: 1, maxBrowsers: 4 })
-      assert.isTrue(yield* Effect.promise(() => waitFor(() => browsers().length === 1, 30_000)), "one warm browser")
-      const warmPid = browsers()[0]!.pid
+      const { oneWarm, take, egress } = yield* poolOf({ size: 1, maxBrowsers: 4 })
+      const warmPid = yield* oneWarm
       const portFile = join(profileOf(warmPid)!, "DevToolsActivePort")
       assert.isTrue(yield* Effect.promise(() => waitFor(() => existsSync(portFile), 30_000)), "its DevTools port")
       const before = untaken(warmPid)
@@ -135,9 +147,8 @@ describe("WarmPool", () => {
   it.live("keeps warm browsers within the cap, and none outlives the pool", () => {
     const poolScope = Scope.makeUnsafe()
     return Effect.gen(function* () {
-      const { browsers, take } = yield* poolOf({ size: 1, maxBrowsers: 1 }).pipe(Scope.provide(poolScope))
-      assert.isTrue(yield* Effect.promise(() => waitFor(() => browsers().length === 1, 30_000)))
-      const warmPid = browsers()[0]!.pid
+      const { browsers, oneWarm, take } = yield* poolOf({ size: 1, maxBrowsers: 1 }).pipe(Scope.provide(poolScope))
+      const warmPid = yield* oneWarm
       // Asked for while it may still be starting: the session waits for it rather than starting another.
       const session = yield* Scope.make()
       const taken = yield* take(session)
@@ -146,8 +157,7 @@ describe("WarmPool", () => {
       assert.strictEqual(browsers().length, 1, "at the cap, no browser is started ahead")
 
       yield* Scope.close(session, Exit.void)
-      assert.isTrue(yield* Effect.promise(() => waitFor(() => browsers().length === 1, 30_000)), "refilled below it")
-      const warm = browsers()[0]!.pid
+      const warm = yield* oneWarm // refilled below the cap
       assert.notStrictEqual(warm, warmPid)
       const profile = profileOf(warm)
       yield* Scope.close(poolScope, Exit.void)

@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { accessSync, constants } from "node:fs"
-import { chown, mkdtemp, writeFile } from "node:fs/promises"
+import { chown, mkdir, mkdtemp, writeFile } from "node:fs/promises"
 import { delimiter, join } from "node:path"
 import { chromiumArgs as egressArgs } from "../../../Egress/ProxyFlags.ts"
 import { ownerFile, profileParent, profilePrefix, removeProfile, webrtcThroughProxy } from "./Profile.ts"
@@ -191,6 +191,7 @@ export const launch = async (
     // The profile (and what Chromium keeps under HOME) belongs to the user it runs as; a configured one is left be.
     if (ownsProfile) await chown(profileDir, uid, gid).catch(() => undefined)
   }
+  const tempDir = ownsProfile ? await ownTempDir(profileDir, sandbox) : undefined
   if (options.egressProxy !== undefined) {
     const owner = sandbox.kind === "user" ? sandbox.account : undefined
     const set = await webrtcThroughProxy(profileDir, owner).then(
@@ -212,11 +213,34 @@ export const launch = async (
     if (ownsProfile) void writeFile(join(profileDir, ownerFile), String(pid)).catch(() => undefined)
     spawned?.(pid, profileDir)
   }
-  return start(executable, args, profileDir, ownsProfile, options, timeoutMs, sandbox, onSpawn).catch((cause) =>
-    failed(
-      new LaunchFailure(`Chromium at ${executable} did not start: ${(cause as Error).message}`, true, executable, cause)
-    )
+  return start(executable, args, profileDir, ownsProfile, tempDir, options, timeoutMs, sandbox, onSpawn).catch(
+    (cause) =>
+      failed(
+        new LaunchFailure(
+          `Chromium at ${executable} did not start: ${(cause as Error).message}`,
+          true,
+          executable,
+          cause
+        )
+      )
   )
+}
+
+/**
+ * A temp directory inside a temp profile, for Chromium's own temp files: its singleton socket's directory is removed
+ * only by a browser that exits cleanly, and a temp profile's browser is killed, so under /tmp one would stay behind
+ * per session. Undefined (Chromium uses TMPDIR, or /tmp) where the socket's path would pass the 107-byte limit.
+ */
+const ownTempDir = async (profileDir: string, sandbox: Sandboxing) => {
+  const dir = join(profileDir, ".tmp")
+  if (`${dir}/org.chromium.Chromium.XXXXXX/SingletonSocket`.length > 107) return undefined
+  try {
+    await mkdir(dir, { mode: 0o700 })
+    if (sandbox.kind === "user") await chown(dir, sandbox.account.uid, sandbox.account.gid)
+    return dir
+  } catch {
+    return undefined
+  }
 }
 
 const start = (
@@ -224,6 +248,7 @@ const start = (
   args: ReadonlyArray<string>,
   profileDir: string,
   ownsProfile: boolean,
+  tempDir: string | undefined,
   options: LocalChromiumOptions,
   timeoutMs: number,
   sandbox: Sandboxing,
@@ -249,7 +274,8 @@ const start = (
             XDG_CONFIG_HOME: join(profileDir, ".config"),
             XDG_CACHE_HOME: join(profileDir, ".cache")
           }
-        : {})
+        : {}),
+      ...(tempDir === undefined ? {} : { TMPDIR: tempDir })
     }
     // Own process group, so release can kill renderers and helpers along with the browser.
     const child = spawn(command, argv, { detached: true, stdio: ["ignore", "ignore", "pipe"], env })

@@ -4,9 +4,9 @@
  * launch (EarlyBrowser.ts) runs it before the service's modules load.
  */
 import { readFileSync } from "node:fs"
-import { chown, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
+import { chown, mkdir, readdir, readFile, readlink, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { basename, dirname, join } from "node:path"
 import { type Account, reachable, type Sandboxing } from "./Sandboxing.ts"
 
 /** Temp profiles carry this prefix so a later run (or a test) can find what a crashed run left behind. */
@@ -44,9 +44,18 @@ export const webrtcThroughProxy = async (profileDir: string, owner: Account | un
   }
 }
 
-// Chromium's helpers can hold files in the profile for a moment after the browser exits.
-export const removeProfile = (dir: string): Promise<void> =>
-  rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }).catch(() => undefined)
+/**
+ * Removes a temp profile, and the directory of Chromium's singleton socket when that lies outside it (a TMPDIR too
+ * long for the socket's path): a killed browser leaves it behind. Chromium's helpers can hold files in the profile
+ * for a moment after the browser exits.
+ */
+export const removeProfile = async (dir: string): Promise<void> => {
+  const socket = await readlink(join(dir, "SingletonSocket")).catch(() => "")
+  const socketDir = dirname(socket)
+  if (basename(socketDir).startsWith("org.chromium.Chromium.") && !socketDir.startsWith(`${dir}/`))
+    await rm(socketDir, { recursive: true, force: true }).catch(() => undefined)
+  await rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }).catch(() => undefined)
+}
 
 /** Whether a process runs; a zombie (dead, waiting for its reaper) does not. */
 const running = (pid: number) => {
@@ -78,7 +87,7 @@ export const reapStaleProfiles = async (dir: string = tmpdir()) => {
         ? !running(Number(owner))
         : Date.now() - ((await stat(path).catch(() => undefined))?.mtimeMs ?? Date.now()) > 60_000
     if (!stale) continue
-    await rm(path, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }).catch(() => undefined)
+    await removeProfile(path)
     reaped.push(path)
   }
   return reaped
