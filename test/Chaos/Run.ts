@@ -259,14 +259,18 @@ export const run = async (options: RunOptions): Promise<RunReport> => {
       case "kill_chromium":
       case "cdp_socket":
       case "close_target": {
-        // The planned session, or another one with a browser running.
+        // The planned session, or another one with a browser running; when every session is between browsers (one
+        // just killed, the others closed), the fault waits a few seconds for one to start.
         let browser: { pid: number; ws: string } | undefined
-        for (const session of [fault.session, ...sessions.filter((s) => s !== fault.session)]) {
-          browser = await browserOf(session)
-          if (browser !== undefined) {
-            fault.detail = session === fault.session ? "" : `on ${session}`
-            break
+        for (const deadline = now() + 5_000; browser === undefined && now() < deadline; ) {
+          for (const session of [fault.session, ...sessions.filter((s) => s !== fault.session)]) {
+            browser = await browserOf(session)
+            if (browser !== undefined) {
+              fault.detail = session === fault.session ? "" : `on ${session}`
+              break
+            }
           }
+          if (browser === undefined) await sleep(250)
         }
         if (browser === undefined) {
           fault.detail = "no browser running"
