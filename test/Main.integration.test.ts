@@ -2,7 +2,7 @@
  * The service as users run it: a real `node src/Main.ts serve` process answering JSON-RPC on stdio, with a real
  * Chromium behind it. What happens to that Chromium when the service ends is the point of most of these tests.
  */
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
@@ -24,7 +24,7 @@ const startBrowsing = (env: Record<string, string> = {}) =>
     const service = startService(env)
     yield* Effect.promise(() => service.call("browser.navigate", { url: site.url("/plain.html") }))
     const { browserPid } = yield* Effect.promise(() => browserOf(service))
-    return { service, browserPid, profile: readProfile(browserPid) }
+    return { service, browserPid, profile: readProfile(browserPid), site }
   })
 
 const browserOf = async (service: Service) => {
@@ -224,10 +224,24 @@ describe("switchyard serve", () => {
     })
   )
 
-  it.live("a start reaps what a crashed run on the same log root left", () =>
+  it.live("a start reaps what a crashed run on the same log root left, the copies of uploaded files too", () =>
     Effect.gen(function* () {
       const logs = mkdtempSync(join(tmpdir(), "switchyard-logs-"))
-      const { service, browserPid, profile } = yield* startBrowsing({ SWITCHYARD_LOG_DIR: logs })
+      // A résumé only the service's user can read: the browser, running as another user, is given a copy.
+      const private_ = mkdtempSync(join(tmpdir(), "switchyard-private-"))
+      const cv = `cv-${Math.random().toString(36).slice(2)}.txt`
+      writeFileSync(join(private_, cv), "personal details")
+      const { service, browserPid, profile, site } = yield* startBrowsing({
+        SWITCHYARD_LOG_DIR: logs,
+        SWITCHYARD_UPLOAD_ROOTS: private_
+      })
+      yield* Effect.promise(() => service.call("browser.navigate", { url: site.url("/names/application.html") }))
+      const uploaded = yield* Effect.promise(() =>
+        service.call("browser.upload", { files: [join(private_, cv)], target: "Your CV" })
+      )
+      assert.isUndefined(uploaded.error, JSON.stringify(uploaded.error))
+      const copies = copiesOf(cv)
+      assert.lengthOf(copies, 1, `the browser's user was given one copy: ${copies.join(", ")}`)
       service.child.kill("SIGKILL")
       yield* Effect.promise(() => service.exited)
       assert.isTrue(yield* Effect.promise(() => waitFor(() => !isAlive(browserPid))))
@@ -237,6 +251,8 @@ describe("switchyard serve", () => {
       const answered = yield* Effect.promise(() => next.call("browserStatus"))
       assert.isDefined(answered.result, JSON.stringify(answered))
       assert.isFalse(existsSync(profile), "the next start removed it")
+      assert.deepStrictEqual(copiesOf(cv), [], "and the copy of the résumé")
+      rmSync(private_, { recursive: true, force: true })
       assert.deepStrictEqual(readdirSync(join(logs, "run")), [`${next.child.pid}.json`])
     })
   )
@@ -279,6 +295,26 @@ const slowServer = Effect.acquireRelease(
       server.close()
     })
 ).pipe(Effect.map(({ server, requested }) => ({ port: (server.address() as AddressInfo).port, requested })))
+
+/** Copies of the file named `name` wherever a service may put them for its browser: in a folder of its own under
+ * /tmp or TMPDIR (its uploads', its browser's profile, its test run's), at any depth. */
+const copiesOf = (name: string) => {
+  const walk = (dir: string): Array<string> => {
+    try {
+      return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+        entry.name === name ? [join(dir, entry.name)] : entry.isDirectory() ? walk(join(dir, entry.name)) : []
+      )
+    } catch {
+      return []
+    }
+  }
+  const found = [...new Set(["/tmp", tmpdir()])].flatMap((root) =>
+    readdirSync(root)
+      .filter((entry) => entry.startsWith("switchyard-") && !entry.startsWith("switchyard-private-"))
+      .flatMap((entry) => walk(join(root, entry)))
+  )
+  return [...new Set(found)].filter((path) => !path.includes("/switchyard-private-"))
+}
 
 /** The temp profile directory of a running Chromium, from its command line. */
 const readProfile = (pid: number) => {

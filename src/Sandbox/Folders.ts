@@ -69,13 +69,15 @@ export class Folders extends Context.Service<
         return dir
       })
 
-      /** The copies of uploaded files the browser's own user reads, made on first need and gone with the browser. */
-      const uploads = (user: { readonly uid: number; readonly gid: number }) =>
+      /** The copies of uploaded files the browser's own user reads, made on first need and gone with the browser: in
+       * its own temp directory where it has one, so that a crash leaves none behind either. */
+      const uploads = (user: { readonly uid: number; readonly gid: number }, running: RunningBrowser) =>
         Effect.gen(function* () {
           const kept = (yield* Ref.get(made)).uploads
           if (kept !== undefined) return kept
           const dir = yield* Effect.tryPromise(async () => {
-            const root = LocalChromium.reachable(join(tmpdir(), "uploads")) === undefined ? tmpdir() : "/tmp"
+            const root =
+              running.tempDir ?? (LocalChromium.reachable(join(tmpdir(), "uploads")) === undefined ? tmpdir() : "/tmp")
             const dir = await mkdtemp(join(root, "switchyard-uploads-"))
             await chown(dir, user.uid, user.gid)
             return dir
@@ -92,7 +94,7 @@ export class Folders extends Context.Service<
         const user = running.user
         // A browser running as this process's user reads the files where they are.
         if (user === undefined) return files
-        return yield* Files.copiesFor(files, user, yield* uploads(user))
+        return yield* Files.copiesFor(files, user, yield* uploads(user, running))
       })
 
       const clear = Effect.gen(function* () {

@@ -15,6 +15,9 @@ export interface RunningBrowser {
   readonly pid: number | null
   /** The OS user the browser runs as, when it is not this process's: what the browser writes to must be theirs. */
   readonly user?: { readonly uid: number; readonly gid: number }
+  /** A directory of the browser's own (its user's), removed with it and reaped with its profile after a crash: copies
+   * of files it is to read go there, so none outlives it. */
+  readonly tempDir?: string
   /** Cheap liveness check: the process has not exited and the endpoint answers. */
   readonly alive: Effect.Effect<boolean>
   /** Completed when the browser's process exits (crashed, killed or stopped), for browsers this service started. */

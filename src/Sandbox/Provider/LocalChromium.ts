@@ -108,6 +108,7 @@ const running = (launched: Effect.Effect<Launched, BrowserLaunchFailed>, options
         httpEndpoint,
         pid: launched.child.pid ?? null,
         ...(launched.user === undefined ? {} : { user: { uid: launched.user.uid, gid: launched.user.gid } }),
+        ...(launched.tempDir === undefined ? {} : { tempDir: launched.tempDir }),
         alive: Effect.suspend(() =>
           launched.exited()
             ? Effect.succeed(false)

@@ -94,6 +94,8 @@ export interface Launched {
   readonly wsEndpoint: string
   readonly profileDir: string
   readonly ownsProfile: boolean
+  /** The temp directory inside a temp profile (Chromium's TMPDIR), when there is one. */
+  readonly tempDir: string | undefined
   /** The user Chromium runs as, when it is not this process's. */
   readonly user: Account | undefined
   readonly exited: () => boolean
@@ -318,7 +320,16 @@ const start = (
           found = true
           clearTimeout(timer)
           const user = sandbox.kind === "user" ? sandbox.account : undefined
-          resolve({ child, wsEndpoint: match[1], profileDir, ownsProfile, user, exited: () => exited, exit })
+          resolve({
+            child,
+            wsEndpoint: match[1],
+            profileDir,
+            ownsProfile,
+            tempDir,
+            user,
+            exited: () => exited,
+            exit
+          })
           return
         }
       }
