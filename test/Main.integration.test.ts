@@ -227,11 +227,16 @@ describe("switchyard serve", () => {
   it.live("a start reaps what a crashed run on the same log root left, the copies of uploaded files too", () =>
     Effect.gen(function* () {
       const logs = mkdtempSync(join(tmpdir(), "switchyard-logs-"))
+      // Profiles in a folder of this test's own: a service of another test file starting meanwhile reaps what it finds
+      // in the shared one. As root the browser runs as an unprivileged user, who must pass through it.
+      const tmp = mkdtempSync(join(tmpdir(), "switchyard-reaped-"))
+      chmodSync(tmp, 0o711)
       // A résumé only the service's user can read: the browser, running as another user, is given a copy.
       const private_ = mkdtempSync(join(tmpdir(), "switchyard-private-"))
       const cv = `cv-${Math.random().toString(36).slice(2)}.txt`
       writeFileSync(join(private_, cv), "personal details")
       const { service, browserPid, profile, site } = yield* startBrowsing({
+        TMPDIR: tmp,
         SWITCHYARD_LOG_DIR: logs,
         SWITCHYARD_UPLOAD_ROOTS: private_
       })
@@ -247,12 +252,13 @@ describe("switchyard serve", () => {
       assert.isTrue(yield* Effect.promise(() => waitFor(() => !isAlive(browserPid))))
       assert.isTrue(existsSync(profile), "the crashed run left its profile")
       assert.lengthOf(readdirSync(join(logs, "run")), 1)
-      const next = startService({ SWITCHYARD_LOG_DIR: logs })
+      const next = startService({ TMPDIR: tmp, SWITCHYARD_LOG_DIR: logs })
       const answered = yield* Effect.promise(() => next.call("browserStatus"))
       assert.isDefined(answered.result, JSON.stringify(answered))
       assert.isFalse(existsSync(profile), "the next start removed it")
       assert.deepStrictEqual(copiesOf(cv), [], "and the copy of the résumé")
-      rmSync(private_, { recursive: true, force: true })
+      yield* Effect.promise(stopServices)
+      for (const dir of [private_, tmp]) rmSync(dir, { recursive: true, force: true })
       assert.deepStrictEqual(readdirSync(join(logs, "run")), [`${next.child.pid}.json`])
     })
   )

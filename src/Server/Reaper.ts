@@ -1,12 +1,14 @@
 /**
  * What a crashed run leaves behind, found through the log root: each running service keeps
  * `<logRoot>/run/<pid>.json` listing the browsers it started (pid, profile). At start, files whose service is gone
- * are reaped: their browsers' process groups killed and their temp profiles removed.
+ * are reaped: their browsers' process groups killed and their temp profiles removed. Temp profiles no run file names
+ * are found by their owner files (`sweep`).
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
-import { removeProfile } from "../Sandbox/Provider/LocalChromium/Profile.ts"
+import { reapStaleProfiles, removeProfile } from "../Sandbox/Provider/LocalChromium/Profile.ts"
 
 interface RunState {
   readonly pid: number
@@ -93,3 +95,17 @@ export const register = (root: string) =>
     }),
     ({ file }) => Effect.sync(() => rmSync(file, { force: true }))
   )
+
+/**
+ * Temp profiles that no run file names (a browser started before its service registered it, a run whose log root
+ * was unwritable), found by their owner files where temp profiles go; in the background, as none can be in use.
+ */
+export const sweep = Effect.forEach([...new Set([tmpdir(), "/tmp"])], (dir) =>
+  Effect.promise(() => reapStaleProfiles(dir))
+).pipe(
+  Effect.flatMap((found) =>
+    found.flat().length > 0
+      ? Effect.logWarning(`reaped temp profiles whose browser is gone: ${found.flat().join(", ")}`)
+      : Effect.void
+  )
+)

@@ -183,7 +183,8 @@ export const layer = <R = never>(
         Reaper.reap(root).pipe(
           Effect.flatMap((reaped) =>
             reaped.length > 0 ? Effect.logWarning(`reaped what a crashed run left: ${reaped.join(", ")}`) : Effect.void
-          )
+          ),
+          Effect.andThen(Effect.forkScoped(Reaper.sweep))
         )
       )
       const registry = yield* Reaper.register(root)

@@ -8,7 +8,7 @@ import { accessSync, constants } from "node:fs"
 import { chown, mkdir, mkdtemp, writeFile } from "node:fs/promises"
 import { delimiter, join } from "node:path"
 import { chromiumArgs as egressArgs } from "../../../Egress/ProxyFlags.ts"
-import { ownerFile, profileParent, profilePrefix, removeProfile, webrtcThroughProxy } from "./Profile.ts"
+import { ownerFile, ownerText, profileParent, profilePrefix, removeProfile, webrtcThroughProxy } from "./Profile.ts"
 import { type Account, decide, reachable, type Sandboxing, setpriv } from "./Sandboxing.ts"
 
 /** The JavaScript heap each page's renderer may use by default, in MiB (`limits.pageHeapMb`'s default). */
@@ -94,7 +94,7 @@ export interface Launched {
   readonly wsEndpoint: string
   readonly profileDir: string
   readonly ownsProfile: boolean
-  /** The temp directory inside a temp profile (Chromium's TMPDIR), when there is one. */
+  /** The temp directory inside a temp profile (RunningBrowser.tempDir), when there is one. */
   readonly tempDir: string | undefined
   /** The user Chromium runs as, when it is not this process's. */
   readonly user: Account | undefined
@@ -212,7 +212,7 @@ export const launch = async (
   const timeoutMs = options.launchTimeoutMs ?? 30_000
   const onSpawn = (pid: number) => {
     // The owner file marks the profile live from the spawn on: a later run reaps it only once this pid is gone.
-    if (ownsProfile) void writeFile(join(profileDir, ownerFile), String(pid)).catch(() => undefined)
+    if (ownsProfile) void writeFile(join(profileDir, ownerFile), ownerText(pid)).catch(() => undefined)
     spawned?.(pid, profileDir)
   }
   return start(executable, args, profileDir, ownsProfile, tempDir, options, timeoutMs, sandbox, onSpawn).catch(
@@ -229,13 +229,11 @@ export const launch = async (
 }
 
 /**
- * A temp directory inside a temp profile, for Chromium's own temp files: its singleton socket's directory is removed
- * only by a browser that exits cleanly, and a temp profile's browser is killed, so under /tmp one would stay behind
- * per session. Undefined (Chromium uses TMPDIR, or /tmp) where the socket's path would pass the 107-byte limit.
+ * A temp directory inside a temp profile, its user's, gone with the profile: for the copies of files the browser is
+ * to read, and for Chromium's own temp files (`socketFits`). Undefined when it cannot be made.
  */
 const ownTempDir = async (profileDir: string, sandbox: Sandboxing) => {
   const dir = join(profileDir, ".tmp")
-  if (`${dir}/org.chromium.Chromium.XXXXXX/SingletonSocket`.length > 107) return undefined
   try {
     await mkdir(dir, { mode: 0o700 })
     if (sandbox.kind === "user") await chown(dir, sandbox.account.uid, sandbox.account.gid)
@@ -244,6 +242,13 @@ const ownTempDir = async (profileDir: string, sandbox: Sandboxing) => {
     return undefined
   }
 }
+
+/**
+ * Whether Chromium's TMPDIR can be `dir`: its singleton socket goes in a directory of its own there, removed only by a
+ * browser that exits cleanly (a temp profile's is killed), so under /tmp one would stay behind per session; the
+ * socket's path must fit in 107 bytes. Where it does not, the directory is removed with the profile (Profile.ts).
+ */
+const socketFits = (dir: string) => `${dir}/org.chromium.Chromium.XXXXXX/SingletonSocket`.length <= 107
 
 const start = (
   executable: string,
@@ -277,7 +282,7 @@ const start = (
             XDG_CACHE_HOME: join(profileDir, ".cache")
           }
         : {}),
-      ...(tempDir === undefined ? {} : { TMPDIR: tempDir })
+      ...(tempDir !== undefined && socketFits(tempDir) ? { TMPDIR: tempDir } : {})
     }
     // Own process group, so release can kill renderers and helpers along with the browser.
     const child = spawn(command, argv, { detached: true, stdio: ["ignore", "ignore", "pipe"], env })

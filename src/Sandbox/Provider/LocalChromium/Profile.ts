@@ -3,7 +3,7 @@
  * owner file that marks it live, and the removal of what a crashed run left behind. Plain code, no effect: the early
  * launch (EarlyBrowser.ts) runs it before the service's modules load.
  */
-import { readFileSync } from "node:fs"
+import { readFileSync, readlinkSync } from "node:fs"
 import { chown, mkdir, readdir, readFile, readlink, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { basename, dirname, join } from "node:path"
@@ -71,10 +71,28 @@ const running = (pid: number) => {
 /** Written into each temp profile: the Chromium that uses it, so a later run can tell a live profile from a stale one. */
 export const ownerFile = ".switchyard-owner"
 
+/** This process's pid namespace: a pid names a process only within one (a container sharing /tmp has its own). */
+const pidNamespace = (() => {
+  try {
+    return readlinkSync("/proc/self/ns/pid")
+  } catch {
+    return ""
+  }
+})()
+
+/** The owner file's text for the Chromium `pid` this process started: the pid, and the namespace it is one in. */
+export const ownerText = (pid: number) => `${pid} ${pidNamespace}`
+
+/** An owner file's Chromium is gone: it names a pid of this namespace that no longer runs (another's cannot be told). */
+const ownerGone = (text: string) => {
+  const [pid, namespace] = text.trim().split(" ")
+  return (namespace === undefined || namespace === pidNamespace) && !running(Number(pid))
+}
+
 /**
  * Removes temp profiles whose Chromium is gone: what a SIGKILLed service leaves behind (its browser dies with it,
- * but nobody is left to delete the profile). A profile is stale when its owner file names a dead process, or when it
- * has none and is over a minute old (a launch that never got that far).
+ * but nobody is left to delete the profile). A profile is stale when its owner file names a dead process of this pid
+ * namespace, or when it has none and is over a minute old (a launch that never got that far).
  */
 export const reapStaleProfiles = async (dir: string = tmpdir()) => {
   const reaped: Array<string> = []
@@ -84,7 +102,7 @@ export const reapStaleProfiles = async (dir: string = tmpdir()) => {
     const owner = await readFile(join(path, ownerFile), "utf8").catch(() => undefined)
     const stale =
       owner !== undefined
-        ? !running(Number(owner))
+        ? ownerGone(owner)
         : Date.now() - ((await stat(path).catch(() => undefined))?.mtimeMs ?? Date.now()) > 60_000
     if (!stale) continue
     await removeProfile(path)
