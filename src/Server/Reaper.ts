@@ -8,21 +8,20 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
-import { reapStaleProfiles, removeProfile } from "../Sandbox/Provider/LocalChromium/Profile.ts"
+import {
+  pidNamespace,
+  reapStaleProfiles,
+  removeProfile,
+  running,
+  sameNamespace
+} from "../Sandbox/Provider/LocalChromium/Profile.ts"
 
 interface RunState {
   readonly pid: number
+  /** The pid namespace its pids are in (none in files older than it): another's pids name other processes here. */
+  readonly namespace?: string
   readonly started: string
   readonly browsers: Record<string, string>
-}
-
-const alive = (pid: number) => {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(")") + 2))
-  } catch {
-    return false
-  }
 }
 
 const kill = (pid: number) => {
@@ -54,9 +53,11 @@ export const reap = (root: string) =>
         rmSync(join(dir, file), { force: true })
         continue
       }
-      if (state.pid === process.pid || alive(state.pid)) continue
+      // Read before this run writes its own: a file with this pid is a crashed run's that had it too (a container's
+      // pid 1). Another namespace's run cannot be told dead, nor its pids killed.
+      if (!sameNamespace(state.namespace) || (state.pid !== process.pid && running(state.pid))) continue
       for (const [pid, profile] of Object.entries(state.browsers)) {
-        if (alive(Number(pid))) kill(Number(pid))
+        if (running(Number(pid))) kill(Number(pid))
         if (profile !== "") await removeProfile(profile)
         reaped.push(`browser ${pid}${profile ? ` (${profile})` : ""}`)
       }
@@ -71,7 +72,12 @@ export const register = (root: string) =>
     Effect.sync(() => {
       const dir = join(root, "run")
       const file = join(dir, `${process.pid}.json`)
-      const state: RunState = { pid: process.pid, started: new Date().toISOString(), browsers: {} }
+      const state: RunState = {
+        pid: process.pid,
+        namespace: pidNamespace,
+        started: new Date().toISOString(),
+        browsers: {}
+      }
       const write = () => {
         try {
           mkdirSync(dir, { recursive: true })
@@ -98,14 +104,15 @@ export const register = (root: string) =>
 
 /**
  * Temp profiles that no run file names (a browser started before its service registered it, a run whose log root
- * was unwritable), found by their owner files where temp profiles go; in the background, as none can be in use.
+ * was unwritable), found where temp profiles go by their owner files: only those whose Chromium is gone.
  */
-export const sweep = Effect.forEach([...new Set([tmpdir(), "/tmp"])], (dir) =>
-  Effect.promise(() => reapStaleProfiles(dir))
+export const sweep = Effect.suspend(() =>
+  Effect.forEach([...new Set([tmpdir(), "/tmp"])], (dir) => Effect.promise(() => reapStaleProfiles(dir)))
 ).pipe(
-  Effect.flatMap((found) =>
-    found.flat().length > 0
-      ? Effect.logWarning(`reaped temp profiles whose browser is gone: ${found.flat().join(", ")}`)
+  Effect.map((found) => found.flat()),
+  Effect.flatMap((reaped) =>
+    reaped.length > 0
+      ? Effect.logWarning(`reaped temp profiles whose browser is gone: ${reaped.join(", ")}`)
       : Effect.void
   )
 )

@@ -178,14 +178,14 @@ export const layer = <R = never>(
     Effect.gen(function* () {
       yield* loadSecrets(config)
       const root = config.logDir
-      // Before any browser starts, and logged where the service's logs go.
+      // Before this run's own run file is written (a crashed run's may have had this pid), logged where the service's
+      // logs go; the sweep of unnamed temp profiles in the background.
+      const reaped = yield* Reaper.reap(root)
       const reaping = Layer.effectDiscard(
-        Reaper.reap(root).pipe(
-          Effect.flatMap((reaped) =>
-            reaped.length > 0 ? Effect.logWarning(`reaped what a crashed run left: ${reaped.join(", ")}`) : Effect.void
-          ),
-          Effect.andThen(Effect.forkScoped(Reaper.sweep))
-        )
+        (reaped.length > 0
+          ? Effect.logWarning(`reaped what a crashed run left: ${reaped.join(", ")}`)
+          : Effect.void
+        ).pipe(Effect.andThen(Effect.forkScoped(Reaper.sweep)))
       )
       const registry = yield* Reaper.register(root)
       // One store of named storage states for every session, opened on its first use.

@@ -6,7 +6,7 @@
  * `CHAOS_KEEP=<dir>` keeps the run's logs there.
  */
 import { spawnSync } from "node:child_process"
-import { cpSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs"
+import { cpSync, mkdirSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
@@ -63,28 +63,19 @@ afterAll(async () => {
   } catch (first) {
     // EBUSY: a mount left under the root (the read-only log fault) or a killed service's last process still letting
     // go of its files. Both are undone, then once more; what still holds a temp directory is printed, not failed on.
-    for (const mount of mountsUnder(root).reverse()) spawnSync("umount", ["-l", mount])
+    for (const mount of Faults.mountsUnder(root).reverse()) spawnSync("umount", ["-l", mount])
     await waitFor(() => processesMatching(root).length === 0, 10_000)
     try {
       remove()
     } catch (second) {
       console.warn(`chaos: ${root} not removed (${String(first)}; then ${String(second)})`, {
-        mounts: mountsUnder(root),
+        mounts: Faults.mountsUnder(root),
         processes: processesMatching(root),
         openFiles: openFilesUnder(root)
       })
     }
   }
 })
-
-/** Mount points at or below `dir`, from this process's mount table (octal escapes such as \040 decoded). */
-const mountsUnder = (dir: string) =>
-  readFileSync("/proc/self/mountinfo", "utf8")
-    .split("\n")
-    .map((line) =>
-      (line.split(" ")[4] ?? "").replace(/\\(\d{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)))
-    )
-    .filter((point) => point === dir || point.startsWith(`${dir}/`))
 
 /** Processes holding a file at or below `dir` open, as `pid: path`. */
 const openFilesUnder = (dir: string) =>

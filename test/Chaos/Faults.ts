@@ -63,10 +63,16 @@ export interface Unwritable {
   readonly restore: () => void
 }
 
-const isMountPoint = (dir: string) =>
+/** Mount points at or below `dir`, from this process's mount table (octal escapes such as \040 decoded). */
+export const mountsUnder = (dir: string) =>
   readFileSync("/proc/self/mountinfo", "utf8")
     .split("\n")
-    .some((line) => line.split(" ")[4] === dir)
+    .map((line) =>
+      (line.split(" ")[4] ?? "").replace(/\\(\d{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)))
+    )
+    .filter((point) => point === dir || point.startsWith(`${dir}/`))
+
+const isMountPoint = (dir: string) => mountsUnder(dir).includes(dir)
 
 /**
  * Makes the log root unwritable. As root, permissions do not stop writes, so: a read-only bind mount of the root

@@ -5,10 +5,10 @@
  * relay (Egress/RelayServer.ts) that refuses every connection until a session takes the browser, at a lower CPU
  * weight until the service reads requests.
  */
-import { readFileSync, rmSync, writeFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
 import * as RelayServer from "../../Egress/RelayServer.ts"
 import * as Process from "./LocalChromium/Process.ts"
-import { removeProfile } from "./LocalChromium/Profile.ts"
+import { removeProfile, removeProfileNow } from "./LocalChromium/Profile.ts"
 import { setpriv } from "./LocalChromium/Sandboxing.ts"
 
 export interface Early {
@@ -127,7 +127,7 @@ const dropNow = () => {
   } catch {
     // gone already
   }
-  rmSync(left.profileDir, { recursive: true, force: true })
+  removeProfileNow(left.profileDir)
 }
 
 /**

@@ -1,5 +1,14 @@
 /** Which temp profiles a start reaps: those whose owner file names a Chromium of this pid namespace that is gone. */
-import { mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs"
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
@@ -21,7 +30,9 @@ describe("reapStaleProfiles", () => {
       gone: `${gone} ${ours}`,
       goneBeforeNamespaces: `${gone}`,
       live: `${process.pid} ${ours}`,
-      otherNamespace: `${gone} pid:[1]`
+      otherNamespace: `${gone} pid:[1]`,
+      // Being written (or cut short) by a launch this moment: judged by its age, as one with no owner file.
+      beingWritten: ""
     }
     for (const [name, owner] of Object.entries(profiles)) {
       mkdirSync(join(dir, `${profilePrefix}${name}`))
@@ -32,6 +43,38 @@ describe("reapStaleProfiles", () => {
       reaped.map((path) => path.slice(path.lastIndexOf(profilePrefix) + profilePrefix.length)),
       ["gone", "goneBeforeNamespaces"]
     )
-    assert.sameMembers(readdirSync(dir), [`${profilePrefix}live`, `${profilePrefix}otherNamespace`])
+    assert.sameMembers(readdirSync(dir), [
+      `${profilePrefix}live`,
+      `${profilePrefix}otherNamespace`,
+      `${profilePrefix}beingWritten`
+    ])
+  })
+
+  it("removes a gone profile's socket directory outside it only where Chromium puts one, whatever its link says", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "switchyard-reap-"))
+    dirs.push(dir)
+    const gone = `4194305 ${readlinkSync("/proc/self/ns/pid")}`
+    /** A gone profile whose singleton socket link points into `socketDir`. */
+    const profileLinkedTo = (name: string, socketDir: string) => {
+      const profile = join(dir, `${profilePrefix}${name}`)
+      mkdirSync(profile)
+      writeFileSync(join(profile, ownerFile), gone)
+      mkdirSync(socketDir, { recursive: true })
+      symlinkSync(join(socketDir, "SingletonSocket"), join(profile, "SingletonSocket"))
+    }
+    // Where a TMPDIR too long for the socket inside the profile puts it: removed with the profile.
+    const chromiums = mkdtempSync(join(tmpdir(), "org.chromium.Chromium."))
+    dirs.push(chromiums)
+    profileLinkedTo("socketOutside", chromiums)
+    // A link to anywhere else named like one: left alone.
+    const elsewhere = join(dir, "kept", "org.chromium.Chromium.abc123")
+    profileLinkedTo("linkedElsewhere", elsewhere)
+    await reapStaleProfiles(dir)
+    assert.isFalse(existsSync(chromiums), "the socket's directory went with its profile")
+    assert.isTrue(existsSync(elsewhere), "a directory the link names elsewhere stays")
+    assert.deepStrictEqual(
+      readdirSync(dir).filter((name) => name.startsWith(profilePrefix)),
+      []
+    )
   })
 })

@@ -5,10 +5,11 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { accessSync, constants } from "node:fs"
-import { chown, mkdir, mkdtemp, writeFile } from "node:fs/promises"
+import { chown, mkdir, mkdtemp } from "node:fs/promises"
+import { tmpdir } from "node:os"
 import { delimiter, join } from "node:path"
 import { chromiumArgs as egressArgs } from "../../../Egress/ProxyFlags.ts"
-import { ownerFile, ownerText, profileParent, profilePrefix, removeProfile, webrtcThroughProxy } from "./Profile.ts"
+import { profileParent, profilePrefix, removeProfile, webrtcThroughProxy, writeOwner } from "./Profile.ts"
 import { type Account, decide, reachable, type Sandboxing, setpriv } from "./Sandboxing.ts"
 
 /** The JavaScript heap each page's renderer may use by default, in MiB (`limits.pageHeapMb`'s default). */
@@ -212,7 +213,7 @@ export const launch = async (
   const timeoutMs = options.launchTimeoutMs ?? 30_000
   const onSpawn = (pid: number) => {
     // The owner file marks the profile live from the spawn on: a later run reaps it only once this pid is gone.
-    if (ownsProfile) void writeFile(join(profileDir, ownerFile), ownerText(pid)).catch(() => undefined)
+    if (ownsProfile) writeOwner(profileDir, pid)
     spawned?.(pid, profileDir)
   }
   return start(executable, args, profileDir, ownsProfile, tempDir, options, timeoutMs, sandbox, onSpawn).catch(
@@ -282,7 +283,12 @@ const start = (
             XDG_CACHE_HOME: join(profileDir, ".cache")
           }
         : {}),
-      ...(tempDir !== undefined && socketFits(tempDir) ? { TMPDIR: tempDir } : {})
+      // Its singleton socket in its own profile where the path fits; else where it fits (Chromium aborts otherwise).
+      ...(tempDir !== undefined && socketFits(tempDir)
+        ? { TMPDIR: tempDir }
+        : socketFits(sandbox.kind === "user" ? "/tmp" : tmpdir())
+          ? {}
+          : { TMPDIR: "/tmp" })
     }
     // Own process group, so release can kill renderers and helpers along with the browser.
     const child = spawn(command, argv, { detached: true, stdio: ["ignore", "ignore", "pipe"], env })

@@ -3,8 +3,8 @@
  * owner file that marks it live, and the removal of what a crashed run left behind. Plain code, no effect: the early
  * launch (EarlyBrowser.ts) runs it before the service's modules load.
  */
-import { readFileSync, readlinkSync } from "node:fs"
-import { chown, mkdir, readdir, readFile, readlink, rm, stat, writeFile } from "node:fs/promises"
+import { existsSync, lstatSync, readFileSync, readlinkSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { chown, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { basename, dirname, join } from "node:path"
 import { type Account, reachable, type Sandboxing } from "./Sandboxing.ts"
@@ -45,20 +45,42 @@ export const webrtcThroughProxy = async (profileDir: string, owner: Account | un
 }
 
 /**
- * Removes a temp profile, and the directory of Chromium's singleton socket when that lies outside it (a TMPDIR too
- * long for the socket's path): a killed browser leaves it behind. Chromium's helpers can hold files in the profile
- * for a moment after the browser exits.
+ * The directory of Chromium's singleton socket when it lies outside the profile `dir` (a TMPDIR too long for the
+ * socket's path inside it): a killed browser leaves it behind. The link is the browser's user's to point anywhere, so
+ * only a real directory of the profile's owner, right under TMPDIR or /tmp, named as Chromium names it.
  */
-export const removeProfile = async (dir: string): Promise<void> => {
-  const socket = await readlink(join(dir, "SingletonSocket")).catch(() => "")
-  const socketDir = dirname(socket)
-  if (basename(socketDir).startsWith("org.chromium.Chromium.") && !socketDir.startsWith(`${dir}/`))
-    await rm(socketDir, { recursive: true, force: true }).catch(() => undefined)
+const socketDirOutside = (dir: string): string | undefined => {
+  try {
+    const socketDir = dirname(readlinkSync(join(dir, "SingletonSocket")))
+    if (!/^(org\.chromium\.Chromium|com\.google\.Chrome)\.\w+$/.test(basename(socketDir))) return undefined
+    if (![tmpdir(), "/tmp"].includes(dirname(socketDir))) return undefined
+    const found = lstatSync(socketDir)
+    return found.isDirectory() && found.uid === lstatSync(dir).uid ? socketDir : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Removes a temp profile, and the directory of its singleton socket outside it; whether the profile is gone.
+ * Chromium's helpers can hold files in the profile for a moment after the browser exits.
+ */
+export const removeProfile = async (dir: string): Promise<boolean> => {
+  const outside = socketDirOutside(dir)
+  if (outside !== undefined) await rm(outside, { recursive: true, force: true }).catch(() => undefined)
   await rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }).catch(() => undefined)
+  return !existsSync(dir)
+}
+
+/** `removeProfile` for a process that is exiting, when nothing asynchronous runs any more. */
+export const removeProfileNow = (dir: string) => {
+  const outside = socketDirOutside(dir)
+  if (outside !== undefined) rmSync(outside, { recursive: true, force: true })
+  rmSync(dir, { recursive: true, force: true })
 }
 
 /** Whether a process runs; a zombie (dead, waiting for its reaper) does not. */
-const running = (pid: number) => {
+export const running = (pid: number) => {
   if (!Number.isInteger(pid) || pid <= 0) return false
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
@@ -72,7 +94,7 @@ const running = (pid: number) => {
 export const ownerFile = ".switchyard-owner"
 
 /** This process's pid namespace: a pid names a process only within one (a container sharing /tmp has its own). */
-const pidNamespace = (() => {
+export const pidNamespace = (() => {
   try {
     return readlinkSync("/proc/self/ns/pid")
   } catch {
@@ -80,19 +102,38 @@ const pidNamespace = (() => {
   }
 })()
 
-/** The owner file's text for the Chromium `pid` this process started: the pid, and the namespace it is one in. */
-export const ownerText = (pid: number) => `${pid} ${pidNamespace}`
+/** Whether `namespace` (as written beside a pid; none in files older than it) is this process's, where the pid can be
+ * looked up. */
+export const sameNamespace = (namespace: string | undefined) => namespace === undefined || namespace === pidNamespace
 
-/** An owner file's Chromium is gone: it names a pid of this namespace that no longer runs (another's cannot be told). */
+/**
+ * Writes the owner file of `profileDir` for the Chromium `pid`: the pid and the namespace it is one in, whole at once
+ * (written beside, then renamed), so a reaper never reads it half written. At once, in the spawn's own turn: the early
+ * browser's spawn comes while the service's modules load, which may hold the event loop until a SIGKILL.
+ */
+export const writeOwner = (profileDir: string, pid: number) => {
+  const file = join(profileDir, ownerFile)
+  try {
+    writeFileSync(`${file}.new`, `${pid} ${pidNamespace}`)
+    renameSync(`${file}.new`, file)
+  } catch {
+    // Without it the profile is reaped only once it is a minute old.
+  }
+}
+
+/** An owner file's Chromium is gone: it names a pid of this namespace that no longer runs (another's cannot be told);
+ * undefined when it names no pid. */
 const ownerGone = (text: string) => {
   const [pid, namespace] = text.trim().split(" ")
-  return (namespace === undefined || namespace === pidNamespace) && !running(Number(pid))
+  const n = Number(pid)
+  if (!Number.isInteger(n) || n <= 0) return undefined
+  return sameNamespace(namespace) && !running(n)
 }
 
 /**
  * Removes temp profiles whose Chromium is gone: what a SIGKILLed service leaves behind (its browser dies with it,
  * but nobody is left to delete the profile). A profile is stale when its owner file names a dead process of this pid
- * namespace, or when it has none and is over a minute old (a launch that never got that far).
+ * namespace, or when it names none and the profile is over a minute old (a launch that never got that far).
  */
 export const reapStaleProfiles = async (dir: string = tmpdir()) => {
   const reaped: Array<string> = []
@@ -101,12 +142,9 @@ export const reapStaleProfiles = async (dir: string = tmpdir()) => {
     const path = join(dir, name)
     const owner = await readFile(join(path, ownerFile), "utf8").catch(() => undefined)
     const stale =
-      owner !== undefined
-        ? ownerGone(owner)
-        : Date.now() - ((await stat(path).catch(() => undefined))?.mtimeMs ?? Date.now()) > 60_000
-    if (!stale) continue
-    await removeProfile(path)
-    reaped.push(path)
+      (owner === undefined ? undefined : ownerGone(owner)) ??
+      Date.now() - ((await stat(path).catch(() => undefined))?.mtimeMs ?? Date.now()) > 60_000
+    if (stale && (await removeProfile(path))) reaped.push(path)
   }
   return reaped
 }
