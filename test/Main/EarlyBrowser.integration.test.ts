@@ -71,19 +71,25 @@ const heldAtCommandLine = (tmp: string, pipe: string) => ({
 
 const profiles = (tmp: string) => readdirSync(tmp).filter((name) => name.startsWith(profilePrefix))
 
+/** A service held at its command line (the pipe is never written here), once its early browser is spawned. */
+const heldWithBrowser = Effect.gen(function* () {
+  const tmp = ownTmp()
+  const pipe = yield* holdPipe()
+  const service = startService(heldAtCommandLine(tmp, pipe))
+  assert.isTrue(
+    yield* Effect.promise(() => waitFor(() => browsers(tmp).length === 1, 30_000)),
+    "no Chromium spawned while the command line was still loading"
+  )
+  return { tmp, pipe, service }
+})
+
 describe("the first browser, started with the process", () => {
   it.live(
     "is spawned before the service's modules load, and a SIGKILL right then leaves no Chromium, nor its profile once the next service starts",
     () =>
       Effect.gen(function* () {
-        const tmp = ownTmp()
-        const pipe = yield* holdPipe()
         // The command line (and all the service behind it) cannot load until the pipe is written, which it never is.
-        const service = startService(heldAtCommandLine(tmp, pipe))
-        assert.isTrue(
-          yield* Effect.promise(() => waitFor(() => browsers(tmp).length === 1, 30_000)),
-          "no Chromium spawned while the command line was still loading"
-        )
+        const { tmp, service } = yield* heldWithBrowser
         service.child.kill("SIGKILL")
         yield* Effect.promise(() => service.exited)
         assert.isTrue(
@@ -106,10 +112,7 @@ describe("the first browser, started with the process", () => {
     "starts at a lower CPU weight than the service while its modules load, and gets its full share once it reads requests",
     () =>
       Effect.gen(function* () {
-        const tmp = ownTmp()
-        const pipe = yield* holdPipe()
-        const service = startService(heldAtCommandLine(tmp, pipe))
-        assert.isTrue(yield* Effect.promise(() => waitFor(() => browsers(tmp).length === 1, 30_000)))
+        const { tmp, pipe, service } = yield* heldWithBrowser
         const [browser] = browsers(tmp)
         const own = autogroup(service.child.pid as number)
         // The kernel takes one autogroup change per 100 ms machine-wide, so with other services starting the lowering

@@ -251,6 +251,14 @@ const ownTempDir = async (profileDir: string, sandbox: Sandboxing) => {
  */
 const socketFits = (dir: string) => `${dir}/org.chromium.Chromium.XXXXXX/SingletonSocket`.length <= 107
 
+/** Chromium's TMPDIR: the profile's own where the socket fits; else TMPDIR, or /tmp for another user (who may write
+ * there) and wherever TMPDIR is too long. */
+const chromiumTemp = (tempDir: string | undefined, sandbox: Sandboxing) => {
+  if (tempDir !== undefined && socketFits(tempDir)) return tempDir
+  const inherited = sandbox.kind === "user" ? "/tmp" : tmpdir()
+  return socketFits(inherited) ? inherited : "/tmp"
+}
+
 const start = (
   executable: string,
   args: ReadonlyArray<string>,
@@ -277,18 +285,11 @@ const start = (
       ...(sandbox.kind === "user"
         ? {
             HOME: profileDir,
-            // Where every user may write, with a path short enough for its singleton socket.
-            TMPDIR: "/tmp",
             XDG_CONFIG_HOME: join(profileDir, ".config"),
             XDG_CACHE_HOME: join(profileDir, ".cache")
           }
         : {}),
-      // Its singleton socket in its own profile where the path fits; else where it fits (Chromium aborts otherwise).
-      ...(tempDir !== undefined && socketFits(tempDir)
-        ? { TMPDIR: tempDir }
-        : socketFits(sandbox.kind === "user" ? "/tmp" : tmpdir())
-          ? {}
-          : { TMPDIR: "/tmp" })
+      TMPDIR: chromiumTemp(tempDir, sandbox)
     }
     // Own process group, so release can kill renderers and helpers along with the browser.
     const child = spawn(command, argv, { detached: true, stdio: ["ignore", "ignore", "pipe"], env })
