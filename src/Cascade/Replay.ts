@@ -16,6 +16,7 @@ import * as AccessibilityTree from "../Engine/AccessibilityTree.ts"
 import type { Action, Engine } from "../Engine/Engine.ts"
 import * as Instruction from "../Engine/Instruction.ts"
 import * as Elements from "../Engine/Playwright/Elements.ts"
+import * as Instructions from "../Engine/Playwright/Instructions.ts"
 import * as EngineId from "../EngineId.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
@@ -141,14 +142,18 @@ export const make = Effect.fnUntraced(function* (options: ReplayOptions) {
               return miss(`${matching.length} elements on the page are ${describeTarget(step.target)}`)
             found.push(matching[0]!)
           }
-          const actions = entry.resolution.steps.map(
-            (step, i): Action => ({
+          const actions = entry.resolution.steps.map((step, i): Action => {
+            const args = Keys.fill(step.arguments, instruction)
+            // An observe lists them as the model-free level does (its frame, a file input as an upload): one control,
+            // one description, whoever answers.
+            if (tool === "observe") return Instructions.listed(found[i]!, step.method, args)
+            return {
               selector: `aria-ref=${found[i]!.ref}`,
               method: step.method,
-              arguments: Keys.fill(step.arguments, instruction),
+              arguments: args,
               description: AccessibilityTree.describeIn(found[i]!)
-            })
-          )
+            }
+          })
           const target = actions.map((a) => a.description).join(", ")
           if (tool === "observe") return { _tag: "hit", value: actions, target } satisfies Tried
           yield* Ref.set(acting, target)

@@ -60,6 +60,7 @@ interface Session {
   /** An act or a navigation, answered ok (the test fails otherwise). */
   readonly act: (instruction: string) => Effect.Effect<ToolAnswer>
   readonly navigate: (url: string) => Effect.Effect<ToolAnswer>
+  readonly observe: (instruction: string) => Effect.Effect<ToolAnswer>
   readonly page: <A>(read: () => A) => Effect.Effect<A>
   readonly events: ReadonlyArray<Events.Stamped>
   readonly close: Effect.Effect<void>
@@ -109,6 +110,7 @@ const session = (options: {
     return {
       act: (instruction: string) => call("browser.act", { instruction }),
       navigate: (url: string) => call("browser.navigate", { url }),
+      observe: (instruction: string) => call("browser.observe", { instruction }),
       page,
       events,
       close: Scope.close(scope, Exit.void)
@@ -344,6 +346,42 @@ describe("the replay level", () => {
           yield* s.close
         }
         assert.strictEqual(model.counts().act, 1, "the second session asked no model")
+      }),
+    120_000
+  )
+
+  it.live(
+    "a replayed observe describes each element as the model-free level did: a file input as an upload, its frame",
+    () =>
+      Effect.gen(function* () {
+        const { model, store } = yield* setup
+        const site = yield* SiteServer.start
+        const url = site.url("/replay/documents.html")
+        const seen: Array<ReadonlyArray<unknown>> = []
+        for (const run of [0, 1]) {
+          const s = yield* session({ model, store, policy: modelFree })
+          yield* s.navigate(url)
+          for (const instruction of ["Resume", "all controls"]) {
+            const answer = yield* s.observe(instruction)
+            assert.strictEqual(answer.state.level, run === 0 ? 0 : "replay", JSON.stringify(replays(s)))
+            seen.push(answer.result as ReadonlyArray<unknown>)
+          }
+          yield* s.close
+        }
+        const [resume, all, resumeAgain, allAgain] = seen as Array<
+          ReadonlyArray<{ method: string; description: string }>
+        >
+        assert.include(resume![0]!.description, 'file upload "Resume"')
+        assert.strictEqual(resume![0]!.method, "setInputFiles")
+        assert.isTrue(
+          all!.some((a) => a.description === 'textbox "Email" in iframe "Contact details"'),
+          JSON.stringify(all)
+        )
+        // One control, one description: the replay says what the first answer said, elements by their fresh references.
+        const plain = (actions: ReadonlyArray<{ method: string; description: string }>) =>
+          actions.map((a) => ({ method: a.method, description: a.description }))
+        assert.deepStrictEqual(plain(resumeAgain!), plain(resume!))
+        assert.deepStrictEqual(plain(allAgain!), plain(all!))
       }),
     120_000
   )

@@ -24,11 +24,11 @@ const verbOf: Record<string, AccessibilityTree.Verb> = {
   upload: "click"
 }
 
-/** The Action an instruction means for a resolved element, and how it reads in a log (observe's lists also say
- * what the element sits in, which tells same-named ones apart). */
-const actionFor = (ins: Instruction.Instruction, c: AccessibilityTree.Element, listed = false): Action => {
+/** The Action an instruction means for a resolved element, and how it reads in a log (observe's lists say more:
+ * `listed`). */
+const actionFor = (ins: Instruction.Instruction, c: AccessibilityTree.Element): Action => {
   const selector = `aria-ref=${c.ref}`
-  const description = listed ? AccessibilityTree.describeIn(c) : AccessibilityTree.describe(c)
+  const description = AccessibilityTree.describe(c)
   switch (ins.kind) {
     case "click":
       return { selector, method: ins.double ? "doubleClick" : "click", arguments: [], description }
@@ -241,16 +241,35 @@ const actionsFor = (sp: SessionPage, ins: Instruction.Instruction, input: string
     const elements = yield* Actions.readElements(sp, input)
     return AccessibilityTree.rank(scoped(elements, target.within), target.verb, target.target)
       .slice(0, 10)
-      .map((s) => actionFor(ins, s.element, true))
+      .map((s) => {
+        const a = actionFor(ins, s.element)
+        return listed(s.element, a.method, a.arguments)
+      })
   })
 
-/** An element as observe lists it: a click on its reference, described with role, name and what it sits in. */
-const asAction = (e: AccessibilityTree.Element): Action => ({
-  selector: `aria-ref=${e.ref}`,
-  method: ["textbox", "searchbox", "spinbutton"].includes(e.role) ? "fill" : "click",
-  arguments: [],
-  description: `${AccessibilityTree.describeIn(e)}${e.frame === undefined ? "" : ` in ${e.frame}`}`
-})
+/**
+ * An action on an element as observe lists it: described with role, name, what it sits in and its frame. A click on
+ * a file input becomes an upload: a person reads one as "Resume (choose a file)", not as a button to click, and
+ * clicking it only opens a chooser; the files go in the action's arguments. The replay level lists the elements it
+ * finds again through this too, so a replayed observe says what the first one said.
+ */
+export const listed = (e: AccessibilityTree.Element, method: string, args: ReadonlyArray<string> = []): Action => {
+  const selector = `aria-ref=${e.ref}`
+  const description = `${AccessibilityTree.describeIn(e)}${e.frame === undefined ? "" : ` in ${e.frame}`}`
+  if (e.upload !== true || (method !== "click" && method !== "setInputFiles"))
+    return { selector, method, arguments: [...args], description }
+  const hint = args.length === 0 ? " (put the files' paths in arguments, or use browser.upload)" : ""
+  return {
+    selector,
+    method: "setInputFiles",
+    arguments: [...args],
+    description: `file upload ${description.replace(/^button /, "")}${hint}`
+  }
+}
+
+/** An element as observe lists it: a fill of a text field, else a click on its reference. */
+const asAction = (e: AccessibilityTree.Element): Action =>
+  listed(e, ["textbox", "searchbox", "spinbutton"].includes(e.role) ? "fill" : "click")
 
 /** "the Apply button of the Data Engineer job" → the target before a linking word, and what it sits in after it. */
 const placed = (phrase: string) =>
@@ -267,23 +286,7 @@ const everything =
  * `observe`: a grammar sentence's Actions, else every element ranked against the phrase; a phrase that names no
  * element ("", "all controls") lists every interactive element of the page, named or not, in every frame.
  */
-export const observe = (sp: SessionPage, said: Instruction.Said) =>
-  observeAll(sp, said).pipe(Effect.map((actions) => actions.map((a) => asUpload(sp, a))))
-
-/**
- * An observed click on a file input becomes an upload: a person reads one as "Resume (choose a file)", not as a
- * button to click, and clicking it only opens a chooser. The files go in the action's arguments.
- */
-const asUpload = (sp: SessionPage, a: Action): Action =>
-  a.method === "click" && sp.elements.described(a.selector)?.upload === true
-    ? {
-        ...a,
-        method: "setInputFiles",
-        description: `file upload ${a.description.replace(/^button /, "")} (put the files' paths in arguments, or use browser.upload)`
-      }
-    : a
-
-const observeAll = (sp: SessionPage, { text: instruction, parsed }: Instruction.Said) =>
+export const observe = (sp: SessionPage, { text: instruction, parsed }: Instruction.Said) =>
   Effect.gen(function* () {
     const actions = Result.isSuccess(parsed) ? yield* actionsFor(sp, parsed.success, instruction) : []
     if (actions.length > 0) return actions
