@@ -72,7 +72,8 @@ const servedCall = (call: ReplayCall): { readonly tool: Key["tool"]; readonly sa
   const said = args.instruction
   if (!Instruction.isSaid(said) || said.text.trim() === "") return undefined
   if (call.tool === "browser.act") return { tool: "act", said }
-  if (call.tool === "browser.observe") return { tool: "observe", said }
+  // Every control of the page is what it shows now: a kept list would leave out a control shown since.
+  if (call.tool === "browser.observe" && !Instructions.listsEverything(said.text)) return { tool: "observe", said }
   return undefined
 }
 

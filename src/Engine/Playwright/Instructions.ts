@@ -282,6 +282,9 @@ const placed = (phrase: string) =>
 const everything =
   /^(all|every|any|list)?\s*(the\s+)?(interactive\s+)?(elements?|controls?|fields?|inputs?|buttons?|links?|everything|page)?$/i
 
+/** Whether an observe asks for every control of the page ("", "all controls") rather than for one. */
+export const listsEverything = (instruction: string) => everything.test(instruction.trim())
+
 /**
  * `observe`: a grammar sentence's Actions, else every element ranked against the phrase; a phrase that names no
  * element ("", "all controls") lists every interactive element of the page, named or not, in every frame.
@@ -292,7 +295,7 @@ export const observe = (sp: SessionPage, { text: instruction, parsed }: Instruct
     if (actions.length > 0) return actions
     const elements = yield* Actions.readElements(sp, `observe ${instruction}`)
     const interactive = elements.filter(AccessibilityTree.isInteractive)
-    if (everything.test(instruction.trim())) return interactive.map(asAction)
+    if (listsEverything(instruction)) return interactive.map(asAction)
     // A target named with what it sits in ("the Apply button of the Data Engineer job"): the sure matches inside it.
     for (const { target, scope } of placed(instruction.trim())) {
       const inside = elements.filter((e) => AccessibilityTree.mentions(e, scope))
