@@ -82,6 +82,17 @@ describe("source layout", () => {
     assert.include(graph.get("Main/Cli.ts") ?? [], "Server/Mcp.ts")
   })
 
+  it("surfaces read a tool's properties from its record, never by comparing its name", () => {
+    // `name === "browser.status"` in a surface is a property (a whole state block, closing the session) kept apart
+    // from the tool's record in Tool.ts, where every other surface would not see it.
+    const byName = /(?:===|!==)\s*"browser[._][a-z_]+"|"browser[._][a-z_]+"\s*(?:===|!==)|case\s+"browser[._]/
+    const surfaces = sources.filter((f) => /^(Server|Cluster|Main)(\/|\.ts$)/.test(f))
+    assert.deepStrictEqual(
+      surfaces.filter((f) => byName.test(readFileSync(join(src, f), "utf8").replace(/"browser\.provider"/g, ""))),
+      []
+    )
+  })
+
   it("no import cycles", () => {
     const cycles: Array<string> = []
     const state = new Map<string, "open" | "done">()

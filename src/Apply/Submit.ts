@@ -4,7 +4,7 @@
  * own: it decides from the site — a confirmation shown, the job's page saying "already applied", the applicant's
  * applications listing the job — and when the site says nothing, asks a person whether the application went through.
  */
-import { Effect, Schema } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import type { TaskEvents } from "../Cluster/Events.ts"
 import { StepFailed } from "../Errors/Service.ts"
 import type { Profile } from "./Profile.ts"
@@ -59,8 +59,9 @@ export const mark = (
 ) =>
   Effect.gen(function* () {
     const id = crypto.randomUUID()
+    const at = new Date(yield* Clock.currentTimeMillis).toISOString()
     yield* events
-      .append(application, event.submitAttempted, { id, at: new Date().toISOString(), ...data })
+      .append(application, event.submitAttempted, { id, at, ...data })
       .pipe(Effect.mapError(unstored(data.step, "the submit's mark could not be stored, so the click was not sent")))
     return id
   })

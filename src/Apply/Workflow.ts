@@ -8,7 +8,7 @@
  * session completes, surviving restarts; then the step runs once more. A failed or cancelled run is tried again on
  * purpose as a new attempt (`apply --retry`): the same application and browser session, a new run id.
  */
-import { Effect, Option, Schedule, Schema } from "effect"
+import { Clock, Effect, Option, Schedule, Schema } from "effect"
 import { Activity, DurableDeferred, Workflow } from "effect/workflow"
 import { TaskEvents } from "../Cluster/Events.ts"
 import { Fleet } from "../Cluster/Fleet.ts"
@@ -120,7 +120,8 @@ export const layer = JobApplication.toLayer(
         error: StepFailed,
         execute: Effect.gen(function* () {
           const tried = yield* Activity.CurrentAttempt
-          const started = Date.now()
+          const started = yield* Clock.currentTimeMillis
+          const took = Clock.currentTimeMillis.pipe(Effect.map((now) => now - started))
           // A cancelled run starts no step, wherever and whenever it is resumed.
           if (Runs.outcomeOf(yield* events.list(run)).state === "cancelled") {
             return yield* new StepFailed({ step: name, retryable: false, message: "the run was cancelled" })
@@ -138,23 +139,22 @@ export const layer = JobApplication.toLayer(
             // Retryable failures include a session whose runner just died: the fleet moves it within seconds.
             Effect.retry({ schedule: Schedule.spaced("1 second"), times: 15, while: (error) => error.retryable }),
             Effect.tapError((error) =>
-              events.record(run, "step_failed", {
-                step: name,
-                attempt: tried,
-                platform: platform ?? null,
-                durationMs: Date.now() - started,
-                error: error.message
-              })
-            ),
-            Effect.tap(() =>
-              events
-                .record(run, "step_completed", {
+              Effect.flatMap(took, (durationMs) =>
+                events.record(run, "step_failed", {
                   step: name,
                   attempt: tried,
                   platform: platform ?? null,
-                  durationMs: Date.now() - started
+                  durationMs,
+                  error: error.message
                 })
-                .pipe(Effect.andThen(Effect.logInfo(`${name}: done in ${Date.now() - started} ms`)))
+              )
+            ),
+            Effect.tap(() =>
+              Effect.flatMap(took, (durationMs) =>
+                events
+                  .record(run, "step_completed", { step: name, attempt: tried, platform: platform ?? null, durationMs })
+                  .pipe(Effect.andThen(Effect.logInfo(`${name}: done in ${durationMs} ms`)))
+              )
             )
           )
         })
@@ -196,7 +196,7 @@ export const layer = JobApplication.toLayer(
                   reason: error.message,
                   ...(error.question === undefined ? {} : { question: error.question }),
                   ...(Option.isSome(novnc) ? { novnc: novnc.value } : {}),
-                  at: new Date().toISOString()
+                  at: new Date(yield* Clock.currentTimeMillis).toISOString()
                 }
                 const { run: _run, at: _at, ...data } = wait
                 yield* events.record(run, Runs.event.humanNeeded, data)

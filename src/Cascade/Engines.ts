@@ -89,7 +89,10 @@ export const make = Effect.fnUntraced(function* (options: EnginesOptions = {}) {
     )
   )
   return {
-    specFor: (level: Level) => resolved.get(EngineId.label(idOf(level))) ?? specFor(level)
+    specFor: (level: Level) =>
+      (resolved.get(EngineId.label(idOf(level))) ?? specFor(level)).pipe(
+        Effect.withSpan("Engines.specFor", { attributes: { engine: EngineId.label(idOf(level)) } })
+      )
   }
 })
 

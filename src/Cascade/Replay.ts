@@ -381,7 +381,7 @@ export const make = Effect.fnUntraced(function* (options: ReplayOptions) {
         Effect.catchCause((cause) => Effect.logWarning(`replay: not kept: ${cause}`))
       )
       return { ...routed, replayed: false, ...(engine === null ? {} : { servedBy: { engine, mode } }) }
-    })
+    }).pipe(Effect.withSpan("Replay.around", { attributes: { tool: call.tool } }))
 
   return Replay.of({ around })
 })

@@ -65,8 +65,8 @@ export const layer = Layer.effectContext(
         )
       )
 
-    const call = (session: unknown, tool: string, args: unknown, meta: CallMeta = {}) =>
-      Effect.gen(function* () {
+    const call = Effect.fn("FrontDoor.call")(
+      function* (session: unknown, tool: string, args: unknown, meta: CallMeta = {}) {
         const name = yield* sessionNameOf(session)
         const found = Tools.find(tool)
         const canon = Option.isSome(found) ? found.value.name : tool
@@ -87,39 +87,40 @@ export const layer = Layer.effectContext(
           known.delete(name)
         }
         return answer
-      }).pipe(Effect.catch((error: SwitchyardError) => Effect.succeed(refuse(error, meta))))
+      },
+      (self, _session, _tool, _args, meta = {}) =>
+        self.pipe(Effect.catch((error: SwitchyardError) => Effect.succeed(refuse(error, meta))))
+    )
 
-    const status = (session?: string) =>
-      Effect.gen(function* () {
-        const name = session ?? "default"
-        const owner = yield* fleet.owner(name)
-        if (Option.isNone(owner) || !owner.value.live) return { session: name, ...idleStatus }
-        if (owner.value.runner === fleet.self) return yield* local.status(name)
-        return yield* remote(
-          owner.value.runner,
-          name,
-          "browser.status",
-          client(entityId(owner.value.runner, name)).Status({ session: name })
-        ).pipe(
-          Effect.map((status) => status as SessionStatus),
-          Effect.catch(() => Effect.succeed({ session: name, ...idleStatus }))
-        )
-      })
+    const status = Effect.fn("FrontDoor.status")(function* (session?: string) {
+      const name = session ?? "default"
+      const owner = yield* fleet.owner(name)
+      if (Option.isNone(owner) || !owner.value.live) return { session: name, ...idleStatus }
+      if (owner.value.runner === fleet.self) return yield* local.status(name)
+      return yield* remote(
+        owner.value.runner,
+        name,
+        "browser.status",
+        client(entityId(owner.value.runner, name)).Status({ session: name })
+      ).pipe(
+        Effect.map((status) => status as SessionStatus),
+        Effect.catch(() => Effect.succeed({ session: name, ...idleStatus }))
+      )
+    })
 
-    const close = (session?: string) =>
-      Effect.gen(function* () {
-        const name = session ?? "default"
-        const owner = yield* fleet.owner(name)
-        if (Option.isSome(owner) && owner.value.live) {
-          if (owner.value.runner === fleet.self) yield* host.close(name)
-          else
-            yield* client(entityId(owner.value.runner, name))
-              .Close({ session: name })
-              .pipe(Effect.timeout("30 seconds"), Effect.ignore)
-        }
-        yield* fleet.release(name)
-        known.delete(name)
-      })
+    const close = Effect.fn("FrontDoor.close")(function* (session?: string) {
+      const name = session ?? "default"
+      const owner = yield* fleet.owner(name)
+      if (Option.isSome(owner) && owner.value.live) {
+        if (owner.value.runner === fleet.self) yield* host.close(name)
+        else
+          yield* client(entityId(owner.value.runner, name))
+            .Close({ session: name })
+            .pipe(Effect.timeout("30 seconds"), Effect.ignore)
+      }
+      yield* fleet.release(name)
+      known.delete(name)
+    })
 
     const started = yield* Clock.currentTimeMillis
     yield* Effect.logDebug(`front door of runner ${fleet.self} open at ${started}`)

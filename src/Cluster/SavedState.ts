@@ -5,7 +5,7 @@
  * instead. Values never reach a log: only counts do.
  */
 
-import { Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { type BrowserContext, chromium } from "playwright-core"
 import { StepFailed } from "../Errors/Service.ts"
@@ -82,10 +82,16 @@ export class SavedStates extends Context.Service<
       const sql = yield* SqlClient.SqlClient
       return SavedStates.of({
         save: (session, saved) =>
-          sql`INSERT INTO session_state (session, url, state, updated_at)
-              VALUES (${session}, ${saved.url}, ${JSON.stringify(saved)}, ${new Date().toISOString()})
+          Clock.currentTimeMillis.pipe(
+            Effect.flatMap(
+              (now) => sql`INSERT INTO session_state (session, url, state, updated_at)
+              VALUES (${session}, ${saved.url}, ${JSON.stringify(saved)}, ${new Date(now).toISOString()})
               ON CONFLICT (session) DO UPDATE SET url = excluded.url, state = excluded.state,
-              updated_at = excluded.updated_at`.pipe(Effect.asVoid, Effect.orDie),
+              updated_at = excluded.updated_at`
+            ),
+            Effect.asVoid,
+            Effect.orDie
+          ),
         load: (session) =>
           sql<{ state: string }>`SELECT state FROM session_state WHERE session = ${session}`.pipe(
             Effect.map((rows) =>

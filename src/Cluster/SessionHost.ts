@@ -5,7 +5,7 @@
  * steps and the fleet's entity get the same behaviour.
  */
 
-import { Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import type { CallMeta, ToolAnswer } from "../Cascade/Router.ts"
 import * as Tools from "../Cascade/Tools.ts"
 import { SessionClosed, StepFailed } from "../Errors/Service.ts"
@@ -45,14 +45,14 @@ export const make = Effect.fnUntraced(function* (local: Sessions["Service"]) {
       const before = yield* saved.load(session)
       if (Option.isNone(before)) return
       const page = before.value
-      const started = Date.now()
+      const started = yield* Clock.currentTimeMillis
       // Cookies and storage are in place before the page's first request.
       yield* local.restore(session, page)
       yield* events.record(session, "session_restored", {
         session,
         url: page.url,
         cookies: page.cookies.length,
-        durationMs: Date.now() - started
+        durationMs: (yield* Clock.currentTimeMillis) - started
       })
       yield* Effect.logInfo(`restored ${session} at ${page.url}: ${SavedState.summary(page)}`)
     }).pipe(
@@ -77,22 +77,29 @@ export const make = Effect.fnUntraced(function* (local: Sessions["Service"]) {
       yield* Effect.logDebug(`saved the state of ${session}: ${SavedState.summary(page)}`)
     }).pipe(Effect.catch((error) => Effect.logWarning(`the state of ${session} was not saved: ${error.message}`)))
 
-  const call = (session: unknown, tool: string, args: unknown, meta?: CallMeta) =>
-    Effect.gen(function* () {
-      const name = typeof session === "string" ? session : defaultSession
-      const found = Tools.find(tool)
-      const opens = Option.isNone(found) || found.value.whenNotOpen === undefined
-      if (opens && !local.isOpen(name)) {
-        const restored = yield* Effect.result(restore(name))
-        if (restored._tag === "Failure") return refuse(restored.failure, meta ?? {})
-      }
-      const answer = yield* local.call(session, tool, args, meta)
-      if (answer.ok && Option.exists(found, (t) => t.changesPage)) yield* save(name, answer.state.url)
-      if (answer.ok && Option.exists(found, (t) => t.closesSession)) yield* saved.drop(name)
-      return answer
-    })
+  const call = Effect.fn("SessionHost.call")(function* (
+    session: unknown,
+    tool: string,
+    args: unknown,
+    meta?: CallMeta
+  ) {
+    const name = typeof session === "string" ? session : defaultSession
+    const found = Tools.find(tool)
+    const opens = Option.isNone(found) || found.value.whenNotOpen === undefined
+    if (opens && !local.isOpen(name)) {
+      const restored = yield* Effect.result(restore(name))
+      if (restored._tag === "Failure") return refuse(restored.failure, meta ?? {})
+    }
+    const answer = yield* local.call(session, tool, args, meta)
+    if (answer.ok && Option.exists(found, (t) => t.changesPage)) yield* save(name, answer.state.url)
+    if (answer.ok && Option.exists(found, (t) => t.closesSession)) yield* saved.drop(name)
+    return answer
+  })
 
-  const close = (session?: string) => local.close(session).pipe(Effect.andThen(saved.drop(session ?? defaultSession)))
+  const close = Effect.fn("SessionHost.close")(function* (session?: string) {
+    yield* local.close(session)
+    yield* saved.drop(session ?? defaultSession)
+  })
 
   return { call, close }
 })

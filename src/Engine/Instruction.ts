@@ -26,26 +26,47 @@
 import { Result, Schema, SchemaTransformation } from "effect"
 import { InvalidInput } from "../Errors/Page.ts"
 
-type Sentence =
-  | { readonly kind: "click"; readonly target: string; readonly double: boolean }
-  | { readonly kind: "fill"; readonly target: string; readonly value: string }
-  | { readonly kind: "type"; readonly text: string; readonly target?: string }
-  | {
-      readonly kind: "select"
-      /** The first option named; `options` lists them all when several are named. */
-      readonly option: string
-      readonly target: string
-      readonly options?: ReadonlyArray<string>
-    }
-  | { readonly kind: "check"; readonly target: string; readonly checked: boolean }
-  | { readonly kind: "press"; readonly key: string; readonly target?: string }
-  | { readonly kind: "hover"; readonly target: string }
-  | { readonly kind: "upload"; readonly files: ReadonlyArray<string>; readonly target: string }
-  | { readonly kind: "scroll"; readonly direction: "up" | "down" | "top" | "bottom" }
-  | { readonly kind: "history"; readonly direction: "back" | "forward" }
+/** A targeted sentence may name what its target sits in (`within`), matched against elements' context. */
+const within = Schema.optionalKey(Schema.String)
 
-/** A sentence; a targeted one may name what its target sits in (`within`), matched against elements' context. */
-export type Instruction = Sentence & { readonly within?: string }
+/**
+ * A sentence of the grammar as the engine runs it, one member per verb: what `parse` makes of the words, once, where
+ * they came in, and what flows down to the engine with them (`Said.parsed`).
+ */
+export const Instruction = Schema.Union([
+  Schema.Struct({ kind: Schema.Literal("click"), target: Schema.String, double: Schema.Boolean, within }),
+  Schema.Struct({ kind: Schema.Literal("fill"), target: Schema.String, value: Schema.String, within }),
+  Schema.Struct({
+    kind: Schema.Literal("type"),
+    text: Schema.String,
+    target: Schema.optionalKey(Schema.String),
+    within
+  }),
+  Schema.Struct({
+    kind: Schema.Literal("select"),
+    /** The first option named; `options` lists them all when several are named. */
+    option: Schema.String,
+    target: Schema.String,
+    options: Schema.optionalKey(Schema.Array(Schema.String)),
+    within
+  }),
+  Schema.Struct({ kind: Schema.Literal("check"), target: Schema.String, checked: Schema.Boolean, within }),
+  Schema.Struct({
+    kind: Schema.Literal("press"),
+    key: Schema.String,
+    target: Schema.optionalKey(Schema.String),
+    within
+  }),
+  Schema.Struct({ kind: Schema.Literal("hover"), target: Schema.String, within }),
+  Schema.Struct({ kind: Schema.Literal("upload"), files: Schema.Array(Schema.String), target: Schema.String, within }),
+  Schema.Struct({
+    kind: Schema.Literal("scroll"),
+    direction: Schema.Literals(["up", "down", "top", "bottom"]),
+    within
+  }),
+  Schema.Struct({ kind: Schema.Literal("history"), direction: Schema.Literals(["back", "forward"]), within })
+])
+export type Instruction = typeof Instruction.Type
 
 export const acceptedForms: ReadonlyArray<string> = [
   'click "Submit"',

@@ -204,8 +204,8 @@ export const handlers = (
           answer,
           options.toolNames,
           collect(answer, browserSession),
-          // browser.status always shows it all.
-          tool.value.name === "browser.status" ? undefined : shown,
+          // A tool whose answer carries the whole state block (browser.status) shows it all.
+          tool.value.fullState ? undefined : shown,
           browserSession
         )
       if (token === undefined) return answered(await run(work, extra.signal))

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Result } from "effect"
+import { Result, Schema } from "effect"
 import * as Instruction from "../../src/Engine/Instruction.ts"
 
 const parsed = (input: string) => {
@@ -142,5 +142,26 @@ describe("Instruction.parse", () => {
     assert.deepStrictEqual(parsed("set Salary to -5"), { kind: "fill", target: "Salary", value: "-5" })
     assert.include(rejected('set "Salary" 95').message, 'set needs "to"')
     assert.include(rejected('set "Salary" to').message, "the value is missing")
+  })
+
+  it("makes a member of the Instruction Schema of every accepted form, and a Said carries it as it was parsed", () => {
+    const forms = [
+      ...Instruction.acceptedForms.filter((form) => !form.includes("|") && !form.includes("[")),
+      'press Enter in "Search"',
+      "scroll to bottom",
+      'check "Yes" in "Are you 18 or older?"'
+    ]
+    for (const form of forms) {
+      const sentence = parsed(form)
+      assert.isTrue(Schema.is(Instruction.Instruction)(sentence), `${form}: ${JSON.stringify(sentence)}`)
+      // Encoded and decoded through its Schema, the sentence is unchanged: a plain value to log, store or send.
+      const encoded = Schema.encodeSync(Instruction.Instruction)(sentence)
+      assert.deepStrictEqual(
+        Schema.decodeUnknownSync(Instruction.Instruction)(JSON.parse(JSON.stringify(encoded))),
+        sentence
+      )
+      assert.deepStrictEqual(Instruction.said(form).parsed, Result.succeed(sentence))
+    }
+    assert.isFalse(Schema.is(Instruction.Instruction)({ kind: "scroll", direction: "sideways" }))
   })
 })
