@@ -216,6 +216,27 @@ describe("the first browser, started with the process", () => {
     )
   }
 
+  it.live("is not started when the configuration file turns takeover on: every session's browser is a headed one", () =>
+    Effect.gen(function* () {
+      const tmp = ownTmp()
+      const config = join(mkdtempSync(join(tmpdir(), "switchyard-early-config-")), "switchyard.json")
+      writeFileSync(config, JSON.stringify({ human: { enabled: true } }))
+      let seen = 0
+      const watching = setInterval(() => {
+        seen += browsers(tmp).length
+      }, 10)
+      yield* Effect.addFinalizer(() => Effect.sync(() => clearInterval(watching)))
+      // The tests' default of no warm browser is left out: the default of one would start the early browser.
+      const env = { TMPDIR: tmp, SWITCHYARD_CONFIG: config, SWITCHYARD_WARM_BROWSERS: undefined }
+      const service = startService(env as unknown as Record<string, string>)
+      const status = yield* Effect.promise(() => service.call("browser.status"))
+      assert.isDefined(status.result, JSON.stringify(status))
+      yield* Effect.sleep("1 second")
+      assert.strictEqual(seen, 0, "a headless browser was started that no session could take")
+      assert.deepStrictEqual(profiles(tmp), [])
+    })
+  )
+
   it.live("is not started by a command that uses no browser", () =>
     Effect.gen(function* () {
       const tmp = ownTmp()

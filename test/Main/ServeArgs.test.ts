@@ -1,4 +1,7 @@
 /** Which starts the entry reads as `serve`, and what the early browser makes of their flags, before the command line loads. */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import * as ServeArgs from "../../src/Main/ServeArgs.ts"
 import { optionsFor } from "../../src/Sandbox/Provider/EarlyBrowser.ts"
@@ -40,5 +43,22 @@ describe.runIf(setpriv !== undefined)("EarlyBrowser.optionsFor", () => {
       { DATABASE_URL: "postgres://127.0.0.1/x" }
     ])
       assert.isUndefined(options([], env), JSON.stringify(env))
+  })
+
+  it("reads takeover from the configuration file, the environment's word first", () => {
+    const dir = mkdtempSync(join(tmpdir(), "switchyard-early-config-"))
+    const file = (name: string, json: unknown) => {
+      const path = join(dir, name)
+      writeFileSync(path, typeof json === "string" ? json : JSON.stringify(json))
+      return path
+    }
+    const on = file("on.json", { human: { enabled: true } })
+    assert.isUndefined(options([], { SWITCHYARD_CONFIG: on }))
+    assert.isUndefined(options([], { SWITCHYARD_CONFIG: file("on-text.json", { human: { enabled: "on" } }) }))
+    assert.isDefined(options([], { SWITCHYARD_CONFIG: on, SWITCHYARD_HUMAN: "off" }), "the environment overrides")
+    assert.isDefined(options([], { SWITCHYARD_CONFIG: file("off.json", { human: { enabled: false } }) }))
+    assert.isDefined(options([], { SWITCHYARD_CONFIG: file("bad.json", "{") }), "the service reports a bad file")
+    assert.isDefined(options([], { SWITCHYARD_CONFIG: join(dir, "missing.json") }))
+    rmSync(dir, { recursive: true, force: true })
   })
 })

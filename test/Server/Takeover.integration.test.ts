@@ -14,7 +14,7 @@ import { Effect } from "effect"
 import * as CdpHttp from "../../src/Cdp/Http.ts"
 import * as Session from "../../src/Cdp/Session.ts"
 import { missingTools } from "../../src/Sandbox/Provider/Vnc/Tools.ts"
-import { descendants } from "../Chaos/Descendants.ts"
+import { descendants, tracker } from "../Chaos/Descendants.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
 import { main } from "../support/McpClient.ts"
 import * as NoVncViewer from "../support/NoVncViewer.ts"
@@ -122,6 +122,9 @@ describe("a person takes over", () => {
         const state = structured(yield* call("browser_status")).result as { wsEndpoint: string }
         const page = yield* pageOf(state.wsEndpoint)
         const person = yield* NoVncViewer.open(takeover.link)
+        // Everything the service runs now (browser, Xvfb, x11vnc, websockify and its process for this viewer).
+        const running = tracker(service.child.pid!)
+        running.sample()
         yield* person.click(yield* NoVncViewer.screenPoint(page, "#email"))
         yield* person.type("person@example.com")
         yield* person.click(yield* NoVncViewer.screenPoint(page, "#submit"))
@@ -159,6 +162,17 @@ describe("a person takes over", () => {
         assert.notInclude(everything(logs), password)
         // The system log names the page as it is, unredacted, so the operator can open it.
         assert.include(everything(join(logs, "system")), `open ${takeover.url} (`)
+
+        // Stopped as a supervisor stops it: nothing it started outlives it.
+        running.sample()
+        const names = running.seen().map((p) => p.name)
+        for (const name of ["Xvfb", "x11vnc", "websockify"]) assert.include(names, name)
+        service.child.kill("SIGTERM")
+        yield* Effect.promise(() => service.exited)
+        assert.isTrue(
+          yield* Effect.promise(() => waitFor(() => running.survivors().length === 0, 10_000)),
+          `left running after SIGTERM: ${JSON.stringify(running.survivors())}`
+        )
       }),
     150_000
   )

@@ -32,10 +32,29 @@ const keepsBrowser = ["--jsonrpc", "--http", "--host", "--port", "--token", "--l
 const on = (value: string | undefined) => (value === undefined ? undefined : /^(1|true|on|yes)$/i.test(value))
 
 /**
+ * Whether a person may take over, as the configuration will say: the environment's word, else the file's
+ * (`SWITCHYARD_CONFIG`). Read here because with takeover on every session gets a headed browser of its own, so a
+ * headless one started now would only be closed again.
+ */
+const takeoverOn = (env: Record<string, string | undefined>) => {
+  if (env.SWITCHYARD_HUMAN !== undefined && env.SWITCHYARD_HUMAN !== "") return on(env.SWITCHYARD_HUMAN) === true
+  if (!env.SWITCHYARD_CONFIG) return false
+  try {
+    const file = JSON.parse(readFileSync(env.SWITCHYARD_CONFIG, "utf8")) as { human?: { enabled?: unknown } } | null
+    const enabled = file?.human?.enabled
+    return enabled !== undefined && enabled !== null && on(String(enabled)) === true
+  } catch {
+    // A file that cannot be read or parsed is the service's to report; the browser is closed if it is not taken.
+    return false
+  }
+}
+
+/**
  * The browser options `serve` would start its warm browser with, given its flags (ServeArgs.flags; undefined: not a
  * `serve`), read from the environment as the configuration reads them; undefined when this process will run no local
  * warm browser, or when it could outlive a SIGKILLed service (without setpriv nothing kills it with this process). A
- * configuration file can still say otherwise: the service then closes the browser (`take`).
+ * configuration file can still say otherwise (only its takeover setting is read here): the service then closes the
+ * browser (`take`).
  */
 export const optionsFor = (
   flags: ReadonlySet<string> | undefined,
@@ -43,8 +62,7 @@ export const optionsFor = (
 ): Process.LocalChromiumOptions | undefined => {
   if (setpriv === undefined) return undefined
   if (env.SWITCHYARD_DATABASE_URL || env.DATABASE_URL) return undefined
-  if (env.SWITCHYARD_WARM_BROWSERS === "0" || on(env.SWITCHYARD_HUMAN) === true || env.SWITCHYARD_PROFILE_DIR)
-    return undefined
+  if (env.SWITCHYARD_WARM_BROWSERS === "0" || takeoverOn(env) || env.SWITCHYARD_PROFILE_DIR) return undefined
   if (env.SWITCHYARD_BROWSER !== undefined && env.SWITCHYARD_BROWSER !== "local") return undefined
   if (flags === undefined || ![...flags].every((flag) => keepsBrowser.includes(flag))) return undefined
   const heap = Number(env.SWITCHYARD_PAGE_HEAP_MB)
