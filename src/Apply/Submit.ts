@@ -131,11 +131,11 @@ export const siteState = (driver: Driver, context: Pick<SubmitContext, "job" | "
 /** Waits, bounded, for the page to show the site's answer to the click: a confirmation, or a page that is none. */
 const outcome = (driver: Driver, waitMs: number) =>
   Effect.gen(function* () {
-    const deadline = Date.now() + waitMs
+    const deadline = (yield* Clock.currentTimeMillis) + waitMs
     for (;;) {
       const page = yield* look(driver)
       if (page._tag === "Some" && isConfirmation(page.value)) return true
-      if (Date.now() >= deadline) return false
+      if ((yield* Clock.currentTimeMillis) >= deadline) return false
       yield* Effect.sleep(1_000)
     }
   })

@@ -171,7 +171,7 @@ export const runOnce = (scenario: Suite.LoadedScenario, repeat: number, ctx: Run
         // What the step asked, as written (site: URLs kept): lets importTrace turn this trace back into a scenario.
         yield* log.record({
           event: "scenario_step",
-          ts: new Date().toISOString(),
+          ts: new Date(stepStarted).toISOString(),
           traceId,
           stepId: step.stepId,
           action: step.tool,
