@@ -84,21 +84,28 @@ const shown = (arg: Protocol.Protocol.Runtime.RemoteObject): string => {
 const at = (url: string | undefined, line: number | undefined, column: number | undefined) =>
   url === undefined || url === "" ? undefined : `${url}:${(line ?? 0) + 1}:${(column ?? 0) + 1}`
 
+/** A message as the ring keeps it: with the browser's own timestamp, to the microsecond, that tells a replay apart. */
+interface Kept extends Message {
+  readonly stamp: number
+}
+
 export const make = (capacity: number): Effect.Effect<Console> =>
   Effect.gen(function* () {
     // Mutated in place, one message at a time: a page that logs in a loop costs a push and a shift per message.
-    const messages: Array<Message> = []
+    const messages: Array<Kept> = []
     let seq = 0
     /** Per tab, the last message before its page's last navigation. */
     const loaded = new Map<string, number>()
-    // A page attached again (the link reconnected) reports its console's earlier messages again: kept once.
-    const keep = (message: Omit<Message, "seq">) =>
+    // A page attached again (the link reconnected) reports its console's earlier messages again, with the timestamps
+    // they had: kept once. The same text written twice within a millisecond (a warning per item) is two messages, so
+    // the replay is told by the browser's exact timestamp, not the millisecond the answer shows.
+    const keep = (message: Omit<Message, "seq" | "at">, stamp: number) =>
       Effect.sync(() => {
         const again = messages.some(
-          (m) => m.at === message.at && m.tab === message.tab && m.text === message.text && m.kind === message.kind
+          (m) => m.stamp === stamp && m.tab === message.tab && m.text === message.text && m.kind === message.kind
         )
         if (again) return
-        messages.push({ ...message, seq: ++seq })
+        messages.push({ ...message, at: Math.round(stamp), stamp, seq: ++seq })
         if (messages.length > capacity) messages.shift()
       })
 
@@ -112,14 +119,16 @@ export const make = (capacity: number): Effect.Effect<Console> =>
           const { type, args, stackTrace, timestamp } = event.params
           const frame = stackTrace?.callFrames[0]
           const source = at(frame?.url, frame?.lineNumber, frame?.columnNumber)
-          return keep({
-            at: Math.round(timestamp),
-            level: levelOf(type),
-            kind: "console",
-            text: args.map(shown).join(" ").slice(0, maxText),
-            ...(source === undefined ? {} : { source }),
-            tab: targetId
-          })
+          return keep(
+            {
+              level: levelOf(type),
+              kind: "console",
+              text: args.map(shown).join(" ").slice(0, maxText),
+              ...(source === undefined ? {} : { source }),
+              tab: targetId
+            },
+            timestamp
+          )
         }
         case "Runtime.exceptionThrown": {
           const details = event.params.exceptionDetails
@@ -128,26 +137,30 @@ export const make = (capacity: number): Effect.Effect<Console> =>
             at(details.url, details.lineNumber, details.columnNumber) ??
             at(frame?.url, frame?.lineNumber, frame?.columnNumber)
           const text = details.exception?.description ?? details.text
-          return keep({
-            at: Math.round(event.params.timestamp),
-            level: "error",
-            kind: "error",
-            text: text.slice(0, maxText),
-            ...(source === undefined ? {} : { source }),
-            tab: targetId
-          })
+          return keep(
+            {
+              level: "error",
+              kind: "error",
+              text: text.slice(0, maxText),
+              ...(source === undefined ? {} : { source }),
+              tab: targetId
+            },
+            event.params.timestamp
+          )
         }
         case "Log.entryAdded": {
           const { entry } = event.params
           const source = at(entry.url, entry.lineNumber, undefined)
-          return keep({
-            at: Math.round(entry.timestamp),
-            level: levelOf(entry.level),
-            kind: "browser",
-            text: entry.text.slice(0, maxText),
-            ...(source === undefined ? {} : { source }),
-            tab: targetId
-          })
+          return keep(
+            {
+              level: levelOf(entry.level),
+              kind: "browser",
+              text: entry.text.slice(0, maxText),
+              ...(source === undefined ? {} : { source }),
+              tab: targetId
+            },
+            entry.timestamp
+          )
         }
         default:
           return Effect.void
@@ -168,11 +181,13 @@ export const make = (capacity: number): Effect.Effect<Console> =>
         const limited = query.limit === undefined ? chosen : chosen.slice(-query.limit)
         const redact = defaultRedactor
         return {
-          messages: limited.map((m) => ({
-            ...m,
-            text: redact.text(m.text),
-            ...(m.source === undefined ? {} : { source: redact.url(m.source) })
-          })),
+          messages: limited.map(
+            ({ stamp: _stamp, ...m }): Message => ({
+              ...m,
+              text: redact.text(m.text),
+              ...(m.source === undefined ? {} : { source: redact.url(m.source) })
+            })
+          ),
           last: seq,
           ...(since < oldest - 1 && oldest > 1 ? { dropped: oldest - 1 - since } : {})
         }
