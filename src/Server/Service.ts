@@ -5,7 +5,7 @@
  */
 import { readFile } from "node:fs/promises"
 import { networkInterfaces } from "node:os"
-import { Effect, Layer, Logger } from "effect"
+import { Effect, Layer, Logger, Ref } from "effect"
 import * as Policy from "../Cascade/Policy.ts"
 import * as Address from "../Egress/Address.ts"
 import type * as Egress from "../Egress/Egress.ts"
@@ -101,7 +101,10 @@ const policyOf = (config: Config.ServiceConfig) =>
 /** Where the service listens for HTTP clients, when it does (stdio otherwise). */
 export interface Listening {
   readonly host: string
+  /** The port configured; 0 lets the system pick one when the server binds, which the server sets in `bound`. */
   readonly port: number
+  /** The port the server listens on, once it does: a session's egress, made as the session opens, refuses it. */
+  readonly bound?: Ref.Ref<number> | undefined
 }
 
 /**
@@ -239,8 +242,22 @@ export const layer = <R = never>(
       }
       // A session a person may take over knows its name, which the takeover gives to resume it; others share one layer.
       const shared = SessionStack.layer(stack)
+      const layerOf = (name: string, options: SessionStack.SessionStackOptions) =>
+        options.human === undefined
+          ? SessionStack.layer(options)
+          : SessionStack.layer({ ...options, human: { ...options.human, session: name } })
+      // A port the system picked is known once the server listens, before a call over it opens a session.
+      const picked = http?.port === 0 ? http.bound : undefined
       const session = (name: string) =>
-        stack.human === undefined ? shared : SessionStack.layer({ ...stack, human: { ...stack.human, session: name } })
+        picked === undefined || http === undefined
+          ? stack.human === undefined
+            ? shared
+            : layerOf(name, stack)
+          : Layer.unwrap(
+              Ref.get(picked).pipe(
+                Effect.map((port) => layerOf(name, { ...stack, egress: egressOf(config, { host: http.host, port }) }))
+              )
+            )
       const logging = SessionStack.attemptLog(root, config.artifacts).pipe(
         // OTLP's logger joins the system log's, so it is built where that logger is already in place.
         Layer.merge(Telemetry.layer(config.telemetry).pipe(Layer.provideMerge(SystemLog.layer({ root })))),

@@ -63,6 +63,27 @@ describe("bad input over JSON-RPC", () => {
     })
   )
 
+  it.live("arguments nested thousands deep get invalid params, not a failure of the service", () =>
+    Effect.gen(function* () {
+      const service = startService()
+      const deep = `${'{"a":'.repeat(5_000)}1${"}".repeat(5_000)}`
+      for (const [id, args] of [
+        ["deep-member", `{"url":"about:blank","x":${deep}}`],
+        ["deep-arguments", deep]
+      ] as const) {
+        const answer = yield* Effect.promise(() =>
+          service.send(`{"jsonrpc":"2.0","id":"${id}","method":"browser.navigate","params":${args}}`, id)
+        )
+        const error = errorOf(answer)
+        assert.strictEqual(error.code, -32602, JSON.stringify(answer).slice(0, 400))
+        assert.strictEqual(error.data?.type, "invalid_input")
+        assert.include(error.message, "nested")
+      }
+      assert.strictEqual(service.extra(), 0, "no call was answered twice")
+      yield* stillServing(service)
+    })
+  )
+
   it.live("a storm of calls on one session: each answered once, the excess with a typed busy", () =>
     Effect.gen(function* () {
       const site = yield* SiteServer.start

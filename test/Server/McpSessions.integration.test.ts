@@ -1,7 +1,7 @@
 /**
  * MCP clients and browser sessions over HTTP, with the official SDK client against a real service: each MCP session
- * gets its own default browser (unless configured to share one), and an MCP session that ends closes the browsers
- * it opened.
+ * gets its own default browser (unless configured to share one), an MCP session that ends closes the browsers it
+ * opened, and clients that went away without ending theirs leave a new client no wait for a browser at the cap.
  */
 import { chmodSync, mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -89,6 +89,29 @@ describe("MCP sessions over HTTP", () => {
       yield* urlAfter(b.client, "browser_navigate", { url: site.url("/forms.html") })
       assert.strictEqual(yield* urlAfter(a.client, "browser_status"), site.url("/forms.html"))
       yield* Effect.promise(() => Promise.all([a.client.close(), b.client.close()]))
+    })
+  )
+
+  it.live("clients that went away without ending their session leave no new client busy at the browser cap", () =>
+    Effect.gen(function* () {
+      const site = yield* SiteServer.start
+      const { url, browsers } = yield* serve({ SWITCHYARD_MAX_BROWSERS: "1", SWITCHYARD_QUEUE: "0" })
+      // Each client opens a browser, then goes away: its transport closed, no DELETE, its MCP session left open.
+      for (const path of ["/plain.html", "/forms.html"]) {
+        const gone = yield* httpClient(url)
+        assert.strictEqual(yield* urlAfter(gone.client, "browser_navigate", { url: site.url(path) }), site.url(path))
+        yield* Effect.promise(() => gone.client.close())
+      }
+      // A new client gets the one browser at once: the idle session hibernates for it, no wait, no busy.
+      const next = yield* httpClient(url)
+      const started = Date.now()
+      assert.strictEqual(
+        yield* urlAfter(next.client, "browser_navigate", { url: site.url("/plain.html") }),
+        site.url("/plain.html")
+      )
+      assert.isBelow(Date.now() - started, 15_000, "the new client waited for a browser")
+      assert.strictEqual(browsers().length, 1)
+      yield* Effect.promise(() => next.client.close())
     })
   )
 })

@@ -103,6 +103,9 @@ const restored = (
     assert.include(first?.cookie ?? "", `sid=${secret}`)
   })
 
+/** "At once": the crash is seen within a few hundred ms; a call that waited for a timeout or a health check would not be. */
+const promptlyMs = 2_500
+
 /** Starts an act that waits for an element that never comes, and gives it time to be waiting. */
 const waitingAct = (service: Service, session: string) =>
   Effect.gen(function* () {
@@ -138,7 +141,9 @@ describe("a session's page comes back whole", () => {
         )
         assert.isAbove(renderers.length, 0)
         for (const renderer of renderers) process.kill(renderer.pid, "SIGKILL")
+        const killed = Date.now()
         const answer = yield* Effect.promise(() => pending)
+        assert.isBelow(Date.now() - killed, promptlyMs, "the call ended at once, not when its wait ran out")
         assert.strictEqual(answer.error?.data?.type, "cdp_closed", JSON.stringify(answer))
         assert.isTrue(answer.error?.data?.retryable)
         yield* restored(service, requests, mark, "tab", "crash")
@@ -158,7 +163,9 @@ describe("a session's page comes back whole", () => {
         const pending = yield* waitingAct(service, "browser")
         const mark = requests.length
         process.kill(browserPid, "SIGKILL")
+        const killed = Date.now()
         const answer = yield* Effect.promise(() => pending)
+        assert.isBelow(Date.now() - killed, promptlyMs, "the call ended at once, not when its wait ran out")
         assert.strictEqual(answer.error?.data?.type, "cdp_closed", JSON.stringify(answer))
         assert.isTrue(answer.error?.data?.retryable)
         yield* restored(service, requests, mark, "browser", "crash")

@@ -27,6 +27,15 @@ const badArguments = (tool: Tool.Any, message: string) =>
     error: { type: "invalid_input", retryable: false, action: tool.name, field: "arguments", message }
   })
 
+/** A value's JSON text, or undefined when it is too deeply nested to write (the stack runs out). */
+const jsonText = (value: unknown): string | undefined => {
+  try {
+    return JSON.stringify(value) ?? ""
+  } catch {
+    return undefined
+  }
+}
+
 export interface ChecksOptions {
   readonly sandbox: Sandbox["Service"]
   readonly handoff: HandoffTools.HandoffTools
@@ -80,7 +89,11 @@ export const make = ({
 
   /** The arguments fit the limit and decode with the tool's Schema. */
   const decoded = (tool: Tool.Any, rawArgs: unknown) => {
-    const size = Buffer.byteLength(JSON.stringify(rawArgs ?? {}) ?? "")
+    const text = jsonText(rawArgs ?? {})
+    // Nesting thousands deep (hostile or broken input) overflows the walk: the caller's arguments, not a service bug.
+    if (text === undefined)
+      return Effect.fail(badArguments(tool, `arguments for ${tool.name} are nested too deep to be read`))
+    const size = Buffer.byteLength(text)
     if (size > maxArgumentBytes) {
       return Effect.fail(
         badArguments(tool, `arguments for ${tool.name} are ${size} bytes; the limit is ${maxArgumentBytes}`)
