@@ -238,6 +238,10 @@ export const make = Effect.fnUntraced(function* (options: ReplayOptions) {
           route: place.route,
           resolvedBy
         })
+      // The model-free level lists what the page shows at each call, for no model request: a kept list could only
+      // leave out what the page has shown since.
+      if (tool === "observe" && resolvedBy === EngineId.label({ kind: "playwright" }))
+        return yield* notKept("the model-free level lists the page as it is at each call")
       if (actions.length === 0)
         return yield* notKept(
           tool === "act"

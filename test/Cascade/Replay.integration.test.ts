@@ -351,35 +351,49 @@ describe("the replay level", () => {
   )
 
   it.live(
-    "a replayed observe describes each element as the model-free level did: a file input as an upload, its frame",
+    "an observe the model-free level answered is not kept: the next session's lists what its page shows then",
     () =>
       Effect.gen(function* () {
         const { model, store } = yield* setup
         const site = yield* SiteServer.start
         const url = site.url("/replay/documents.html")
-        const seen: Array<ReadonlyArray<unknown>> = []
+        const seen: Array<ReadonlyArray<{ method: string; description: string }>> = []
         for (const run of [0, 1]) {
           const s = yield* session({ model, store, policy: modelFree })
           yield* Effect.gen(function* () {
             yield* s.navigate(url)
+            // The next day the form asks for a second document under the same name, as a site's form changes.
+            if (run === 1)
+              yield* s.page(() => {
+                const label = document.createElement("label")
+                label.htmlFor = "resume-2"
+                label.textContent = "Resume"
+                const input = document.createElement("input")
+                input.type = "file"
+                input.id = "resume-2"
+                document.querySelector("form")!.append(label, input)
+                return true
+              })
             for (const instruction of ["Resume", "the email field"]) {
               const answer = yield* s.observe(instruction)
-              assert.strictEqual(answer.state.level, run === 0 ? 0 : "replay", JSON.stringify(replays(s)))
-              seen.push(answer.result as ReadonlyArray<unknown>)
+              assert.strictEqual(answer.state.level, 0, JSON.stringify(replays(s)))
+              seen.push(answer.result as ReadonlyArray<{ method: string; description: string }>)
             }
           }).pipe(Effect.ensuring(s.close))
         }
-        const [resume, email, resumeAgain, emailAgain] = seen as Array<
-          ReadonlyArray<{ method: string; description: string }>
-        >
+        const [resume, email, resumeAgain, emailAgain] = seen
         assert.include(resume![0]!.description, 'file upload "Resume"')
         assert.strictEqual(resume![0]!.method, "setInputFiles")
         assert.strictEqual(email![0]!.description, 'textbox "Email" in iframe "Contact details"')
-        // One control, one description: the replay says what the first answer said, elements by their fresh references.
         const plain = (actions: ReadonlyArray<{ method: string; description: string }>) =>
           actions.map((a) => ({ method: a.method, description: a.description }))
-        assert.deepStrictEqual(plain(resumeAgain!), plain(resume!))
+        assert.strictEqual(
+          resumeAgain!.filter((a) => a.method === "setInputFiles").length,
+          2,
+          `both file inputs the page shows now: ${JSON.stringify(plain(resumeAgain!))}`
+        )
         assert.deepStrictEqual(plain(emailAgain!), plain(email!))
+        assert.strictEqual((yield* store.stats()).entries, 0, "nothing kept")
       }),
     120_000
   )
