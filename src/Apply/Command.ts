@@ -211,7 +211,7 @@ const screenAgain = (wait: Runs.Wait) =>
 
 /** `--status RUN`: the run as the store records it. */
 const printStatus = (store: Store.StoreOptions, run: string) =>
-  statusText(run).pipe(
+  statusText(run, Store.flagFor(store)).pipe(
     Effect.flatMap((text) => Effect.sync(() => process.stdout.write(`${text}\n`))),
     Effect.provide(recordsLayer(store))
   )
@@ -242,7 +242,7 @@ const cancelRun = (store: Store.StoreOptions, run: string) =>
 
 /** The command that retries, as a person types it. */
 const retryCommand = (options: ApplyOptions) =>
-  `switchyard apply --job ${options.job} --profile ${options.profile}${options.applications ? ` --applications ${options.applications}` : ""} --retry`
+  `switchyard apply --job ${options.job} --profile ${options.profile}${options.applications ? ` --applications ${options.applications}` : ""}${Store.flagFor(options.store)} --retry`
 
 export const run = (configured: Config.ServiceConfig, options: ApplyOptions) =>
   Effect.gen(function* () {
@@ -265,7 +265,11 @@ export const run = (configured: Config.ServiceConfig, options: ApplyOptions) =>
       ...(options.applications === undefined ? {} : { applications: options.applications })
     }
     const plan = yield* Start.plan(payload, options.retry === true).pipe(Effect.provide(recordsLayer(options.store)))
-    say(`${Start.describe(plan)}; session ${Runs.sessionOf(plan.application)} on ${Store.describe(options.store)}`)
+    // The commands printed for a person name this store when another shell would not find it.
+    const storeFlag = Store.flagFor(options.store)
+    say(
+      `${Start.describe(plan, storeFlag)}; session ${Runs.sessionOf(plan.application)} on ${Store.describe(options.store)}`
+    )
     const retry = retryCommand(options)
     if (plan.kind === "ended") {
       return announce(
@@ -296,7 +300,7 @@ export const run = (configured: Config.ServiceConfig, options: ApplyOptions) =>
       Effect.gen(function* () {
         yield* serveStdin(yield* handlerOf)
         if (plan.kind === "join" && plan.wait?.novnc !== undefined) yield* screenAgain(plan.wait)
-        const progress = yield* follower(plan.run, answerRequests(plan.run))
+        const progress = yield* follower(plan.run, answerRequests(plan.run), storeFlag)
         yield* progress.loop.pipe(Effect.forkScoped)
         yield* report(plan.run, execute, stop, retry, progress.poll)
         const sessions = yield* Sessions

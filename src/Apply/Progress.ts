@@ -12,8 +12,8 @@ const seconds = (ms: unknown) => `${(Number(ms ?? 0) / 1000).toFixed(1)} s`
 
 export const say = (line: string) => process.stderr.write(`switchyard apply: ${line.replace(/\n/g, "\n  ")}\n`)
 
-/** The line an event prints, if it prints one. */
-export const lineOf = (run: string, e: TaskEvent): string | undefined => {
+/** The line an event prints, if it prints one (`storeFlag`: see `Runs.describeWait`). */
+export const lineOf = (run: string, e: TaskEvent, storeFlag = ""): string | undefined => {
   const d = e.data
   const on = typeof d.runner === "string" ? ` on ${d.runner}` : ""
   switch (e.eventType) {
@@ -25,7 +25,7 @@ export const lineOf = (run: string, e: TaskEvent): string | undefined => {
       return `${d.step} failed after ${seconds(d.durationMs)}: ${d.error}`
     case Runs.event.humanNeeded: {
       const wait = Runs.waitOf(run, [e])
-      return wait === undefined ? undefined : Runs.describeWait(wait)
+      return wait === undefined ? undefined : Runs.describeWait(wait, storeFlag)
     }
     case Runs.event.humanResumed:
       return `${d.step}: a person resumed it${typeof d.answer === "string" ? ` (${d.answer})` : ""}`
@@ -44,7 +44,8 @@ export const lineOf = (run: string, e: TaskEvent): string | undefined => {
  */
 export const follower = <R = never>(
   run: string,
-  each?: (history: ReadonlyArray<TaskEvent>) => Effect.Effect<void, never, R>
+  each?: (history: ReadonlyArray<TaskEvent>) => Effect.Effect<void, never, R>,
+  storeFlag = ""
 ) =>
   Effect.gen(function* () {
     const events = yield* TaskEvents
@@ -53,7 +54,7 @@ export const follower = <R = never>(
       Effect.tap((all) =>
         Effect.sync(() => {
           for (const e of all.slice(seen)) {
-            const line = lineOf(run, e)
+            const line = lineOf(run, e, storeFlag)
             if (line !== undefined) say(line)
           }
           seen = all.length
@@ -66,7 +67,7 @@ export const follower = <R = never>(
   })
 
 /** A run as `apply --status` prints it: its application's attempts, how each ended, and its steps. */
-export const statusText = (run: string) =>
+export const statusText = (run: string, storeFlag = "") =>
   Effect.gen(function* () {
     const application = yield* Runs.applicationOf(run)
     const attempts = yield* Effect.forEach(yield* Runs.attempts(application), Runs.describe)
@@ -86,7 +87,7 @@ export const statusText = (run: string) =>
                   ? "under way (or stopped with its process: `switchyard apply` continues it)"
                   : "waiting for a person"
       lines.push(`attempt ${a.attempt}  run ${a.run}  ${state}`)
-      if (a.wait !== undefined) lines.push(`  ${Runs.describeWait(a.wait).replace(/\n/g, "\n  ")}`)
+      if (a.wait !== undefined) lines.push(`  ${Runs.describeWait(a.wait, storeFlag).replace(/\n/g, "\n  ")}`)
       const steps = new Map<string, string>()
       for (const e of a.history) {
         const step = String(e.data.step ?? "")

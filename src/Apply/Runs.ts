@@ -122,16 +122,19 @@ export const current = (application: string) =>
   attempts(application).pipe(Effect.flatMap((all) => describe(all.at(-1)!)))
 
 /** The command that ends a person's wait, as people type it. */
-export const resumeCommand = (wait: Wait) =>
+export const resumeCommand = (wait: Wait, storeFlag = "") =>
   wait.question === undefined
-    ? `switchyard resume ${wait.session}`
-    : `switchyard resume ${wait.session} --submitted   (or --not-submitted)`
+    ? `switchyard resume ${wait.session}${storeFlag}`
+    : `switchyard resume ${wait.session} --submitted${storeFlag}   (or --not-submitted)`
 
-/** How a person learns of a wait: what is needed, where, and the exact command that ends it. */
-export const describeWait = (wait: Wait) =>
+/**
+ * How a person learns of a wait: what is needed, where, and the exact command that ends it (`storeFlag`: what it
+ * needs to find this run's store, `Store.flagFor`).
+ */
+export const describeWait = (wait: Wait, storeFlag = "") =>
   [
     `${wait.step} needs a person: ${wait.reason}`,
     `  where: browser session ${wait.session}${wait.novnc === undefined ? " (any browser tool on it; human takeover is not set up, so no noVNC page)" : `, on screen at ${wait.novnc}`}`,
     ...(wait.question === undefined ? [] : [`  question: ${wait.question}`]),
-    `  when done: ${resumeCommand(wait)}`
+    `  when done: ${resumeCommand(wait, storeFlag)}`
   ].join("\n")

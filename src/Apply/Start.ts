@@ -60,13 +60,13 @@ export const payloadOf = (payload: Payload, plan: Plan): Payload => {
   return plan.attempt <= 1 ? first : { ...first, attempt: plan.attempt }
 }
 
-/** One line for a person about what the plan does. */
-export const describe = (plan: Plan) => {
+/** One line for a person about what the plan does (`storeFlag`: see `Runs.describeWait`). */
+export const describe = (plan: Plan, storeFlag = "") => {
   switch (plan.kind) {
     case "first":
       return `run ${plan.run}: a new application`
     case "join":
-      return `run ${plan.run} (attempt ${plan.attempt}) is under way: continuing it${plan.wait === undefined ? "" : `; it waits for a person:\n${Runs.describeWait(plan.wait)}`}`
+      return `run ${plan.run} (attempt ${plan.attempt}) is under way: continuing it${plan.wait === undefined ? "" : `; it waits for a person:\n${Runs.describeWait(plan.wait, storeFlag)}`}`
     case "ended":
       return plan.outcome.state === "succeeded"
         ? `run ${plan.run} (attempt ${plan.attempt}) already applied`

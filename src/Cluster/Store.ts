@@ -11,7 +11,7 @@ import type { StoreOptions } from "../Store/Location.ts"
 import * as Resolutions from "../Store/Resolutions.ts"
 import * as Sqlite from "../Store/Sqlite.ts"
 
-export { describe, fromEnv, type StoreOptions } from "../Store/Location.ts"
+export { describe, flagFor, fromEnv, type StoreOptions } from "../Store/Location.ts"
 
 /** The `SqlClient` for `options`, with the tables this project adds beside the cluster's own. */
 export const layer = (options: StoreOptions): Layer.Layer<SqlClient.SqlClient, SqlError> =>

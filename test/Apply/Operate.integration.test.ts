@@ -1,7 +1,7 @@
 /**
  * A person operating `switchyard apply`: the steps on stderr as they start and end, with durations; a hand-off that
  * says what is needed, where (the noVNC page, when human takeover is on) and the exact command that ends it; and
- * `switchyard resume` typed in another terminal ending it. Real processes, a real Chromium on a VNC display, the
+ * that command, typed as printed in another terminal, ending it. Real processes, a real Chromium on a VNC display, the
  * Lever-like site's human check.
  */
 import { mkdtempSync } from "node:fs"
@@ -56,8 +56,10 @@ describe("a person operating switchyard apply", () => {
         assert.match(screen!, /#password=\w+/)
         const page = yield* Effect.promise(() => fetch(new URL("vnc.html", screen!)).then((r) => r.text()))
         assert.match(page, /noVNC/i)
-        const session = /when done: switchyard resume (apply-\w+)$/m.exec(err)?.[1]
-        assert.isString(session, err)
+        // The exact command, as printed: with this run's own store named, since another shell would not find it.
+        const command = /when done: (switchyard resume .*)$/m.exec(err)?.[1]
+        assert.strictEqual(command, `switchyard resume ${/session (apply-\w+)/.exec(err)?.[1]} --store ${store}`, err)
+        const session = command!.split(" ")[2]!
 
         // The person solves the check (after the takeover's time, through the session) and resumes from a terminal.
         yield* Effect.sleep("4 seconds")
@@ -74,7 +76,8 @@ describe("a person operating switchyard apply", () => {
             action: { selector: "button", method: "click", arguments: [], description: "Verify" }
           })
         )
-        const resumed = yield* Effect.promise(() => resumeCli([session!, "--store", store]))
+        // Typed in another terminal: its home folder elsewhere, so only what the command names finds the store.
+        const resumed = yield* Effect.promise(() => resumeCli(command!.split(" ").slice(2), { HOME: dir }))
         assert.strictEqual(resumed.code, 0, resumed.stderr)
         assert.match(resumed.stderr, /resumed check-captcha/)
         const done = yield* Effect.promise(() => apply.done)

@@ -48,7 +48,7 @@ const workspace = () => {
     return p
   }
   const run = (extra: ReadonlyArray<string>) => cli("apply", ["--store", store, ...extra], env)
-  return { dir, store, env, apply, run }
+  return { dir, store, profile, env, apply, run }
 }
 
 const ended = (p: ApplyProcess) => Effect.promise(() => Promise.all([p.done, p.exited]))
@@ -60,7 +60,7 @@ describe("trying an application again", () => {
       Effect.gen(function* () {
         const port = yield* Effect.promise(freePort)
         const job = `http://127.0.0.1:${port}/careers/jobs/404`
-        const { store, apply, run } = workspace()
+        const { store, profile, env, apply, run } = workspace()
 
         const first = apply(job)
         const [done, code] = yield* ended(first)
@@ -87,7 +87,9 @@ describe("trying an application again", () => {
         const [againDone, againCode] = yield* ended(again)
         assert.strictEqual(againCode, 1)
         assert.include(JSON.stringify(againDone), cause)
-        assert.match(again.stderr(), /--retry/)
+        // The way out as printed, naming this run's store: typed elsewhere it must retry this run, not start anew.
+        const printed = /to try again as a new attempt: (switchyard apply .*)$/m.exec(again.stderr())?.[1]
+        assert.strictEqual(printed, `switchyard apply --job ${job} --profile ${profile} --store ${store} --retry`)
         assert.lengthOf(
           eventsIn(store).filter((e) => e.type === "step_started"),
           1
@@ -95,7 +97,8 @@ describe("trying an application again", () => {
 
         // The site comes back; the retry is a new attempt that applies.
         const site = yield* JobSite.startOn(port)
-        const retried = apply(job, ["--retry"])
+        const retried = startApply(printed!.split(" ").slice(2), env)
+        started.push(retried)
         const [retriedDone, retriedCode] = yield* ended(retried)
         assert.strictEqual(retriedCode, 0, retried.stderr())
         assert.isTrue(retriedDone.ok)

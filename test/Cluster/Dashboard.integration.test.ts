@@ -4,7 +4,8 @@
  * and switches engines) and on a model-free runner (a miss fails, a person takes the browser over and gives it
  * back), then a runner killed under its session. Seed 001 §10's three queries answer with those numbers — switches
  * per run, their latency, success per platform and engine with the failed attempts counted — beside who called and
- * the sessions moved and restored.
+ * the sessions moved and restored. On a model-free fleet an agent on MCP over HTTP is counted as well (its attempts,
+ * failed ones too), and a person's takeover is the switch the seed's queries answer with.
  */
 import { execFileSync } from "node:child_process"
 import { join } from "node:path"
@@ -16,6 +17,8 @@ import { missingTools } from "../../src/Sandbox/Provider/Vnc/Tools.ts"
 import * as LlmServer from "../fixtures/LlmServer.ts"
 import * as SiteServer from "../fixtures/SiteServer.ts"
 import { fleet, stopFleets } from "../support/Fleet.ts"
+import { httpClient } from "../support/McpClient.ts"
+import { startService } from "../support/Service.ts"
 import { waitFor } from "../support/Wait.ts"
 
 afterEach(stopFleets)
@@ -129,5 +132,85 @@ describe.skipIf(Postgres.binDir() === undefined)("the fleet's dashboard", () => 
         process.stderr.write(`dashboard after the run:\n${status.slice(status.indexOf("engine switches"))}\n`)
       }),
     300_000
+  )
+
+  it.live(
+    `on a model-free fleet, an agent's calls over MCP are counted, a miss as a failure; a person's takeover is a switch the seed's queries answer${vnc ? "" : " [takeover skipped: needs VNC tools]"}`,
+    () =>
+      Effect.gen(function* () {
+        const site = yield* SiteServer.start
+        const { pg, dir, query } = yield* fleet()
+        // A model-free runner serving MCP over HTTP, as `cluster dev` starts them.
+        const runner = startService(
+          {
+            DATABASE_URL: Redacted.value(pg.url),
+            TMPDIR: dir,
+            SWITCHYARD_RUNNERS: "r1",
+            SWITCHYARD_UPLOAD_ROOTS: dir,
+            ...(vnc ? { SWITCHYARD_HUMAN: "on", SWITCHYARD_HUMAN_TIMEOUT_MS: "5000" } : {})
+          },
+          ["--http", "--port", "0", "--runner", "r1"]
+        )
+        yield* Effect.addFinalizer(() =>
+          Effect.promise(async () => {
+            if (runner.child.exitCode === null) runner.child.kill("SIGTERM")
+            await runner.exited
+          })
+        )
+        const url = yield* Effect.promise(() => runner.stderrLine(/MCP over HTTP at (\S+)/))
+        const { client } = yield* httpClient(url)
+        const tool = (name: string, args: Record<string, unknown>) =>
+          Effect.promise(() => client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 }))
+        const navigated = yield* tool("browser_navigate", { url: site.url("/forms.html") })
+        assert.isNotTrue(navigated.isError, JSON.stringify(navigated))
+        const missed = yield* tool("browser_act", { instruction: 'click "No such button"' })
+        assert.isTrue(missed.isError, JSON.stringify(missed))
+        const clicked = yield* tool("browser_act", { instruction: 'click "Double me"' })
+        assert.isNotTrue(clicked.isError, JSON.stringify(clicked))
+        if (vnc) {
+          const handed = yield* tool("browser_handoff", { reason: "a person checks it" })
+          assert.isNotTrue(handed.isError, JSON.stringify(handed))
+          const resumed = yield* tool("browser_resume", {})
+          assert.isNotTrue(resumed.isError, JSON.stringify(resumed))
+        }
+        yield* Effect.promise(() => client.close())
+
+        // The store has each attempt, the miss as a failure, under the agent's calls, not a workflow's.
+        const stored = yield* query(
+          "SELECT data->>'success' FROM task_events WHERE event_type = 'engine_operation' ORDER BY id"
+        )
+        assert.isAtLeast(stored.length, 3, stored.join(", "))
+        assert.include(stored, "false")
+        const status = execFileSync(process.execPath, [main, "status"], {
+          env: { ...process.env, DATABASE_URL: Redacted.value(pg.url) },
+          encoding: "utf8"
+        })
+        const callers = status.slice(status.indexOf("engine attempts by caller:")).split("\n").slice(0, 4).join("\n")
+        const agents = /agent calls \(MCP, JSON-RPC\)\s+(\d+)\s+(\d+)/.exec(callers)
+        assert.isNotNull(agents, status)
+        assert.isAtLeast(Number(agents![2]), 3, callers)
+        const success = table(
+          status
+            .slice(status.indexOf("success rate per platform and engine"))
+            .split("\n")
+            .slice(1)
+            .filter((l) => l.startsWith("  "))
+            .join("\n")
+        )
+        const playwright = success.find((r) => r.engine === "playwright")
+        assert.isDefined(playwright, status)
+        assert.isBelow(Number(playwright!.success_rate), 1, status)
+        if (vnc) {
+          // No model anywhere, and still a switch: the seed's queries as written answer it with its numbers.
+          const switches = yield* query(Dashboard.seedQueries.switchesPerRun.replace(/\s+/g, " "))
+          assert.match(switches[0] ?? "", /^[\w-]+\|[1-9]\d*\|/, switches.join("\n"))
+          const latency = yield* query(Dashboard.seedQueries.switchLatency.replace(/\s+/g, " "))
+          assert.isTrue(
+            latency.some((row) => /^playwright\|human\|\d+\|1$/.test(row)),
+            latency.join("\n")
+          )
+        }
+      }).pipe(Effect.scoped),
+    240_000
   )
 })

@@ -162,6 +162,8 @@ describe.skipIf(Postgres.binDir() === undefined)("fleet on PostgreSQL", () => {
         assert.strictEqual(ats.submissions().length, 1)
         assert.strictEqual(ats.submissions()[0]!.resume?.name, "resume.pdf")
         assert.deepInclude(ats.submissions()[0]!.fields, { "legalName--firstName": "Ada" })
+        // The restored page's first request already carried the site's HttpOnly cookie: no second draft was started.
+        assert.strictEqual(ats.drafts(), 1, "a request without the session cookie started a second draft")
         const restored = yield* query("SELECT count(*) FROM task_events WHERE event_type = 'session_restored'")
         const all = yield* query(
           "SELECT workflow_run_id, event_type, data FROM task_events WHERE event_type NOT IN ('engine_operation') ORDER BY id"

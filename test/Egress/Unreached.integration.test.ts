@@ -2,8 +2,8 @@
  * A page that was not reached is never reported as reached: the service as users run it (JSON-RPC, a real Chromium
  * behind the egress proxy) is asked for pages on 127.0.0.1 that refuse connections, a name that does not resolve
  * and a TLS server with a certificate nobody signed — by `browser.navigate`, by a click on a link and by a form's
- * submit button, on the model-free level and on a model's level. Each answer is `navigation_failed` with what the
- * network said; the proxy's own page is never taken for the site.
+ * submit button, on the model-free level and on a model's level (its navigate, and the model's click on a link).
+ * Each answer is `navigation_failed` with what the network said; the proxy's own page is never taken for the site.
  */
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
@@ -168,6 +168,43 @@ describe("a page that was not reached", () => {
         assert.strictEqual(error?.type, "navigation_failed", JSON.stringify(answer).slice(0, 800))
         assert.strictEqual(error?.reason, `ECONNREFUSED 127.0.0.1:${site.refused}`)
         assert.strictEqual(error?.engine, "stagehand", JSON.stringify(answer).slice(0, 800))
+      }),
+    120_000
+  )
+
+  it.effect(
+    "a model's click on a link that goes nowhere fails navigation_failed from Stagehand's level, with the cause",
+    () =>
+      Effect.gen(function* () {
+        // The model picks the link named "the job" from the page's outline; anything else it finds nothing in.
+        const llm = yield* LlmServer.start((request) => {
+          const properties = Object.keys(LlmServer.requestedSchema(request)?.properties ?? {})
+          const reply = (value: unknown) => ({ json: LlmServer.chatCompletion(JSON.stringify(value)) })
+          if (!(properties.includes("action") && properties.includes("twoStep"))) return reply({ elements: [] })
+          const id = /\[(\d+-\d+)\] link: the job\b/.exec(LlmServer.promptText(request))?.[1]
+          return reply({
+            action: id === undefined ? null : { elementId: id, description: "the job", method: "click", arguments: [] },
+            twoStep: false
+          })
+        })
+        const service = startService({
+          SWITCHYARD_MODEL: "openai/gpt-4.1-mini",
+          OPENAI_API_KEY: "sk-test",
+          OPENAI_BASE_URL: `${llm.origin}/v1`
+        })
+        const opened = yield* Effect.promise(() =>
+          service.call("browser.navigate", { session: "ma", url: `${site.origin}/links` })
+        )
+        assert.isUndefined(opened.error, JSON.stringify(opened.error))
+        const answer = yield* Effect.promise(() =>
+          service.call("browser.act", { session: "ma", instruction: "open the job's page" })
+        )
+        const error = errorOf(answer)
+        assert.strictEqual(error?.type, "navigation_failed", JSON.stringify(answer).slice(0, 800))
+        assert.strictEqual(error?.reason, `ECONNREFUSED 127.0.0.1:${site.refused}`)
+        assert.strictEqual(error?.engine, "stagehand", JSON.stringify(answer).slice(0, 800))
+        // The link's own URL, not the proxy's page taken for it.
+        assert.strictEqual(error?.url, `http://127.0.0.1:${site.refused}/job`)
       }),
     120_000
   )
