@@ -24,6 +24,7 @@ import * as Lines from "../Server/Lines.ts"
 import * as Service from "../Server/Service.ts"
 import { Sessions } from "../Server/Sessions.ts"
 import * as Startup from "../Server/Startup.ts"
+import * as Shell from "../Shell.ts"
 import * as Methods from "./Methods.ts"
 import * as Profile from "./Profile.ts"
 import { follower, say, statusText } from "./Progress.ts"
@@ -241,8 +242,8 @@ const cancelRun = (store: Store.StoreOptions, run: string) =>
   })
 
 /** The command that retries, as a person types it. */
-const retryCommand = (options: ApplyOptions) =>
-  `switchyard apply --job ${options.job} --profile ${options.profile}${options.applications ? ` --applications ${options.applications}` : ""}${Store.flagFor(options.store)} --retry`
+const retryCommand = (options: ApplyOptions & { readonly job: string; readonly profile: string }) =>
+  `switchyard apply --job ${Shell.word(options.job)} --profile ${Shell.word(options.profile)}${options.applications ? ` --applications ${Shell.word(options.applications)}` : ""}${Store.flagFor(options.store)} --retry`
 
 export const run = (configured: Config.ServiceConfig, options: ApplyOptions) =>
   Effect.gen(function* () {
@@ -270,7 +271,7 @@ export const run = (configured: Config.ServiceConfig, options: ApplyOptions) =>
     say(
       `${Start.describe(plan, storeFlag)}; session ${Runs.sessionOf(plan.application)} on ${Store.describe(options.store)}`
     )
-    const retry = retryCommand(options)
+    const retry = retryCommand({ ...options, job: options.job, profile: options.profile })
     if (plan.kind === "ended") {
       return announce(
         plan.run,

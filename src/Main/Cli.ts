@@ -6,7 +6,7 @@
  */
 import { setFlagsFromString } from "node:v8"
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import { Console, Context, Effect, Layer, Logger, Option, Ref } from "effect"
+import { Console, Context, Deferred, Effect, Layer, Logger, Option } from "effect"
 import { CliOutput, Command, Flag } from "effect/cli"
 import * as LibraryOutput from "../Logging/LibraryOutput.ts"
 import { prettyCause } from "../Logging/SystemLog.ts"
@@ -73,7 +73,7 @@ const serve = (flags: Command.Command.Config.Infer<typeof serveFlags>) =>
     // stdout carries the protocol: what libraries print goes to stderr, redacted.
     LibraryOutput.install()
     // With port 0 the server learns its port as it binds, and tells the sessions' egress through `bound`.
-    const bound = yield* Ref.make(config.http.port)
+    const bound = yield* Deferred.make<number>()
     const listening = flags.http ? { host: config.http.host, port: config.http.port, bound } : undefined
     const serveHttp = load(() => import("../Server/Mcp/Http.ts")).pipe(
       Effect.map(

@@ -5,11 +5,12 @@
  */
 import { readFile } from "node:fs/promises"
 import { networkInterfaces } from "node:os"
-import { Effect, Layer, Logger, Ref } from "effect"
+import { Deferred, Effect, Layer, Logger } from "effect"
 import * as Policy from "../Cascade/Policy.ts"
 import * as Address from "../Egress/Address.ts"
 import type * as Egress from "../Egress/Egress.ts"
 import * as Relay from "../Egress/Relay.ts"
+import { NotConfigured } from "../Errors/Engine.ts"
 import { InvalidInput } from "../Errors/Page.ts"
 import * as Secrets from "../Logging/Secrets.ts"
 import * as SystemLog from "../Logging/SystemLog.ts"
@@ -103,8 +104,9 @@ export interface Listening {
   readonly host: string
   /** The port configured; 0 lets the system pick one when the server binds, which the server sets in `bound`. */
   readonly port: number
-  /** The port the server listens on, once it does: a session's egress, made as the session opens, refuses it. */
-  readonly bound?: Ref.Ref<number> | undefined
+  /** The port the server listens on, once it does: a session's egress, made as the session opens, refuses it (a
+   * session opened before, as a fleet's runner may open one, waits for it). Required with port 0. */
+  readonly bound?: Deferred.Deferred<number> | undefined
 }
 
 /**
@@ -179,6 +181,9 @@ export const layer = <R = never>(
 ) =>
   Layer.unwrap(
     Effect.gen(function* () {
+      // Without it no session could refuse the service's own port to its pages.
+      if (http?.port === 0 && http.bound === undefined)
+        return yield* new NotConfigured({ message: "an HTTP service on a port the system picks (0) needs `bound`" })
       yield* loadSecrets(config)
       const root = config.logDir
       // Before this run's own run file is written (a crashed run's may have had this pid), logged where the service's
@@ -240,13 +245,15 @@ export const layer = <R = never>(
             }
           : {})
       }
-      // A session a person may take over knows its name, which the takeover gives to resume it; others share one layer.
+      // A session a person may take over knows its name, which the takeover gives to resume it; others share one layer
+      // (unless the system picks the HTTP port: each then learns it as it opens).
       const shared = SessionStack.layer(stack)
       const layerOf = (name: string, options: SessionStack.SessionStackOptions) =>
         options.human === undefined
           ? SessionStack.layer(options)
           : SessionStack.layer({ ...options, human: { ...options.human, session: name } })
-      // A port the system picked is known once the server listens, before a call over it opens a session.
+      // A port the system picked is known once the server listens: a session opened before (a fleet's runner opens
+      // some before its front door binds) waits for it.
       const picked = http?.port === 0 ? http.bound : undefined
       const session = (name: string) =>
         picked === undefined || http === undefined
@@ -254,7 +261,7 @@ export const layer = <R = never>(
             ? shared
             : layerOf(name, stack)
           : Layer.unwrap(
-              Ref.get(picked).pipe(
+              Deferred.await(picked).pipe(
                 Effect.map((port) => layerOf(name, { ...stack, egress: egressOf(config, { host: http.host, port }) }))
               )
             )

@@ -5,6 +5,7 @@
 import { homedir } from "node:os"
 import { join, resolve } from "node:path"
 import { Redacted } from "effect"
+import * as Shell from "../Shell.ts"
 
 export type StoreOptions =
   | { readonly kind: "postgres"; readonly url: Redacted.Redacted }
@@ -21,8 +22,6 @@ export const fromEnv = (env: NodeJS.ProcessEnv = process.env, file?: string): St
 }
 
 /** A word as a POSIX shell reads it back: quoted only when it must be. */
-const shellWord = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)
-
 /**
  * What a command printed for a person to type must add to reach this store from another shell: ` --store FILE` (the
  * absolute path) for an embedded file other than the default, which a shell without the flag or `SWITCHYARD_STORE`
@@ -31,7 +30,7 @@ const shellWord = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${
  */
 export const flagFor = (options: StoreOptions): string =>
   options.kind === "embedded" && resolve(options.file) !== defaultFile()
-    ? ` --store ${shellWord(resolve(options.file))}`
+    ? ` --store ${Shell.word(resolve(options.file))}`
     : ""
 
 /** What a person sees: the file, or the database with its password left out. */

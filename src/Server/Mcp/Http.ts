@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net"
 import { networkInterfaces } from "node:os"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Option, Redacted, Ref, Schedule } from "effect"
+import { Deferred, Effect, Option, Redacted, Schedule } from "effect"
 import * as Address from "../../Egress/Address.ts"
 import { NotConfigured } from "../../Errors/Engine.ts"
 import { InvalidInput } from "../../Errors/Page.ts"
@@ -35,7 +35,7 @@ export interface HttpOptions extends McpOptions {
   readonly onListening?: (url: string) => void
   /** Set to the port the server listens on once it does (a configured 0 lets the system pick it): the sessions'
    * egress refuses it (Service.ts). */
-  readonly bound?: Ref.Ref<number> | undefined
+  readonly bound?: Deferred.Deferred<number> | undefined
 }
 
 /** Refuses to expose the service beyond this machine without a token. */
@@ -358,7 +358,7 @@ export const serveHttp = (options: HttpOptions & { readonly maxBodyBytes: number
         })
     )
     const { port } = server.address() as AddressInfo
-    if (options.bound !== undefined) yield* Ref.set(options.bound, port)
+    if (options.bound !== undefined) yield* Deferred.succeed(options.bound, port)
     const host = options.host.includes(":") ? `[${options.host}]` : options.host
     // Takeovers say how to resume over HTTP and with the CLI, which reach a wildcard bind on loopback.
     const local = wildcard(options.host) ? "127.0.0.1" : host
