@@ -27,12 +27,30 @@ const badArguments = (tool: Tool.Any, message: string) =>
     error: { type: "invalid_input", retryable: false, action: tool.name, field: "arguments", message }
   })
 
-/** A value's JSON text, or undefined when it is too deeply nested to write (the stack runs out). */
-const jsonText = (value: unknown): string | undefined => {
+/** Deeper than any tool's arguments go: past it the input is hostile or broken, and a recursive walk of it (its JSON
+ * text, the schema's decode) could run out of stack at a depth that depends on the stack already in use. */
+export const maxArgumentDepth = 64
+
+/** Whether a value nests deeper than `maxArgumentDepth`, found without recursion; each object is visited once. */
+const tooDeep = (value: unknown): boolean => {
+  const seen = new Set<object>()
+  const pending: Array<readonly [unknown, number]> = [[value, 0]]
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [node, depth] = next
+    if (typeof node !== "object" || node === null || seen.has(node)) continue
+    if (depth >= maxArgumentDepth) return true
+    seen.add(node)
+    for (const child of Object.values(node)) pending.push([child, depth + 1])
+  }
+  return false
+}
+
+/** A value's JSON text, or why it has none (a cycle, a BigInt, a `toJSON` that throws: an in-process caller's). */
+const jsonText = (value: unknown): { readonly text: string } | { readonly error: string } => {
   try {
-    return JSON.stringify(value) ?? ""
-  } catch {
-    return undefined
+    return { text: JSON.stringify(value) ?? "" }
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error) }
   }
 }
 
@@ -89,11 +107,18 @@ export const make = ({
 
   /** The arguments fit the limit and decode with the tool's Schema. */
   const decoded = (tool: Tool.Any, rawArgs: unknown) => {
-    const text = jsonText(rawArgs ?? {})
-    // Nesting thousands deep (hostile or broken input) overflows the walk: the caller's arguments, not a service bug.
-    if (text === undefined)
-      return Effect.fail(badArguments(tool, `arguments for ${tool.name} are nested too deep to be read`))
-    const size = Buffer.byteLength(text)
+    // The caller's arguments, not a service bug: refused before anything walks them.
+    if (tooDeep(rawArgs))
+      return Effect.fail(
+        badArguments(
+          tool,
+          `arguments for ${tool.name} are nested deeper than ${maxArgumentDepth} levels; no tool's are`
+        )
+      )
+    const json = jsonText(rawArgs ?? {})
+    if ("error" in json)
+      return Effect.fail(badArguments(tool, `arguments for ${tool.name} cannot be written as JSON: ${json.error}`))
+    const size = Buffer.byteLength(json.text)
     if (size > maxArgumentBytes) {
       return Effect.fail(
         badArguments(tool, `arguments for ${tool.name} are ${size} bytes; the limit is ${maxArgumentBytes}`)
