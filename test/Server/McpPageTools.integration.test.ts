@@ -205,10 +205,17 @@ describe("page tools over MCP", () => {
           SWITCHYARD_STORE: join(dir, "store.db"),
           SWITCHYARD_STORAGE_KEY: "correct horse battery staple"
         }
-        const seen = () => JSON.parse(site.to("/api/storage").at(-1)?.body ?? "{}") as Record<string, unknown>
-        const posted = (count: number) =>
+        // What /home's page posted the `index`th time (from 0), once the site has that post; none within 5 s fails.
+        const storagePost = (index: number) =>
           Effect.gen(function* () {
-            for (let i = 0; i < 100 && site.to("/api/storage").length < count; i++) yield* Effect.sleep("50 millis")
+            for (let i = 0; i < 100 && site.to("/api/storage").length <= index; i++) yield* Effect.sleep("50 millis")
+            const post = site.to("/api/storage")[index]
+            if (post === undefined) {
+              return assert.fail(
+                `expected at least ${index + 1} posts to /api/storage within 5 s, got ${site.to("/api/storage").length}`
+              )
+            }
+            return JSON.parse(post.body) as Record<string, unknown>
           })
 
         const first = yield* stdioClient(keyed)
@@ -227,6 +234,9 @@ describe("page tools over MCP", () => {
         assert.notInclude(JSON.stringify(loaded), "s3cret")
         yield* call(first, "browser_navigate", { url: site.url("/home") })
         assert.include(site.to("/home").at(-1)?.cookie, "sid=s3cret-session")
+        // /home posted three times here (the visit logged out, the load bringing the page back, the visit after it),
+        // all before this service closes, so none of them is taken for the new service's post.
+        assert.deepStrictEqual(yield* storagePost(2), { theme: "dark" })
         yield* Effect.promise(() => first.close())
 
         // The operator names the state: a new service's sessions start from it without being told.
@@ -234,8 +244,8 @@ describe("page tools over MCP", () => {
         const before = site.to("/api/storage").length
         yield* call(later, "browser_navigate", { url: site.url("/home") })
         assert.include(site.to("/home").at(-1)?.cookie, "sid=s3cret-session")
-        yield* posted(before + 1)
-        assert.deepStrictEqual(seen(), { theme: "dark" })
+        // The new service's page itself read the saved localStorage: its own post, not an earlier one.
+        assert.deepStrictEqual(yield* storagePost(before), { theme: "dark" })
       }),
     180_000
   )

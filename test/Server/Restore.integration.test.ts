@@ -103,8 +103,12 @@ const restored = (
     assert.include(first?.cookie ?? "", `sid=${secret}`)
   })
 
-/** "At once": the crash is seen within a few hundred ms; a call that waited for a timeout or a health check would not be. */
-const promptlyMs = 2_500
+/**
+ * "At once": the crash is seen within a few hundred ms; a call that waited for a timeout or a health check would not
+ * be. 5 s leaves room for a loaded two-core machine and still tells that from a call whose 20 s element wait ran out,
+ * or from a late answer some 7 s on.
+ */
+const promptlyMs = 5_000
 
 /** Starts an act that waits for an element that never comes, and gives it time to be waiting. */
 const waitingAct = (service: Service, session: string) =>
