@@ -99,6 +99,11 @@ export class Replay extends Context.Service<
   static readonly layer = (options: ReplayOptions) => Layer.effect(Replay, make(options))
 }
 
+/** An observe the model-free level answered: it lists what the page shows at each call, for no model request, so a
+ * kept list could only leave out what the page has shown since. */
+const listedWithoutModel = (tool: Key["tool"], resolvedBy: string) =>
+  tool === "observe" && resolvedBy === EngineId.label({ kind: "playwright" })
+
 export const make = Effect.fnUntraced(function* (options: ReplayOptions) {
   const sandbox = yield* Sandbox
   const engines = yield* Engines
@@ -120,7 +125,9 @@ export const make = Effect.fnUntraced(function* (options: ReplayOptions) {
       let expired: Entry | undefined
       for (const key of keys) {
         const found = yield* quietly(store.lookup(key), { _tag: "absent" } as const)
-        if (found._tag === "found") return { entry: found.entry, key }
+        // An observe the model-free level listed (kept before such were not) is not replayed either.
+        if (found._tag === "found" && !listedWithoutModel(key.tool, found.entry.resolvedBy))
+          return { entry: found.entry, key }
         if (found._tag === "expired") expired ??= found.entry
       }
       return { expired }
@@ -238,9 +245,7 @@ export const make = Effect.fnUntraced(function* (options: ReplayOptions) {
           route: place.route,
           resolvedBy
         })
-      // The model-free level lists what the page shows at each call, for no model request: a kept list could only
-      // leave out what the page has shown since.
-      if (tool === "observe" && resolvedBy === EngineId.label({ kind: "playwright" }))
+      if (listedWithoutModel(tool, resolvedBy))
         return yield* notKept("the model-free level lists the page as it is at each call")
       if (actions.length === 0)
         return yield* notKept(

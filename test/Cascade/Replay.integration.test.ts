@@ -399,6 +399,40 @@ describe("the replay level", () => {
   )
 
   it.live(
+    "an observe the model answered is kept and replayed as the model-free level lists it: a file input as an upload",
+    () =>
+      Effect.gen(function* () {
+        const { model, store } = yield* setup
+        const site = yield* SiteServer.start
+        const url = site.url("/replay/documents.html")
+        const seen: Array<ToolAnswer> = []
+        const asked: Array<number> = []
+        for (const _ of [0, 1]) {
+          const s = yield* session({ model, store })
+          yield* Effect.gen(function* () {
+            yield* s.navigate(url)
+            const before = model.counts().observe
+            seen.push(yield* s.observe('the "Resume" upload'))
+            asked.push(model.counts().observe - before)
+            // Every control is read from the page as it is, whoever answers it: never kept.
+            yield* s.observe("all controls")
+          }).pipe(Effect.ensuring(s.close))
+        }
+        const [first, again] = seen
+        assert.strictEqual(first!.state.level, 0)
+        assert.strictEqual(again!.state.level, "replay")
+        assert.deepStrictEqual(asked, [1, 0], "the replayed observe asked no model")
+        assert.strictEqual(model.counts().observe, 3, "each observe of every control asked the model again")
+        const actions = again!.result as ReadonlyArray<{ method: string; description: string }>
+        assert.lengthOf(actions, (first!.result as ReadonlyArray<unknown>).length, JSON.stringify(actions))
+        const upload = actions.find((a) => a.method === "setInputFiles")
+        assert.include(upload?.description, 'file upload "Resume"', JSON.stringify(actions))
+        assert.strictEqual((yield* store.stats()).entries, 1, "only the model's observe of the upload is kept")
+      }),
+    120_000
+  )
+
+  it.live(
     "an observe of every control lists the controls the page has now, not the ones it had when first asked",
     () =>
       Effect.gen(function* () {
