@@ -13,6 +13,7 @@ const src = join(root, "src")
 /** Lower ranks are imported by higher ones, never the other way. */
 const ranks: ReadonlyArray<readonly [RegExp, number]> = [
   [/^EngineId\.ts$/, 0],
+  [/^Setting\.ts$/, 0],
   [/^Errors(\.ts|\/)/, 0.5],
   [/^Logging\//, 1],
   [/^Store\//, 1],
