@@ -14,6 +14,7 @@ const src = join(root, "src")
 const ranks: ReadonlyArray<readonly [RegExp, number]> = [
   [/^EngineId\.ts$/, 0],
   [/^Shell\.ts$/, 0],
+  [/^Setting\.ts$/, 0],
   [/^Errors(\.ts|\/)/, 0.5],
   [/^Logging\//, 1],
   [/^Store\//, 1],

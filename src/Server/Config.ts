@@ -10,6 +10,7 @@ import { Policy } from "../Cascade/Policy.ts"
 import * as Egress from "../Egress/Policy.ts"
 import * as Model from "../Engine/Model.ts"
 import { InvalidInput } from "../Errors/Page.ts"
+import { byPrecedence } from "../Setting.ts"
 import {
   type Env,
   type Flags,
@@ -339,8 +340,9 @@ const readJson = (path: string) =>
   )
 
 /**
- * Defaults ← the JSON file (`file`, else `SWITCHYARD_CONFIG`) ← the environment ← flags. Every source is read alone
- * first, so an error names the file and key, the environment variable or the flag; unknown file keys are errors.
+ * Defaults ← the JSON file (`file`, else `SWITCHYARD_CONFIG`) ← the environment ← flags: Setting.ts's precedence, which
+ * the early browser reads takeover by too. Every source is read alone first, so an error names the file and key, the
+ * environment variable or the flag; unknown file keys are errors.
  */
 export const resolve = (options: { file?: string; flags?: Flags; env?: Env } = {}) =>
   Effect.gen(function* () {
@@ -378,7 +380,9 @@ export const resolve = (options: { file?: string; flags?: Flags; env?: Env } = {
       where: (at) => ({ name: `flags: ${at.join(".")}`, value: valueAt(options.flags, at) })
     })
     return yield* check({
-      provider: ConfigProvider.orElse(flagSource, ConfigProvider.orElse(envSource, fileSource)),
+      provider: byPrecedence({ flags: flagSource, env: envSource, file: fileSource }).reduce((first, next) =>
+        ConfigProvider.orElse(first, next)
+      ),
       where: (at) => ({ name: at.join("."), value: undefined })
     })
   })

@@ -7,6 +7,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs"
 import * as RelayServer from "../../Egress/RelayServer.ts"
+import * as Setting from "../../Setting.ts"
 import * as Process from "./LocalChromium/Process.ts"
 import { removeProfile, removeProfileNow } from "./LocalChromium/Profile.ts"
 import { setpriv } from "./LocalChromium/Sandboxing.ts"
@@ -29,23 +30,22 @@ let spawned: Spawned | undefined
 /** `serve`'s flags that leave the browser as configured (`--headed` does not, a `--config` file may not). */
 const keepsBrowser = ["--jsonrpc", "--http", "--host", "--port", "--token", "--log-dir", "--max-browsers"]
 
-const on = (value: string | undefined) => (value === undefined ? undefined : /^(1|true|on|yes)$/i.test(value))
-
 /**
- * Whether a person may take over, as the configuration will say: the environment's word, else the file's
- * (`SWITCHYARD_CONFIG`). Read here because with takeover on every session gets a headed browser of its own, so a
- * headless one started now would only be closed again.
+ * Whether a person may take over, as Config.ts's `human.enabled` will say, read by the configuration's rules
+ * (Setting.ts) from the environment and the file it names. Read here because with takeover on every session gets a
+ * headed browser of its own, so a headless one started now would only be closed again.
  */
-const takeoverOn = (env: Record<string, string | undefined>) => {
-  if (env.SWITCHYARD_HUMAN !== undefined && env.SWITCHYARD_HUMAN !== "") return on(env.SWITCHYARD_HUMAN) === true
-  if (!env.SWITCHYARD_CONFIG) return false
+const takeoverOn = (env: Setting.Env) =>
+  Setting.onOff(Setting.word({ key: "human.enabled", env: ["SWITCHYARD_HUMAN"] }, env, configFile(env))) === true
+
+/** The configuration file's JSON, when one is named and can be read. */
+const configFile = (env: Setting.Env): unknown => {
+  if (!env.SWITCHYARD_CONFIG) return undefined
   try {
-    const file = JSON.parse(readFileSync(env.SWITCHYARD_CONFIG, "utf8")) as { human?: { enabled?: unknown } } | null
-    const enabled = file?.human?.enabled
-    return enabled !== undefined && enabled !== null && on(String(enabled)) === true
+    return JSON.parse(readFileSync(env.SWITCHYARD_CONFIG, "utf8"))
   } catch {
     // A file that cannot be read or parsed is the service's to report; the browser is closed if it is not taken.
-    return false
+    return undefined
   }
 }
 
@@ -67,9 +67,9 @@ export const optionsFor = (
   if (flags === undefined || ![...flags].every((flag) => keepsBrowser.includes(flag))) return undefined
   const heap = Number(env.SWITCHYARD_PAGE_HEAP_MB)
   return {
-    headless: on(env.SWITCHYARD_HEADLESS) ?? true,
+    headless: Setting.onOff(env.SWITCHYARD_HEADLESS) ?? true,
     user: env.SWITCHYARD_BROWSER_USER ?? "nobody",
-    noSandbox: on(env.SWITCHYARD_NO_SANDBOX) ?? false,
+    noSandbox: Setting.onOff(env.SWITCHYARD_NO_SANDBOX) ?? false,
     ...(Number.isInteger(heap) && heap > 0 ? { heapLimitMb: heap } : {})
   }
 }

@@ -4,9 +4,10 @@
  */
 import { Config, ConfigProvider, Effect, Option, Redacted, Schema, SchemaTransformation } from "effect"
 import * as Model from "../../Engine/Model.ts"
+import * as Setting from "../../Setting.ts"
 
 export type Path = ConfigProvider.Path
-export type Env = Record<string, string | undefined>
+export type Env = Setting.Env
 /** How a value is read at a path: as the environment spells it (a file's JSON numbers and booleans become strings). */
 export type Read<A> = (path: Path) => Config.Config<A>
 
@@ -16,13 +17,15 @@ const WholeNumber = (min: 0 | 1) =>
     Schema.makeFilter(isWhole, { message: "is not a whole number" }, true),
     Schema.makeFilter((s: string) => Number(s) >= min, { message: `is not above ${min - 1}` })
   ).pipe(Schema.decodeTo(Schema.Int, SchemaTransformation.numberFromString))
-const on = /^(1|true|on|yes)$/i
 const OnOff = Schema.String.check(
-  Schema.isPattern(/^(1|true|on|yes|0|false|off|no)$/i, { message: "is not on/off" })
+  Schema.makeFilter((s: string) => Setting.onOff(s) !== undefined, { message: "is not on/off" })
 ).pipe(
   Schema.decodeTo(
     Schema.Boolean,
-    SchemaTransformation.transform<boolean, string>({ decode: (s) => on.test(s), encode: (b) => (b ? "on" : "off") })
+    SchemaTransformation.transform<boolean, string>({
+      decode: (s) => Setting.onOff(s) === true,
+      encode: (b) => (b ? "on" : "off")
+    })
   )
 )
 
@@ -67,7 +70,7 @@ const namesOf = (path: Path): ReadonlyArray<string> => {
   return environment.get(path.join(".")) ?? []
 }
 /** The name that sets `path` in `env`, if any does. */
-export const nameSet = (env: Env, path: Path) => namesOf(path).find((name) => env[name]?.trim())
+export const nameSet = (env: Env, path: Path) => Setting.nameSet(env, namesOf(path))
 
 /** The environment as a provider of settings: each setting's key is read under its names. */
 export const fromEnvironment = (env: Env) => {
@@ -91,14 +94,7 @@ export interface Flags {
 }
 
 /** The value at `path` in plain data (a `Redacted` one is not opened). */
-export const valueAt = (root: unknown, path: Path): unknown =>
-  path.reduce<unknown>(
-    (value, segment) =>
-      typeof value === "object" && value !== null && !Redacted.isRedacted(value)
-        ? Object.getOwnPropertyDescriptor(value, segment)?.value
-        : undefined,
-    root
-  )
+export const valueAt = (root: unknown, path: Path): unknown => Setting.valueAt(root, path, Redacted.isRedacted)
 
 /** The command line as a provider of settings; like `fromUnknown`, but a `Redacted` flag is opened only here. */
 export const fromFlags = (flags: Flags) =>
