@@ -49,8 +49,18 @@ describe("warm browsers on the service", () => {
   }
   /** A browser started ahead and not yet taken: waits for one beyond the `inUse` browsers. */
   const warmOne = async (inUse: ReadonlyArray<number>) => {
-    await waitFor(() => browsers().some((pid) => !inUse.includes(pid)), 30_000)
-    return browsers().filter((pid) => !inUse.includes(pid))
+    // The launcher script's subshells carry the browser's command line for a moment: a browser is a process seen in
+    // two readings 300 ms apart.
+    let found: ReadonlyArray<number> = []
+    const seen = await waitFor(async () => {
+      const first = browsers().filter((pid) => !inUse.includes(pid))
+      if (first.length === 0) return false
+      await new Promise((r) => setTimeout(r, 300))
+      found = browsers().filter((pid) => first.includes(pid))
+      return found.length > 0
+    }, 30_000)
+    assert.isTrue(seen, "a browser was started ahead within 30 s")
+    return found
   }
 
   beforeAll(async () => {
