@@ -37,6 +37,8 @@ export { policing } from "./Cascade/Policing.ts"
 /** How the cascade reaches engines: injected, so the policy can be tested on virtual time without a browser. */
 export interface Runner<A> {
   readonly attempt: (at: AttemptRef) => Effect.Effect<A, SwitchyardError>
+  /** What an attempt needs before its time limit starts (the browser started); default nothing. */
+  readonly ready?: (at: AttemptRef) => Effect.Effect<void, SwitchyardError>
   /** Why a level is skipped before it is tried: `not_configured`, or `engine_cooling_down` (its breaker is open). */
   readonly skip: (level: Level, index: number) => Effect.Effect<Option.Option<SwitchyardError>>
   /** A digest of the page, compared around a failed attempt to tell whether the page changed meanwhile. */
@@ -149,7 +151,15 @@ const runLevel = <A>(
     const looked =
       options.isAct || at.attempt <= level.retryCount ? Effect.asSome(runner.fingerprint) : Effect.succeedNone
     const [before, outcome] = yield* Effect.all(
-      [looked, Effect.result(runner.attempt(at).pipe(limited(at, options), instrumented(at, options.action, runner)))],
+      [
+        looked,
+        Effect.result(
+          (runner.ready?.(at) ?? Effect.void).pipe(
+            Effect.andThen(runner.attempt(at).pipe(limited(at, options))),
+            instrumented(at, options.action, runner)
+          )
+        )
+      ],
       { concurrency: options.readsOnly === true && !options.isAct ? 2 : 1 }
     )
     if (outcome._tag === "Success") return outcome.success
@@ -376,6 +386,8 @@ export class Cascade extends Context.Service<
           return yield* run<A>(
             call.config,
             {
+              ready: ({ level }) =>
+                level.engine === "human" ? Effect.void : engines.specFor(level).pipe(Effect.flatMap(sandbox.ready)),
               attempt: ({ level }) =>
                 engines
                   .specFor(level)

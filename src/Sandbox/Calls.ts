@@ -62,6 +62,12 @@ export class Calls extends Context.Service<
       spec: EngineSpec,
       f: (engine: Engine["Service"]) => Effect.Effect<A, E>
     ) => Effect.Effect<A, E | SwitchyardError>
+    /**
+     * Starts the browser when the session has none, with `spec`'s modules loading beside it: run ahead of an attempt's
+     * time limit, so a slow start (bounded by the provider's own launch limit) is neither counted against the attempt
+     * nor thrown away when the attempt is stopped.
+     */
+    readonly ready: (spec: EngineSpec) => Effect.Effect<void, SwitchyardError>
     /** Runs the switch protocol to `spec` even when it is already connected (a fresh client). */
     readonly switchTo: (spec: EngineSpec, reason: string) => Effect.Effect<SessionState.SwitchRecord, SwitchyardError>
     /**
@@ -259,6 +265,22 @@ export const make = Effect.fnUntraced(function* (options: CallsOptions) {
       .pipe(life.remember)
   })
 
+  const ready = Effect.fn("Calls.ready")(function* (spec: EngineSpec) {
+    if (Option.isSome(yield* life.current)) return
+    yield* lease
+      .run(
+        life.current.pipe(
+          Effect.flatMap((live) =>
+            Option.isSome(live)
+              ? Effect.void
+              : Effect.all([life.ensure, spec.warm ?? Effect.void], { concurrency: 2, discard: true })
+          )
+        ),
+        spec
+      )
+      .pipe(life.remember)
+  })
+
   const switchTo = Effect.fn("Calls.switchTo")(function* (spec: EngineSpec, reason: string) {
     return yield* lease
       .run(
@@ -356,6 +378,7 @@ export const make = Effect.fnUntraced(function* (options: CallsOptions) {
 
   return Calls.of({
     use,
+    ready,
     switchTo,
     onPage,
     tabs: onTabs(Effect.succeed).pipe(Effect.withSpan("Calls.tabs")),

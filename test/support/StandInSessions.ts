@@ -66,6 +66,7 @@ export const stack =
         })
         const sandbox = Sandbox.of({
           use: () => unused,
+          ready: () => unused,
           switchTo: () => unused,
           pageState: unused,
           location: unused,
