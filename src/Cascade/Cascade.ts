@@ -26,6 +26,7 @@ import { HumanTimeout, PolicyRejected } from "../Errors/Service.ts"
 import { isPageError, type SwitchyardError } from "../Errors.ts"
 import * as Events from "../Logging/Events.ts"
 import { Sandbox } from "../Sandbox/Sandbox.ts"
+import * as StartTime from "../Sandbox/StartTime.ts"
 import { Breaker, coolingDown } from "./Breaker.ts"
 import { policing } from "./Cascade/Policing.ts"
 import { Engines } from "./Engines.ts"
@@ -37,8 +38,6 @@ export { policing } from "./Cascade/Policing.ts"
 /** How the cascade reaches engines: injected, so the policy can be tested on virtual time without a browser. */
 export interface Runner<A> {
   readonly attempt: (at: AttemptRef) => Effect.Effect<A, SwitchyardError>
-  /** What an attempt needs before its time limit starts (the browser started); default nothing. */
-  readonly ready?: (at: AttemptRef) => Effect.Effect<void, SwitchyardError>
   /** Why a level is skipped before it is tried: `not_configured`, or `engine_cooling_down` (its breaker is open). */
   readonly skip: (level: Level, index: number) => Effect.Effect<Option.Option<SwitchyardError>>
   /** A digest of the page, compared around a failed attempt to tell whether the page changed meanwhile. */
@@ -78,27 +77,21 @@ interface Position {
   readonly attempt: number
 }
 
-/** An attempt stopped by its level's time limit fails with `Timeout`. */
-const limited =
-  (at: AttemptRef, options: CallOptions) =>
-  <A>(attempt: Effect.Effect<A, SwitchyardError>): Effect.Effect<A, SwitchyardError> =>
-    attempt.pipe(
-      Effect.timeoutOrElse({
-        duration: at.level.timeoutPerAttemptMs,
-        orElse: () =>
-          Effect.fail(
-            new Timeout({
-              engine: at.level.engine,
-              action: options.action,
-              timeoutMs: at.level.timeoutPerAttemptMs,
-              level: at.index,
-              attempt: at.attempt,
-              sideEffect: options.isAct ? "possible" : "none",
-              message: `${options.action} on ${EngineId.label(idOf(at.level))} (level ${at.index}, attempt ${at.attempt}) took longer than ${at.level.timeoutPerAttemptMs} ms and was stopped`
-            })
-          )
+/** An attempt stopped by its level's time limit fails with `Timeout`; its browser's start is not counted (StartTime.ts). */
+const limited = (at: AttemptRef, options: CallOptions) =>
+  StartTime.limit(at.level.timeoutPerAttemptMs, () =>
+    Effect.fail(
+      new Timeout({
+        engine: at.level.engine,
+        action: options.action,
+        timeoutMs: at.level.timeoutPerAttemptMs,
+        level: at.index,
+        attempt: at.attempt,
+        sideEffect: options.isAct ? "possible" : "none",
+        message: `${options.action} on ${EngineId.label(idOf(at.level))} (level ${at.index}, attempt ${at.attempt}) took longer than ${at.level.timeoutPerAttemptMs} ms and was stopped`
       })
     )
+  )
 
 /** Attempt ids numbered per call, so a call that runs the cascade twice (Stagehand, then the fallback) never reuses one. */
 const attemptIds = Effect.gen(function* () {
@@ -151,15 +144,7 @@ const runLevel = <A>(
     const looked =
       options.isAct || at.attempt <= level.retryCount ? Effect.asSome(runner.fingerprint) : Effect.succeedNone
     const [before, outcome] = yield* Effect.all(
-      [
-        looked,
-        Effect.result(
-          (runner.ready?.(at) ?? Effect.void).pipe(
-            Effect.andThen(runner.attempt(at).pipe(limited(at, options))),
-            instrumented(at, options.action, runner)
-          )
-        )
-      ],
+      [looked, Effect.result(runner.attempt(at).pipe(limited(at, options), instrumented(at, options.action, runner)))],
       { concurrency: options.readsOnly === true && !options.isAct ? 2 : 1 }
     )
     if (outcome._tag === "Success") return outcome.success
@@ -386,8 +371,6 @@ export class Cascade extends Context.Service<
           return yield* run<A>(
             call.config,
             {
-              ready: ({ level }) =>
-                level.engine === "human" ? Effect.void : engines.specFor(level).pipe(Effect.flatMap(sandbox.ready)),
               attempt: ({ level }) =>
                 engines
                   .specFor(level)

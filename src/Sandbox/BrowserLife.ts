@@ -21,6 +21,7 @@ import * as PageLink from "./PageLink.ts"
 import { BrowserProvider, type RunningBrowser } from "./Provider/Browser.ts"
 import * as SavedPage from "./SavedPage.ts"
 import { type LiveBrowser, pageOf, type SessionBrowser } from "./SessionState.ts"
+import * as StartTime from "./StartTime.ts"
 import { Tabs } from "./Tabs.ts"
 import { Tracking } from "./Tracking.ts"
 
@@ -167,45 +168,48 @@ export const make = Effect.fnUntraced(function* (options: BrowserLifeOptions) {
       return page === undefined ? yield* link.openPage : page.id
     })
 
-  const start = Effect.gen(function* () {
-    yield* Ref.update(state, (s) => ({ ...s, initializing: true }))
-    const scope = yield* Scope.make()
-    return yield* Effect.gen(function* () {
-      // The provider reads the session's egress proxy from here: a browser it started ahead is bound to it.
-      const running = yield* (
-        Option.isSome(egress) ? Effect.provideService(provider.acquire, Egress, egress.value) : provider.acquire
-      ).pipe(Scope.provide(scope))
-      // The browser's own DevTools endpoint drives the browser: no page may reach it through the proxy.
-      const devtools = new URL(running.httpEndpoint)
-      if (Option.isSome(egress) && devtools.port !== "")
-        yield* Effect.forEach([`127.0.0.0/8:${devtools.port}`, `[::1]:${devtools.port}`], egress.value.refuse)
-      const downloads = options.downloads
-      const link = yield* PageLink.make(running.wsEndpoint, {
-        // A person in control answers the page's dialogs themselves.
-        dialogs: engines.current.pipe(
-          Effect.map((engine) =>
-            Option.isSome(engine) && engine.value.id.kind === "human" ? Option.none() : Option.some(options.dialogs)
-          )
-        ),
-        ...(downloads === undefined
-          ? {}
-          : { downloads: { dir: yield* folders.downloads(downloads, running), maxBytes: downloads.maxBytes } }),
-        // On each connection: the page limits, and file: refused for every page, frame and popup.
-        onConnect: (cdp) =>
-          Effect.andThen(limits.watch(cdp), Option.isSome(egress) ? egress.value.guardSchemes(cdp) : Effect.void)
-      }).pipe(Scope.provide(scope))
-      const targetId = yield* firstPage(running, link)
-      yield* link.follow(targetId)
-      const browser: SessionBrowser = { running, scope, link }
-      yield* tabs.reset(targetId)
-      yield* Ref.update(state, (s) => ({ ...s, browser }))
-      // The browser's first pages are the session's tabs, not tabs its page opened.
-      return yield* tabs.sync({ ...browser, targetId })
-    }).pipe(
-      Effect.onError(() => Scope.close(scope, Exit.void)),
-      Effect.ensuring(Ref.update(state, (s) => ({ ...s, initializing: false })))
-    )
-  })
+  // Not counted against the limit of the attempt that needs it: bounded by the provider's own launch limit.
+  const start = StartTime.uncounted(
+    Effect.gen(function* () {
+      yield* Ref.update(state, (s) => ({ ...s, initializing: true }))
+      const scope = yield* Scope.make()
+      return yield* Effect.gen(function* () {
+        // The provider reads the session's egress proxy from here: a browser it started ahead is bound to it.
+        const running = yield* (
+          Option.isSome(egress) ? Effect.provideService(provider.acquire, Egress, egress.value) : provider.acquire
+        ).pipe(Scope.provide(scope))
+        // The browser's own DevTools endpoint drives the browser: no page may reach it through the proxy.
+        const devtools = new URL(running.httpEndpoint)
+        if (Option.isSome(egress) && devtools.port !== "")
+          yield* Effect.forEach([`127.0.0.0/8:${devtools.port}`, `[::1]:${devtools.port}`], egress.value.refuse)
+        const downloads = options.downloads
+        const link = yield* PageLink.make(running.wsEndpoint, {
+          // A person in control answers the page's dialogs themselves.
+          dialogs: engines.current.pipe(
+            Effect.map((engine) =>
+              Option.isSome(engine) && engine.value.id.kind === "human" ? Option.none() : Option.some(options.dialogs)
+            )
+          ),
+          ...(downloads === undefined
+            ? {}
+            : { downloads: { dir: yield* folders.downloads(downloads, running), maxBytes: downloads.maxBytes } }),
+          // On each connection: the page limits, and file: refused for every page, frame and popup.
+          onConnect: (cdp) =>
+            Effect.andThen(limits.watch(cdp), Option.isSome(egress) ? egress.value.guardSchemes(cdp) : Effect.void)
+        }).pipe(Scope.provide(scope))
+        const targetId = yield* firstPage(running, link)
+        yield* link.follow(targetId)
+        const browser: SessionBrowser = { running, scope, link }
+        yield* tabs.reset(targetId)
+        yield* Ref.update(state, (s) => ({ ...s, browser }))
+        // The browser's first pages are the session's tabs, not tabs its page opened.
+        return yield* tabs.sync({ ...browser, targetId })
+      }).pipe(
+        Effect.onError(() => Scope.close(scope, Exit.void)),
+        Effect.ensuring(Ref.update(state, (s) => ({ ...s, initializing: false })))
+      )
+    })
+  )
 
   /** Puts `page` into the live page (bounded), reporting it in the next answer when `reason` is given. */
   const restoreInto = (

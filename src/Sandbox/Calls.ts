@@ -23,6 +23,7 @@ import { PageEvents } from "./PageEvents.ts"
 import type * as Dialogs from "./PageLink/Dialogs.ts"
 import type * as SavedPage from "./SavedPage.ts"
 import * as SessionState from "./SessionState.ts"
+import * as StartTime from "./StartTime.ts"
 import { type TabRef, Tabs } from "./Tabs.ts"
 import { Tracking } from "./Tracking.ts"
 
@@ -62,12 +63,6 @@ export class Calls extends Context.Service<
       spec: EngineSpec,
       f: (engine: Engine["Service"]) => Effect.Effect<A, E>
     ) => Effect.Effect<A, E | SwitchyardError>
-    /**
-     * Starts the browser when the session has none, with `spec`'s modules loading beside it: run ahead of an attempt's
-     * time limit, so a slow start (bounded by the provider's own launch limit) is neither counted against the attempt
-     * nor thrown away when the attempt is stopped.
-     */
-    readonly ready: (spec: EngineSpec) => Effect.Effect<void, SwitchyardError>
     /** Runs the switch protocol to `spec` even when it is already connected (a fresh client). */
     readonly switchTo: (spec: EngineSpec, reason: string) => Effect.Effect<SessionState.SwitchRecord, SwitchyardError>
     /**
@@ -188,12 +183,13 @@ export const make = Effect.fnUntraced(function* (options: CallsOptions) {
       .run(
         Effect.scoped(
           Effect.gen(function* () {
-            // The engine's modules load while the browser starts (only the first time costs anything); tabs the page
-            // opened since the last call (a window.open after a fetch) are the page to work on now.
-            // A relaunched browser's page goes back to its URL while the engine connects.
-            const [[started, restored]] = yield* Effect.all([life.ensureRestoring, spec.warm ?? Effect.void], {
-              concurrency: 2
-            })
+            // The engine's modules load while the browser starts (only the first time costs anything; neither counts
+            // against the attempt's limit); tabs the page opened since the last call (a window.open after a fetch) are
+            // the page to work on now. A relaunched browser's page goes back to its URL while the engine connects.
+            const [[started, restored]] = yield* Effect.all(
+              [life.ensureRestoring, StartTime.uncounted(spec.warm ?? Effect.void)],
+              { concurrency: 2 }
+            )
             const live = yield* tabs.sync(started)
             const person = spec.id.kind === "human"
             const waiting = yield* live.link.dialog(live.targetId)
@@ -259,22 +255,6 @@ export const make = Effect.fnUntraced(function* (options: CallsOptions) {
             // doing, connecting its engine included.
             return yield* work.pipe(Effect.raceFirst(Loss.watch(live)))
           })
-        ),
-        spec
-      )
-      .pipe(life.remember)
-  })
-
-  const ready = Effect.fn("Calls.ready")(function* (spec: EngineSpec) {
-    if (Option.isSome(yield* life.current)) return
-    yield* lease
-      .run(
-        life.current.pipe(
-          Effect.flatMap((live) =>
-            Option.isSome(live)
-              ? Effect.void
-              : Effect.all([life.ensure, spec.warm ?? Effect.void], { concurrency: 2, discard: true })
-          )
         ),
         spec
       )
@@ -378,7 +358,6 @@ export const make = Effect.fnUntraced(function* (options: CallsOptions) {
 
   return Calls.of({
     use,
-    ready,
     switchTo,
     onPage,
     tabs: onTabs(Effect.succeed).pipe(Effect.withSpan("Calls.tabs")),

@@ -71,7 +71,7 @@ export interface SandboxOptions {
 /** What the Sandbox passes through from its parts as they declare it: the calls in order, the page's records. */
 type FromParts = Pick<
   Calls["Service"],
-  "use" | "ready" | "switchTo" | "tabs" | "switchTab" | "closeTab" | "answerDialog" | "onPage" | "restore"
+  "use" | "switchTo" | "tabs" | "switchTab" | "closeTab" | "answerDialog" | "onPage" | "restore"
 > &
   PageRecords["Service"]
 
@@ -185,7 +185,6 @@ export const make = Effect.fnUntraced(function* () {
 
   return Sandbox.of({
     use: calls.use,
-    ready: calls.ready,
     switchTo: calls.switchTo,
     page: life
       .onBrowser(

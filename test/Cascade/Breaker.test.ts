@@ -145,7 +145,6 @@ const cascade = (script: (id: EngineId) => Effect.Effect<unknown, SwitchyardErro
       Layer.provide(
         Layer.mock(Sandbox)({
           use: (spec, f) => f(scripted(spec.id, script)),
-          ready: () => Effect.void,
           mainFrame: Effect.succeed({ commits: 0 }),
           fingerprint: Effect.succeed("the same page"),
           artifacts: {

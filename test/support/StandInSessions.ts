@@ -66,7 +66,6 @@ export const stack =
         })
         const sandbox = Sandbox.of({
           use: () => unused,
-          ready: () => unused,
           switchTo: () => unused,
           pageState: unused,
           location: unused,
