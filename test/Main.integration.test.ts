@@ -9,6 +9,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import * as Folders from "../src/Sandbox/Folders.ts"
 import * as LocalChromium from "../src/Sandbox/Provider/LocalChromium.ts"
 import * as SiteServer from "./fixtures/SiteServer.ts"
 import { isAlive, processesMatching } from "./support/Processes.ts"
@@ -53,13 +54,23 @@ describe("switchyard serve", () => {
   )
 
   it.live(
-    "SIGKILL of the service leaves no Chromium behind, warm ones included; the next start reaps its profile",
+    "SIGKILL of the service leaves no Chromium behind, warm ones included; the next start reaps its profile and empty download folder",
     () =>
       Effect.gen(function* () {
         const tmp = mkdtempSync(join(tmpdir(), "switchyard-killed-"))
         // As root the browsers run as an unprivileged user, whose profiles can live here only if it can pass through.
         chmodSync(tmp, 0o711)
-        const { service, browserPid, profile } = yield* startBrowsing({ TMPDIR: tmp, SWITCHYARD_WARM_BROWSERS: "2" })
+        const downloads = join(tmp, "downloads")
+        const env = { TMPDIR: tmp, SWITCHYARD_WARM_BROWSERS: "2", SWITCHYARD_DOWNLOAD_DIR: downloads }
+        const { service, browserPid, profile } = yield* startBrowsing(env)
+        // The session's download folder, empty, named for its browser: under the configured root, or the shared one
+        // when the browser's own user cannot reach that.
+        const folders = () =>
+          [downloads, Folders.sharedRoot].flatMap((root) =>
+            (existsSync(root) ? readdirSync(root) : []).filter((name) => name.includes(`-${browserPid}-`))
+          )
+        assert.lengthOf(folders(), 1)
+        assert.match(folders()[0]!, new RegExp(`^session-\\d+-${browserPid}-`))
         const browsers = () => processesMatching(`--user-data-dir=${tmp}`).filter((p) => !/--type=/.test(p.cmdline))
         // Started and owned: a profile whose launch was cut short is reaped only once it is a minute old.
         const owned = () => readdirSync(tmp).filter((p) => existsSync(join(tmp, p, ".switchyard-owner"))).length === 3
@@ -90,6 +101,11 @@ describe("switchyard serve", () => {
           [],
           "the warm browsers' profiles are reaped too"
         )
+        // The next start removes the empty download folder the killed service left.
+        assert.lengthOf(folders(), 1, "the killed service could not remove its download folder")
+        const next = startService({ ...env, SWITCHYARD_WARM_BROWSERS: "0" })
+        yield* Effect.promise(() => next.call("browserStatus"))
+        assert.isTrue(yield* Effect.promise(() => waitFor(() => folders().length === 0)), "the empty folder stayed")
       })
   )
 

@@ -3,7 +3,7 @@
  * files stays for the agent, whose answers name its files by path) and the copies of uploaded files a browser running
  * as another user can read. Owns both paths.
  */
-import { chown, mkdir, mkdtemp, rm, rmdir } from "node:fs/promises"
+import { chown, mkdir, mkdtemp, readdir, rm, rmdir } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Context, Effect, Layer, Ref } from "effect"
@@ -11,7 +11,40 @@ import { BrowserUnavailable } from "../Errors/Browser.ts"
 import type { SwitchyardError } from "../Errors.ts"
 import * as Files from "./Files.ts"
 import type { RunningBrowser } from "./Provider/Browser.ts"
+import * as Profile from "./Provider/LocalChromium/Profile.ts"
 import * as LocalChromium from "./Provider/LocalChromium.ts"
+
+/** This process's pid namespace as a number, where it can be read: download folders are named within it. */
+const namespace = /\d+/.exec(Profile.pidNamespace)?.[0]
+
+/**
+ * A download folder is named for the browser it serves (`session-<pid namespace>-<pid>-…`): an empty one whose browser
+ * is gone was left by a service that was killed before it could remove it, and the next start does (`reapEmpty`).
+ */
+const folderPrefix = (pid: number | null) =>
+  pid === null || namespace === undefined ? "session-" : `session-${namespace}-${pid}-`
+
+/** Where download folders go when the browser's own user cannot reach the configured root. */
+export const sharedRoot = join("/tmp", "switchyard-downloads")
+
+/** Removes the empty download folders under `root` whose browser (of this pid namespace) is gone. */
+export const reapEmpty = async (root: string): Promise<ReadonlyArray<string>> => {
+  const reaped: Array<string> = []
+  for (const name of await readdir(root).catch(() => [] as Array<string>)) {
+    const owner = /^session-(\d+)-(\d+)-/.exec(name)
+    if (owner === null || owner[1] !== namespace || Profile.running(Number(owner[2]))) continue
+    // rmdir removes only an empty folder: one with downloads stays for the agent.
+    const path = join(root, name)
+    if (
+      await rmdir(path).then(
+        () => true,
+        () => false
+      )
+    )
+      reaped.push(path)
+  }
+  return reaped
+}
 
 export interface DownloadSettings {
   /** Each session's downloads go to a folder of its own under this one. */
@@ -53,10 +86,10 @@ export class Folders extends Context.Service<
           const user = running.user
           const root =
             user !== undefined && LocalChromium.reachable(join(settings.root, "session")) !== undefined
-              ? join("/tmp", "switchyard-downloads")
+              ? sharedRoot
               : settings.root
           await mkdir(root, { recursive: true })
-          const dir = await mkdtemp(join(root, "session-"))
+          const dir = await mkdtemp(join(root, folderPrefix(running.pid)))
           if (user !== undefined) await chown(dir, user.uid, user.gid)
           return dir
         }).pipe(

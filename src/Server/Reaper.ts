@@ -8,6 +8,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
+import * as Folders from "../Sandbox/Folders.ts"
 import {
   pidNamespace,
   reapStaleProfiles,
@@ -104,15 +105,25 @@ export const register = (root: string) =>
 
 /**
  * Temp profiles that no run file names (a browser started before its service registered it, a run whose log root
- * was unwritable), found where temp profiles go by their owner files: only those whose Chromium is gone.
+ * was unwritable), found where temp profiles go by their owner files: only those whose Chromium is gone. Also the
+ * empty download folders under `downloadRoots` whose browser is gone.
  */
-export const sweep = Effect.suspend(() =>
-  Effect.forEach([...new Set([tmpdir(), "/tmp"])], (dir) => Effect.promise(() => reapStaleProfiles(dir)))
-).pipe(
-  Effect.map((found) => found.flat()),
-  Effect.flatMap((reaped) =>
-    reaped.length > 0
-      ? Effect.logWarning(`reaped temp profiles whose browser is gone: ${reaped.join(", ")}`)
-      : Effect.void
+export const sweep = (downloadRoots: ReadonlyArray<string>) =>
+  Effect.suspend(() =>
+    Effect.all([
+      Effect.forEach([...new Set([tmpdir(), "/tmp"])], (dir) => Effect.promise(() => reapStaleProfiles(dir))),
+      Effect.forEach([...new Set(downloadRoots)], (dir) => Effect.promise(() => Folders.reapEmpty(dir)))
+    ])
+  ).pipe(
+    Effect.flatMap(([profiles, folders]) =>
+      Effect.all([
+        profiles.flat().length > 0
+          ? Effect.logWarning(`reaped temp profiles whose browser is gone: ${profiles.flat().join(", ")}`)
+          : Effect.void,
+        folders.flat().length > 0
+          ? Effect.logInfo(`removed empty download folders whose browser is gone: ${folders.flat().join(", ")}`)
+          : Effect.void
+      ])
+    ),
+    Effect.asVoid
   )
-)

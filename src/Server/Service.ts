@@ -15,6 +15,7 @@ import { InvalidInput } from "../Errors/Page.ts"
 import * as Secrets from "../Logging/Secrets.ts"
 import * as SystemLog from "../Logging/SystemLog.ts"
 import * as Telemetry from "../Logging/Telemetry.ts"
+import * as Folders from "../Sandbox/Folders.ts"
 import * as AdsPower from "../Sandbox/Provider/AdsPower.ts"
 import { BrowserProvider } from "../Sandbox/Provider/Browser.ts"
 import * as CdpEndpoint from "../Sandbox/Provider/CdpEndpoint.ts"
@@ -193,7 +194,7 @@ export const layer = <R = never>(
         (reaped.length > 0
           ? Effect.logWarning(`reaped what a crashed run left: ${reaped.join(", ")}`)
           : Effect.void
-        ).pipe(Effect.andThen(Effect.forkScoped(Reaper.sweep)))
+        ).pipe(Effect.andThen(Effect.forkScoped(Reaper.sweep([config.downloads.dir, Folders.sharedRoot]))))
       )
       const registry = yield* Reaper.register(root)
       // One store of named storage states for every session, opened on its first use.
