@@ -35,13 +35,11 @@ export const reapEmpty = async (root: string): Promise<ReadonlyArray<string>> =>
     if (owner === null || owner[1] !== namespace || Profile.running(Number(owner[2]))) continue
     // rmdir removes only an empty folder: one with downloads stays for the agent.
     const path = join(root, name)
-    if (
-      await rmdir(path).then(
-        () => true,
-        () => false
-      )
+    const removed = await rmdir(path).then(
+      () => true,
+      () => false
     )
-      reaped.push(path)
+    if (removed) reaped.push(path)
   }
   return reaped
 }
