@@ -109,21 +109,22 @@ export const register = (root: string) =>
  * empty download folders under `downloadRoots` whose browser is gone.
  */
 export const sweep = (downloadRoots: ReadonlyArray<string>) =>
-  Effect.suspend(() =>
-    Effect.all([
-      Effect.forEach([...new Set([tmpdir(), "/tmp"])], (dir) => Effect.promise(() => reapStaleProfiles(dir))),
-      Effect.forEach([...new Set(downloadRoots)], (dir) => Effect.promise(() => Folders.reapEmpty(dir)))
-    ])
-  ).pipe(
-    Effect.flatMap(([profiles, folders]) =>
-      Effect.all([
-        profiles.flat().length > 0
-          ? Effect.logWarning(`reaped temp profiles whose browser is gone: ${profiles.flat().join(", ")}`)
-          : Effect.void,
-        folders.flat().length > 0
-          ? Effect.logInfo(`removed empty download folders whose browser is gone: ${folders.flat().join(", ")}`)
-          : Effect.void
-      ])
+  Effect.all([
+    reapIn([tmpdir(), "/tmp"], reapStaleProfiles, (paths) =>
+      Effect.logWarning(`reaped temp profiles whose browser is gone: ${paths}`)
     ),
-    Effect.asVoid
+    reapIn(downloadRoots, Folders.reapEmpty, (paths) =>
+      Effect.logInfo(`removed empty download folders whose browser is gone: ${paths}`)
+    )
+  ]).pipe(Effect.asVoid)
+
+/** Runs `reap` in each of `dirs` (once each) and logs what it removed, if anything. */
+const reapIn = (
+  dirs: ReadonlyArray<string>,
+  reap: (dir: string) => Promise<ReadonlyArray<string>>,
+  log: (paths: string) => Effect.Effect<void>
+) =>
+  Effect.forEach([...new Set(dirs)], (dir) => Effect.promise(() => reap(dir))).pipe(
+    Effect.map((found) => found.flat()),
+    Effect.flatMap((paths) => (paths.length > 0 ? log(paths.join(", ")) : Effect.void))
   )
