@@ -55,6 +55,13 @@ const onPage = <A>(browser: RunningBrowser, url: string, expression: string) =>
   Effect.gen(function* () {
     const page = (yield* CdpHttp.listTargets(browser.httpEndpoint)).find((t) => t.type === "page")!
     yield* Session.navigate(browser.wsEndpoint, page.id, url)
+    // A late load event of the page's earlier, refused navigation (its error page) may end the wait first: the page is
+    // read once it has left that error page and loaded.
+    const shown = `location.protocol !== "chrome-error:" && document.readyState === "complete"`
+    const loaded: Effect.Effect<boolean, unknown> = Session.evaluate<boolean>(browser.wsEndpoint, page.id, shown).pipe(
+      Effect.flatMap((done) => (done ? Effect.succeed(true) : Effect.sleep("100 millis").pipe(Effect.andThen(loaded))))
+    )
+    yield* loaded.pipe(Effect.timeoutOption("10 seconds"))
     return yield* Session.evaluate<A>(browser.wsEndpoint, page.id, expression)
   })
 
