@@ -136,6 +136,10 @@ export const capture =
               sameAsTrace: first.where.traceId,
               file: first.where.file
             }).pipe(Effect.provideService(Events.CurrentCall, call)),
+          lost: (reason) =>
+            Events.emit({ event: "screenshot_lost", attemptId: at.id, reason }).pipe(
+              Effect.provideService(Events.CurrentCall, call)
+            ),
           where: { attemptId: at.id, traceId: call.traceId, file: Artifacts.fileOf(name) }
         })
       }

@@ -169,6 +169,13 @@ export const ScreenshotShared = Schema.Struct({
   file: Schema.String
 })
 
+/** An attempt keeps no screenshot: the page it showed was gone before its frame could be taken (`reason` says how). */
+export const ScreenshotLost = Schema.Struct({
+  event: Schema.tag("screenshot_lost"),
+  attemptId: Schema.String,
+  reason: Schema.String
+})
+
 /** Attempt lifecycle (seed 003) and engine events (seed 001 §10): what `emit` takes. */
 export const EngineEvent = Schema.Union([
   Start,
@@ -185,7 +192,8 @@ export const EngineEvent = Schema.Union([
   LevelSkipped,
   HumanTakeover,
   Replay,
-  ScreenshotShared
+  ScreenshotShared,
+  ScreenshotLost
 ]).pipe(Schema.toTaggedUnion("event"))
 export type EngineEvent = typeof EngineEvent.Type
 
@@ -240,6 +248,7 @@ export const Stamped = Schema.Union([
   stamped(HumanTakeover),
   stamped(Replay),
   stamped(ScreenshotShared),
+  stamped(ScreenshotLost),
   stamped(ScenarioStep)
 ]).pipe(Schema.toTaggedUnion("event"))
 export type Stamped = typeof Stamped.Type

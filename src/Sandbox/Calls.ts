@@ -120,7 +120,8 @@ export const make = Effect.fnUntraced(function* (options: CallsOptions) {
   const counting: Captures.Captures["Service"] = {
     ...captures,
     changed: Effect.andThen(moved, captures.changed),
-    typing: Effect.andThen(moved, captures.typing)
+    typing: Effect.andThen(moved, captures.typing),
+    choosing: Effect.andThen(moved, captures.choosing)
   }
   /** What could have moved the page, counted when a call's end last read where it is. */
   const lastMark = yield* Ref.make<string | undefined>(undefined)
@@ -204,9 +205,12 @@ export const make = Effect.fnUntraced(function* (options: CallsOptions) {
               if (Option.isNone(before) || before.value !== connected) yield* live.link.claimDownloads
               const mark = yield* live.link.downloadMark
               const loads = yield* live.link.loadMark
-              const engine = yield* Captures.guard(counting, spec, connected.engine).pipe(
-                Effect.withSpan("Calls.guard")
-              )
+              const engine = yield* Captures.guard(
+                counting,
+                spec,
+                connected.engine,
+                live.link.mainFrame(live.targetId).pipe(Effect.map((main) => main.loads ?? 0))
+              ).pipe(Effect.withSpan("Calls.guard"))
               // A page that runs past a limit ends the call; a reload loop is left for about:blank so it stops.
               const runaway = life.breach(live)
               // A dialog blocks every engine: the call ends at once and the answer reports the dialog.
@@ -229,6 +233,7 @@ export const make = Effect.fnUntraced(function* (options: CallsOptions) {
                 ),
                 Effect.onExit((exit) =>
                   Effect.gen(function* () {
+                    yield* captures.ended
                     // A call stopped by its time limit, or whose page or browser went, does not wait for its
                     // downloads: the release stays short.
                     if (!Exit.hasInterrupts(exit) && !Loss.endedBy(exit)) yield* settleDownloads(live, mark, loads)

@@ -7,7 +7,8 @@
  * change it, so the frame is taken then (before a change that may move the page), after a pixel read that comes first
  * (the agent's screenshot does not wait behind it, and lends it its picture), or a moment later. A navigate and the
  * acts after it that only type share the frame taken after the last of them (what they typed is masked in it either
- * way). An attempt after which nothing could have changed the page shares the frame kept for it and is recorded as
+ * way); a choice (a select's option, a box) shares it too unless a load began while it ran, when the frame held shows
+ * a page that is gone: it is dropped, not taken of the next page, and its attempts are told so. An attempt after which nothing could have changed the page shares the frame kept for it and is recorded as
  * pointing at it. `guard` puts an engine's calls in that order. Owns, in one Ref, the frame being taken, the frame
  * held, the attempts waiting and the last frame. Past 400 lines: `make` is one set of transitions of that one Ref,
  * which read each other's cases; split across files they would each need the whole state anyway.
@@ -26,6 +27,8 @@ export interface Keep {
   readonly save: (image: Uint8Array) => Effect.Effect<void>
   /** Records that this attempt's screenshot is the one `first` stored (the page had not changed in between). */
   readonly same: (first: Keep) => Effect.Effect<void>
+  /** Records that this attempt keeps no screenshot, and why (the page it showed was gone before it could be taken). */
+  readonly lost: (reason: string) => Effect.Effect<void>
   /** Where the stored picture is found: the attempt, its trace and the file. */
   readonly where: { readonly attemptId: string; readonly traceId: string; readonly file: string }
 }
@@ -38,6 +41,9 @@ export class Captures extends Context.Service<
     readonly start: (keep: Keep) => Effect.Effect<void>
     /** An engine attempt begins: what changes before the next `start` was done by it. */
     readonly begin: Effect.Effect<void>
+    /** The engine's use ended (an attempt, or a read no attempt stands behind, such as a replay's): a frame held may be
+     * taken in the pause that follows. */
+    readonly ended: Effect.Effect<void>
     /** Takes the frame held, then waits until no capture is running (each is bounded by its own limit). */
     readonly settled: Effect.Effect<void>
     /** Runs a read of the page's pixels with no mask on the page: after the capture running, with none starting
@@ -54,6 +60,12 @@ export class Captures extends Context.Service<
      * to serve too (a capture already running goes on beside it, the mask hiding what it types); earlier frames no
      * longer show the page. */
     readonly typing: Effect.Effect<void>
+    /** An act that sets a control's value (a choice in a select, a box checked) begins: it may start a load, so it
+     * waits for a capture running; a frame held stays held, as for typing, unless the act `left` the page. */
+    readonly choosing: Effect.Effect<void>
+    /** The act begun with `choosing` started a load: the frame held (the page before it) can no longer be taken, so
+     * its attempts keep none and are told why; the act's own frame is taken once it ends. */
+    readonly left: Effect.Effect<void>
     /** A navigation ended with its page loaded: the page rests there, as after typing, so the navigation's frame is
      * held as a read's is. */
     readonly loaded: Effect.Effect<void>
@@ -106,6 +118,9 @@ const sameTyped = (a: Snapshot.Typed, b: Snapshot.Typed) =>
   !b.other &&
   a.boxes.length === b.boxes.length &&
   a.boxes.every((box, i) => box.every((n, j) => Math.abs(n - b.boxes[i]![j]!) < 0.5))
+
+/** Why the attempts of a frame held keep no screenshot when a choice after them loaded another page. */
+export const lostReason = "a choice made after this attempt loaded another page before its frame was taken"
 
 /** How long a read's frame is held at most: past it the frame is taken in the pause before the agent's next call. */
 export const holdMs = 100
@@ -306,8 +321,7 @@ export const make = (
       )
 
     const start = (keep: Keep) =>
-      Ref.modify(state, (ended): [Effect.Effect<void>, Shots] => {
-        const s = { ...ended, busy: false }
+      Ref.modify(state, (s): [Effect.Effect<void>, Shots] => {
         const { current, held, last } = s
         if (current !== undefined && !current.taken && current.generation === s.generation) {
           return [Effect.void, { ...s, current: { ...current, keeps: [...current.keeps, keep] } }]
@@ -418,35 +432,63 @@ export const make = (
     ).pipe(Effect.flatten)
     // A frame held stays held: the typing act's own frame serves it too (its `start` joins it).
     const typing = Ref.update(state, (s) => ({ ...s, generation: s.generation + 1, resting: s.generation + 1 }))
+    // Atomic with the look at `running`: no capture may be on the page when a load could begin.
+    const choosing: Effect.Effect<void> = Ref.modify(state, (s): [Effect.Effect<void>, Shots] =>
+      s.running === undefined
+        ? [Effect.void, { ...s, generation: s.generation + 1, resting: s.generation + 1 }]
+        : [
+            Effect.andThen(
+              Deferred.await(s.running),
+              Effect.suspend(() => choosing)
+            ),
+            s
+          ]
+    ).pipe(Effect.flatten)
+    const left = Ref.modify(state, (s): [Effect.Effect<void>, Shots] => [
+      s.held === undefined
+        ? Effect.void
+        : Effect.forkIn(
+            Effect.forEach(s.held.keeps, (keep) => keep.lost(lostReason), { discard: true }),
+            scope
+          ).pipe(Effect.asVoid),
+      { ...s, held: undefined, generation: s.generation + 1, resting: -1 }
+    ]).pipe(Effect.flatten)
     const loaded = Ref.update(state, (s) => ({ ...s, resting: s.generation }))
     const begin = Ref.update(state, (s) => ({ ...s, begun: s.generation, busy: true }))
+    const ended = Ref.update(state, (s) => ({ ...s, busy: false }))
     return Captures.of({
       start: Effect.fn("Captures.start")(start),
       begin,
+      ended,
       settled,
       pixels,
       changed,
       typing,
+      choosing,
+      left,
       loaded,
       moved
     })
   })
 
-/** Acts that only type, hover, scroll or set files: they leave the document where it is (typing no line break, which
- * could send a form). A click, a key press, a choice in a select or a box may start a navigation. */
-const staysOnPage = (input: Instruction.Said | Action) => {
+/** What an act may do to the page: only type, hover, scroll or set files, which leaves the document where it is
+ * (typing no line break, which could send a form); set a control's value (a choice in a select, a box), which a
+ * page's handler may turn into a load; or anything, as a click or a key press may. */
+const reachOf = (input: Instruction.Said | Action): "typing" | "choosing" | "changing" => {
   if (Instruction.isSaid(input)) {
     // A sentence in the instruction grammar says what it does; anything else may do anything.
     const parsed = input.parsed
-    if (parsed._tag === "Failure") return false
+    if (parsed._tag === "Failure") return "changing"
     const ins = parsed.success
-    if (ins.kind === "fill") return !/[\r\n]/.test(ins.value)
-    if (ins.kind === "type") return !/[\r\n]/.test(ins.text)
-    return ins.kind === "hover" || ins.kind === "upload" || ins.kind === "scroll"
+    if (ins.kind === "fill") return /[\r\n]/.test(ins.value) ? "changing" : "typing"
+    if (ins.kind === "type") return /[\r\n]/.test(ins.text) ? "changing" : "typing"
+    if (ins.kind === "hover" || ins.kind === "upload" || ins.kind === "scroll") return "typing"
+    return ins.kind === "select" || ins.kind === "check" ? "choosing" : "changing"
   }
   const method = input.method.toLowerCase()
-  if (method === "type") return !input.arguments.some((a) => /[\r\n]/.test(String(a)))
-  return ["fill", "hover", "scrollintoview", "scrollto", "setinputfiles", "upload"].includes(method)
+  if (method === "type") return input.arguments.some((a) => /[\r\n]/.test(String(a))) ? "changing" : "typing"
+  if (["fill", "hover", "scrollintoview", "scrollto", "setinputfiles", "upload"].includes(method)) return "typing"
+  return ["selectoption", "check", "uncheck", "setchecked"].includes(method) ? "choosing" : "changing"
 }
 
 /**
@@ -454,14 +496,25 @@ const staysOnPage = (input: Instruction.Said | Action) => {
  * a capture cut by a navigation would hang on its frame; what reads the page's pixels (a screenshot, any call of a
  * vision engine) waits for a mask on the page, reads, then lets a held frame be taken; reads (extract, observe, page
  * state) and acts that only type, hover, scroll or set files run beside a capture (the mask hides what they type),
- * a held one included.
+ * a held one included; an act that sets a control's value waits for the capture in flight and leaves a held frame
+ * held, which it drops if the page's main frame started a load meanwhile (`loads` counts them; a frame inside it
+ * loading, an advert's, is not the page leaving).
  * Whatever may change the page tells the captures so, which first takes a frame held for the page before.
  */
 export const guard = (
   captures: Captures["Service"],
   spec: EngineSpec,
-  engine: Engine["Service"]
+  engine: Engine["Service"],
+  loads: Effect.Effect<number>
 ): Effect.Effect<Engine["Service"]> => {
+  const choosing = <A, E>(act: Effect.Effect<A, E>) =>
+    Effect.gen(function* () {
+      yield* captures.choosing
+      const before = yield* loads
+      return yield* act.pipe(
+        Effect.ensuring(loads.pipe(Effect.flatMap((after) => (after === before ? Effect.void : captures.left))))
+      )
+    })
   // A vision engine's calls may change the page without saying so: its attempt is one that changed it.
   if (spec.capabilities.vision) {
     return Effect.as(Effect.andThen(captures.begin, Effect.andThen(captures.settled, captures.changed)), engine)
@@ -474,11 +527,14 @@ export const guard = (
         Effect.andThen(engine.navigate(url)),
         Effect.tap(() => captures.loaded)
       ),
-    act: (input) =>
-      Effect.andThen(
-        staysOnPage(input) ? captures.typing : Effect.andThen(captures.settled, captures.changed),
+    act: (input) => {
+      const reach = reachOf(input)
+      if (reach === "choosing") return choosing(engine.act(input))
+      return Effect.andThen(
+        reach === "typing" ? captures.typing : Effect.andThen(captures.settled, captures.changed),
         engine.act(input)
-      ),
+      )
+    },
     // A picture of the viewport may serve the frame held of the same page.
     screenshot: (options) =>
       captures.pixels(engine.screenshot(options), options?.fullPage === true ? undefined : (png) => png),

@@ -11,6 +11,7 @@ const keeper = (saved: Array<[string, number | string]>) => {
   const keep = (name: string): Captures.Keep => ({
     save: (image) => Effect.sync(() => void saved.push([name, image[0]!])),
     same: (first) => Effect.sync(() => void saved.push([name, `=${first.where.attemptId}`])),
+    lost: () => Effect.sync(() => void saved.push([name, "lost"])),
     where: { attemptId: name, traceId: "trace", file: `artifacts/${name}.png` }
   })
   return keep
@@ -113,8 +114,10 @@ describe("Captures", () => {
         })
 
       yield* captures.begin
+      yield* captures.ended
       yield* captures.start(save("read"))
       const picture = yield* captures.pixels(Effect.succeed(new Uint8Array([7])), (png) => png)
+      yield* captures.ended
       yield* captures.start(save("screenshot"))
       yield* captures.settled
       // The mask is made off the page: nothing waits for it, it is stored a moment later.
@@ -129,6 +132,7 @@ describe("Captures", () => {
       // The field moved after the picture was taken: the frame is captured (masked in the page) instead.
       yield* captures.changed
       yield* captures.begin
+      yield* captures.ended
       yield* captures.start(save("read2"))
       yield* captures.pixels(
         Effect.sync(() => {
@@ -144,6 +148,7 @@ describe("Captures", () => {
       // Text where no box bounds it (an editor): captured too.
       yield* captures.changed
       yield* captures.begin
+      yield* captures.ended
       yield* captures.start(save("read3"))
       typed = { ...at(60), other: true }
       yield* captures.pixels(Effect.succeed(new Uint8Array([9])), (png) => png)
@@ -158,23 +163,28 @@ describe("Captures", () => {
       const { gates, saved, save, captures, finish } = yield* rig
 
       yield* captures.changed
+      yield* captures.ended
       yield* captures.start(save("act"))
       yield* Effect.yieldNow
       // A read ending while the act's frame is being taken joins it.
+      yield* captures.ended
       yield* captures.start(save("extract"))
       yield* finish(1)
       yield* captures.settled
       // A read after it, with nothing changed in between, gets the same frame without a capture.
+      yield* captures.ended
       yield* captures.start(save("screenshot"))
       yield* captures.settled
       yield* Effect.yieldNow
       assert.strictEqual(gates.length, 1)
       // A navigate began: the next attempt needs a frame of its own.
       yield* captures.changed
+      yield* captures.ended
       yield* captures.start(save("navigate"))
       while (gates.length < 2) yield* Effect.yieldNow
       // A change while a frame is being taken: the attempt after it waits for the next frame.
       yield* captures.changed
+      yield* captures.ended
       yield* captures.start(save("fill"))
       yield* finish(2)
       yield* finish(3)
@@ -196,6 +206,7 @@ describe("Captures", () => {
       // A click whose attempt took no screenshot of its own, then a read: nothing changed during the read.
       yield* captures.changed
       yield* captures.begin
+      yield* captures.ended
       yield* captures.start(save("extract"))
       yield* Effect.yieldNow
       assert.strictEqual(gates.length, 0, "the read's frame is held, no mask goes on the page")
@@ -211,6 +222,7 @@ describe("Captures", () => {
       yield* Deferred.succeed(reading, undefined)
       yield* Fiber.join(screenshot)
       while (gates.length < 1) yield* Effect.yieldNow
+      yield* captures.ended
       yield* captures.start(save("screenshot"))
       yield* finish(1)
       yield* captures.settled
@@ -224,7 +236,8 @@ describe("Captures", () => {
   it.effect("a held frame is taken before a change, after a moment, or when the captures close", () =>
     Effect.gen(function* () {
       const { gates, saved, save, captures, finish } = yield* rig
-      const read = (name: string) => Effect.andThen(captures.begin, captures.start(save(name)))
+      const read = (name: string) =>
+        Effect.andThen(captures.begin, Effect.andThen(captures.ended, captures.start(save(name))))
 
       // An act begins (even one that only types): the frame held for the read before it is taken first, and the act
       // waits for it, so it shows the page before the act.
@@ -236,6 +249,7 @@ describe("Captures", () => {
       assert.isUndefined(acting.pollUnsafe(), "the act waits for the held frame")
       yield* finish(1)
       yield* Fiber.join(acting)
+      yield* captures.ended
       yield* captures.start(save("act"))
       yield* finish(2)
       yield* captures.settled
@@ -263,11 +277,13 @@ describe("Captures", () => {
       // A fill: the page changed by typing only; its frame is held, as a read's is.
       yield* captures.begin
       yield* captures.typing
+      yield* captures.ended
       yield* captures.start(save("fill"))
       yield* Effect.yieldNow
       assert.strictEqual(gates.length, 0, "the fill's frame is held")
       // The read after it shares the held frame; the agent's screenshot reads the pixels at once.
       yield* captures.begin
+      yield* captures.ended
       yield* captures.start(save("extract"))
       const screenshot = yield* Effect.forkChild(captures.pixels(Effect.void))
       yield* turns(() => screenshot.pollUnsafe() !== undefined)
@@ -283,16 +299,19 @@ describe("Captures", () => {
       // once the page may change, serves both.
       yield* captures.begin
       yield* captures.changed
+      yield* captures.ended
       yield* captures.start(save("navigate"))
       yield* turns(() => gates.length === 2)
       assert.strictEqual(gates.length, 2, "the navigate's frame is being taken")
       yield* captures.begin
       yield* captures.typing
+      yield* captures.ended
       yield* captures.start(save("fill 2"))
       yield* captures.begin
       const typing = yield* Effect.forkChild(captures.typing)
       yield* turns(() => typing.pollUnsafe() !== undefined)
       assert.isDefined(typing.pollUnsafe(), "the next fill goes on beside the capture")
+      yield* captures.ended
       yield* captures.start(save("fill 3"))
       yield* finish(2)
       yield* turns(() => false)
@@ -312,6 +331,7 @@ describe("Captures", () => {
       // A click may move the page: its frame is taken when it ends.
       yield* captures.begin
       yield* captures.changed
+      yield* captures.ended
       yield* captures.start(save("click"))
       yield* Effect.yieldNow
       assert.strictEqual(gates.length, 4, "the click's frame is taken at once")
@@ -331,11 +351,13 @@ describe("Captures", () => {
         yield* captures.changed
         yield* captures.loaded
         yield* captures.moved
+        yield* captures.ended
         yield* captures.start(save("navigate"))
         yield* turns(() => false)
         assert.strictEqual(gates.length, 0, "the navigate's frame is held")
         yield* captures.begin
         yield* captures.typing
+        yield* captures.ended
         yield* captures.start(save("fill"))
         yield* turns(() => false)
         assert.strictEqual(gates.length, 0, "the fill's frame is the same, held")
@@ -353,6 +375,7 @@ describe("Captures", () => {
         ])
         // The page found elsewhere after the click, which may go on moving it: its frame is taken at once.
         yield* captures.moved
+        yield* captures.ended
         yield* captures.start(save("click"))
         yield* turns(() => gates.length === 2)
         assert.strictEqual(gates.length, 2, "the click's frame is taken at once")
@@ -369,14 +392,17 @@ describe("Captures", () => {
       // A click's frame is being taken when a fill ends: the fill's is held, then asked for behind it.
       yield* captures.begin
       yield* captures.changed
+      yield* captures.ended
       yield* captures.start(save("click"))
       yield* turns(() => gates.length === 1)
       yield* captures.begin
       yield* captures.typing
+      yield* captures.ended
       yield* captures.start(save("fill"))
       yield* TestClock.adjust(Captures.holdMs + 1)
       // A read ending before that frame is taken: the same frame serves it.
       yield* captures.begin
+      yield* captures.ended
       yield* captures.start(save("extract"))
       yield* finish(1)
       yield* finish(2)
@@ -396,12 +422,14 @@ describe("Captures", () => {
       const { gates, saved, save, captures, finish } = yield* rig
 
       yield* captures.begin
+      yield* captures.ended
       yield* captures.start(save("extract"))
       // A slow read begins before the moment is up, and is still under way after it.
       yield* captures.begin
       yield* TestClock.adjust(Captures.holdMs * 3)
       yield* turns(() => false)
       assert.strictEqual(gates.length, 0, "not taken while the read is under way")
+      yield* captures.ended
       yield* captures.start(save("extract 2"))
       yield* TestClock.adjust(Captures.holdMs)
       yield* turns(() => gates.length === 1)
@@ -415,6 +443,109 @@ describe("Captures", () => {
     }).pipe(Effect.scoped)
   )
 
+  it.effect(
+    "a choice waits for the capture in flight, then keeps the frame held: one frame serves it and the typing",
+    () =>
+      Effect.gen(function* () {
+        const { gates, saved, save, captures, finish } = yield* rig
+
+        // A click's frame is being taken when a choice begins: the choice may load a page, so it waits.
+        yield* captures.begin
+        yield* captures.changed
+        yield* captures.ended
+        yield* captures.start(save("click"))
+        yield* captures.begin
+        const waiting = yield* Effect.forkChild(captures.choosing)
+        yield* turns(() => false)
+        assert.isUndefined(waiting.pollUnsafe(), "the choice waits for the capture in flight")
+        yield* finish(1)
+        yield* Fiber.join(waiting)
+        yield* captures.ended
+        yield* captures.start(save("choose"))
+
+        // A fill, then a choice that loads nothing: neither asks for a capture; one frame after both serves them.
+        yield* captures.begin
+        yield* captures.typing
+        yield* captures.ended
+        yield* captures.start(save("fill"))
+        yield* captures.begin
+        yield* captures.choosing
+        yield* captures.ended
+        yield* captures.start(save("choose 2"))
+        yield* turns(() => false)
+        assert.strictEqual(gates.length, 1, "no capture before the choice, none right after it")
+        yield* TestClock.adjust(Captures.holdMs)
+        yield* finish(2)
+        yield* captures.settled
+        assert.deepStrictEqual(saved, [
+          ["click", 1],
+          ["choose", 2],
+          ["fill", "=choose"],
+          ["choose 2", "=choose"]
+        ])
+      }).pipe(Effect.scoped)
+  )
+
+  it.effect("a choice that loaded a page drops the frame held: its attempts are told; the choice's own is taken", () =>
+    Effect.gen(function* () {
+      const { gates, saved, save, captures, finish } = yield* rig
+
+      yield* captures.begin
+      yield* captures.typing
+      yield* captures.ended
+      yield* captures.start(save("fill"))
+      yield* captures.begin
+      yield* captures.choosing
+      yield* captures.left
+      yield* captures.ended
+      yield* captures.start(save("jump"))
+      yield* finish(1)
+      yield* captures.settled
+      assert.strictEqual(gates.length, 1)
+      assert.deepStrictEqual(saved, [
+        ["fill", "lost"],
+        ["jump", 1]
+      ])
+
+      // The next call's choice began before the last attempt asked for its frame (a client's calls in parallel): the
+      // frame stays held while the choice runs, however long, and is dropped when it loads a page.
+      yield* captures.begin
+      yield* captures.typing
+      yield* captures.ended
+      yield* captures.begin
+      yield* captures.choosing
+      yield* captures.start(save("type"))
+      yield* TestClock.adjust(Captures.holdMs * 10)
+      yield* turns(() => false)
+      assert.strictEqual(gates.length, 1, "no capture while the choice runs")
+      yield* captures.left
+      yield* captures.ended
+      yield* captures.start(save("jump 2"))
+      yield* finish(2)
+      yield* captures.settled
+      assert.deepStrictEqual(saved.slice(2), [
+        ["type", "lost"],
+        ["jump 2", 2]
+      ])
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("a frame held is taken in the pause after an engine use no attempt stands behind (a replay's read)", () =>
+    Effect.gen(function* () {
+      const { gates, captures, save, finish } = yield* rig
+
+      yield* captures.begin
+      yield* captures.ended
+      yield* captures.start(save("extract"))
+      yield* captures.begin
+      yield* captures.ended
+      yield* TestClock.adjust(Captures.holdMs)
+      yield* turns(() => gates.length === 1)
+      assert.strictEqual(gates.length, 1, "taken a moment after the use ended, not five seconds later")
+      if (gates.length === 1) yield* finish(1)
+    }).pipe(Effect.scoped)
+  )
+
   it.effect("a closing scope takes the frame held and saves it", () =>
     Effect.gen(function* () {
       const saved: Array<[string, number | string]> = []
@@ -423,6 +554,7 @@ describe("Captures", () => {
           const captures = yield* Captures.make(Effect.succeed(Option.some(new Uint8Array([9]))))
           yield* captures.changed
           yield* captures.begin
+          yield* captures.ended
           yield* captures.start(keeper(saved)("extract"))
         })
       )
@@ -441,6 +573,7 @@ describe("Captures", () => {
               Deferred.await(gate).pipe(Effect.as(Option.some(new Uint8Array([7]))))
             )
             yield* captures.changed
+            yield* captures.ended
             yield* captures.start({
               ...keeper([])("act"),
               save: (image) => Effect.sync(() => void saved.push(image[0]!))

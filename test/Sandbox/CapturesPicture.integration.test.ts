@@ -54,10 +54,12 @@ layer(TestBrowser.layer(), { excludeTestServices: true, timeout: 60_000 })(
         const keep: Captures.Keep = {
           save: (image) => Effect.sync(() => void stored.push(image)),
           same: () => Effect.void,
+          lost: () => Effect.void,
           where: { attemptId: "read", traceId: "trace", file: "artifacts/read.png" }
         }
         // A read ended on the page: its frame is held; the agent's screenshot comes next.
         yield* captures.begin
+        yield* captures.ended
         yield* captures.start(keep)
         const agents = yield* captures.pixels(
           page((cdp, sessionId) =>

@@ -83,4 +83,18 @@ describe("Loads", () => {
       assert.strictEqual(yield* Fiber.join(waiting), "no_document")
     })
   )
+
+  it.effect(
+    "counts the loads the page's main frame started, committed or not; a frame inside it loading is not one",
+    () =>
+      Effect.gen(function* () {
+        const loads = yield* Loads.make
+        yield* loads.observe(started("advert"), page)
+        assert.strictEqual((yield* loads.mainFrame(page)).loads ?? 0, 0)
+        yield* loads.observe(started(page), page)
+        assert.strictEqual((yield* loads.mainFrame(page)).loads, 1, "a navigation begun, not yet committed")
+        yield* loads.observe(navigated(page), page)
+        assert.deepStrictEqual(yield* loads.mainFrame(page), { commits: 1, loads: 1 })
+      })
+  )
 })

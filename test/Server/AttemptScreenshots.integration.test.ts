@@ -31,6 +31,16 @@ const page = (background: string, busy = false) => `<!doctype html><html><head><
 <a href="/blue" target="_blank" style="position: absolute; left: 300px; top: 20px; color: #fff">Open blue</a>
 <label for="box">Secret</label>
 <input id="box" type="text">
+<label for="colour" style="top: 240px">Colour</label>
+<select id="colour" style="position: absolute; left: 200px; top: 240px"
+  onchange="document.body.style.background = this.value; document.getElementById('advert').src = '/advert?' + Date.now()">
+  <option value="#cc0000">Red</option><option value="#00aa00">Green</option>
+</select>
+<label for="go" style="top: 280px">Go to</label>
+<select id="go" style="position: absolute; left: 200px; top: 280px" onchange="if (this.value) location.href = this.value">
+  <option value="">Choose…</option><option value="/blue">Blue page</option>
+</select>
+<iframe id="advert" title="Advert" src="/advert" style="position: absolute; left: 40px; top: 330px; width: 120px; height: 40px; border: 0"></iframe>
 ${busy ? "<script>setInterval(() => { const t = performance.now(); while (performance.now() - t < 60) {} }, 70)</script>" : ""}
 </body></html>`
 
@@ -43,6 +53,8 @@ const site = Effect.acquireRelease(
       new Promise<ReturnType<typeof createServer>>((resolve) => {
         const server = createServer((req, res) => {
           res.writeHead(200, { "content-type": "text/html; charset=utf-8" })
+          if (req.url?.startsWith("/advert"))
+            return void res.end("<body style='margin: 0; background: #ffd700'>Ad</body>")
           res.end(page(req.url === "/blue" ? "#0000cc" : "#cc0000", req.url === "/busy"))
         })
         server.listen(0, "127.0.0.1", () => resolve(server))
@@ -188,6 +200,60 @@ describe("attempt screenshots", () => {
         assert.isAtLeast(stored.length, 5)
         for (const file of stored) {
           assert.isFalse(yield* Effect.promise(() => marked(readFileSync(file))), `${file} shows the typed text`)
+        }
+      }),
+    120_000
+  )
+
+  it.live(
+    "a choice after typing shares its picture, unless it loaded another page: the typing's picture is then told lost",
+    () =>
+      Effect.gen(function* () {
+        const url = yield* site
+        const { logs, call, close } = yield* service
+        yield* call("browser_navigate", { url: `${url}/red` })
+        yield* call("browser_act", { instruction: `fill "Secret" with "${secret}"` })
+        // The page's own handler turns it green and reloads the advert in its frame; the page itself does not load.
+        yield* call("browser_act", { instruction: 'select "Green" in "Colour"' })
+        yield* Effect.sleep("300 millis")
+        // Typed, not filled: the replay level would answer the same fill again with no attempt of its own.
+        yield* call("browser_act", { instruction: 'type " again" into "Secret"' })
+        // A jump menu: the choice loads the blue page.
+        const jumped = yield* call("browser_act", { instruction: 'select "Blue page" in "Go to"' })
+        yield* close
+        assert.include(jumped.content.map((c) => c.text ?? "").join("\n"), "/blue")
+
+        const calls = traces(logs)
+        assert.strictEqual(calls.length, 5)
+        const [navigate, fill, choose, refill, jump] = calls
+        const attemptOf = (trace: (typeof calls)[number]) => trace.lines.find((l) => l.event === "start")!.attemptId
+        /** The trace that stores an attempt's picture: its own, or the one its `screenshot_shared` line names. */
+        const pictureOf = (trace: (typeof calls)[number]) => {
+          if (trace.pngs.length === 1) return trace
+          const shared = trace.lines.find((l) => l.event === "screenshot_shared")
+          return calls.find((c) => attemptOf(c) === shared?.sameAs)
+        }
+        // The choice took no picture of its own: the one taken after it serves the fill before it too (and the load
+        // before that, unless a slow pause let the load's be taken first). It is green, the typed text masked.
+        assert.deepStrictEqual(choose!.pngs, [])
+        const shared = pictureOf(choose!)
+        assert.include([navigate!.id, fill!.id], shared?.id)
+        assert.strictEqual(pictureOf(fill!)?.id, shared?.id)
+        const chosen = readFileSync(shared!.pngs[0]!)
+        assert.strictEqual(yield* Effect.promise(() => background(chosen)), "green")
+        assert.isFalse(yield* Effect.promise(() => marked(chosen)), "the shared picture shows the typed text")
+        // The jump's own picture shows where it went. The typing before it never has the blue page for its picture:
+        // when the jump came before the typing's picture was taken (at once, as here), its log says it was lost.
+        assert.strictEqual(jump!.pngs.length, 1)
+        assert.strictEqual(yield* Effect.promise(() => background(readFileSync(jump!.pngs[0]!))), "blue")
+        const typed = pictureOf(refill!)
+        if (typed === undefined) {
+          const lost = refill!.lines.find((l) => l.event === "screenshot_lost") as
+            | (Line & { reason?: string })
+            | undefined
+          assert.include(lost?.reason ?? "", "loaded another page")
+        } else {
+          assert.strictEqual(yield* Effect.promise(() => background(readFileSync(typed.pngs[0]!))), "green")
         }
       }),
     120_000

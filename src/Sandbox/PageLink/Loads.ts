@@ -8,6 +8,8 @@ import type * as Protocol from "../../Cdp/Protocol.ts"
 /** A page's main frame as its last committed navigation left it. */
 export interface MainFrame {
   readonly commits: number
+  /** Loads the main frame started, committed or not (its id is the page's target id): a navigation begun. */
+  readonly loads?: number
   /** Set when the committed document is the browser's error page for this URL. */
   readonly unreachable?: string
 }
@@ -43,6 +45,12 @@ export const make = Effect.gen(function* () {
           const { frameId } = event.params
           yield* frames(targetId, (f) => new Set(f).add(frameId))
           yield* Ref.update(loadsStarted, (n) => n + 1)
+          if (frameId === targetId) {
+            yield* Ref.update(mainFrames, (m) => {
+              const now = m.get(targetId) ?? { commits: 0 }
+              return new Map(m).set(targetId, { ...now, loads: (now.loads ?? 0) + 1 })
+            })
+          }
         }
         if (event.method === "Page.frameNavigated") {
           yield* Ref.update(loadsCommitted, (n) => n + 1)
@@ -51,6 +59,7 @@ export const make = Effect.gen(function* () {
             yield* Ref.update(mainFrames, (m) =>
               new Map(m).set(targetId, {
                 commits: (m.get(targetId)?.commits ?? 0) + 1,
+                loads: m.get(targetId)?.loads ?? 0,
                 ...(frame.unreachableUrl ? { unreachable: frame.unreachableUrl } : {})
               })
             )
