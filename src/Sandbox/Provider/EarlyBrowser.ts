@@ -1,6 +1,6 @@
 /**
- * The first warm browser, spawned by the entry before the service's modules load, so Chromium's own start runs beside
- * them; the warm pool adopts it when the configuration would have launched the same browser, and closes it otherwise.
+ * The first warm browser, spawned by the entry before the service's modules load (on MCP's stdio front, once
+ * `initialize` is answered), so Chromium's own start runs beside them; the warm pool adopts it when the configuration would have launched the same browser, and closes it otherwise.
  * Plain Node with no effect (the entry loads nothing heavier): the launch is LocalChromium/Process.ts's, through a
  * relay (Egress/RelayServer.ts) that refuses every connection until a session takes the browser, at a lower CPU
  * weight until the service reads requests.
@@ -169,7 +169,7 @@ export const begin = (
     (relay) => {
       const launched = Process.launch({ ...options, egressProxy: relay.url }, (pid, profileDir) => {
         spawned = { pid, profileDir }
-        lower(pid)
+        if (!shared) lower(pid)
         started()
       })
       // A launch that failed is the service's to report when it takes it; a start that failed ends the wait.
