@@ -8,10 +8,11 @@
  * (the agent's screenshot does not wait behind it, and lends it its picture), or a moment later. A navigate and the
  * acts after it that only type share the frame taken after the last of them (what they typed is masked in it either
  * way); a choice (a select's option, a box) shares it too unless a load began while it ran, when the frame held shows
- * a page that is gone: it is dropped, not taken of the next page, and its attempts are told so. An attempt after which nothing could have changed the page shares the frame kept for it and is recorded as
- * pointing at it. `guard` puts an engine's calls in that order. Owns, in one Ref, the frame being taken, the frame
- * held, the attempts waiting and the last frame. Past 400 lines: `make` is one set of transitions of that one Ref,
- * which read each other's cases; split across files they would each need the whole state anyway.
+ * a page that is gone: it is dropped, not taken of the next page, and its attempts are told so. An attempt after
+ * which nothing could have changed the page shares the frame kept for it and is recorded as pointing at it. `guard`
+ * puts an engine's calls in that order. Owns, in one Ref, the frame being taken, the frame held, the attempts waiting
+ * and the last frame. Past 400 lines: `make` is one set of transitions of that one Ref, which read each other's cases;
+ * split across files they would each need the whole state anyway.
  */
 import { Context, Deferred, Duration, Effect, Fiber, Layer, Option, Ref, Scope } from "effect"
 import type { Action, Engine } from "../Engine/Engine.ts"
