@@ -1,10 +1,11 @@
 /**
- * The first act after a navigation compiles Playwright's injected script (a third of a megabyte) once, in the world
- * the snapshot reads from, never again in the page's own world: watched through the scripts V8 reports compiling,
- * while every act still reads back from the page what the control shows.
+ * Playwright's injected script (a third of a megabyte) is compiled once per document, in the world the snapshot reads
+ * from, never in the page's own world, and while the page still waits for its images rather than on the first act's
+ * path: watched through the scripts V8 reports compiling, while every act still reads back from the page what the
+ * control shows.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect, Fiber, Layer, PubSub, Ref } from "effect"
+import { Effect, Fiber, Layer, PubSub, Ref, Schedule } from "effect"
 import * as Connection from "../../../src/Cdp/Connection.ts"
 import { BrowserSession } from "../../../src/Engine/BrowserSession.ts"
 import { type ActResult, Engine } from "../../../src/Engine/Engine.ts"
@@ -46,6 +47,28 @@ function state() {
   }
 }
 </script>${reportState}`
+  },
+  run: async () => undefined
+}
+
+/** The photo of the gallery page, held by the server until the test lets it go, as a slow image host holds a page's
+ * load event: the page's DOM is parsed and shown long before it loads. */
+let photo = Promise.withResolvers<void>()
+let photoAsked = Promise.withResolvers<void>()
+const gallery: WebPattern = {
+  name: "gallery",
+  class: "widgets",
+  pages: {
+    "/index.html": `<!doctype html><html lang="en"><title>Our team</title>
+<h1>Our team</h1>
+<img src="photo.png" alt="The team at the summer party" width="320" height="200">
+<label for="email">Work email</label><input id="email" type="email">
+<button type="button">Subscribe</button>`,
+    "/photo.png": async (_req, res) => {
+      photoAsked.resolve()
+      await photo.promise
+      res.writeHead(404).end()
+    }
   },
   run: async () => undefined
 }
@@ -102,6 +125,9 @@ const watching = <A, E, R>(act: Effect.Effect<A, E, R>) =>
     })
   )
 
+/** How far the session's page has loaded, asked behind the engine's back. */
+const readyState = TestBrowser.evaluate<string>("document.readyState")
+
 /** The engine on a freshly loaded form, and the page's last reported state. */
 const onForm = Effect.gen(function* () {
   const server = yield* Server.Pages
@@ -133,7 +159,7 @@ const acts = [
   { kind: "fill in a frame", sentence: 'fill "City" with "Bergen"', shows: { city: "Bergen" } }
 ]
 
-layer(Layer.mergeAll(TestBrowser.layer(), Server.Pages.layer([form])), {
+layer(Layer.mergeAll(TestBrowser.layer(), Server.Pages.layer([form, gallery])), {
   excludeTestServices: true,
   timeout: "90 seconds"
 })("Playwright's injected script on the first act", (it) => {
@@ -158,6 +184,45 @@ layer(Layer.mergeAll(TestBrowser.layer(), Server.Pages.layer([form])), {
         })
       )
     }
+
+    it.effect("the injected script is compiled while the page still waits for an image, not after its load", () =>
+      Effect.gen(function* () {
+        const server = yield* Server.Pages
+        const engine = yield* Engine
+        photo = Promise.withResolvers<void>()
+        photoAsked = Promise.withResolvers<void>()
+        const { result: navigating, compiled } = yield* watching(
+          Effect.gen(function* () {
+            const navigating = yield* Effect.forkChild(engine.navigate(server.url("gallery", "/index.html")), {
+              startImmediately: true
+            })
+            yield* Effect.promise(() => photoAsked.promise)
+            // The page's DOM is parsed; its load waits for the photo.
+            yield* readyState.pipe(
+              Effect.repeat({ until: (state) => state !== "loading", schedule: Schedule.spaced("20 millis") })
+            )
+            yield* Effect.sleep("1500 millis")
+            return navigating
+          })
+        )
+        assert.strictEqual(yield* readyState, "interactive", "the page had not loaded while it was watched")
+        photo.resolve()
+        const loaded = yield* Fiber.join(navigating)
+        assert.strictEqual(loaded.title, "Our team")
+        assert.deepStrictEqual(
+          compiled.map((c) => c.mainWorld),
+          [false],
+          "the injected script compiled once, outside the page's world, before the page loaded"
+        )
+        // The first act then compiles nothing large.
+        const { compiled: after } = yield* watching(engine.act(said('fill "Work email" with "ada@example.com"')))
+        assert.deepStrictEqual(after, [])
+        assert.strictEqual(
+          yield* TestBrowser.evaluate<string>("document.getElementById('email').value"),
+          "ada@example.com"
+        )
+      })
+    )
 
     it.effect("acts by reference after a snapshot compile no large script in the page's world", () =>
       Effect.gen(function* () {
