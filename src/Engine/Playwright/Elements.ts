@@ -145,17 +145,24 @@ export const inventory = (page: Page): Inventory => {
     navigatedSince = true
   })
   // Playwright builds its injected script once per document, on the first query or snapshot: about 55 ms of the
-  // page's main thread here, the larger part of the first read after a load. Asked for once the page's DOM is parsed,
-  // it is built while the page still waits for its images, fonts and late scripts, not on the next call's path.
-  page.on(
-    "domcontentloaded",
-    () =>
-      void page
-        .mainFrame()
-        .locator(":root")
-        .count()
-        .catch(() => 0)
-  )
+  // page's main thread here, the larger part of the first read after a load. A page whose DOM is parsed but which
+  // still waits for its images, fonts or late scripts has it built meanwhile, off the next call's path. One that loads
+  // at once leaves it to the read ahead: built now, it would hold up the navigation's answer instead.
+  let loading = false
+  page.on("domcontentloaded", () => {
+    loading = true
+    setTimeout(() => {
+      if (loading && !page.isClosed())
+        void page
+          .mainFrame()
+          .locator(":root")
+          .count()
+          .catch(() => 0)
+    }, 50)
+  })
+  page.on("load", () => {
+    loading = false
+  })
   /** Each frame's last facts, the bounds they were read with and the generation they were read at: they hold while it
    * does (its text is its DOM, its fields' values are in it too). */
   const keptFacts = new WeakMap<
