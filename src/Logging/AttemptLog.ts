@@ -4,10 +4,10 @@
  * `artifacts/`. Writes run on one background fiber: a browser call never waits for the disk, and a disk
  * that fails (read-only, full) is reported once on stderr and counted, never raised.
  */
-import { appendFile, mkdir, rename, writeFile } from "node:fs/promises"
+import { appendFile, mkdir, readFile, rename, writeFile } from "node:fs/promises"
 import { homedir } from "node:os"
 import { join } from "node:path"
-import { Context, Effect, Fiber, Layer, Option, Queue } from "effect"
+import { Context, Effect, Fiber, Layer, Option, Queue, Schema } from "effect"
 import * as Artifacts from "./Artifacts.ts"
 import * as Events from "./Events.ts"
 import * as Redact from "./Redact.ts"
@@ -17,7 +17,12 @@ export interface AttemptLogOptions {
   /** Log root; default `$SWITCHYARD_LOG_DIR`, else `$CLAW_LOG_DIR`, else `~/.switchyard/logs`. */
   readonly root?: string
   readonly redactor?: Redact.Redactor
+  /** Traces whose summary stays in memory; default `keptTraces`. */
+  readonly keptTraces?: number
 }
+
+/** The traces being written to now, in a busy service; one seen again later reads its summary back from its file. */
+export const keptTraces = 100
 
 /** The log root when nothing names one. */
 export const homeRoot = join(homedir(), ".switchyard", "logs")
@@ -37,11 +42,20 @@ interface Trace {
   ready: boolean
 }
 
+const decodeSummary = (text: string) => {
+  try {
+    return Schema.decodeUnknownOption(Summary.Summary)(JSON.parse(text))
+  } catch {
+    return Option.none()
+  }
+}
+
 const safeName = (id: string) => id.replaceAll(/[^A-Za-z0-9._-]/g, "_").slice(0, 128) || "_"
 
 export const make = Effect.fnUntraced(function* (options: AttemptLogOptions = {}) {
   const root = options.root ?? defaultRoot()
   const redactor = options.redactor ?? Redact.defaultRedactor
+  const kept = options.keptTraces ?? keptTraces
   const gatherMs = 20
   const queue = yield* Queue.unbounded<Job>()
   const traces = new Map<string, Trace>()
@@ -60,14 +74,24 @@ export const make = Effect.fnUntraced(function* (options: AttemptLogOptions = {}
     )
   }
 
+  /** The summary a trace's folder already has (a trace forgotten here that goes on), else a new one. */
+  const summaryAt = (dir: string, traceId: string, ts: string) =>
+    readFile(join(dir, "summary.json"), "utf8").then(
+      (text) => Option.getOrElse(decodeSummary(text), () => Summary.empty(traceId, ts)),
+      () => Summary.empty(traceId, ts)
+    )
+
   const traceOf = async (traceId: string, ts: string) => {
     let trace = traces.get(traceId)
+    // Insertion order is recency: a trace written to moves to the end.
+    traces.delete(traceId)
     if (trace === undefined) {
-      trace = { dir: traceDir(traceId, ts), summary: Summary.empty(traceId, ts), ready: false }
-      traces.set(traceId, trace)
-      // Keep memory bounded in a long-lived service: forget the oldest traces (their files stay).
-      if (traces.size > 1_000) traces.delete(traces.keys().next().value!)
+      const dir = traceDir(traceId, ts)
+      trace = { dir, summary: await summaryAt(dir, traceId, ts), ready: false }
     }
+    traces.set(traceId, trace)
+    // Keep memory bounded in a long-lived service: forget the least recently written traces (their files stay).
+    if (traces.size > kept) traces.delete(traces.keys().next().value!)
     if (!trace.ready) {
       await mkdir(join(trace.dir, "artifacts"), { recursive: true })
       trace.ready = true

@@ -24,8 +24,8 @@ const filesUnder = (dir: string): Array<string> =>
     .map((p) => join(dir, p))
     .filter((p) => statSync(p).isFile())
 
-const logAt = (root: string) =>
-  Layer.build(AttemptLog.AttemptLog.layer({ root })).pipe(
+const logAt = (root: string, keptTraces?: number) =>
+  Layer.build(AttemptLog.AttemptLog.layer({ root, ...(keptTraces === undefined ? {} : { keptTraces }) })).pipe(
     Effect.map((context) => Context.get(context, AttemptLog.AttemptLog))
   )
 
@@ -107,6 +107,30 @@ describe("AttemptLog", () => {
       }
       assert.include(everything, "toolArgsHash")
       assert.strictEqual(yield* log.failures, 0)
+    })
+  )
+
+  it.live("a trace that goes on after the log forgot it keeps its summary whole", () =>
+    Effect.gen(function* () {
+      const root = mkdtempSync(join(tmpdir(), "switchyard-logs-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(root, { recursive: true, force: true })))
+      const log = yield* logAt(root, 1)
+      const call = (traceId: string, n: number, fail: boolean) =>
+        callEvents(traceId, n, fail).pipe(
+          Effect.provideService(Events.Events, { emit: log.record }),
+          Effect.andThen(log.flush)
+        )
+      yield* call("first", 1, true)
+      yield* call("second", 1, false)
+      yield* call("first", 2, false)
+      const dir = log.traceDir("first")
+      const lines = readFileSync(join(dir, "attempt.jsonl"), "utf8").trimEnd().split("\n")
+      const parsed = lines.map((line) => Schema.decodeUnknownSync(Events.Stamped)(JSON.parse(line)))
+      const summary = Schema.decodeUnknownSync(Summary.Summary)(
+        JSON.parse(readFileSync(join(dir, "summary.json"), "utf8"))
+      )
+      assert.deepStrictEqual(summary, parsed.reduce(Summary.fold, Summary.empty("first", parsed[0]!.ts)))
+      assert.strictEqual(summary.totals.attempts, 2)
     })
   )
 

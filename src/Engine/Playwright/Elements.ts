@@ -16,6 +16,7 @@ import type { Child } from "./Elements/Nodes.ts"
 export type { Child, SnapshotNode } from "./Elements/Nodes.ts"
 
 import type { RawFacts } from "../PageFacts.ts"
+import * as HandedOut from "./Elements/HandedOut.ts"
 import type { PassInput, PassResult } from "./Elements/Pass.ts"
 import * as Pass from "./Elements/Pass.ts"
 import { editable, emptyScan, type FrameScan, scanFrame } from "./Elements/Scan.ts"
@@ -67,7 +68,8 @@ export interface Inventory {
   }>
   /** The element a reference names (`e12`, `f2e5`, `x3`, also written `aria-ref=e12`), or undefined. */
   readonly locate: (ref: string) => Locator | undefined
-  /** The element as last read under a reference this engine handed out (references do not survive reconnecting). */
+  /** The element as last read under a reference this engine handed out: the last read's, and the most recent before
+   * it (Elements/HandedOut.ts); references do not survive reconnecting. */
   readonly described: (ref: string) => PageElement | undefined
   /** The last read whole, tree included (browser.snapshot renders it). */
   readonly latest: () => Reading | undefined
@@ -128,7 +130,7 @@ type Visited = {
 }
 
 export const inventory = (page: Page): Inventory => {
-  const handedOut = new Map<string, PageElement>()
+  const handedOut = HandedOut.make()
   let latest: Reading | undefined
   /** Every frame's generation (Elements/Generation.ts) just before the last read began; unknown when one did not say. */
   let readAt: string | undefined
@@ -348,11 +350,13 @@ export const inventory = (page: Page): Inventory => {
     }
     latest = { tree: snapshot, frameTitles: new Map(titles), elements }
     readAt = before
-    for (const e of elements) handedOut.set(e.ref, e)
-    // A long session reads many pages: keep the references of the last few thousand elements.
-    for (const ref of handedOut.keys()) {
-      if (handedOut.size <= 5_000) break
-      handedOut.delete(ref)
+    handedOut.add(elements)
+    // A scan's references live while they are handed out: their keys hold the frame's URL, so they would otherwise
+    // pile up page after page.
+    for (const [key, ref] of keyed) {
+      if (handedOut.has(ref)) continue
+      keyed.delete(key)
+      scanned.delete(ref)
     }
     return elements
   }
