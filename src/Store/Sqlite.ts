@@ -40,9 +40,10 @@ const connect = (filename: string) =>
           mkdirSync(dirname(filename), { recursive: true })
           const opened = new DatabaseSync(filename)
           try {
-            opened.exec("PRAGMA journal_mode = WAL")
-            // A second process (a restarted service, a status query) may hold the file briefly: wait rather than fail.
+            // A second process (a restarted service, a command, a status query) may hold the file briefly: wait rather
+            // than fail, from the first statement on, as turning on WAL needs the file to itself.
             opened.exec("PRAGMA busy_timeout = 5000")
+            opened.exec("PRAGMA journal_mode = WAL")
           } catch (cause) {
             opened.close()
             throw cause
