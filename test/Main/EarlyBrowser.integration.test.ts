@@ -42,6 +42,19 @@ const ownTmp = () => {
 /** The browser processes (not their helpers) whose profile is under `tmp`. */
 const browsers = (tmp: string) => processesMatching(`--user-data-dir=${tmp}`).filter((p) => !/--type=/.test(p.cmdline))
 
+/** The one browser process under `tmp`, once there is one, from the same listing: a second listing can miss a process
+ * caught in its exec (Debian's launcher script execs Chromium). */
+const oneBrowser = (tmp: string) =>
+  Effect.promise(async () => {
+    let found: ReturnType<typeof browsers>[number] | undefined
+    await waitFor(() => {
+      const listed = browsers(tmp)
+      found = listed.length === 1 ? listed[0] : undefined
+      return found !== undefined
+    }, 30_000)
+    return found
+  })
+
 /** A process's scheduling group and its nice value, as the kernel has them (`/autogroup-7 nice 0`); a process in no
  * autogroup of its own (an empty file) is scheduled in the root group, at nice 0's weight. */
 const autogroup = (pid: number) => {
@@ -76,11 +89,9 @@ const heldWithBrowser = Effect.gen(function* () {
   const tmp = ownTmp()
   const pipe = yield* holdPipe()
   const service = startService(heldAtCommandLine(tmp, pipe))
-  assert.isTrue(
-    yield* Effect.promise(() => waitFor(() => browsers(tmp).length === 1, 30_000)),
-    "no Chromium spawned while the command line was still loading"
-  )
-  return { tmp, pipe, service }
+  const browser = yield* oneBrowser(tmp)
+  assert.isDefined(browser, "no Chromium spawned while the command line was still loading")
+  return { tmp, pipe, service, browser: browser! }
 })
 
 describe("the first browser, started with the process", () => {
@@ -112,8 +123,7 @@ describe("the first browser, started with the process", () => {
     "starts at a lower CPU weight than the service while its modules load, and gets its full share once it reads requests",
     () =>
       Effect.gen(function* () {
-        const { tmp, pipe, service } = yield* heldWithBrowser
-        const [browser] = browsers(tmp)
+        const { pipe, service, browser } = yield* heldWithBrowser
         const own = autogroup(service.child.pid as number)
         // The kernel takes one autogroup change per 100 ms machine-wide, so with other services starting the lowering
         // may come a few tries after the spawn.
@@ -147,8 +157,8 @@ describe("the first browser, started with the process", () => {
         }
         const answer = yield* Effect.promise(() => service.send(JSON.stringify(initialize), 1))
         assert.deepInclude(answer.result as object, { serverInfo: { name: "switchyard", version: "0.1.0" } })
-        assert.isTrue(yield* Effect.promise(() => waitFor(() => browsers(tmp).length === 1, 30_000)))
-        const [browser] = browsers(tmp)
+        const browser = yield* oneBrowser(tmp)
+        assert.isDefined(browser)
         const own = autogroup(service.child.pid as number)
         assert.notStrictEqual(autogroup(browser?.pid as number).group, own.group)
         assert.isTrue(
@@ -165,8 +175,8 @@ describe("the first browser, started with the process", () => {
       const tmp = ownTmp()
       const site = yield* SiteServer.start
       const service = startService({ TMPDIR: tmp, SWITCHYARD_WARM_BROWSERS: "1", SWITCHYARD_EGRESS_DENY: "127.0.0.2" })
-      assert.isTrue(yield* Effect.promise(() => waitFor(() => browsers(tmp).length === 1, 30_000)))
-      const [first] = browsers(tmp)
+      const first = yield* oneBrowser(tmp)
+      assert.isDefined(first)
       const answer = yield* Effect.promise(() => service.call("browser.navigate", { url: site.url("/plain.html") }))
       assert.deepInclude((answer.result as { result: object }).result, { title: "Plain page" })
       const status = (yield* Effect.promise(() => service.call("browserStatus"))).result as { browserPid: number }
