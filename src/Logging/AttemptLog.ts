@@ -7,7 +7,7 @@
 import { appendFile, mkdir, readFile, rename, writeFile } from "node:fs/promises"
 import { homedir } from "node:os"
 import { join } from "node:path"
-import { Context, Effect, Fiber, Layer, Option, Queue, Schema } from "effect"
+import { Context, Effect, Fiber, Layer, Option, Queue } from "effect"
 import * as Artifacts from "./Artifacts.ts"
 import * as Events from "./Events.ts"
 import * as Redact from "./Redact.ts"
@@ -42,14 +42,6 @@ interface Trace {
   ready: boolean
 }
 
-const decodeSummary = (text: string) => {
-  try {
-    return Schema.decodeUnknownOption(Summary.Summary)(JSON.parse(text))
-  } catch {
-    return Option.none()
-  }
-}
-
 const safeName = (id: string) => id.replaceAll(/[^A-Za-z0-9._-]/g, "_").slice(0, 128) || "_"
 
 export const make = Effect.fnUntraced(function* (options: AttemptLogOptions = {}) {
@@ -77,7 +69,7 @@ export const make = Effect.fnUntraced(function* (options: AttemptLogOptions = {}
   /** The summary a trace's folder already has (a trace forgotten here that goes on), else a new one. */
   const summaryAt = (dir: string, traceId: string, ts: string) =>
     readFile(join(dir, "summary.json"), "utf8").then(
-      (text) => Option.getOrElse(decodeSummary(text), () => Summary.empty(traceId, ts)),
+      (text) => Option.getOrElse(Summary.fromText(text), () => Summary.empty(traceId, ts)),
       () => Summary.empty(traceId, ts)
     )
 

@@ -40,6 +40,9 @@ export const Summary = Schema.Struct({
 })
 export type Summary = typeof Summary.Type
 
+/** A `summary.json`'s text as a summary of this version, or none (not JSON, or another shape). */
+export const fromText = Schema.decodeUnknownOption(Schema.fromJsonString(Summary))
+
 /** The summary of a trace with no events yet. */
 export const empty = (traceId: string, ts: string): Summary => ({
   traceId,

@@ -4,7 +4,7 @@
  */
 import { access, readdir, readFile, stat } from "node:fs/promises"
 import { basename, dirname, join, resolve } from "node:path"
-import { Data, Effect, Option, Schema } from "effect"
+import { Data, Effect, Option } from "effect"
 import * as EngineId from "../EngineId.ts"
 import * as Events from "../Logging/Events.ts"
 import * as Redact from "../Logging/Redact.ts"
@@ -139,14 +139,8 @@ const readLines = (text: string, redactor: Redact.Redactor) => {
 }
 
 /** A `summary.json`, when there is one and it is a summary of this version. */
-const readSummary = (text: string | undefined) => {
-  if (text === undefined) return undefined
-  try {
-    return Option.getOrUndefined(Schema.decodeUnknownOption(Summary.Summary)(JSON.parse(text)))
-  } catch {
-    return undefined
-  }
-}
+const readSummary = (text: string | undefined) =>
+  text === undefined ? undefined : Option.getOrUndefined(Summary.fromText(text))
 
 const callOf = (attemptId: string) => attemptId.replace(/\.\d+$/, "")
 
