@@ -107,6 +107,8 @@ export const start = (options: ProxyOptions) =>
         socket.once("close", () => sockets.delete(socket))
       }
       const agent = new Agent({ keepAlive: true })
+      // Its own connection for each request that is not sent again (see `resendable`).
+      const fresh = new Agent({ keepAlive: false })
 
       /** The policy's answer for a request, after resolving the name itself when the names pass. */
       const check = async (target: Policy.Target): Promise<Outcome> => {
@@ -212,45 +214,54 @@ export const start = (options: ProxyOptions) =>
           if (outcome.unreached !== undefined) return notReached(res, raw, outcome.unreached)
           return refuse(res, outcome.status, outcome.reason, outcome.rule)
         }
-        const upstream = request({
-          host: target.host,
-          port: target.port,
-          method: req.method,
-          path: `${url.pathname}${url.search}`,
-          headers: endToEnd(req.rawHeaders),
-          setHost: false,
-          agent,
-          lookup: checkedLookup(outcome.addresses)
-        })
-        // A destination that does not accept the connection in time is not reached; a slow answer is the site's.
-        let connected = false
-        const connecting = setTimeout(() => {
-          if (!connected) upstream.destroy(Object.assign(new Error("connect timed out"), { code: "ETIMEDOUT" }))
-        }, connectTimeoutMs)
-        upstream.once("socket", (socket) => {
-          if (!socket.connecting) connected = true
-          else socket.once("connect", () => (connected = true))
-        })
-        upstream.on("response", (answer) => {
-          clearTimeout(connecting)
-          res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEnd(answer.rawHeaders))
-          answer.pipe(res)
-        })
-        upstream.on("error", (error) => {
-          clearTimeout(connecting)
-          if (res.headersSent) return res.destroy()
-          const where = `${target.host}:${target.port}`
-          const failure =
-            (error as { code?: unknown }).code === "ETIMEDOUT" && !connected
-              ? { code: "ETIMEDOUT", cause: `ETIMEDOUT ${where} (no connection within ${connectTimeoutMs} ms)` }
-              : causeOf(error, where)
-          unreached(raw, target, failure, "http", req.headers["sec-fetch-dest"])
-          notReached(res, raw, failure)
-        })
-        res.on("close", () => {
-          if (!res.writableFinished) upstream.destroy()
-        })
-        req.pipe(upstream)
+        const where = `${target.host}:${target.port}`
+        // A request the site may act on (a form's POST) never rides a kept connection that may be closing under it.
+        const again = resendable.has(req.method ?? "") && !hasBody(req)
+        const send = () => {
+          const upstream = request({
+            host: target.host,
+            port: target.port,
+            method: req.method,
+            path: `${url.pathname}${url.search}`,
+            headers: endToEnd(req.rawHeaders),
+            setHost: false,
+            agent: again ? agent : fresh,
+            lookup: checkedLookup(outcome.addresses)
+          })
+          // A destination that does not accept the connection in time is not reached; a slow answer is the site's.
+          let connected = false
+          const connecting = setTimeout(() => {
+            if (!connected) upstream.destroy(Object.assign(new Error("connect timed out"), { code: "ETIMEDOUT" }))
+          }, connectTimeoutMs)
+          upstream.once("socket", (socket) => {
+            if (!socket.connecting) connected = true
+            else socket.once("connect", () => (connected = true))
+          })
+          upstream.on("response", (answer) => {
+            clearTimeout(connecting)
+            res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEnd(answer.rawHeaders))
+            answer.pipe(res)
+          })
+          upstream.on("error", (error) => {
+            clearTimeout(connecting)
+            if (res.headersSent) return res.destroy()
+            // The site closed its idle kept connection as this request went out on it, so it never read it: sent
+            // again on another connection, as a browser does (a new one, in the end, is never reused).
+            if (again && upstream.reusedSocket && closedUnder(error) && !res.destroyed) return send()
+            const failure =
+              (error as { code?: unknown }).code === "ETIMEDOUT" && !connected
+                ? { code: "ETIMEDOUT", cause: `ETIMEDOUT ${where} (no connection within ${connectTimeoutMs} ms)` }
+                : causeOf(error, where)
+            unreached(raw, target, failure, "http", req.headers["sec-fetch-dest"])
+            notReached(res, raw, failure)
+          })
+          res.once("close", () => {
+            if (!res.writableFinished) upstream.destroy()
+          })
+          if (again) upstream.end()
+          else req.pipe(upstream)
+        }
+        send()
       }
 
       const tunnel = async (req: IncomingMessage, client: Duplex, head: Buffer) => {
@@ -323,6 +334,7 @@ export const start = (options: ProxyOptions) =>
         new Promise<void>((done) => {
           server.close(() => done())
           agent.destroy()
+          fresh.destroy()
           for (const socket of sockets) socket.destroy()
         })
       server.once("error", (error) => resume(Effect.die(error)))
@@ -335,6 +347,21 @@ export const start = (options: ProxyOptions) =>
     }),
     (running) => Effect.promise(running.close).pipe(Effect.timeoutOption(2_000))
   ).pipe(Effect.map(({ port }): RunningProxy => ({ url: `http://127.0.0.1:${port}`, port })))
+
+/**
+ * Methods sent again when a kept connection closed under them before any answer: the safe ones (RFC 9110 §9.2.1),
+ * without a body. Every other request goes out on a new connection, so it is sent once.
+ */
+const resendable = new Set(["GET", "HEAD", "OPTIONS", "TRACE"])
+
+const hasBody = (req: IncomingMessage) =>
+  req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0
+
+/** How a kept connection closed by the site as a request went out on it fails: reset, or closed before any answer. */
+const closedUnder = (error: Error) => {
+  const code = (error as { code?: unknown }).code
+  return code === "ECONNRESET" || code === "EPIPE"
+}
 
 class ResolveTimeout extends Error {}
 
