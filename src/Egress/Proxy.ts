@@ -226,6 +226,7 @@ export const start = (options: ProxyOptions) =>
             headers: endToEnd(req.rawHeaders),
             setHost: false,
             agent: again ? agent : fresh,
+            maxHeaderSize: browserHeaderBytes,
             lookup: checkedLookup(outcome.addresses)
           })
           // A destination that does not accept the connection in time is not reached; a slow answer is the site's.
@@ -322,7 +323,7 @@ export const start = (options: ProxyOptions) =>
         upstream.on("close", () => client.destroy())
       }
 
-      const server = createServer((req, res) => void forward(req, res))
+      const server = createServer({ maxHeaderSize: browserHeaderBytes }, (req, res) => void forward(req, res))
       server.on("connection", track)
       server.on("connect", (req, socket, head) => void tunnel(req, socket, head))
       // A WebSocket or other upgrade in absolute form is not something Chromium sends through a proxy: refuse it.
@@ -347,6 +348,12 @@ export const start = (options: ProxyOptions) =>
     }),
     (running) => Effect.promise(running.close).pipe(Effect.timeoutOption(2_000))
   ).pipe(Effect.map(({ port }): RunningProxy => ({ url: `http://127.0.0.1:${port}`, port })))
+
+/**
+ * Headers as large as Chromium takes (its limit for a response's, 256 KiB), both ways: Node's default of 16 KiB
+ * would make a site that sets or is sent many cookies look unreached, where the browser alone loads it.
+ */
+const browserHeaderBytes = 256 * 1024
 
 /**
  * Methods sent again when a kept connection closed under them before any answer: the safe ones (RFC 9110 §9.2.1),
