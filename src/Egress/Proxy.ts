@@ -13,7 +13,7 @@ import { Effect } from "effect"
 import { defaultRedactor } from "../Logging/Redact.ts"
 import * as Address from "./Address.ts"
 import * as Policy from "./Policy.ts"
-import { endToEnd, headerLines, kindOf, plainAnswer } from "./Proxy/Headers.ts"
+import { answerHeaders, endToEnd, headerLines, kindOf, plainAnswer } from "./Proxy/Headers.ts"
 import { causeOf, type Unreached, unreachedAnswer } from "./Unreached.ts"
 
 export { type Unreached, unreachedHeader } from "./Unreached.ts"
@@ -227,6 +227,8 @@ export const start = (options: ProxyOptions) =>
             setHost: false,
             agent: again ? agent : fresh,
             maxHeaderSize: browserHeaderBytes,
+            // A site's answer is read as leniently as Chromium reads it; the browser's own requests are parsed strictly.
+            insecureHTTPParser: true,
             lookup: checkedLookup(outcome.addresses)
           })
           // A destination that does not accept the connection in time is not reached; a slow answer is the site's.
@@ -240,7 +242,12 @@ export const start = (options: ProxyOptions) =>
           })
           upstream.on("response", (answer) => {
             clearTimeout(connecting)
-            res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEnd(answer.rawHeaders))
+            try {
+              res.writeHead(answer.statusCode ?? 502, answer.statusMessage, answerHeaders(answer))
+            } catch (error) {
+              // Whatever else Node cannot pass on fails this request, never the service.
+              return upstream.destroy(error as Error)
+            }
             answer.pipe(res)
           })
           upstream.on("error", (error) => {

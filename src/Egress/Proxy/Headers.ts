@@ -5,6 +5,20 @@
 import type { IncomingMessage } from "node:http"
 import type * as Policy from "../Policy.ts"
 
+// Not an ES import of node:http: see Proxy.ts.
+const { validateHeaderName, validateHeaderValue } = process.getBuiltinModule("node:http")
+
+/** Whether Node can write this header: a site's header with a control character cannot be passed on. */
+const writable = (name: string, value: string) => {
+  try {
+    validateHeaderName(name)
+    validateHeaderValue(name, value)
+    return true
+  } catch {
+    return false
+  }
+}
+
 const hopByHop = new Set([
   "connection",
   "keep-alive",
@@ -27,6 +41,29 @@ export const endToEnd = (raw: ReadonlyArray<string>) => {
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i] ?? ""
     if (!hopByHop.has(name.toLowerCase()) && !named.has(name.toLowerCase())) out.push(name, raw[i + 1] ?? "")
+  }
+  return out
+}
+
+/**
+ * An answer's headers for the browser: end-to-end ones, and the body's length as the proxy sends it. A site that
+ * sent its body chunked and a Content-Length too is framed by the chunks (RFC 9112 §6.3), as a browser reads it; the
+ * proxy sends that body whole, so the length it names is dropped. A length said twice alike is said once. A header
+ * the browser would have read but Node cannot write (a control character in its value) is left out.
+ */
+export const answerHeaders = (answer: IncomingMessage) => {
+  const out: Array<string> = []
+  const chunked = answer.headers["transfer-encoding"] !== undefined
+  let length = false
+  const pairs = endToEnd(answer.rawHeaders)
+  for (let i = 0; i < pairs.length; i += 2) {
+    const name = pairs[i] ?? ""
+    if (name.toLowerCase() === "content-length") {
+      if (chunked || length) continue
+      length = true
+    }
+    const value = pairs[i + 1] ?? ""
+    if (writable(name, value)) out.push(name, value)
   }
   return out
 }
