@@ -8,13 +8,13 @@
  * The site here is a raw TCP server that answers the first request on each connection with keep-alive and resets
  * the connection on the second, as an idle close crossing the request does; it records what it received and served.
  */
-import { request } from "node:http"
 import { createServer as createNet, type Socket } from "node:net"
 import { afterAll, afterEach, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Policy from "../../src/Egress/Policy.ts"
 import * as EgressProxy from "../../src/Egress/Proxy.ts"
 import { startService, stopServices } from "../support/Service.ts"
+import { viaProxy } from "../support/ViaProxy.ts"
 
 afterEach(stopServices)
 
@@ -76,33 +76,6 @@ afterAll(async () => {
   await new Promise<void>((resolve) => site.close(() => resolve()))
 })
 
-/** One request through the proxy, as a browser sends it (absolute form). */
-const viaProxy = (port: number, method: string, path: string, body?: string) =>
-  new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = request(
-      {
-        host: "127.0.0.1",
-        port,
-        method,
-        path: `${origin}${path}`,
-        headers: {
-          host: new URL(origin).host,
-          ...(body === undefined
-            ? {}
-            : { "content-type": "application/x-www-form-urlencoded", "content-length": Buffer.byteLength(body) })
-        },
-        agent: false
-      },
-      (res) => {
-        let text = ""
-        res.on("data", (c) => (text += String(c)))
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }))
-      }
-    )
-    req.on("error", reject)
-    req.end(body)
-  })
-
 const proxy = EgressProxy.start({ policy: Policy.make({}, { privateNetworks: true }), onBlock: () => {} })
 
 describe("a site's keep-alive connection that closes as the next request goes out", () => {
@@ -110,11 +83,14 @@ describe("a site's keep-alive connection that closes as the next request goes ou
     Effect.gen(function* () {
       const { port } = yield* proxy
       seen.length = 0
-      assert.strictEqual((yield* Effect.promise(() => viaProxy(port, "GET", "/first"))).status, 200)
-      const second = yield* Effect.promise(() => viaProxy(port, "GET", "/second"))
+      assert.strictEqual((yield* Effect.promise(() => viaProxy(port, `${origin}/first`))).status, 200)
+      const second = yield* Effect.promise(() => viaProxy(port, `${origin}/second`))
       assert.strictEqual(second.status, 200, second.body)
       assert.strictEqual(second.body, page("/second"))
-      assert.strictEqual((yield* Effect.promise(() => viaProxy(port, "HEAD", "/third"))).status, 200)
+      assert.strictEqual(
+        (yield* Effect.promise(() => viaProxy(port, `${origin}/third`, { method: "HEAD" }))).status,
+        200
+      )
       const served = seen.filter((s) => s.answered).map((s) => s.path)
       assert.deepStrictEqual(served, ["/first", "/second", "/third"])
     }).pipe(Effect.scoped)
@@ -124,8 +100,10 @@ describe("a site's keep-alive connection that closes as the next request goes ou
     Effect.gen(function* () {
       const { port } = yield* proxy
       seen.length = 0
-      assert.strictEqual((yield* Effect.promise(() => viaProxy(port, "GET", "/job"))).status, 200)
-      const posted = yield* Effect.promise(() => viaProxy(port, "POST", "/apply", "name=Ada"))
+      assert.strictEqual((yield* Effect.promise(() => viaProxy(port, `${origin}/job`))).status, 200)
+      const posted = yield* Effect.promise(() =>
+        viaProxy(port, `${origin}/apply`, { method: "POST", body: "name=Ada" })
+      )
       assert.strictEqual(posted.status, 200, posted.body)
       const applies = seen.filter((s) => s.method === "POST")
       assert.deepStrictEqual(

@@ -4,12 +4,13 @@
  * Through the egress proxy such a page must load as it would without it: the site's answer arrives whole, the
  * browser's cookies reach the site, and the page shows what the site sent.
  */
-import { createServer, request } from "node:http"
+import { createServer } from "node:http"
 import { afterAll, afterEach, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Policy from "../../src/Egress/Policy.ts"
 import * as EgressProxy from "../../src/Egress/Proxy.ts"
 import { startService, stopServices } from "../support/Service.ts"
+import { viaProxy } from "../support/ViaProxy.ts"
 
 afterEach(stopServices)
 
@@ -37,29 +38,6 @@ beforeAll(async () => {
 
 afterAll(() => new Promise<void>((resolve) => site.close(() => resolve())))
 
-const viaProxy = (port: number, path: string, headers: Record<string, string> = {}) =>
-  new Promise<{ status: number; setCookies: number; body: string }>((resolve, reject) => {
-    const req = request(
-      {
-        host: "127.0.0.1",
-        port,
-        path: `${origin}${path}`,
-        headers: { host: new URL(origin).host, ...headers },
-        agent: false,
-        maxHeaderSize: 1024 * 1024
-      },
-      (res) => {
-        let body = ""
-        res.on("data", (c) => (body += String(c)))
-        res.on("end", () =>
-          resolve({ status: res.statusCode ?? 0, setCookies: res.headers["set-cookie"]?.length ?? 0, body })
-        )
-      }
-    )
-    req.on("error", reject)
-    req.end()
-  })
-
 const proxy = EgressProxy.start({ policy: Policy.make({}, { privateNetworks: true }), onBlock: () => {} })
 
 describe("headers as large as a browser takes, through the egress proxy", () => {
@@ -67,10 +45,12 @@ describe("headers as large as a browser takes, through the egress proxy", () => 
     Effect.gen(function* () {
       const { port } = yield* proxy
       received.length = 0
-      const login = yield* Effect.promise(() => viaProxy(port, "/login"))
+      const login = yield* Effect.promise(() => viaProxy(port, `${origin}/login`))
       assert.strictEqual(login.status, 200, login.body)
-      assert.strictEqual(login.setCookies, cookies.length)
-      const account = yield* Effect.promise(() => viaProxy(port, "/account", { cookie: cookies.join("; ") }))
+      assert.strictEqual(login.headers["set-cookie"]?.length, cookies.length)
+      const account = yield* Effect.promise(() =>
+        viaProxy(port, `${origin}/account`, { headers: { cookie: cookies.join("; ") } })
+      )
       assert.strictEqual(account.status, 200, account.body)
       assert.deepStrictEqual(received.at(-1), { path: "/account", cookieBytes: Buffer.byteLength(cookies.join("; ")) })
     }).pipe(Effect.scoped)

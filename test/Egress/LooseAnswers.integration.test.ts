@@ -5,13 +5,13 @@
  * too (the body framed as the browser frames it), and never be reported as not reached. The site is a raw TCP
  * server writing each answer byte for byte.
  */
-import { request } from "node:http"
 import { createServer as createNet } from "node:net"
 import { afterAll, afterEach, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Policy from "../../src/Egress/Policy.ts"
 import * as EgressProxy from "../../src/Egress/Proxy.ts"
 import { startService, stopServices } from "../support/Service.ts"
+import { viaProxy } from "../support/ViaProxy.ts"
 
 afterEach(stopServices)
 
@@ -41,27 +41,13 @@ beforeAll(async () => {
 
 afterAll(() => new Promise<void>((resolve) => site.close(() => resolve())))
 
-const viaProxy = (port: number, path: string) =>
-  new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = request(
-      { host: "127.0.0.1", port, path: `${origin}${path}`, headers: { host: new URL(origin).host }, agent: false },
-      (res) => {
-        let text = ""
-        res.on("data", (c) => (text += String(c)))
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }))
-      }
-    )
-    req.on("error", reject)
-    req.end()
-  })
-
 describe("answers a browser reads though they bend HTTP/1.1, through the egress proxy", () => {
   it.effect("each arrives with the site's status and body, framed as the browser frames it", () =>
     Effect.gen(function* () {
       const proxy = yield* EgressProxy.start({ policy: Policy.make({}, { privateNetworks: true }), onBlock: () => {} })
       for (const name of Object.keys(answers)) {
-        const answer = yield* Effect.promise(() => viaProxy(proxy.port, `/${name}`))
-        assert.deepStrictEqual(answer, { status: 200, body }, name)
+        const answer = yield* Effect.promise(() => viaProxy(proxy.port, `${origin}/${name}`))
+        assert.deepStrictEqual({ status: answer.status, body: answer.body }, { status: 200, body }, name)
       }
     }).pipe(Effect.scoped)
   )
