@@ -11,10 +11,8 @@
 import { createServer as createNet, type Socket } from "node:net"
 import { afterAll, afterEach, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as Policy from "../../src/Egress/Policy.ts"
-import * as EgressProxy from "../../src/Egress/Proxy.ts"
 import { startService, stopServices } from "../support/Service.ts"
-import { viaProxy } from "../support/ViaProxy.ts"
+import { loopbackProxy, viaProxy } from "../support/ViaProxy.ts"
 
 afterEach(stopServices)
 
@@ -76,12 +74,10 @@ afterAll(async () => {
   await new Promise<void>((resolve) => site.close(() => resolve()))
 })
 
-const proxy = EgressProxy.start({ policy: Policy.make({}, { privateNetworks: true }), onBlock: () => {} })
-
 describe("a site's keep-alive connection that closes as the next request goes out", () => {
   it.effect("a GET and a HEAD are answered from a new connection, and the site served each once", () =>
     Effect.gen(function* () {
-      const { port } = yield* proxy
+      const { port } = yield* loopbackProxy
       seen.length = 0
       assert.strictEqual((yield* Effect.promise(() => viaProxy(port, `${origin}/first`))).status, 200)
       const second = yield* Effect.promise(() => viaProxy(port, `${origin}/second`))
@@ -98,7 +94,7 @@ describe("a site's keep-alive connection that closes as the next request goes ou
 
   it.effect("a form's POST goes out on a connection of its own: the site receives it once and answers it", () =>
     Effect.gen(function* () {
-      const { port } = yield* proxy
+      const { port } = yield* loopbackProxy
       seen.length = 0
       assert.strictEqual((yield* Effect.promise(() => viaProxy(port, `${origin}/job`))).status, 200)
       const posted = yield* Effect.promise(() =>

@@ -7,10 +7,8 @@
 import { createServer } from "node:http"
 import { afterAll, afterEach, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as Policy from "../../src/Egress/Policy.ts"
-import * as EgressProxy from "../../src/Egress/Proxy.ts"
 import { startService, stopServices } from "../support/Service.ts"
-import { viaProxy } from "../support/ViaProxy.ts"
+import { loopbackProxy, viaProxy } from "../support/ViaProxy.ts"
 
 afterEach(stopServices)
 
@@ -38,12 +36,10 @@ beforeAll(async () => {
 
 afterAll(() => new Promise<void>((resolve) => site.close(() => resolve())))
 
-const proxy = EgressProxy.start({ policy: Policy.make({}, { privateNetworks: true }), onBlock: () => {} })
-
 describe("headers as large as a browser takes, through the egress proxy", () => {
   it.effect("a site's 40 KiB of Set-Cookie arrives whole, and 40 KiB of Cookie reaches the site", () =>
     Effect.gen(function* () {
-      const { port } = yield* proxy
+      const { port } = yield* loopbackProxy
       received.length = 0
       const login = yield* Effect.promise(() => viaProxy(port, `${origin}/login`))
       assert.strictEqual(login.status, 200, login.body)

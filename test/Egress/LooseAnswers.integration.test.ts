@@ -8,10 +8,8 @@
 import { createServer as createNet } from "node:net"
 import { afterAll, afterEach, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as Policy from "../../src/Egress/Policy.ts"
-import * as EgressProxy from "../../src/Egress/Proxy.ts"
 import { startService, stopServices } from "../support/Service.ts"
-import { viaProxy } from "../support/ViaProxy.ts"
+import { loopbackProxy, viaProxy } from "../support/ViaProxy.ts"
 
 afterEach(stopServices)
 
@@ -44,7 +42,7 @@ afterAll(() => new Promise<void>((resolve) => site.close(() => resolve())))
 describe("answers a browser reads though they bend HTTP/1.1, through the egress proxy", () => {
   it.effect("each arrives with the site's status and body, framed as the browser frames it", () =>
     Effect.gen(function* () {
-      const proxy = yield* EgressProxy.start({ policy: Policy.make({}, { privateNetworks: true }), onBlock: () => {} })
+      const proxy = yield* loopbackProxy
       for (const name of Object.keys(answers)) {
         const answer = yield* Effect.promise(() => viaProxy(proxy.port, `${origin}/${name}`))
         assert.deepStrictEqual({ status: answer.status, body: answer.body }, { status: 200, body }, name)

@@ -1,6 +1,14 @@
 /** A request sent through the egress proxy as a browser sends it (absolute form), with its answer read whole. */
 import type { IncomingHttpHeaders } from "node:http"
 import { request } from "node:http"
+import * as Policy from "../../src/Egress/Policy.ts"
+import * as EgressProxy from "../../src/Egress/Proxy.ts"
+
+/** An egress proxy that lets through the test's own sites on 127.0.0.1 (private addresses allowed), for the scope. */
+export const loopbackProxy = EgressProxy.start({
+  policy: Policy.make({}, { privateNetworks: true }),
+  onBlock: () => {}
+})
 
 export interface ProxiedAnswer {
   readonly status: number
